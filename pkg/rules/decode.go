@@ -1,0 +1,280 @@
+package rules
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// decoder walks the YAML node tree against the schema, collecting every
+// problem instead of stopping at the first. Walking nodes (rather than
+// unmarshalling into structs) keeps line numbers and the user's own
+// spelling of a value, so that `True` can be reported as `True`.
+type decoder struct {
+	errs  []FieldError
+	names map[string]int // rule name → index of the first rule using it
+}
+
+func (d *decoder) errorf(n *yaml.Node, field, format string, args ...any) {
+	d.errs = append(d.errs, FieldError{Line: n.Line, Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+func (d *decoder) file(root *yaml.Node) *File {
+	n := root
+	if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
+		n = n.Content[0]
+	}
+	n = deref(n)
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, "", `expected a mapping with a "rules" list, got %s`, describe(n))
+		return nil
+	}
+	f := &File{Version: Version}
+	seen := d.fields(n, "", []string{"version", "rules"}, func(key, path string, v *yaml.Node) {
+		switch key {
+		case "version":
+			if s, ok := d.str(v, path); ok && s != Version {
+				d.errorf(v, path, "unsupported version %q; this build reads %q", s, Version)
+			}
+		case "rules":
+			f.Rules = d.rules(v, path)
+		}
+	})
+	if !seen["rules"] {
+		d.errorf(n, "rules", "required field is missing")
+	}
+	return f
+}
+
+func (d *decoder) rules(n *yaml.Node, path string) []Rule {
+	if n.Kind != yaml.SequenceNode {
+		d.errorf(n, path, "must be a list of rules, got %s", describe(n))
+		return nil
+	}
+	d.names = map[string]int{}
+	out := make([]Rule, 0, len(n.Content))
+	for i, item := range n.Content {
+		out = append(out, d.rule(deref(item), fmt.Sprintf("%s[%d]", path, i), i))
+	}
+	return out
+}
+
+func (d *decoder) rule(n *yaml.Node, path string, index int) Rule {
+	var r Rule
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, path, "must be a mapping with name, resources and annotations, got %s", describe(n))
+		return r
+	}
+	seen := d.fields(n, path, []string{"name", "resources", "annotations"}, func(key, p string, v *yaml.Node) {
+		switch key {
+		case "name":
+			r.Name = d.ruleName(v, p, index)
+		case "resources":
+			r.Resources = d.resources(v, p)
+		case "annotations":
+			r.Annotations = d.annotations(v, p)
+		}
+	})
+	for _, req := range []string{"name", "resources", "annotations"} {
+		if !seen[req] {
+			d.errorf(n, path+"."+req, "required field is missing")
+		}
+	}
+	return r
+}
+
+func (d *decoder) ruleName(n *yaml.Node, path string, index int) string {
+	name, ok := d.str(n, path)
+	if !ok {
+		return ""
+	}
+	if msgs := validation.IsDNS1123Label(name); len(msgs) > 0 {
+		d.errorf(n, path, "invalid name %q: %s", name, strings.Join(msgs, "; "))
+	}
+	if first, dup := d.names[name]; dup {
+		d.errorf(n, path, "duplicate name %q; rules[%d] already uses it", name, first)
+	} else {
+		d.names[name] = index
+	}
+	return name
+}
+
+func (d *decoder) resources(n *yaml.Node, path string) []string {
+	if n.Kind != yaml.SequenceNode {
+		d.errorf(n, path, "must be a list of resource names, got %s", describe(n))
+		return nil
+	}
+	if len(n.Content) == 0 {
+		d.errorf(n, path, "must name at least one resource")
+		return nil
+	}
+	seen := map[string]bool{}
+	out := make([]string, 0, len(n.Content))
+	for i, item := range n.Content {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		s, ok := d.str(deref(item), p)
+		switch {
+		case !ok:
+		case s == "":
+			d.errorf(item, p, "must not be empty")
+		case strings.ContainsAny(s, " \t\n/,"):
+			d.errorf(item, p, "invalid resource %q: name one resource as kubectl does, e.g. deployments, deploy or frigates.ship.nwiizo.dev", s)
+		case seen[s]:
+			d.errorf(item, p, "duplicate resource %q", s)
+		default:
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (d *decoder) annotations(n *yaml.Node, path string) map[string]string {
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, path, "must be a mapping of annotation keys to string values, got %s", describe(n))
+		return nil
+	}
+	if len(n.Content) == 0 {
+		d.errorf(n, path, "must set at least one annotation")
+		return nil
+	}
+	out := map[string]string{}
+	size := 0
+	d.fields(n, path, nil, func(key, p string, v *yaml.Node) {
+		for _, msg := range validation.IsQualifiedName(strings.ToLower(key)) {
+			d.errorf(v, p, "invalid annotation key: %s", msg)
+		}
+		if s, ok := d.value(v, p); ok {
+			out[key] = s
+			size += len(key) + len(s)
+		}
+	})
+	if size > apivalidation.TotalAnnotationSizeLimitB {
+		d.errorf(n, path, "annotations total %d bytes, more than the API server accepts (%d)", size, apivalidation.TotalAnnotationSizeLimitB)
+	}
+	return out
+}
+
+// fields calls fn for each key of mapping n in order, reporting non-string,
+// duplicate and (when known is not nil) unknown keys. It returns the keys seen.
+func (d *decoder) fields(n *yaml.Node, path string, known []string, fn func(key, path string, v *yaml.Node)) map[string]bool {
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := deref(n.Content[i]), deref(n.Content[i+1])
+		if k.Kind != yaml.ScalarNode || k.ShortTag() != "!!str" {
+			d.errorf(k, path, "keys must be strings, got %s", describe(k))
+			continue
+		}
+		p := k.Value
+		if path != "" {
+			p = path + "." + k.Value
+		}
+		switch {
+		case seen[k.Value]:
+			d.errorf(k, p, "duplicate key")
+		case known != nil && !slices.Contains(known, k.Value):
+			d.errorf(k, p, "unknown field%s; known fields are %s", suggest(k.Value, known), strings.Join(known, ", "))
+		default:
+			seen[k.Value] = true
+			fn(k.Value, p, v)
+		}
+	}
+	return seen
+}
+
+// str expects a string scalar, such as a name.
+func (d *decoder) str(n *yaml.Node, path string) (string, bool) {
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str" {
+		return n.Value, true
+	}
+	d.errorf(n, path, "must be a string, got %s", describe(n))
+	return "", false
+}
+
+// value expects a string scalar that is a value users type by hand. YAML
+// reads True, 1 or 1.0 unquoted as a boolean or number, which is not what the
+// API server stores, so say how to write what was meant.
+func (d *decoder) value(n *yaml.Node, path string) (string, bool) {
+	if n.Kind == yaml.ScalarNode {
+		switch n.ShortTag() {
+		case "!!str":
+			return n.Value, true
+		case "!!bool", "!!int", "!!float":
+			d.errorf(n, path, "value must be a string; quote it: %s", strconv.Quote(n.Value))
+			return "", false
+		case "!!null":
+			d.errorf(n, path, `value must be a string, got null; write "" for an empty value`)
+			return "", false
+		}
+	}
+	d.errorf(n, path, "value must be a string, got %s", describe(n))
+	return "", false
+}
+
+// deref follows YAML aliases to the node they name. Only the nodes the schema
+// asks for are visited, so an alias bomb is never expanded.
+func deref(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		switch n.ShortTag() {
+		case "!!str":
+			return strconv.Quote(n.Value)
+		case "!!null":
+			return "null"
+		case "!!bool":
+			return "a boolean (" + n.Value + ")"
+		case "!!int", "!!float":
+			return "a number (" + n.Value + ")"
+		}
+		return "a " + strings.TrimPrefix(n.ShortTag(), "!!") + " (" + n.Value + ")"
+	}
+	return "nothing"
+}
+
+// suggest returns ` (did you mean "x"?)` when a known field is within two
+// edits of the unknown one, such as "resource" for "resources".
+func suggest(unknown string, known []string) string {
+	for _, k := range known {
+		if editDistance(strings.ToLower(unknown), k) <= 2 {
+			return fmt.Sprintf(" (did you mean %q?)", k)
+		}
+	}
+	return ""
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

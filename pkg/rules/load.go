@@ -1,0 +1,71 @@
+package rules
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// Load reads, parses and validates the rules file at path.
+// Every problem is reported in one *Error.
+func Load(path string) (*File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return Parse(path, data)
+}
+
+// Parse parses and validates a rules file's content; name is used in errors.
+func Parse(name string, data []byte) (*File, error) {
+	fail := func(line int, field, format string, args ...any) error {
+		return &Error{File: name, Fields: []FieldError{{Line: line, Field: field, Message: fmt.Sprintf(format, args...)}}}
+	}
+	if len(data) > MaxFileSize {
+		return nil, fail(0, "", "file is larger than %d bytes", MaxFileSize)
+	}
+	if bytes.IndexByte(data, 0) >= 0 {
+		return nil, fail(0, "", "file contains a NUL byte; a rules file is YAML text")
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var root yaml.Node
+	if err := dec.Decode(&root); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fail(0, "", `file is empty; expected a top-level "rules" list`)
+		}
+		return nil, fail(0, "", "invalid YAML: %v", yamlMessage(err))
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, fail(extra.Line, "", "more than one YAML document; a rules file is one document")
+	} else if !errors.Is(err, io.EOF) {
+		return nil, fail(0, "", "invalid YAML: %v", yamlMessage(err))
+	}
+
+	d := &decoder{}
+	file := d.file(&root)
+	if len(d.errs) > 0 {
+		sort.SliceStable(d.errs, func(i, j int) bool { return d.errs[i].Line < d.errs[j].Line })
+		return nil, &Error{File: name, Fields: d.errs}
+	}
+	return file, nil
+}
+
+// yamlMessage strips the parser's package prefix ("yaml: ") from err.
+func yamlMessage(err error) string {
+	msg := err.Error()
+	if len(msg) > 6 && msg[:6] == "yaml: " {
+		return msg[6:]
+	}
+	return msg
+}
