@@ -1,0 +1,241 @@
+// Package controller runs the rules: one dynamic informer per ruled
+// resource feeds one shared work queue, and workers patch the annotations
+// of objects that do not carry what the rules want.
+//
+// It follows the canonical client-go loop (k8s.io/sample-controller):
+// event handlers only enqueue keys, sync reads the object from the
+// informer's cache and writes only when the object differs from what the
+// rules want. Objects in the cache are shared and are never modified.
+package controller
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
+)
+
+// DefaultFieldManager is the field manager the controller writes as.
+const DefaultFieldManager = "kube-annotator"
+
+// Options configure a Controller.
+type Options struct {
+	// Workers is the number of objects synced in parallel.
+	Workers int
+	// Namespace limits namespaced resources to one namespace; "" is all.
+	Namespace string
+	// FieldManager names the controller in the objects' managedFields.
+	FieldManager string
+	// WriteTimeout bounds one write to the API server. Writes do not end
+	// when the controller is asked to stop, so that a write in flight is
+	// finished rather than abandoned.
+	WriteTimeout time.Duration
+}
+
+// Controller enforces a rules.Set on the objects of a cluster.
+type Controller struct {
+	client dynamic.Interface
+	opts   Options
+	queue  workqueue.TypedRateLimitingInterface[Key]
+	expect *expectations
+
+	mu        sync.RWMutex
+	informers map[schema.GroupVersionResource]*resourceInformer
+}
+
+// NewController returns a controller that writes through client.
+func NewController(client dynamic.Interface, opts Options) *Controller {
+	if opts.Workers < 1 {
+		opts.Workers = 1
+	}
+	if opts.FieldManager == "" {
+		opts.FieldManager = DefaultFieldManager
+	}
+	if opts.WriteTimeout <= 0 {
+		opts.WriteTimeout = 30 * time.Second
+	}
+	return &Controller{
+		client: client,
+		opts:   opts,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.DefaultTypedControllerRateLimiter[Key](),
+			workqueue.TypedRateLimitingQueueConfig[Key]{Name: "kube-annotator"},
+		),
+		expect:    newExpectations(),
+		informers: map[schema.GroupVersionResource]*resourceInformer{},
+	}
+}
+
+// Run enforces set until ctx is cancelled. Workers start at once rather
+// than after every cache has synced: each object is synced on its own, so a
+// resource whose list is slow or forbidden does not hold up the others.
+// On cancellation Run stops taking work, lets in-flight writes finish,
+// stops the informers and returns nil.
+func (c *Controller) Run(ctx context.Context, set *rules.Set) error {
+	defer utilruntime.HandleCrashWithContext(ctx)
+	logger := klog.FromContext(ctx)
+
+	c.SetRules(ctx, set)
+	logger.Info("Starting workers", "count", c.opts.Workers)
+	var wg sync.WaitGroup
+	for range c.opts.Workers {
+		wg.Go(func() { wait.UntilWithContext(ctx, c.runWorker, time.Second) })
+	}
+	go c.logSynced(ctx)
+
+	<-ctx.Done()
+	logger.Info("Shutting down: finishing in-flight work")
+	c.queue.ShutDown()
+	wg.Wait()
+	c.mu.Lock()
+	for gvr, ri := range c.informers {
+		ri.stop()
+		delete(c.informers, gvr)
+	}
+	c.mu.Unlock()
+	logger.Info("Stopped")
+	return nil
+}
+
+// SetRules makes set the rules in force: it starts informers for newly
+// ruled resources, stops those of resources no longer ruled, and enqueues
+// every cached object so that changed rules apply to existing objects.
+func (c *Controller) SetRules(ctx context.Context, set *rules.Set) {
+	logger := klog.FromContext(ctx)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for gvr, ri := range c.informers {
+		if _, ok := set.Targets[gvr]; !ok {
+			logger.Info("Stopping informer", "resource", rules.GVRString(gvr))
+			ri.stop()
+			delete(c.informers, gvr)
+		}
+	}
+	for _, t := range set.SortedTargets() {
+		if ri, ok := c.informers[t.GVR]; ok {
+			ri.target = t
+			for _, k := range ri.informer.GetStore().ListKeys() {
+				c.enqueueStoreKey(t.GVR, k)
+			}
+			continue
+		}
+		logger.Info("Starting informer", "resource", rules.GVRString(t.GVR), "rules", t.Rules)
+		c.informers[t.GVR] = c.startInformer(ctx, t)
+	}
+}
+
+// HasSynced reports whether every informer has completed its initial list.
+func (c *Controller) HasSynced() bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for _, ri := range c.informers {
+		if !ri.informer.HasSynced() {
+			return false
+		}
+	}
+	return true
+}
+
+// Informers returns the number of running informers.
+func (c *Controller) Informers() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.informers)
+}
+
+func (c *Controller) logSynced(ctx context.Context) {
+	if cache.WaitForCacheSync(ctx.Done(), c.HasSynced) {
+		klog.FromContext(ctx).Info("Caches synced", "informers", c.Informers())
+	}
+}
+
+func (c *Controller) enqueueStoreKey(gvr schema.GroupVersionResource, storeKey string) {
+	ns, name, err := cache.SplitMetaNamespaceKey(storeKey)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	c.queue.Add(Key{GVR: gvr, Namespace: ns, Name: name})
+}
+
+func (c *Controller) runWorker(ctx context.Context) {
+	for c.processNextWorkItem(ctx) {
+	}
+}
+
+// processNextWorkItem syncs one key. It returns false when the controller
+// is shutting down.
+func (c *Controller) processNextWorkItem(ctx context.Context) bool {
+	key, shutdown := c.queue.Get()
+	if shutdown {
+		return false
+	}
+	defer c.queue.Done(key)
+	if ctx.Err() != nil {
+		return false // stopping: take no new work; a restart resyncs it
+	}
+	logger := klog.FromContext(ctx)
+	err := c.syncSafely(ctx, key)
+	switch {
+	case err == nil:
+		c.queue.Forget(key)
+	case isPermanent(err):
+		logger.Error(err, "Giving up on object until it or the rules change", "key", key.String())
+		c.queue.Forget(key)
+	default:
+		logger.Error(err, "Sync failed; will retry", "key", key.String(), "retries", c.queue.NumRequeues(key))
+		c.queue.AddRateLimited(key)
+	}
+	return true
+}
+
+// syncSafely runs syncHandler, turning a panic into an error so that one
+// bad object cannot take the worker down.
+func (c *Controller) syncSafely(ctx context.Context, key Key) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic syncing %s: %v", key, r)
+		}
+	}()
+	return c.syncHandler(ctx, key)
+}
+
+// isPermanent reports errors that retrying cannot fix: the request itself
+// is rejected. The object or the rules must change first, and either
+// enqueues the object again.
+func isPermanent(err error) bool {
+	return apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) ||
+		apierrors.IsMethodNotSupported(err) || apierrors.IsRequestEntityTooLargeError(err)
+}
+
+// cachedObject returns the object key names from its informer's cache, the
+// target of its resource, and whether both exist.
+func (c *Controller) cachedObject(key Key) (*unstructured.Unstructured, *rules.Target, error) {
+	c.mu.RLock()
+	ri := c.informers[key.GVR]
+	c.mu.RUnlock()
+	if ri == nil {
+		return nil, nil, nil
+	}
+	obj, exists, err := ri.informer.GetIndexer().GetByKey(key.storeKey())
+	if err != nil || !exists {
+		return nil, nil, err
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil, nil, fmt.Errorf("cached %s is a %T, not unstructured", key, obj)
+	}
+	return u, ri.target, nil
+}

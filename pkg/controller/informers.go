@@ -1,0 +1,114 @@
+package controller
+
+import (
+	"context"
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
+)
+
+// resourceInformer is the informer of one ruled resource. Each has its own
+// stop so that a resource can be dropped from the rules without touching
+// the others.
+type resourceInformer struct {
+	target   *rules.Target
+	informer cache.SharedIndexInformer
+	cancel   context.CancelFunc
+	done     chan struct{}
+}
+
+// startInformer starts the informer for t under ctx.
+func (c *Controller) startInformer(ctx context.Context, t *rules.Target) *resourceInformer {
+	ns := ""
+	if t.Namespaced {
+		ns = c.opts.Namespace
+	}
+	inf := dynamicinformer.NewFilteredDynamicInformer(c.client, t.GVR, ns, 0, cache.Indexers{}, nil).Informer()
+	// Keep the cache lean: managedFields are often larger than the rest of
+	// an object's metadata and nothing here reads them.
+	_ = inf.SetTransform(stripManagedFields)
+	_, _ = inf.AddEventHandler(c.handlerFor(klog.FromContext(ctx), t.GVR))
+
+	ctx, cancel := context.WithCancel(ctx)
+	ri := &resourceInformer{target: t, informer: inf, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(ri.done)
+		inf.RunWithContext(ctx)
+	}()
+	return ri
+}
+
+// stop stops the informer and waits until its watch is closed.
+func (ri *resourceInformer) stop() {
+	ri.cancel()
+	<-ri.done
+}
+
+// handlerFor returns event handlers that only enqueue keys of gvr. Updates
+// that leave annotations as they were cannot change what sync decides, so
+// they are dropped here: status updates are most of a cluster's events.
+func (c *Controller) handlerFor(logger klog.Logger, gvr schema.GroupVersionResource) cache.ResourceEventHandlerFuncs {
+	enqueue := func(reason string, obj any) {
+		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = tomb.Obj
+		}
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			logger.Error(err, "Ignoring event for an object without metadata", "resource", gvr.String())
+			return
+		}
+		key := Key{GVR: gvr, Namespace: m.GetNamespace(), Name: m.GetName()}
+		if loggerV := logger.V(4); loggerV.Enabled() {
+			loggerV.Info("Enqueue", "event", reason, "key", key.String())
+		}
+		c.queue.Add(key)
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) { enqueue("add", obj) },
+		UpdateFunc: func(oldObj, newObj any) {
+			if !annotationsEqual(oldObj, newObj) {
+				enqueue("update", newObj)
+			}
+		},
+		// Nothing is done for a deleted object, but sync drops what it
+		// remembered about it.
+		DeleteFunc: func(obj any) { enqueue("delete", obj) },
+	}
+}
+
+// annotationsEqual reports whether two versions of an object carry the same
+// annotations, without copying them.
+func annotationsEqual(oldObj, newObj any) bool {
+	o, ok1 := oldObj.(*unstructured.Unstructured)
+	n, ok2 := newObj.(*unstructured.Unstructured)
+	if !ok1 || !ok2 {
+		return false
+	}
+	return reflect.DeepEqual(annotationsOf(o), annotationsOf(n))
+}
+
+// annotationsOf returns the object's annotations without copying; callers
+// must not modify the result.
+func annotationsOf(u *unstructured.Unstructured) map[string]any {
+	a, _, _ := unstructured.NestedFieldNoCopy(u.Object, "metadata", "annotations")
+	m, _ := a.(map[string]any)
+	return m
+}
+
+// stripManagedFields is a cache transform; it runs on objects fresh from
+// the decoder, before anything else can see them, so mutating is safe.
+func stripManagedFields(obj any) (any, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		if md, ok := u.Object["metadata"].(map[string]any); ok {
+			delete(md, "managedFields")
+		}
+	}
+	return obj, nil
+}

@@ -1,0 +1,94 @@
+package controller
+
+import (
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/klog/v2"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
+)
+
+// Key identifies one object of one resource in the work queue. It is a
+// comparable struct so that the queue deduplicates it without string
+// formatting or parsing.
+type Key struct {
+	GVR       schema.GroupVersionResource
+	Namespace string
+	Name      string
+}
+
+// String formats the key as "resource.version.group namespace/name".
+func (k Key) String() string {
+	return rules.GVRString(k.GVR) + " " + klog.KRef(k.Namespace, k.Name).String()
+}
+
+// storeKey is the key of the object in its informer's store.
+func (k Key) storeKey() string {
+	if k.Namespace == "" {
+		return k.Name
+	}
+	return k.Namespace + "/" + k.Name
+}
+
+// expectationTTL bounds how long a sync waits for the echo of its own
+// write before it trusts the cache again, in case the echo never comes.
+const expectationTTL = time.Minute
+
+// expectations remembers, per object, the resourceVersion the controller
+// patched from. Until the informer delivers a newer version the cache is
+// stale with respect to our own write, and syncing again would repeat it.
+type expectations struct {
+	mu sync.Mutex
+	m  map[Key]expectation
+}
+
+type expectation struct {
+	fromRV string
+	at     time.Time
+}
+
+func newExpectations() *expectations { return &expectations{m: map[Key]expectation{}} }
+
+// record notes that the object was patched from fromRV to toRV. A patch
+// that changed nothing on the server keeps the resourceVersion and brings
+// no event, so there is nothing to wait for.
+func (e *expectations) record(k Key, fromRV, toRV string) {
+	if fromRV == toRV {
+		return
+	}
+	e.mu.Lock()
+	e.m[k] = expectation{fromRV: fromRV, at: time.Now()}
+	e.mu.Unlock()
+}
+
+// pending reports whether the cached version cachedRV is the one we already
+// patched, so the echo of that patch is still on its way.
+func (e *expectations) pending(k Key, cachedRV string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	exp, ok := e.m[k]
+	if !ok {
+		return false
+	}
+	if exp.fromRV == cachedRV && time.Since(exp.at) < expectationTTL {
+		return true
+	}
+	delete(e.m, k)
+	return false
+}
+
+// forget drops what is known about k, e.g. once the object is gone.
+func (e *expectations) forget(k Key) {
+	e.mu.Lock()
+	delete(e.m, k)
+	e.mu.Unlock()
+}
+
+// len returns the number of outstanding expectations.
+func (e *expectations) len() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.m)
+}
