@@ -1,0 +1,123 @@
+// Package cli implements the kube-annotator command line: one binary with
+// subcommands, usable directly or as the kubectl plugin "kubectl annotator".
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"k8s.io/klog/v2"
+)
+
+// Streams are the standard streams a command uses.
+type Streams struct {
+	Out, Err io.Writer
+}
+
+// command is one subcommand.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, env *env, args []string) int
+}
+
+// env is what every command gets: its name as invoked and its streams.
+type env struct {
+	prog string // "kube-annotator" or "kubectl annotator"
+	Streams
+}
+
+func commands() []command {
+	return []command{
+		{"run", "Run the controller: keep every ruled object annotated", runCommand},
+		{"check", "Validate a rules file", checkCommand},
+		{"version", "Print the version", versionCommand},
+	}
+}
+
+// Main runs the command line args (args[0] is the program's path) and
+// returns the process exit code: 0 success, 1 failure, 2 bad usage.
+func Main(ctx context.Context, args []string, streams Streams) int {
+	e := &env{prog: progName(args[0]), Streams: streams}
+	if len(args) < 2 || args[1] == "-h" || args[1] == "--help" || args[1] == "help" {
+		e.usage(e.Out)
+		if len(args) < 2 {
+			return 2
+		}
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name == args[1] {
+			return c.run(ctx, e, args[2:])
+		}
+	}
+	fmt.Fprintf(e.Err, "%s: unknown command %q\n\n", e.prog, args[1])
+	e.usage(e.Err)
+	return 2
+}
+
+// progName is how the user invoked us: a binary named kubectl-annotator is
+// run by kubectl as the plugin "kubectl annotator".
+func progName(arg0 string) string {
+	base := strings.TrimSuffix(filepath.Base(arg0), ".exe")
+	if strings.HasPrefix(base, "kubectl-") {
+		return "kubectl " + strings.ReplaceAll(strings.TrimPrefix(base, "kubectl-"), "_", "-")
+	}
+	return "kube-annotator"
+}
+
+func (e *env) usage(w io.Writer) {
+	fmt.Fprintf(w, "%s keeps annotations on Kubernetes objects as a rules file says.\n\n", e.prog)
+	fmt.Fprintf(w, "Usage:\n  %s COMMAND [flags]\n\nCommands:\n", e.prog)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, "\nRun '%s COMMAND --help' for a command's flags.\n", e.prog)
+}
+
+// newFlagSet returns the flag set of a subcommand, printing usage to e.Err.
+func (e *env) newFlagSet(name, synopsis string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(e.Err)
+	fs.SortFlags = false
+	fs.Usage = func() {
+		fmt.Fprintf(e.Err, "%s\n\nUsage:\n  %s %s [flags]\n\nFlags:\n%s", synopsis, e.prog, name, fs.FlagUsages())
+	}
+	return fs
+}
+
+// parse parses args into fs. It returns an exit code and false when the
+// command should stop: 0 after --help, 2 after a usage error.
+func (e *env) parse(fs *pflag.FlagSet, args []string) (int, bool) {
+	err := fs.Parse(args)
+	if errors.Is(err, pflag.ErrHelp) {
+		return 0, false
+	}
+	if err != nil {
+		return 2, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(e.Err, "%s %s: unexpected argument %q\n", e.prog, fs.Name(), fs.Arg(0))
+		return 2, false
+	}
+	return 0, true
+}
+
+// addLogFlags adds klog's verbosity flags, -v and --vmodule, to fs.
+func addLogFlags(fs *pflag.FlagSet) {
+	gfs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(gfs)
+	for _, name := range []string{"v", "vmodule"} {
+		f := pflag.PFlagFromGoFlag(gfs.Lookup(name))
+		if name == "v" {
+			f.Shorthand = "v"
+		}
+		fs.AddFlag(f)
+	}
+}

@@ -1,0 +1,18 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+
+	"github.com/kube-annotator/kube-annotator/pkg/version"
+)
+
+func versionCommand(_ context.Context, e *env, args []string) int {
+	fs := e.newFlagSet("version", "Print the version of kube-annotator.")
+	if code, ok := e.parse(fs, args); !ok {
+		return code
+	}
+	fmt.Fprintf(e.Out, "kube-annotator %s (%s, %s/%s)\n", version.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return 0
+}
