@@ -1,0 +1,52 @@
+// Package e2e proves the controller's behaviour on a real control plane
+// (etcd + kube-apiserver); see test/harness.
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/kube-annotator/kube-annotator/test/harness"
+)
+
+var (
+	env *harness.Env
+	// binary is the kube-annotator binary built for tests that run it.
+	binary string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	var err error
+	env, err = harness.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	defer func() {
+		if err := env.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e: stop control plane:", err)
+		}
+	}()
+	dir, err := os.MkdirTemp("", "kube-annotator-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	binary = filepath.Join(dir, "kube-annotator")
+	build := exec.Command("go", "build", "-o", binary, ".")
+	build.Dir = harness.RepoRoot()
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: build kube-annotator:", err)
+		return 1
+	}
+	return m.Run()
+}

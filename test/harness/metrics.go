@@ -1,0 +1,113 @@
+package harness
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"k8s.io/client-go/kubernetes"
+)
+
+// Request is one series of the API server's apiserver_request_total.
+type Request struct {
+	Verb     string // GET, LIST, WATCH, PATCH, …
+	Group    string
+	Resource string
+}
+
+// Requests are request counts as the API server itself counted them.
+type Requests map[Request]float64
+
+// Sub returns r minus before, series by series.
+func (r Requests) Sub(before Requests) Requests {
+	out := Requests{}
+	for k, v := range r {
+		if d := v - before[k]; d != 0 {
+			out[k] = d
+		}
+	}
+	return out
+}
+
+// Count sums the series of verb; resources limits it to those resources.
+func (r Requests) Count(verb string, resources ...string) int {
+	total := 0.0
+	for k, v := range r {
+		if k.Verb != verb {
+			continue
+		}
+		if len(resources) > 0 && !slices.Contains(resources, k.Resource) {
+			continue
+		}
+		total += v
+	}
+	return int(total)
+}
+
+// Writes sums the write verbs (POST, PUT, PATCH, DELETE, DELETECOLLECTION)
+// on the given resources, or on all when none are given.
+func (r Requests) Writes(resources ...string) int {
+	n := 0
+	for _, verb := range []string{"POST", "PUT", "PATCH", "DELETE", "DELETECOLLECTION"} {
+		n += r.Count(verb, resources...)
+	}
+	return n
+}
+
+// APIRequests reads apiserver_request_total from the API server's /metrics.
+func (e *Env) APIRequests(ctx context.Context) (Requests, error) {
+	cs, err := kubernetes.NewForConfig(e.Config)
+	if err != nil {
+		return nil, err
+	}
+	body, err := cs.RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read /metrics: %w", err)
+	}
+	return parseRequests(body)
+}
+
+// parseRequests extracts apiserver_request_total from Prometheus text format.
+func parseRequests(body []byte) (Requests, error) {
+	const name = "apiserver_request_total{"
+	out := Requests{}
+	sc := bufio.NewScanner(bytes.NewReader(body))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, name) {
+			continue
+		}
+		end := strings.LastIndexByte(line, '}')
+		if end < 0 {
+			return nil, fmt.Errorf("malformed metric line %q", line)
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(line[end+1:]), 64)
+		if err != nil {
+			return nil, fmt.Errorf("malformed metric line %q: %w", line, err)
+		}
+		labels := parseLabels(line[len(name):end])
+		if labels["subresource"] != "" {
+			continue
+		}
+		out[Request{Verb: labels["verb"], Group: labels["group"], Resource: labels["resource"]}] += v
+	}
+	return out, sc.Err()
+}
+
+// parseLabels parses `a="x",b="y"`; the label values used here hold no
+// quotes or commas.
+func parseLabels(s string) map[string]string {
+	out := map[string]string{}
+	for _, kv := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		if ok {
+			out[k] = strings.Trim(v, `"`)
+		}
+	}
+	return out
+}
