@@ -1,0 +1,174 @@
+package e2e
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/discovery"
+
+	"github.com/kube-annotator/kube-annotator/pkg/resolve"
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	h "github.com/kube-annotator/kube-annotator/test/harness"
+)
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// A bad rules file stops `run` before it sends a single request.
+func TestRunRejectsBadRulesBeforeTouchingTheCluster(t *testing.T) {
+	var requests atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		http.Error(w, "unexpected", http.StatusInternalServerError)
+	}))
+	defer srv.Close()
+	kubeconfig := writeFile(t, "kubeconfig", `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "`+srv.URL+`"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`)
+	rulesFile := writeFile(t, "rules.yaml", `rules:
+- name: frigates
+  resources: [frigates.ship.nwiizo.dev]
+  annotations: {sample-controller: "True"}
+- name: workloads
+  resource: [deployments]
+  annotations:
+    sample-controller: True
+`)
+	cmd := exec.Command(binary, "run", "--rules", rulesFile, "--kubeconfig", kubeconfig)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if code := cmd.ProcessState.ExitCode(); code != 1 {
+		t.Fatalf("exit code %d (%v), want 1; stderr:\n%s", code, err, stderr.String())
+	}
+	for _, want := range []string{
+		rulesFile + `:6: rules[1].resource: unknown field (did you mean "resources"?)`,
+		rulesFile + `:5: rules[1].resources: required field is missing`,
+		rulesFile + `:8: rules[1].annotations.sample-controller: value must be a string; quote it: "True"`,
+	} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q; got:\n%s", want, stderr.String())
+		}
+	}
+	if n := requests.Load(); n != 0 {
+		t.Errorf("the API server received %d requests, want 0", n)
+	}
+}
+
+// The binary converges objects, keeps running when a resource is not
+// served, and exits 0 on SIGTERM.
+func TestRunBinary(t *testing.T) {
+	ns := env.NewNamespace(t)
+	env.Create(t, h.ConfigMaps, ns, h.Object("v1", "ConfigMap", ns, "before"))
+	rulesFile := writeFile(t, "rules.yaml", `rules:
+- name: missing
+  resources: [widgets.example.com]
+  annotations: {a: "1"}
+- name: cms
+  resources: [cm]
+  annotations: {example.com/owner: platform}
+`)
+	cmd := exec.Command(binary, "run", "--rules", rulesFile, "--kubeconfig", env.Kubeconfig, "-n", ns)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	}()
+
+	env.WaitForAnnotation(t, 15*time.Second, h.ConfigMaps, ns, "before", "example.com/owner", "platform")
+	env.Create(t, h.ConfigMaps, ns, h.Object("v1", "ConfigMap", ns, "after"))
+	env.WaitForAnnotation(t, 10*time.Second, h.ConfigMaps, ns, "after", "example.com/owner", "platform")
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("exit after SIGTERM: %v; stderr:\n%s", err, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("still running 10s after SIGTERM; stderr:\n%s", stderr.String())
+	}
+	for _, want := range []string{`Resource not served; its rules are not enforced`, `widgets.example.com`, `Stopped`} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q; got:\n%s", want, stderr.String())
+		}
+	}
+}
+
+// Resource names resolve as kubectl resolves them.
+func TestResolve(t *testing.T) {
+	dc, err := discovery.NewDiscoveryClientForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := resolve.New(dc)
+	tests := []struct {
+		name       string
+		want       string // resource.version.group
+		namespaced bool
+		wantErr    string
+	}{
+		{name: "deployments", want: "deployments.v1.apps", namespaced: true},
+		{name: "deployment", want: "deployments.v1.apps", namespaced: true},
+		{name: "deploy", want: "deployments.v1.apps", namespaced: true},
+		{name: "deployments.apps", want: "deployments.v1.apps", namespaced: true},
+		{name: "deployments.v1.apps", want: "deployments.v1.apps", namespaced: true},
+		{name: "rs", want: "replicasets.v1.apps", namespaced: true},
+		{name: "po", want: "pods.v1", namespaced: true},
+		{name: "pod", want: "pods.v1", namespaced: true},
+		{name: "frigates.ship.nwiizo.dev", want: "frigates.v1beta1.ship.nwiizo.dev", namespaced: true},
+		{name: "frigate", want: "frigates.v1beta1.ship.nwiizo.dev", namespaced: true},
+		{name: "frigates.v1beta1.ship.nwiizo.dev", want: "frigates.v1beta1.ship.nwiizo.dev", namespaced: true},
+		{name: "ns", want: "namespaces.v1", namespaced: false},
+		{name: "clusterroles.rbac.authorization.k8s.io", want: "clusterroles.v1.rbac.authorization.k8s.io", namespaced: false},
+		{name: "nosuch", wantErr: `resource "nosuch" not found on the server`},
+		{name: "frigates.wrong.example.com", wantErr: `resource "frigates.wrong.example.com" not found`},
+		{name: "deployments.v9.apps", wantErr: `resource "deployments.v9.apps" not found`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := r.Resolve(tc.name)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Resolve(%q) = %v, %v; want error containing %q", tc.name, got, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Resolve(%q): %v", tc.name, err)
+			}
+			if s := rules.GVRString(got.GVR); s != tc.want || got.Namespaced != tc.namespaced {
+				t.Errorf("Resolve(%q) = %s namespaced=%v, want %s namespaced=%v", tc.name, s, got.Namespaced, tc.want, tc.namespaced)
+			}
+		})
+	}
+}
