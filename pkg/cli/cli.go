@@ -36,7 +36,10 @@ type env struct {
 func commands() []command {
 	return []command{
 		{"run", "Run the controller: keep every ruled object annotated", runCommand},
-		{"check", "Validate a rules file", checkCommand},
+		{"once", "Converge every ruled object once, then exit", onceCommand},
+		{"diff", "Show what run would change, without writing", diffCommand},
+		{"check", "Validate a rules file; resolve and check permissions on a cluster", checkCommand},
+		{"rbac", "Print the least-privilege RBAC for a rules file", rbacCommand},
 		{"version", "Print the version", versionCommand},
 	}
 }
@@ -86,10 +89,55 @@ func (e *env) newFlagSet(name, synopsis string) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
 	fs.SetOutput(e.Err)
 	fs.SortFlags = false
-	fs.Usage = func() {
-		fmt.Fprintf(e.Err, "%s\n\nUsage:\n  %s %s [flags]\n\nFlags:\n%s", synopsis, e.prog, name, fs.FlagUsages())
-	}
+	fs.Usage = func() { fmt.Fprint(e.Err, e.help(fs, synopsis)) }
 	return fs
+}
+
+// connectionGroup annotates the flags that say how to reach the cluster;
+// help lists them apart from a command's own flags.
+const connectionGroup = "connection"
+
+// help is a command's help text: synopsis, usage, its own flags, then the
+// connection flags, if it has any.
+func (e *env) help(fs *pflag.FlagSet, synopsis string) string {
+	own, conn := pflag.NewFlagSet("own", pflag.ContinueOnError), pflag.NewFlagSet("conn", pflag.ContinueOnError)
+	own.SortFlags, conn.SortFlags = false, false
+	fs.VisitAll(func(f *pflag.Flag) {
+		if _, ok := f.Annotations[connectionGroup]; ok {
+			conn.AddFlag(f)
+		} else {
+			own.AddFlag(f)
+		}
+	})
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n\nUsage:\n  %s %s [flags]\n", synopsis, e.prog, fs.Name())
+	if own.HasFlags() {
+		fmt.Fprintf(&b, "\nFlags:\n%s", own.FlagUsages())
+	}
+	if conn.HasFlags() {
+		b.WriteString("\nConnection flags, as kubectl's ('kubectl options' says what they mean):\n")
+		b.WriteString(connectionFlagNames(conn))
+	}
+	return b.String()
+}
+
+// connectionFlagNames lists the connection flags by name, wrapped.
+func connectionFlagNames(fs *pflag.FlagSet) string {
+	var b strings.Builder
+	line := " "
+	fs.VisitAll(func(f *pflag.Flag) {
+		n := " --" + f.Name
+		if f.Shorthand != "" {
+			n = " -" + f.Shorthand + "/--" + f.Name
+		}
+		if len(line)+len(n) > 80 {
+			b.WriteString(line + "\n")
+			line = " "
+		}
+		line += n
+	})
+	b.WriteString(line + "\n")
+	return b.String()
 }
 
 // parse parses args into fs. It returns an exit code and false when the

@@ -1,0 +1,130 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/pflag"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+
+	"github.com/kube-annotator/kube-annotator/pkg/resolve"
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/version"
+)
+
+// clusterFlags are the flags of commands that talk to a cluster: kubectl's
+// connection flags plus client-side rate limits.
+type clusterFlags struct {
+	config *genericclioptions.ConfigFlags
+	qps    float32
+	burst  int
+}
+
+func addClusterFlags(fs *pflag.FlagSet) *clusterFlags {
+	f := &clusterFlags{config: genericclioptions.NewConfigFlags(true)}
+	conn := pflag.NewFlagSet("connection", pflag.ContinueOnError)
+	f.config.AddFlags(conn)
+	conn.VisitAll(func(fl *pflag.Flag) { _ = conn.SetAnnotation(fl.Name, connectionGroup, []string{"true"}) })
+	fs.AddFlagSet(conn)
+	fs.Float32Var(&f.qps, "kube-api-qps", 200, "Requests per second the client may send to the API server (a negative value disables client-side limiting)")
+	fs.IntVar(&f.burst, "kube-api-burst", 400, "Requests the client may send in a burst above --kube-api-qps")
+	return f
+}
+
+// restConfig builds the client configuration the way kubectl does:
+// --kubeconfig, else $KUBECONFIG, else ~/.kube/config, else in-cluster.
+func (f *clusterFlags) restConfig() (*rest.Config, error) {
+	if f.burst < 1 {
+		return nil, fmt.Errorf("--kube-api-burst must be at least 1, got %d", f.burst)
+	}
+	if err := f.configured(); err != nil {
+		return nil, err
+	}
+	cfg, err := f.config.ToRESTConfig()
+	if err != nil {
+		return nil, fmt.Errorf("cluster configuration: %w", err)
+	}
+	cfg = rest.CopyConfig(cfg) // ConfigFlags caches and shares its config
+	cfg.QPS, cfg.Burst = f.qps, f.burst
+	cfg.UserAgent = version.UserAgent()
+	return cfg, nil
+}
+
+// configured fails when no cluster is configured at all. kubectl's loader
+// would then fall back to http://localhost:8080, which is never what a user
+// of this tool means.
+func (f *clusterFlags) configured() error {
+	if f.config.APIServer != nil && *f.config.APIServer != "" {
+		return nil
+	}
+	raw, err := f.config.ToRawKubeConfigLoader().RawConfig()
+	if err != nil {
+		return fmt.Errorf("cluster configuration: %w", err)
+	}
+	if len(raw.Clusters) > 0 {
+		return nil
+	}
+	if _, err := rest.InClusterConfig(); err == nil {
+		return nil
+	}
+	return errors.New("no cluster configured: pass --kubeconfig, set KUBECONFIG, create ~/.kube/config, or run in a cluster")
+}
+
+// namespace is the namespace given with -n, or "" for all namespaces. The
+// kubeconfig context's default namespace does not restrict the controller.
+func (f *clusterFlags) namespace() string {
+	if f.config.Namespace == nil {
+		return ""
+	}
+	return *f.config.Namespace
+}
+
+// session is a rules file compiled against a cluster.
+type session struct {
+	path       string
+	file       *rules.File
+	cfg        *rest.Config
+	set        *rules.Set
+	unresolved []rules.FieldError
+	dynamic    dynamic.Interface
+}
+
+// connect loads and validates the rules file — before anything talks to
+// the cluster — then resolves its resources through discovery. Resources
+// the server does not serve are returned in unresolved; conflicting rules
+// are an error.
+func connect(path string, cf *clusterFlags) (*session, error) {
+	file, err := rules.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := cf.restConfig()
+	if err != nil {
+		return nil, err
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	set, unresolved, err := rules.Compile(path, file, resolve.New(dc).Resolve)
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &session{path: path, file: file, cfg: cfg, set: set, unresolved: unresolved, dynamic: dyn}, nil
+}
+
+// logUnresolved logs each resource the server does not serve.
+func (s *session) logUnresolved(ctx context.Context) {
+	for _, u := range s.unresolved {
+		klog.FromContext(ctx).Error(nil, "Resource not served; its rules are not enforced", "field", u.Field, "reason", u.Message)
+	}
+}

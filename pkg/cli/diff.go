@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/scan"
+)
+
+// Exit codes of diff, as kubectl diff's.
+const (
+	diffNone    = 0
+	diffPending = 1
+	diffFailed  = 2
+)
+
+func diffCommand(ctx context.Context, e *env, args []string) int {
+	fs := e.newFlagSet("diff", "Show what run would change, object by object, without writing anything.\n"+
+		"Exit status: 0 nothing to change, 1 changes pending, 2 an error.")
+	rulesPath := fs.String("rules", "rules.yaml", "Path to the rules file")
+	output := fs.StringP("output", "o", "", "Output format: \"\" (text), json or yaml")
+	cf := addClusterFlags(fs)
+	addLogFlags(fs)
+	if code, ok := e.parse(fs, args); !ok {
+		return code
+	}
+	if *output != "" && *output != "json" && *output != "yaml" {
+		fmt.Fprintf(e.Err, "%s diff: --output must be json or yaml, got %q\n", e.prog, *output)
+		return diffFailed
+	}
+	ctx = klog.NewContext(ctx, klog.Background().WithName("kube-annotator"))
+	s, err := connect(*rulesPath, cf)
+	if err != nil {
+		fmt.Fprintln(e.Err, err)
+		return diffFailed
+	}
+	for _, u := range s.unresolved {
+		fmt.Fprintf(e.Err, "warning: %s: %s: %s; run would skip it\n", s.path, u.Field, u.Message)
+	}
+
+	pending := []*scan.Object{}
+	for _, t := range s.set.SortedTargets() {
+		err := scan.Resource(ctx, s.dynamic, t, cf.namespace(), func(_ *rules.Target, o *scan.Object) error {
+			if o != nil {
+				pending = append(pending, o)
+			}
+			return nil
+		})
+		if err != nil {
+			fmt.Fprintf(e.Err, "list %s: %v\n", rules.GVRString(t.GVR), err)
+			return diffFailed
+		}
+	}
+	if err := printDiff(e, *output, pending); err != nil {
+		fmt.Fprintln(e.Err, err)
+		return diffFailed
+	}
+	if len(pending) > 0 {
+		return diffPending
+	}
+	return diffNone
+}
+
+func printDiff(e *env, output string, pending []*scan.Object) error {
+	switch output {
+	case "json":
+		enc := json.NewEncoder(e.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(pending)
+	case "yaml":
+		data, err := yaml.Marshal(pending)
+		if err != nil {
+			return err
+		}
+		_, err = e.Out.Write(data)
+		return err
+	}
+	for _, o := range pending {
+		ref := o.Name
+		if o.Namespace != "" {
+			ref = o.Namespace + "/" + o.Name
+		}
+		fmt.Fprintf(e.Out, "%s %s\n", o.Resource, ref)
+		for _, c := range o.Changes {
+			old := "<none>"
+			if c.Old != nil {
+				old = strconv.Quote(*c.Old)
+			}
+			fmt.Fprintf(e.Out, "  %s: %s → %s\n", c.Key, old, strconv.Quote(c.New))
+		}
+	}
+	return nil
+}
