@@ -5,6 +5,7 @@ package patch
 
 import (
 	"encoding/json"
+	"errors"
 )
 
 // Annotations returns the annotations from desired whose value in current
@@ -27,8 +28,12 @@ func Annotations(current map[string]any, desired map[string]string) map[string]s
 
 // MergePatch encodes a JSON merge patch (RFC 7386) that sets the given
 // annotations and leaves every other field, including other annotations,
-// untouched.
+// untouched. An empty set is an error: encoded as null, it would delete
+// every annotation.
 func MergePatch(annotations map[string]string) ([]byte, error) {
+	if len(annotations) == 0 {
+		return nil, errors.New("merge patch: no annotations to set")
+	}
 	type metadata struct {
 		Annotations map[string]string `json:"annotations"`
 	}

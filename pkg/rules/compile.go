@@ -58,7 +58,10 @@ func (s *Set) SortedTargets() []*Target {
 // different values are a conflict: Compile then returns an *Error naming both.
 func Compile(name string, f *File, resolve ResolveFunc) (set *Set, unresolved []FieldError, err error) {
 	set = &Set{Targets: map[schema.GroupVersionResource]*Target{}}
-	owner := map[schema.GroupVersionResource]map[string]int{} // GVR → key → index of the rule that set it
+	// Keyed by group and resource: two names for one resource at two
+	// versions are the same objects, enforced at the first version named.
+	byGR := map[schema.GroupResource]*Target{}
+	owner := map[schema.GroupResource]map[string]int{} // key → index of the rule that set it
 	var conflicts []FieldError
 	for i, r := range f.Rules {
 		for j, res := range r.Resources {
@@ -70,26 +73,28 @@ func Compile(name string, f *File, resolve ResolveFunc) (set *Set, unresolved []
 				})
 				continue
 			}
-			t := set.Targets[rr.GVR]
+			gr := rr.GVR.GroupResource()
+			t := byGR[gr]
 			if t == nil {
 				t = &Target{Resource: rr, Annotations: map[string]string{}}
+				byGR[gr] = t
 				set.Targets[rr.GVR] = t
-				owner[rr.GVR] = map[string]int{}
+				owner[gr] = map[string]int{}
 			}
 			if len(t.Rules) == 0 || t.Rules[len(t.Rules)-1] != r.Name {
 				t.Rules = append(t.Rules, r.Name)
 			}
 			for _, k := range sortedKeys(r.Annotations) {
 				v := r.Annotations[k]
-				if prev, ok := owner[rr.GVR][k]; ok && prev != i && t.Annotations[k] != v {
+				if prev, ok := owner[gr][k]; ok && t.Annotations[k] != v {
 					conflicts = append(conflicts, FieldError{
 						Field: fmt.Sprintf("rules[%d].annotations.%s", i, k),
 						Message: fmt.Sprintf("conflicts with rules[%d] (%s): both set it on %s, to %q and %q",
-							prev, f.Rules[prev].Name, GVRString(rr.GVR), v, t.Annotations[k]),
+							prev, f.Rules[prev].Name, GVRString(t.GVR), v, t.Annotations[k]),
 					})
 					continue
 				}
-				owner[rr.GVR][k] = i
+				owner[gr][k] = i
 				t.Annotations[k] = v
 			}
 		}

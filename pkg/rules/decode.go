@@ -147,7 +147,7 @@ func (d *decoder) annotations(n *yaml.Node, path string) map[string]string {
 	size := 0
 	d.fields(n, path, nil, func(key, p string, v *yaml.Node) {
 		for _, msg := range validation.IsQualifiedName(strings.ToLower(key)) {
-			d.errorf(v, p, "invalid annotation key: %s", msg)
+			d.errs = append(d.errs, FieldError{Line: keyLine(n, key), Field: p, Message: "invalid annotation key: " + msg})
 		}
 		if s, ok := d.value(v, p); ok {
 			out[key] = s
@@ -204,7 +204,7 @@ func (d *decoder) value(n *yaml.Node, path string) (string, bool) {
 		switch n.ShortTag() {
 		case "!!str":
 			return n.Value, true
-		case "!!bool", "!!int", "!!float":
+		case "!!bool", "!!int", "!!float", "!!timestamp":
 			d.errorf(n, path, "value must be a string; quote it: %s", strconv.Quote(n.Value))
 			return "", false
 		case "!!null":
@@ -214,6 +214,16 @@ func (d *decoder) value(n *yaml.Node, path string) (string, bool) {
 	}
 	d.errorf(n, path, "value must be a string, got %s", describe(n))
 	return "", false
+}
+
+// keyLine returns the line of key in mapping n.
+func keyLine(n *yaml.Node, key string) int {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := deref(n.Content[i]); k.Value == key {
+			return k.Line
+		}
+	}
+	return n.Line
 }
 
 // deref follows YAML aliases to the node they name. Only the nodes the schema

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
+	"strconv"
+	"strings"
 	"sort"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -37,19 +40,24 @@ func Parse(name string, data []byte) (*File, error) {
 	if bytes.IndexByte(data, 0) >= 0 {
 		return nil, fail(0, "", "file contains a NUL byte; a rules file is YAML text")
 	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, fail(0, "", `file is empty; expected a top-level "rules" list`)
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var root yaml.Node
 	if err := dec.Decode(&root); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, fail(0, "", `file is empty; expected a top-level "rules" list`)
 		}
-		return nil, fail(0, "", "invalid YAML: %v", yamlMessage(err))
+		line, msg := yamlMessage(err)
+		return nil, fail(line, "", "invalid YAML: %s", msg)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
 		return nil, fail(extra.Line, "", "more than one YAML document; a rules file is one document")
 	} else if !errors.Is(err, io.EOF) {
-		return nil, fail(0, "", "invalid YAML: %v", yamlMessage(err))
+		line, msg := yamlMessage(err)
+		return nil, fail(line, "", "invalid YAML: %s", msg)
 	}
 
 	d := &decoder{}
@@ -61,11 +69,16 @@ func Parse(name string, data []byte) (*File, error) {
 	return file, nil
 }
 
-// yamlMessage strips the parser's package prefix ("yaml: ") from err.
-func yamlMessage(err error) string {
-	msg := err.Error()
-	if len(msg) > 6 && msg[:6] == "yaml: " {
-		return msg[6:]
+// yamlLine matches the position the YAML parser puts in its messages.
+var yamlLine = regexp.MustCompile(`^(?:\[)?line (\d+):(?:\])? ?`)
+
+// yamlMessage splits the parser's error into a line (0 when it names none)
+// and the message without its "yaml: " prefix.
+func yamlMessage(err error) (int, string) {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		return line, msg[len(m[0]):]
 	}
-	return msg
+	return 0, msg
 }
