@@ -8,6 +8,7 @@ export KUBE_ANNOTATOR_ASSETS ?= $(HOME)/.cache/kube-annotator/k8s-v$(K8S_VERSION
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/kube-annotator/kube-annotator/pkg/version.Version=$(VERSION)
 RULES ?= rules.yaml
+PREFIX ?= /usr/local
 # go test flags for the end-to-end suite, e.g. GOTESTFLAGS=-v.
 GOTESTFLAGS ?=
 
@@ -20,6 +21,22 @@ help: ## Show this help
 .PHONY: build
 build: ## Build bin/kube-annotator
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o bin/kube-annotator .
+
+.PHONY: install-plugin
+install-plugin: build ## Install as PREFIX/bin/kubectl-annotator (PREFIX=/usr/local) for `kubectl annotator`
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 bin/kube-annotator $(DESTDIR)$(PREFIX)/bin/kubectl-annotator
+
+PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+.PHONY: dist
+dist: ## Build the kubectl plugin archives for deploy/krew into dist/
+	@rm -rf dist && mkdir -p dist
+	@for p in $(PLATFORMS); do \
+		os=$${p%/*}; arch=$${p#*/}; d=dist/kubectl-annotator_$${os}_$${arch}; \
+		echo "building $$d.tar.gz"; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch go build -trimpath -ldflags '$(LDFLAGS)' -o $$d/kubectl-annotator . && \
+		tar -czf $$d.tar.gz -C $$d kubectl-annotator && rm -rf $$d || exit 1; \
+	done
 
 .PHONY: run
 run: ## Run the controller against your current kubeconfig (RULES=rules.yaml)
