@@ -42,6 +42,11 @@ dist: ## Build the kubectl plugin archives for deploy/krew into dist/
 run: ## Run the controller against your current kubeconfig (RULES=rules.yaml)
 	go run -ldflags '$(LDFLAGS)' . run --rules $(RULES)
 
+.PHONY: demo
+demo: build envtest-assets ## Local control plane + the controller with rules.yaml: a Deployment, its ReplicaSet and Pods, a Frigate, annotated (Ctrl-C stops)
+	@go build -o bin/demo ./test/demo
+	@bin/demo --binary bin/kube-annotator --rules $(RULES)
+
 .PHONY: envtest-assets
 envtest-assets: ## Build etcd, kube-apiserver, kube-controller-manager, kubectl into ~/.cache/kube-annotator (once: ~10 min cold)
 	@hack/envtest-assets.sh >/dev/null

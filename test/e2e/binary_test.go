@@ -172,3 +172,21 @@ func TestResolve(t *testing.T) {
 		})
 	}
 }
+
+// `make demo` runs test/demo; it must bring everything up and annotate it.
+func TestDemo(t *testing.T) {
+	cmd := exec.Command("go", "run", "./test/demo", "--binary", binary, "--rules", "rules.yaml", "--exit-after-ready")
+	cmd.Dir = h.RepoRoot()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("demo: %v\n%s", err, out)
+	}
+	for _, want := range []string{"Deployment   web", "Frigate      frigate-sample", "Stopped everything the demo started"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("demo output lacks %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(string(out), "   True\n"); n != 5 {
+		t.Errorf("demo table shows %d objects annotated True, want 5 (Deployment, ReplicaSet, 2 Pods, Frigate):\n%s", n, out)
+	}
+}
