@@ -7,9 +7,9 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
-	"sort"
 
 	yaml "go.yaml.in/yaml/v3"
 )
