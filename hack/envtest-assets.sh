@@ -24,7 +24,12 @@ log() { printf 'envtest-assets: %s\n' "$*" >&2; }
 has() {
 	local bin=$dir/$1 want=$2
 	shift 2
-	[ -x "$bin" ] && "$bin" "$@" 2>/dev/null | grep -qF "$want"
+	local out
+	[ -x "$bin" ] || return 1
+	# Read all the output first: grep -q closing the pipe early would fail
+	# the pipeline (pipefail) when the binary is killed by SIGPIPE.
+	out=$("$bin" "$@" 2>/dev/null) || return 1
+	[[ $out == *"$want"* ]]
 }
 
 build_k8s() {
