@@ -11,6 +11,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -42,6 +43,10 @@ type Options struct {
 	// when the controller is asked to stop, so that a write in flight is
 	// finished rather than abandoned.
 	WriteTimeout time.Duration
+	// ResourceGone, when set, is called when the API server answers an
+	// informer's list or watch with NotFound: the resource is no longer
+	// served (its CRD was deleted), and the rules should be resolved again.
+	ResourceGone func(gvr schema.GroupVersionResource)
 }
 
 // Controller enforces a rules.Set on the objects of a cluster.
@@ -78,16 +83,16 @@ func NewController(client dynamic.Interface, opts Options) *Controller {
 	}
 }
 
-// Run enforces set until ctx is cancelled. Workers start at once rather
-// than after every cache has synced: each object is synced on its own, so a
-// resource whose list is slow or forbidden does not hold up the others.
-// On cancellation Run stops taking work, lets in-flight writes finish,
-// stops the informers and returns nil.
-func (c *Controller) Run(ctx context.Context, set *rules.Set) error {
+// Run runs the workers until ctx is cancelled; SetRules, called before or
+// while Run runs with a context that lives as long, says what to enforce.
+// Workers do not wait for every cache to sync: each object is synced on its
+// own, so a resource whose list is slow or forbidden does not hold up the
+// others. On cancellation Run stops taking work, lets in-flight writes
+// finish, stops the informers and returns nil.
+func (c *Controller) Run(ctx context.Context) error {
 	defer utilruntime.HandleCrashWithContext(ctx)
 	logger := klog.FromContext(ctx)
 
-	c.SetRules(ctx, set)
 	logger.Info("Starting workers", "count", c.opts.Workers)
 	var wg sync.WaitGroup
 	for range c.opts.Workers {
@@ -111,7 +116,9 @@ func (c *Controller) Run(ctx context.Context, set *rules.Set) error {
 
 // SetRules makes set the rules in force: it starts informers for newly
 // ruled resources, stops those of resources no longer ruled, and enqueues
-// every cached object so that changed rules apply to existing objects.
+// the cached objects of resources whose annotations changed, so that the
+// new rules apply to existing objects at once. Informers live until ctx
+// ends or a later SetRules stops them.
 func (c *Controller) SetRules(ctx context.Context, set *rules.Set) {
 	logger := klog.FromContext(ctx)
 	c.mu.Lock()
@@ -121,18 +128,23 @@ func (c *Controller) SetRules(ctx context.Context, set *rules.Set) {
 			logger.Info("Stopping informer", "resource", rules.GVRString(gvr))
 			ri.stop()
 			delete(c.informers, gvr)
+			c.expect.forgetResource(gvr)
 		}
 	}
 	for _, t := range set.SortedTargets() {
-		if ri, ok := c.informers[t.GVR]; ok {
-			ri.target = t
+		ri, ok := c.informers[t.GVR]
+		if !ok {
+			logger.Info("Starting informer", "resource", rules.GVRString(t.GVR), "rules", t.Rules)
+			c.informers[t.GVR] = c.startInformer(ctx, t)
+			continue
+		}
+		changed := !maps.Equal(ri.target.Annotations, t.Annotations)
+		ri.target = t
+		if changed {
 			for _, k := range ri.informer.GetStore().ListKeys() {
 				c.enqueueStoreKey(t.GVR, k)
 			}
-			continue
 		}
-		logger.Info("Starting informer", "resource", rules.GVRString(t.GVR), "rules", t.Rules)
-		c.informers[t.GVR] = c.startInformer(ctx, t)
 	}
 }
 

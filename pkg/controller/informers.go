@@ -4,6 +4,7 @@ import (
 	"context"
 	"reflect"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -35,6 +36,7 @@ func (c *Controller) startInformer(ctx context.Context, t *rules.Target) *resour
 	// an object's metadata and nothing here reads them.
 	_ = inf.SetTransform(stripManagedFields)
 	_, _ = inf.AddEventHandler(c.handlerFor(klog.FromContext(ctx), t.GVR))
+	_ = inf.SetWatchErrorHandlerWithContext(c.watchErrorHandler(t.GVR))
 
 	ctx, cancel := context.WithCancel(ctx)
 	ri := &resourceInformer{target: t, informer: inf, cancel: cancel, done: make(chan struct{})}
@@ -49,6 +51,20 @@ func (c *Controller) startInformer(ctx context.Context, t *rules.Target) *resour
 func (ri *resourceInformer) stop() {
 	ri.cancel()
 	<-ri.done
+}
+
+// watchErrorHandler logs list and watch errors as client-go does by
+// default, and reports a resource that is no longer served, so that its
+// informer is stopped instead of retrying a 404 forever.
+func (c *Controller) watchErrorHandler(gvr schema.GroupVersionResource) cache.WatchErrorHandlerWithContext {
+	return func(ctx context.Context, r *cache.Reflector, err error) {
+		if apierrors.IsNotFound(err) && c.opts.ResourceGone != nil {
+			klog.FromContext(ctx).Info("Resource no longer served", "resource", rules.GVRString(gvr))
+			c.opts.ResourceGone(gvr)
+			return
+		}
+		cache.DefaultWatchErrorHandler(ctx, r, err)
+	}
 }
 
 // handlerFor returns event handlers that only enqueue keys of gvr. Updates

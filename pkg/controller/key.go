@@ -86,6 +86,17 @@ func (e *expectations) forget(k Key) {
 	e.mu.Unlock()
 }
 
+// forgetResource drops what is known about the objects of gvr.
+func (e *expectations) forgetResource(gvr schema.GroupVersionResource) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for k := range e.m {
+		if k.GVR == gvr {
+			delete(e.m, k)
+		}
+	}
+}
+
 // len returns the number of outstanding expectations.
 func (e *expectations) len() int {
 	e.mu.Lock()

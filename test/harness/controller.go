@@ -130,7 +130,8 @@ func (e *Env) StartController(t testing.TB, rulesYAML string, opts controller.Op
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx, set) }()
+	c.SetRules(ctx, set)
+	go func() { done <- c.Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
