@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
@@ -10,7 +9,6 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
-	"k8s.io/klog/v2"
 
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -120,11 +118,4 @@ func connect(path string, cf *clusterFlags) (*session, error) {
 		return nil, err
 	}
 	return &session{path: path, file: file, cfg: cfg, set: set, unresolved: unresolved, dynamic: dyn}, nil
-}
-
-// logUnresolved logs each resource the server does not serve.
-func (s *session) logUnresolved(ctx context.Context) {
-	for _, u := range s.unresolved {
-		klog.FromContext(ctx).Error(nil, "Resource not served; its rules are not enforced", "field", u.Field, "reason", u.Message)
-	}
 }

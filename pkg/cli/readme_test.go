@@ -56,5 +56,11 @@ func TestREADMEReference(t *testing.T) {
 		}
 		return
 	}
-	t.Errorf("README.md's CLI reference differs from --help; run `go test ./pkg/cli -update`.\nwant:\n%s", want)
+	gl, wl := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := range min(len(gl), len(wl)) {
+		if gl[i] != wl[i] {
+			t.Fatalf("README.md's CLI reference differs from --help at its line %d; run `go test ./pkg/cli -update`.\nREADME: %q\nhelp:   %q", i+1, gl[i], wl[i])
+		}
+	}
+	t.Errorf("README.md's CLI reference differs from --help in length; run `go test ./pkg/cli -update`")
 }

@@ -44,8 +44,8 @@ func (d *demo) printHelp(assets string) {
   kubectl annotate deployment %s -n %s %s-   # remove it: the controller puts it back
   kubectl scale deployment %s -n %s --replicas=3   # new Pods get it too
 
-The rules are in %s: edit them, then stop and start the demo again
-(the controller reads them once, at start). kube-controller-manager logs to %s.
+The rules are in %s: edit them and the controller applies them at once
+(an invalid edit is logged and the previous rules stay). kube-controller-manager logs to %s.
 `, d.env.Kubeconfig, assets, h.K8sVersion, strings.Join(kubectlGetArgs, " "),
 		deployment, namespace, annotationKey, deployment, namespace, rules, d.kcmLog)
 	if d.opts.exitAfterReady {

@@ -111,3 +111,49 @@ func parseLabels(s string) map[string]string {
 	}
 	return out
 }
+
+// MetricValue sums the samples of metric name in Prometheus text format
+// whose labels include match.
+func MetricValue(body []byte, name string, match map[string]string) float64 {
+	total := 0.0
+	for _, line := range strings.Split(string(body), "\n") {
+		if !strings.HasPrefix(line, name) {
+			continue
+		}
+		rest := line[len(name):]
+		labels := map[string]string{}
+		switch {
+		case strings.HasPrefix(rest, "{"):
+			end := strings.LastIndexByte(rest, '}')
+			if end < 0 {
+				continue
+			}
+			labels = parseLabels(rest[1:end])
+			rest = rest[end+1:]
+		case strings.HasPrefix(rest, " "):
+		default:
+			continue // another metric whose name starts with name
+		}
+		ok := true
+		for k, v := range match {
+			ok = ok && labels[k] == v
+		}
+		if v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64); ok && err == nil {
+			total += v
+		}
+	}
+	return total
+}
+
+// ServerMetric reads one metric of the API server, as MetricValue.
+func (e *Env) ServerMetric(ctx context.Context, name string, match map[string]string) (float64, error) {
+	cs, err := kubernetes.NewForConfig(e.Config)
+	if err != nil {
+		return 0, err
+	}
+	body, err := cs.RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("read /metrics: %w", err)
+	}
+	return MetricValue(body, name, match), nil
+}
