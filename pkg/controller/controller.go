@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -22,9 +23,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
+	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
@@ -47,6 +50,11 @@ type Options struct {
 	// informer's list or watch with NotFound: the resource is no longer
 	// served (its CRD was deleted), and the rules should be resolved again.
 	ResourceGone func(gvr schema.GroupVersionResource)
+	// Metrics, when set, count syncs and writes and carry the queue's metrics.
+	Metrics *metrics.Metrics
+	// Recorder, when set, records a Normal event on every object the
+	// controller changes and a Warning event when a change is rejected.
+	Recorder events.EventRecorder
 }
 
 // Controller enforces a rules.Set on the objects of a cluster.
@@ -71,13 +79,14 @@ func NewController(client dynamic.Interface, opts Options) *Controller {
 	if opts.WriteTimeout <= 0 {
 		opts.WriteTimeout = 30 * time.Second
 	}
+	qcfg := workqueue.TypedRateLimitingQueueConfig[Key]{Name: "kube-annotator"}
+	if opts.Metrics != nil {
+		qcfg.MetricsProvider = opts.Metrics.Workqueue
+	}
 	return &Controller{
-		client: client,
-		opts:   opts,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.DefaultTypedControllerRateLimiter[Key](),
-			workqueue.TypedRateLimitingQueueConfig[Key]{Name: "kube-annotator"},
-		),
+		client:    client,
+		opts:      opts,
+		queue:     workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[Key](), qcfg),
 		expect:    newExpectations(),
 		informers: map[schema.GroupVersionResource]*resourceInformer{},
 	}
@@ -98,7 +107,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	for range c.opts.Workers {
 		wg.Go(func() { wait.UntilWithContext(ctx, c.runWorker, time.Second) })
 	}
-	go c.logSynced(ctx)
+	go c.watchSynced(ctx)
 
 	<-ctx.Done()
 	logger.Info("Shutting down: finishing in-flight work")
@@ -135,6 +144,9 @@ func (c *Controller) SetRules(ctx context.Context, set *rules.Set) {
 		ri, ok := c.informers[t.GVR]
 		if !ok {
 			logger.Info("Starting informer", "resource", rules.GVRString(t.GVR), "rules", t.Rules)
+			if c.opts.Metrics != nil {
+				c.opts.Metrics.InitResource(t.GVR.GroupResource().String())
+			}
 			c.informers[t.GVR] = c.startInformer(ctx, t)
 			continue
 		}
@@ -167,10 +179,28 @@ func (c *Controller) Informers() int {
 	return len(c.informers)
 }
 
-func (c *Controller) logSynced(ctx context.Context) {
-	if cache.WaitForCacheSync(ctx.Done(), c.HasSynced) {
-		klog.FromContext(ctx).Info("Caches synced", "informers", c.Informers())
-	}
+// watchSynced logs when every informer has synced and keeps the
+// informer gauges current.
+func (c *Controller) watchSynced(ctx context.Context) {
+	logged := false
+	wait.UntilWithContext(ctx, func(ctx context.Context) {
+		c.mu.RLock()
+		running, synced := len(c.informers), 0
+		for _, ri := range c.informers {
+			if ri.informer.HasSynced() {
+				synced++
+			}
+		}
+		c.mu.RUnlock()
+		if m := c.opts.Metrics; m != nil {
+			m.Informers.Set(float64(running))
+			m.InformersSynced.Set(float64(synced))
+		}
+		if synced == running && !logged {
+			klog.FromContext(ctx).Info("Caches synced", "informers", running)
+		}
+		logged = synced == running
+	}, 200*time.Millisecond)
 }
 
 func (c *Controller) enqueueStoreKey(gvr schema.GroupVersionResource, storeKey string) {
@@ -200,6 +230,7 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	}
 	logger := klog.FromContext(ctx)
 	err := c.syncSafely(ctx, key)
+	c.count(c.syncs(), key, err)
 	switch {
 	case err == nil:
 		c.queue.Forget(key)
@@ -211,6 +242,32 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 		c.queue.AddRateLimited(key)
 	}
 	return true
+}
+
+// count adds one to the series of vec for key's resource and err's result.
+func (c *Controller) count(vec *prometheus.CounterVec, key Key, err error) {
+	if vec == nil {
+		return
+	}
+	result := metrics.Success
+	if err != nil {
+		result = metrics.Error
+	}
+	vec.WithLabelValues(key.GVR.GroupResource().String(), result).Inc()
+}
+
+func (c *Controller) syncs() *prometheus.CounterVec {
+	if c.opts.Metrics == nil {
+		return nil
+	}
+	return c.opts.Metrics.Syncs
+}
+
+func (c *Controller) writes() *prometheus.CounterVec {
+	if c.opts.Metrics == nil {
+		return nil
+	}
+	return c.opts.Metrics.Writes
 }
 
 // syncSafely runs syncHandler, turning a panic into an error so that one

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -47,12 +49,21 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
+	c.count(c.writes(), key, err)
 	if err != nil {
+		if isPermanent(err) && c.opts.Recorder != nil {
+			c.opts.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "AnnotateFailed", "Patch",
+				"Could not set annotations %s: %v", strings.Join(sortedKeys(changed), ", "), err)
+		}
 		return fmt.Errorf("patch %s: %w", key, err)
 	}
 	c.expect.record(key, rv, res.GetResourceVersion())
 	if logger := klog.FromContext(ctx).V(2); logger.Enabled() {
 		logger.Info("Patched annotations", "key", key.String(), "keys", sortedKeys(changed))
+	}
+	if c.opts.Recorder != nil {
+		c.opts.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "Annotated", "Patch",
+			"Set annotations %s", strings.Join(sortedKeys(changed), ", "))
 	}
 	return nil
 }

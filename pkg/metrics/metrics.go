@@ -6,14 +6,16 @@ package metrics
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"k8s.io/client-go/util/workqueue"
 )
 
 const namespace = "kube_annotator"
 
-// Reload results.
+// Results: of a reload (Success, Failure), of a sync or write (Success, Error).
 const (
 	Success = "success"
 	Failure = "failure"
+	Error   = "error"
 )
 
 // Metrics are the collectors of one process, in their own registry.
@@ -34,6 +36,17 @@ type Metrics struct {
 	ResourcesUnresolved prometheus.Gauge
 	// Informers is the number of running informers, one per ruled resource.
 	Informers prometheus.Gauge
+	// InformersSynced is the number of informers whose cache has synced.
+	InformersSynced prometheus.Gauge
+	// Syncs counts syncs of one object, by resource and result.
+	Syncs *prometheus.CounterVec
+	// Writes counts write requests, by resource and result.
+	Writes *prometheus.CounterVec
+	// Leader is 1 while this process holds the leader lease (or runs
+	// without leader election), else 0.
+	Leader prometheus.Gauge
+	// Workqueue provides the work queue's metrics to client-go.
+	Workqueue workqueue.MetricsProvider
 }
 
 // New returns the metrics, registered in a new registry.
@@ -60,7 +73,25 @@ func New() *Metrics {
 			Namespace: namespace, Name: "informers",
 			Help: "Running informers, one per ruled resource.",
 		}),
+		InformersSynced: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "informers_synced",
+			Help: "Running informers whose cache has synced.",
+		}),
+		Syncs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "syncs_total",
+			Help: "Syncs of one object, by resource and result (success or error).",
+		}, []string{"resource", "result"}),
+		Writes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "writes_total",
+			Help: "Write requests to the API server, by resource and result (success or error).",
+		}, []string{"resource", "result"}),
+		Leader: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "leader",
+			Help: "1 while this process holds the leader lease or runs without leader election.",
+		}),
 	}
+	wq := newWorkqueueMetrics()
+	m.Workqueue = wq
 	for _, r := range []string{Success, Failure} {
 		m.RulesReloads.WithLabelValues(r)
 	}
@@ -68,6 +99,17 @@ func New() *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.RulesReloads, m.RulesLastReloadSuccessful, m.Rules, m.ResourcesUnresolved, m.Informers,
+		m.InformersSynced, m.Syncs, m.Writes, m.Leader,
 	)
+	m.Registry.MustRegister(wq.collectors()...)
 	return m
+}
+
+// InitResource creates the series of resource at zero, so that they exist
+// before its first sync.
+func (m *Metrics) InitResource(resource string) {
+	for _, r := range []string{Success, Error} {
+		m.Syncs.WithLabelValues(resource, r)
+		m.Writes.WithLabelValues(resource, r)
+	}
 }
