@@ -16,11 +16,13 @@ import (
 
 func rbacCommand(_ context.Context, e *env, args []string) int {
 	fs := e.newFlagSet("rbac", "Print the least-privilege ServiceAccount, ClusterRole and ClusterRoleBinding for a rules file:\n"+
-		"get, list, watch and patch on exactly the resources it names. Resource names are resolved\n"+
+		"get, list, watch and patch on exactly the resources it names, and the Lease for leader election. Resource names are resolved\n"+
 		"through the cluster's discovery; a name with a group (frigates.ship.nwiizo.dev) that the\n"+
 		"cluster does not serve yet is taken as written.")
 	rulesPath := fs.String("rules", "rules.yaml", "Path to the rules file")
 	name := fs.String("name", "kube-annotator", "Name of the ServiceAccount, ClusterRole and ClusterRoleBinding")
+	leases := fs.Bool("leader-election", true, "Also grant the Lease for leader election (a Role and RoleBinding in the ServiceAccount's namespace)")
+	withEvents := fs.Bool("events", false, "Also grant creating Events (for run --events)")
 	cf := addClusterFlags(fs)
 	if code, ok := e.parse(fs, args); !ok {
 		return code
@@ -64,7 +66,7 @@ func rbacCommand(_ context.Context, e *env, args []string) int {
 	if ns == "" {
 		ns = "kube-annotator"
 	}
-	out, err := rbacManifests(*name, ns, grs)
+	out, err := rbacManifests(rbacOptions{name: *name, namespace: ns, resources: grs, leases: *leases, events: *withEvents})
 	if err != nil {
 		fmt.Fprintln(e.Err, err)
 		return 1
@@ -86,11 +88,19 @@ func groupResource(r *resolve.Resolver, name string) (schema.GroupResource, stri
 	return schema.GroupResource{}, "", err
 }
 
+// rbacOptions say what rbacManifests grants.
+type rbacOptions struct {
+	name, namespace string
+	resources       []schema.GroupResource
+	leases, events  bool
+}
+
 // rbacManifests renders the ServiceAccount, ClusterRole (one rule per API
-// group, resources sorted) and ClusterRoleBinding as a YAML stream.
-func rbacManifests(name, namespace string, grs []schema.GroupResource) (string, error) {
+// group, resources sorted) and ClusterRoleBinding, and for leader election
+// a Role and RoleBinding on its Lease, as a YAML stream.
+func rbacManifests(o rbacOptions) (string, error) {
 	byGroup := map[string][]string{}
-	for _, gr := range grs {
+	for _, gr := range o.resources {
 		if !slices.Contains(byGroup[gr.Group], gr.Resource) {
 			byGroup[gr.Group] = append(byGroup[gr.Group], gr.Resource)
 		}
@@ -103,32 +113,36 @@ func rbacManifests(name, namespace string, grs []schema.GroupResource) (string, 
 	var policy []any
 	for _, g := range groups {
 		slices.Sort(byGroup[g])
-		policy = append(policy, map[string]any{
-			"apiGroups": []string{g},
-			"resources": byGroup[g],
-			"verbs":     requiredVerbs,
-		})
+		policy = append(policy, policyRule(g, byGroup[g], requiredVerbs, ""))
+	}
+	if o.events {
+		policy = append(policy, policyRule("events.k8s.io", []string{"events"}, []string{"create", "patch"}, ""))
 	}
 	labels := map[string]string{"app.kubernetes.io/name": "kube-annotator"}
+	meta := func(namespaced bool) map[string]any {
+		m := map[string]any{"name": o.name, "labels": labels}
+		if namespaced {
+			m["namespace"] = o.namespace
+		}
+		return m
+	}
+	subjects := []any{map[string]any{"kind": "ServiceAccount", "name": o.name, "namespace": o.namespace}}
+	const rbacV1 = "rbac.authorization.k8s.io/v1"
 	docs := []map[string]any{
-		{
-			"apiVersion": "v1",
-			"kind":       "ServiceAccount",
-			"metadata":   map[string]any{"name": name, "namespace": namespace, "labels": labels},
-		},
-		{
-			"apiVersion": "rbac.authorization.k8s.io/v1",
-			"kind":       "ClusterRole",
-			"metadata":   map[string]any{"name": name, "labels": labels},
-			"rules":      policy,
-		},
-		{
-			"apiVersion": "rbac.authorization.k8s.io/v1",
-			"kind":       "ClusterRoleBinding",
-			"metadata":   map[string]any{"name": name, "labels": labels},
-			"roleRef":    map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
-			"subjects":   []any{map[string]any{"kind": "ServiceAccount", "name": name, "namespace": namespace}},
-		},
+		{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta(true)},
+		{"apiVersion": rbacV1, "kind": "ClusterRole", "metadata": meta(false), "rules": policy},
+		{"apiVersion": rbacV1, "kind": "ClusterRoleBinding", "metadata": meta(false), "subjects": subjects,
+			"roleRef": map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": o.name}},
+	}
+	if o.leases {
+		docs = append(docs,
+			map[string]any{"apiVersion": rbacV1, "kind": "Role", "metadata": meta(true), "rules": []any{
+				policyRule("coordination.k8s.io", []string{"leases"}, []string{"create"}, ""),
+				policyRule("coordination.k8s.io", []string{"leases"}, []string{"get", "update"}, o.name),
+			}},
+			map[string]any{"apiVersion": rbacV1, "kind": "RoleBinding", "metadata": meta(true), "subjects": subjects,
+				"roleRef": map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": o.name}},
+		)
 	}
 	var b strings.Builder
 	for i, d := range docs {
@@ -142,4 +156,14 @@ func rbacManifests(name, namespace string, grs []schema.GroupResource) (string, 
 		b.Write(data)
 	}
 	return b.String(), nil
+}
+
+// policyRule is one RBAC PolicyRule; resourceName, when set, limits it to
+// that object.
+func policyRule(group string, resources, verbs []string, resourceName string) map[string]any {
+	r := map[string]any{"apiGroups": []string{group}, "resources": resources, "verbs": verbs}
+	if resourceName != "" {
+		r["resourceNames"] = []string{resourceName}
+	}
+	return r
 }

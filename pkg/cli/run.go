@@ -4,10 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller"
@@ -19,14 +24,16 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/version"
 )
 
-// runFlags are the flags of run, apart from the connection flags.
+// runFlags are the flags of run.
 type runFlags struct {
 	rules        string
 	workers      int
 	watchRules   bool
+	events       bool
 	metricsAddr  string
 	probeAddr    string
 	clusterFlags *clusterFlags
+	leader       *leaderFlags
 }
 
 func runCommand(ctx context.Context, e *env, args []string) int {
@@ -36,8 +43,10 @@ func runCommand(ctx context.Context, e *env, args []string) int {
 	fs.StringVar(&f.rules, "rules", "rules.yaml", "Path to the rules file")
 	fs.IntVar(&f.workers, "workers", 8, "Number of objects synced in parallel")
 	fs.BoolVar(&f.watchRules, "watch-rules", true, "Reload the rules file when it changes (SIGHUP always reloads it)")
+	fs.BoolVar(&f.events, "events", false, "Record a Normal event on every object changed and a Warning event when a change is rejected")
 	fs.StringVar(&f.metricsAddr, "metrics-bind-address", "", "Address to serve Prometheus metrics on at /metrics, e.g. :8080 (default off)")
 	fs.StringVar(&f.probeAddr, "health-probe-bind-address", "", "Address to serve /healthz and /readyz on, e.g. :8081 (default off)")
+	f.leader = addLeaderFlags(fs)
 	f.clusterFlags = addClusterFlags(fs)
 	addLogFlags(fs)
 	if code, ok := e.parse(fs, args); !ok {
@@ -57,7 +66,7 @@ func runCommand(ctx context.Context, e *env, args []string) int {
 }
 
 // run wires the rules, the reloader, the controller and the servers, and
-// runs until ctx ends.
+// runs until ctx ends (or leadership is lost).
 func run(ctx context.Context, f runFlags) error {
 	logger := klog.FromContext(ctx)
 	// The rules are checked before anything talks to the cluster.
@@ -83,21 +92,25 @@ func run(ctx context.Context, f runFlags) error {
 		return err
 	}
 	m := metrics.New()
+	recorder, stopEvents, err := eventRecorder(ctx, cfg, f.events)
+	if err != nil {
+		return err
+	}
+	defer stopEvents()
 
 	var rl *reloader.Reloader
 	c := controller.NewController(dyn, controller.Options{
 		Workers:      f.workers,
 		Namespace:    f.clusterFlags.namespace(),
 		ResourceGone: func(schema.GroupVersionResource) { rl.Resolve() },
+		Metrics:      m,
+		Recorder:     recorder,
 	})
 	rl = reloader.New(reloader.Options{
 		Path:    f.rules,
 		Resolve: resolver.Resolve,
 		Reset:   resolver.Reset,
-		Apply: func(s *rules.Set) {
-			c.SetRules(ctx, s)
-			m.Informers.Set(float64(c.Informers()))
-		},
+		Apply:   c.SetRules,
 		Watch:   f.watchRules,
 		Metrics: m,
 	}, file, set, unresolved)
@@ -105,38 +118,72 @@ func run(ctx context.Context, f runFlags) error {
 		logger.Error(nil, "Resource not served; its rules are not enforced until it is", "field", u.Field, "reason", u.Message)
 	}
 
+	var leading atomic.Bool
+	if err := startServers(ctx, f, m, func() error {
+		if leading.Load() && !c.HasSynced() {
+			return errors.New("informers not synced")
+		}
+		return nil // a replica standing by is ready to take over
+	}); err != nil {
+		return err
+	}
+
+	logger.Info("Starting", "version", version.Version, "server", cfg.Host, "rules", len(file.Rules), "resources", len(set.Targets))
+	onLeading := func(l bool) {
+		leading.Store(l)
+		if l {
+			m.Leader.Set(1)
+		} else {
+			m.Leader.Set(0)
+		}
+	}
+	return f.leader.withLeader(ctx, cfg, onLeading, func(ctx context.Context) error {
+		ctx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		c.SetRules(ctx, rl.Set())
+		go func() {
+			if err := rl.Run(ctx); err != nil {
+				cancel(err) // e.g. the rules file cannot be watched: stop
+			}
+		}()
+		if err := c.Run(ctx); err != nil {
+			return err
+		}
+		if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			return err
+		}
+		return nil
+	})
+}
+
+// startServers starts the metrics and probe servers that are configured.
+func startServers(ctx context.Context, f runFlags, m *metrics.Metrics, ready server.Check) error {
 	if f.metricsAddr != "" {
 		if _, err := server.Start(ctx, "metrics", f.metricsAddr, server.Metrics(m.Registry)); err != nil {
 			return err
 		}
 	}
 	if f.probeAddr != "" {
-		ready := func() error {
-			if !c.HasSynced() {
-				return errors.New("informers not synced")
-			}
-			return nil
-		}
 		if _, err := server.Start(ctx, "health probes", f.probeAddr, server.Health(ready)); err != nil {
 			return err
 		}
 	}
-
-	logger.Info("Starting", "version", version.Version, "server", cfg.Host, "rules", len(file.Rules), "resources", len(set.Targets))
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	c.SetRules(ctx, set)
-	m.Informers.Set(float64(c.Informers()))
-	go func() {
-		if err := rl.Run(ctx); err != nil {
-			cancel(err) // e.g. the rules file cannot be watched: stop
-		}
-	}()
-	if err := c.Run(ctx); err != nil {
-		return err
-	}
-	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
-		return err
-	}
 	return nil
+}
+
+// eventRecorder returns an events/v1 recorder when enabled, else nil, and
+// a func that flushes and stops it.
+func eventRecorder(ctx context.Context, cfg *rest.Config, enabled bool) (events.EventRecorder, func(), error) {
+	if !enabled {
+		return nil, func() {}, nil
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	b := events.NewBroadcaster(&events.EventSinkImpl{Interface: cs.EventsV1()})
+	if err := b.StartRecordingToSinkWithContext(ctx); err != nil {
+		return nil, nil, err
+	}
+	return b.NewRecorder(scheme.Scheme, "kube-annotator"), b.Shutdown, nil
 }

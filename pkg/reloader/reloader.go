@@ -32,8 +32,8 @@ type Options struct {
 	// that the next Resolve sees the cluster as it is now.
 	Resolve rules.ResolveFunc
 	Reset   func()
-	// Apply puts a new set of rules in force.
-	Apply func(*rules.Set)
+	// Apply puts a new set of rules in force; ctx is the one Run was given.
+	Apply func(ctx context.Context, set *rules.Set)
 	// Watch reloads the file when it changes; otherwise only on SIGHUP.
 	Watch bool
 	// RetryInterval is how often resources that are not served are looked
@@ -78,7 +78,16 @@ func (r *Reloader) Resolve() {
 	}
 }
 
-// Run reloads and re-resolves until ctx ends.
+// Set returns the compiled rules in force.
+func (r *Reloader) Set() *rules.Set {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.set
+}
+
+// Run reloads and re-resolves until ctx ends. It starts with one reload, so
+// that a process that waited (e.g. for leadership) starts from the file and
+// the cluster as they are now.
 func (r *Reloader) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
 	hup := make(chan os.Signal, 1)
@@ -106,6 +115,7 @@ func (r *Reloader) Run(ctx context.Context) error {
 	// Changes come in bursts (write, chmod, rename); act once they settle.
 	debounce := time.NewTimer(time.Hour)
 	debounce.Stop()
+	r.reload(ctx, "start", true)
 	tick := time.NewTimer(r.interval())
 	defer tick.Stop()
 	for {
@@ -117,9 +127,9 @@ func (r *Reloader) Run(ctx context.Context) error {
 		case err := <-errs:
 			logger.Error(err, "Watching rules file")
 		case <-debounce.C:
-			r.reload(ctx, "file changed")
+			r.reload(ctx, "file changed", false)
 		case <-hup:
-			r.reload(ctx, "SIGHUP")
+			r.reload(ctx, "SIGHUP", true)
 		case <-r.kick:
 			r.resolve(ctx)
 		case <-tick.C:
@@ -141,8 +151,9 @@ func (r *Reloader) interval() time.Duration {
 }
 
 // reload loads the file; an invalid file, or one whose rules conflict, is
-// reported and leaves the rules in force as they are.
-func (r *Reloader) reload(ctx context.Context, reason string) {
+// reported and leaves the rules in force as they are. Unless force is set,
+// a file whose rules did not change is not resolved again.
+func (r *Reloader) reload(ctx context.Context, reason string, force bool) {
 	logger := klog.FromContext(ctx)
 	fail := func(err error) {
 		r.mu.Lock()
@@ -159,7 +170,7 @@ func (r *Reloader) reload(ctx context.Context, reason string) {
 	r.mu.Lock()
 	same, wasFailed := reflect.DeepEqual(file, r.file), r.failed
 	r.mu.Unlock()
-	if same && reason != "SIGHUP" {
+	if same && !force {
 		if wasFailed {
 			r.mu.Lock()
 			r.failed = false
@@ -177,7 +188,9 @@ func (r *Reloader) reload(ctx context.Context, reason string) {
 	r.failed = false
 	r.mu.Unlock()
 	r.record(metrics.Success)
-	logger.Info("Rules reloaded", "path", r.opts.Path, "reason", reason, "rules", len(file.Rules))
+	if !same {
+		logger.Info("Rules reloaded", "path", r.opts.Path, "reason", reason, "rules", len(file.Rules))
+	}
 }
 
 // resolve resolves the rules in force again, against the cluster as it is
@@ -214,7 +227,7 @@ func (r *Reloader) apply(ctx context.Context, file *rules.File) error {
 		}
 	}
 	if changed {
-		r.opts.Apply(set)
+		r.opts.Apply(ctx, set)
 	}
 	r.gauges()
 	return nil
