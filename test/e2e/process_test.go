@@ -98,19 +98,21 @@ func (p *proc) stop(t *testing.T) {
 	}
 }
 
-// metric reads one of the process's own metrics.
+// metric reads one of the process's own metrics, summed over its series.
 func (p *proc) metric(t *testing.T, name string) float64 {
 	t.Helper()
+	return h.MetricValue(p.scrape(t), name, nil)
+}
+
+// tryMetric is metric for polls: the server may not be up yet.
+func (p *proc) tryMetric(name string) (float64, error) {
 	resp, err := http.Get("http://" + p.metrics + "/metrics")
 	if err != nil {
-		t.Fatalf("scrape metrics: %v", err)
+		return 0, err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h.MetricValue(body, name, nil)
+	return h.MetricValue(body, name, nil), err
 }
 
 // waitMetric waits until metric name has value want.
@@ -118,8 +120,9 @@ func (p *proc) waitMetric(t *testing.T, timeout time.Duration, name string, want
 	t.Helper()
 	var got float64
 	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		got = p.metric(t, name)
-		return got == want, nil
+		var err error
+		got, err = p.tryMetric(name)
+		return err == nil && got == want, nil
 	})
 	if err != nil {
 		t.Fatalf("metric %s = %v after %v, want %v", name, got, timeout, want)
@@ -150,3 +153,18 @@ func (p *proc) errorLines(s string) int {
 }
 
 func (p *proc) String() string { return fmt.Sprintf("kube-annotator pid %d", p.cmd.Process.Pid) }
+
+// scrape returns the process's /metrics.
+func (p *proc) scrape(t *testing.T) []byte {
+	t.Helper()
+	resp, err := http.Get("http://" + p.metrics + "/metrics")
+	if err != nil {
+		t.Fatalf("scrape metrics: %v", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return body
+}

@@ -1,0 +1,193 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	h "github.com/kube-annotator/kube-annotator/test/harness"
+)
+
+var events = schema.GroupVersionResource{Group: "events.k8s.io", Version: "v1", Resource: "events"}
+
+// Two replicas with leader election: one writes; when it stops, the other
+// takes over within the lease duration.
+func TestLeaderElection(t *testing.T) {
+	ns := env.NewNamespace(t)
+	rulesFile := writeFile(t, "rules.yaml", "rules:\n- name: cms\n  resources: [configmaps]\n  annotations: {elected: \"yes\"}\n")
+	const lease = "4s"
+	args := []string{"--rules", rulesFile, "-n", ns, "--leader-elect", "--leader-election-namespace", ns,
+		"--leader-election-lease-duration", lease, "--leader-election-renew-deadline", "3s", "--leader-election-retry-period", "500ms"}
+	a, b := startRun(t, args...), startRun(t, args...)
+
+	var leader, standby *proc
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 20*time.Second, true, func(context.Context) (bool, error) {
+		la, errA := a.tryMetric("kube_annotator_leader")
+		lb, errB := b.tryMetric("kube_annotator_leader")
+		if errA != nil || errB != nil {
+			return false, nil
+		}
+		switch {
+		case la == 1 && lb == 0:
+			leader, standby = a, b
+		case lb == 1 && la == 0:
+			leader, standby = b, a
+		}
+		return leader != nil, nil
+	})
+	if err != nil {
+		t.Fatalf("no single leader emerged: %v", err)
+	}
+	for i := range 5 {
+		env.Create(t, h.ConfigMaps, ns, h.Object("v1", "ConfigMap", ns, fmt.Sprintf("cm-%d", i)))
+	}
+	for i := range 5 {
+		env.WaitForAnnotation(t, 10*time.Second, h.ConfigMaps, ns, fmt.Sprintf("cm-%d", i), "elected", "yes")
+	}
+	if got := standby.metric(t, "kube_annotator_writes_total"); got != 0 {
+		t.Errorf("the standby replica wrote %v times, want 0", got)
+	}
+	if got := leader.metric(t, "kube_annotator_writes_total"); got != 5 {
+		t.Errorf("the leader wrote %v times, want 5", got)
+	}
+	if standby.ready(t) != 200 {
+		t.Errorf("the standby replica is not ready; it should be, to take over")
+	}
+
+	stopped := time.Now()
+	leader.stop(t)
+	env.Create(t, h.ConfigMaps, ns, h.Object("v1", "ConfigMap", ns, "after-handover"))
+	duration, _ := time.ParseDuration(lease)
+	env.WaitForAnnotation(t, duration+5*time.Second-time.Since(stopped), h.ConfigMaps, ns, "after-handover", "elected", "yes")
+	t.Logf("the standby annotated a new object %v after the leader got SIGTERM", time.Since(stopped).Round(time.Millisecond))
+	if !strings.Contains(leader.stderr.String(), "Leading") || !strings.Contains(standby.stderr.String(), "Leading") {
+		t.Errorf("both replicas should have led in turn")
+	}
+}
+
+// The metrics endpoint serves the named series with the expected counts,
+// and --events records an Event on each changed object.
+func TestMetricsAndEvents(t *testing.T) {
+	ns := env.NewNamespace(t)
+	seed(t, ns) // 3 of the 4 objects need a patch
+	p := startRun(t, "--rules", rulesPath(), "-n", ns, "--events")
+	env.WaitForAnnotation(t, 15*time.Second, h.Deployments, ns, "web", key, want)
+	env.WaitForAnnotation(t, 5*time.Second, h.ReplicaSets, ns, "web-rs", key, want)
+	env.WaitForAnnotation(t, 5*time.Second, h.Frigates, ns, "frigate-sample", key, want)
+	p.waitMetric(t, 5*time.Second, "kube_annotator_informers_synced", 4)
+
+	body := p.scrape(t)
+	for _, c := range []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"kube_annotator_writes_total", map[string]string{"result": "success"}, 3},
+		{"kube_annotator_writes_total", map[string]string{"result": "error"}, 0},
+		{"kube_annotator_writes_total", map[string]string{"resource": "pods", "result": "success"}, 0},
+		{"kube_annotator_writes_total", map[string]string{"resource": "frigates.ship.nwiizo.dev", "result": "success"}, 1},
+		{"kube_annotator_syncs_total", map[string]string{"resource": "pods", "result": "error"}, 0},
+		{"kube_annotator_informers", nil, 4},
+		{"kube_annotator_rules", nil, 2},
+		{"kube_annotator_rules_last_reload_successful", nil, 1},
+		{"kube_annotator_leader", nil, 1},
+	} {
+		if got := h.MetricValue(body, c.name, c.labels); got != c.want {
+			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
+		}
+	}
+	// Series exist before they count anything, so rate() alerts work.
+	for _, series := range []string{
+		`kube_annotator_syncs_total{resource="pods",result="error"} 0`,
+		`kube_annotator_rules_reloads_total{result="failure"} 0`,
+		`workqueue_depth{name="kube-annotator"}`,
+		`workqueue_retries_total{name="kube-annotator"} 0`,
+	} {
+		if !strings.Contains(string(body), series) {
+			t.Errorf("metrics lack %s", series)
+		}
+	}
+	if got := h.MetricValue(body, "kube_annotator_syncs_total", map[string]string{"resource": "deployments.apps", "result": "success"}); got < 1 {
+		t.Errorf("no successful deployment sync counted")
+	}
+	if got := h.MetricValue(body, "workqueue_adds_total", map[string]string{"name": "kube-annotator"}); got < 4 {
+		t.Errorf("workqueue_adds_total = %v, want at least 4", got)
+	}
+
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		list, err := env.Dynamic.Resource(events).Namespace(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		got := map[string]bool{}
+		for _, e := range list.Items {
+			reason, _, _ := unstructured.NestedString(e.Object, "reason")
+			name, _, _ := unstructured.NestedString(e.Object, "regarding", "name")
+			got[reason+"/"+name] = true
+		}
+		return got["Annotated/web"] && got["Annotated/web-rs"] && got["Annotated/frigate-sample"] && !got["Annotated/web-pod"], nil
+	})
+	if err != nil {
+		t.Errorf("Annotated events for the 3 changed objects (and none for the unchanged Pod): %v", err)
+	}
+}
+
+// The ServiceAccount of deploy/ is allowed exactly enough: as it, the
+// controller converges; without one resource's permission, that resource
+// is reported forbidden and the others still converge.
+func TestServiceAccountIdentity(t *testing.T) {
+	rendered, err := kubectl(t, "", "kustomize", filepath.Join(h.RepoRoot(), "deploy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := kubectl(t, rendered, "apply", "--server-side", "--force-conflicts", "-f", "-"); err != nil {
+		t.Fatalf("apply deploy/: %v\n%s", err, out)
+	}
+	sa := []string{"--as", "system:serviceaccount:kube-annotator:kube-annotator",
+		"--leader-elect", "--leader-election-namespace", "kube-annotator", "--rules", rulesPath()}
+
+	ns := env.NewNamespace(t)
+	seed(t, ns)
+	p := startRun(t, append(sa, "-n", ns)...)
+	env.WaitForAnnotation(t, 20*time.Second, h.Deployments, ns, "web", key, want)
+	env.WaitForAnnotation(t, 5*time.Second, h.ReplicaSets, ns, "web-rs", key, want)
+	env.WaitForAnnotation(t, 5*time.Second, h.Frigates, ns, "frigate-sample", key, want)
+	p.stop(t)
+
+	// Take pods away from the ClusterRole (rule 0 is the core group).
+	patch := `[{"op":"test","path":"/rules/0/resources","value":["pods"]},{"op":"remove","path":"/rules/0"}]`
+	if _, err := env.Dynamic.Resource(clusterRoles).Patch(t.Context(), "kube-annotator", types.JSONPatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatalf("remove pods from the ClusterRole: %v", err)
+	}
+	t.Cleanup(func() { _, _ = kubectl(t, rendered, "apply", "--server-side", "--force-conflicts", "-f", "-") })
+	ns2 := env.NewNamespace(t)
+	env.Create(t, h.Pods, ns2, h.Pod(t, ns2, "denied"))
+	env.Create(t, h.Deployments, ns2, h.Deployment(t, ns2, "allowed", 0))
+	p = startRun(t, append(sa, "-n", ns2)...)
+	env.WaitForAnnotation(t, 20*time.Second, h.Deployments, ns2, "allowed", key, want)
+	err = wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		log := p.stderr.String()
+		return strings.Contains(log, "forbidden") && strings.Contains(log, "pods"), nil
+	})
+	if err != nil {
+		t.Errorf("the controller did not report pods as forbidden:\n%s", p.stderr.String())
+	}
+	p.waitMetric(t, 5*time.Second, "kube_annotator_informers_synced", 3) // of 4: pods cannot be listed
+	if p.ready(t) == 200 {
+		t.Errorf("/readyz is 200 although the pods informer cannot sync")
+	}
+	if _, ok := env.Get(t, h.Pods, ns2, "denied").GetAnnotations()[key]; ok {
+		t.Errorf("the pod was annotated although pods are forbidden")
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+}
