@@ -38,6 +38,17 @@ dist: ## Build the kubectl plugin archives for deploy/krew into dist/
 		tar -czf $$d.tar.gz -C $$d kubectl-annotator && rm -rf $$d || exit 1; \
 	done
 
+IMAGE ?= kube-annotator:$(VERSION)
+ARCH ?= amd64
+.PHONY: image
+image: ## Build the container image into dist/kube-annotator-image.tar (OCI layout; no container engine needed)
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(ARCH) go build -trimpath -ldflags '$(LDFLAGS) -s -w' -o bin/linux_$(ARCH)/kube-annotator .
+	cd hack/tools/image && go run . build --binary $(CURDIR)/bin/linux_$(ARCH)/kube-annotator --arch $(ARCH) --tag $(IMAGE) --out $(CURDIR)/dist/kube-annotator-image.tar
+
+.PHONY: image-verify
+image-verify: image ## Check that the image runs as non-root and that its entrypoint runs `version`
+	cd hack/tools/image && go run . verify --image $(CURDIR)/dist/kube-annotator-image.tar
+
 .PHONY: run
 run: ## Run the controller against your current kubeconfig (RULES=rules.yaml)
 	go run -ldflags '$(LDFLAGS)' . run --rules $(RULES)
@@ -66,6 +77,10 @@ test-unit: ## Unit tests (race detector)
 .PHONY: test-e2e
 test-e2e: envtest-assets ## End-to-end tests on etcd + kube-apiserver (race detector)
 	go test -race -count=1 -timeout 15m $(GOTESTFLAGS) ./test/...
+
+.PHONY: manifests
+manifests: envtest-assets ## Regenerate deploy/rbac.yaml and deploy/rules.yaml from rules.yaml (on a local control plane)
+	go test -count=1 ./test/e2e -run TestDeployMatchesRules -update
 
 .PHONY: crd
 crd: ## Regenerate deploy/crd with Kubebuilder and controller-gen
