@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/scan"
 	"github.com/kube-annotator/kube-annotator/pkg/version"
 )
 
@@ -90,13 +92,15 @@ type session struct {
 	set        *rules.Set
 	unresolved []rules.FieldError
 	dynamic    dynamic.Interface
+	// nsLabels are the namespaces' labels, listed once when a rule needs them.
+	nsLabels rules.NamespaceLabels
 }
 
 // connect loads and validates the rules file — before anything talks to
 // the cluster — then resolves its resources through discovery. Resources
 // the server does not serve are returned in unresolved; conflicting rules
 // are an error.
-func connect(path string, cf *clusterFlags) (*session, error) {
+func connect(ctx context.Context, path string, cf *clusterFlags) (*session, error) {
 	file, err := rules.Load(path)
 	if err != nil {
 		return nil, err
@@ -117,5 +121,9 @@ func connect(path string, cf *clusterFlags) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &session{path: path, file: file, cfg: cfg, set: set, unresolved: unresolved, dynamic: dyn}, nil
+	nsLabels, err := scan.NamespaceLabels(ctx, dyn, set)
+	if err != nil {
+		return nil, err
+	}
+	return &session{path: path, file: file, cfg: cfg, set: set, unresolved: unresolved, dynamic: dyn, nsLabels: nsLabels}, nil
 }

@@ -9,6 +9,7 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kube-annotator/kube-annotator/pkg/controller"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/scan"
 )
@@ -35,7 +36,7 @@ func diffCommand(ctx context.Context, e *env, args []string) int {
 		return diffFailed
 	}
 	ctx = klog.NewContext(ctx, klog.Background().WithName("kube-annotator"))
-	s, err := connect(*rulesPath, cf)
+	s, err := connect(ctx, *rulesPath, cf)
 	if err != nil {
 		fmt.Fprintln(e.Err, err)
 		return diffFailed
@@ -46,7 +47,7 @@ func diffCommand(ctx context.Context, e *env, args []string) int {
 
 	pending := []*scan.Object{}
 	for _, t := range s.set.SortedTargets() {
-		err := scan.Resource(ctx, s.dynamic, t, cf.namespace(), func(_ *rules.Target, o *scan.Object) error {
+		err := scan.Resource(ctx, s.dynamic, t, cf.namespace(), controller.DefaultFieldManager, s.nsLabels, func(_ *rules.Target, o *scan.Object) error {
 			if o != nil {
 				pending = append(pending, o)
 			}
@@ -88,12 +89,20 @@ func printDiff(e *env, output string, pending []*scan.Object) error {
 		}
 		fmt.Fprintf(e.Out, "%s %s\n", o.Resource, ref)
 		for _, c := range o.Changes {
-			old := "<none>"
-			if c.Old != nil {
-				old = strconv.Quote(*c.Old)
+			kind := ""
+			if c.Kind == "label" {
+				kind = "label "
 			}
-			fmt.Fprintf(e.Out, "  %s: %s → %s\n", c.Key, old, strconv.Quote(c.New))
+			fmt.Fprintf(e.Out, "  %s%s: %s → %s\n", kind, c.Key, quoted(c.Old), quoted(c.New))
 		}
 	}
 	return nil
+}
+
+// quoted is a value for diff's text output; <none> for a missing key.
+func quoted(v *string) string {
+	if v == nil {
+		return "<none>"
+	}
+	return strconv.Quote(*v)
 }

@@ -39,7 +39,7 @@ func onceCommand(ctx context.Context, e *env, args []string) int {
 		return 2
 	}
 	ctx = klog.NewContext(ctx, klog.Background().WithName("kube-annotator"))
-	s, err := connect(*rulesPath, cf)
+	s, err := connect(ctx, *rulesPath, cf)
 	if err != nil {
 		fmt.Fprintln(e.Err, err)
 		return 1
@@ -92,7 +92,7 @@ func converge(ctx context.Context, s *session, t *rules.Target, namespace string
 			}
 		})
 	}
-	err := scan.Resource(ctx, s.dynamic, t, namespace, func(_ *rules.Target, pending *scan.Object) error {
+	err := scan.Resource(ctx, s.dynamic, t, namespace, controller.DefaultFieldManager, s.nsLabels, func(_ *rules.Target, pending *scan.Object) error {
 		tl.examined.Add(1)
 		if pending != nil {
 			select {

@@ -62,6 +62,12 @@ func rbacCommand(_ context.Context, e *env, args []string) int {
 	if failed {
 		return 1
 	}
+	for _, r := range file.Rules {
+		if r.NamespaceSelector != "" { // the controller watches namespace labels
+			grs = append(grs, schema.GroupResource{Resource: "namespaces"})
+			break
+		}
+	}
 	ns := cf.namespace()
 	if ns == "" {
 		ns = "kube-annotator"

@@ -11,7 +11,6 @@ package controller
 import (
 	"context"
 	"fmt"
-	"maps"
 	"sync"
 	"time"
 
@@ -66,6 +65,8 @@ type Controller struct {
 
 	mu        sync.RWMutex
 	informers map[schema.GroupVersionResource]*resourceInformer
+	// namespaces runs while a rule selects by namespace labels.
+	namespaces *resourceInformer
 }
 
 // NewController returns a controller that writes through client.
@@ -118,6 +119,10 @@ func (c *Controller) Run(ctx context.Context) error {
 		ri.stop()
 		delete(c.informers, gvr)
 	}
+	if c.namespaces != nil {
+		c.namespaces.stop()
+		c.namespaces = nil
+	}
 	c.mu.Unlock()
 	logger.Info("Stopped")
 	return nil
@@ -140,23 +145,39 @@ func (c *Controller) SetRules(ctx context.Context, set *rules.Set) {
 			c.expect.forgetResource(gvr)
 		}
 	}
+	needNamespaces := false
 	for _, t := range set.SortedTargets() {
+		needNamespaces = needNamespaces || t.NeedsNamespaceLabels
 		ri, ok := c.informers[t.GVR]
+		if ok && ri.target.ReadsObjects != t.ReadsObjects {
+			// The cache keeps whole objects only when a rule reads them:
+			// rebuild it with the other transform.
+			ri.stop()
+			delete(c.informers, t.GVR)
+			ok = false
+		}
 		if !ok {
-			logger.Info("Starting informer", "resource", rules.GVRString(t.GVR), "rules", t.Rules)
+			logger.Info("Starting informer", "resource", rules.GVRString(t.GVR), "rules", t.RuleNames())
 			if c.opts.Metrics != nil {
 				c.opts.Metrics.InitResource(t.GVR.GroupResource().String())
 			}
 			c.informers[t.GVR] = c.startInformer(ctx, t)
 			continue
 		}
-		changed := !maps.Equal(ri.target.Annotations, t.Annotations)
+		changed := !ri.target.SameRules(t)
 		ri.target = t
 		if changed {
 			for _, k := range ri.informer.GetStore().ListKeys() {
 				c.enqueueStoreKey(t.GVR, k)
 			}
 		}
+	}
+	switch {
+	case needNamespaces && c.namespaces == nil:
+		c.namespaces = c.startNamespaces(ctx)
+	case !needNamespaces && c.namespaces != nil:
+		c.namespaces.stop()
+		c.namespaces = nil
 	}
 }
 
@@ -169,7 +190,7 @@ func (c *Controller) HasSynced() bool {
 			return false
 		}
 	}
-	return true
+	return c.namespaces == nil || c.namespaces.informer.HasSynced()
 }
 
 // Informers returns the number of running informers.

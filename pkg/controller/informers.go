@@ -2,11 +2,9 @@ package controller
 
 import (
 	"context"
-	"reflect"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
@@ -31,11 +29,10 @@ func (c *Controller) startInformer(ctx context.Context, t *rules.Target) *resour
 	if t.Namespaced {
 		ns = c.opts.Namespace
 	}
-	inf := dynamicinformer.NewFilteredDynamicInformer(c.client, t.GVR, ns, 0, cache.Indexers{}, nil).Informer()
-	// Keep the cache lean: managedFields are often larger than the rest of
-	// an object's metadata and nothing here reads them.
-	_ = inf.SetTransform(stripManagedFields)
-	_, _ = inf.AddEventHandler(c.handlerFor(klog.FromContext(ctx), t.GVR))
+	indexers := cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
+	inf := dynamicinformer.NewFilteredDynamicInformer(c.client, t.GVR, ns, 0, indexers, nil).Informer()
+	_ = inf.SetTransform(transform(c.opts.FieldManager, t.ReadsObjects))
+	_, _ = inf.AddEventHandler(c.handlerFor(klog.FromContext(ctx), t.GVR, t.ReadsObjects))
 	_ = inf.SetWatchErrorHandlerWithContext(c.watchErrorHandler(t.GVR))
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -68,9 +65,9 @@ func (c *Controller) watchErrorHandler(gvr schema.GroupVersionResource) cache.Wa
 }
 
 // handlerFor returns event handlers that only enqueue keys of gvr. Updates
-// that leave annotations as they were cannot change what sync decides, so
-// they are dropped here: status updates are most of a cluster's events.
-func (c *Controller) handlerFor(logger klog.Logger, gvr schema.GroupVersionResource) cache.ResourceEventHandlerFuncs {
+// that cannot change what sync decides are dropped here: status updates
+// are most of a cluster's events.
+func (c *Controller) handlerFor(logger klog.Logger, gvr schema.GroupVersionResource, wholeObjects bool) cache.ResourceEventHandlerFuncs {
 	enqueue := func(reason string, obj any) {
 		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = tomb.Obj
@@ -89,7 +86,7 @@ func (c *Controller) handlerFor(logger klog.Logger, gvr schema.GroupVersionResou
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) { enqueue("add", obj) },
 		UpdateFunc: func(oldObj, newObj any) {
-			if !annotationsEqual(oldObj, newObj) {
+			if relevantUpdate(oldObj, newObj, wholeObjects) {
 				enqueue("update", newObj)
 			}
 		},
@@ -97,34 +94,4 @@ func (c *Controller) handlerFor(logger klog.Logger, gvr schema.GroupVersionResou
 		// remembered about it.
 		DeleteFunc: func(obj any) { enqueue("delete", obj) },
 	}
-}
-
-// annotationsEqual reports whether two versions of an object carry the same
-// annotations, without copying them.
-func annotationsEqual(oldObj, newObj any) bool {
-	o, ok1 := oldObj.(*unstructured.Unstructured)
-	n, ok2 := newObj.(*unstructured.Unstructured)
-	if !ok1 || !ok2 {
-		return false
-	}
-	return reflect.DeepEqual(annotationsOf(o), annotationsOf(n))
-}
-
-// annotationsOf returns the object's annotations without copying; callers
-// must not modify the result.
-func annotationsOf(u *unstructured.Unstructured) map[string]any {
-	a, _, _ := unstructured.NestedFieldNoCopy(u.Object, "metadata", "annotations")
-	m, _ := a.(map[string]any)
-	return m
-}
-
-// stripManagedFields is a cache transform; it runs on objects fresh from
-// the decoder, before anything else can see them, so mutating is safe.
-func stripManagedFields(obj any) (any, error) {
-	if u, ok := obj.(*unstructured.Unstructured); ok {
-		if md, ok := u.Object["metadata"].(map[string]any); ok {
-			delete(md, "managedFields")
-		}
-	}
-	return obj, nil
 }

@@ -9,15 +9,19 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
 // syncHandler makes the object named by key carry what the rules want. It
 // reads the object from the informer's cache (never from the API server),
-// and writes one merge patch carrying only the keys that differ, or nothing.
+// and writes one merge patch carrying only the keys that must change —
+// set, or deleted because this controller set them and no rule wants them
+// any more — or nothing.
 func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 	obj, target, err := c.cachedObject(key)
 	if err != nil {
@@ -31,11 +35,14 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 	if c.expect.pending(key, rv) {
 		return nil // our last write's echo has not reached the cache yet
 	}
-	changed := patch.Annotations(annotationsOf(obj), target.Annotations)
-	if len(changed) == 0 {
+	ev := target.Evaluate(obj, c.namespaceLabels)
+	c.report(ctx, key, obj, ev)
+	change := patch.Plan(stringMap(obj, "annotations"), stringMap(obj, "labels"),
+		patch.OwnedBy(obj.Object, c.opts.FieldManager), ev.Desired)
+	if change.Empty() {
 		return nil
 	}
-	data, err := patch.MergePatch(changed)
+	data, err := change.MergePatch()
 	if err != nil {
 		return fmt.Errorf("encode patch for %s: %w", key, err)
 	}
@@ -50,29 +57,62 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 		return nil
 	}
 	c.count(c.writes(), key, err)
+	summary := describe(change)
 	if err != nil {
 		if isPermanent(err) && c.opts.Recorder != nil {
-			c.opts.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "AnnotateFailed", "Patch",
-				"Could not set annotations %s: %v", strings.Join(sortedKeys(changed), ", "), err)
+			c.opts.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "AnnotateFailed", "Patch", "Could not change %s: %v", summary, err)
 		}
 		return fmt.Errorf("patch %s: %w", key, err)
 	}
 	c.expect.record(key, rv, res.GetResourceVersion())
 	if logger := klog.FromContext(ctx).V(2); logger.Enabled() {
-		logger.Info("Patched annotations", "key", key.String(), "keys", sortedKeys(changed))
+		logger.Info("Patched metadata", "key", key.String(), "change", summary)
 	}
 	if c.opts.Recorder != nil {
-		c.opts.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "Annotated", "Patch",
-			"Set annotations %s", strings.Join(sortedKeys(changed), ", "))
+		c.opts.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "Annotated", "Patch", "Changed %s", summary)
 	}
 	return nil
 }
 
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+// report logs values that could not be read from the object and rules that
+// conflict on it, with a Warning event and a metric for conflicts.
+func (c *Controller) report(ctx context.Context, key Key, obj *unstructured.Unstructured, ev *rules.Evaluation) {
+	logger := klog.FromContext(ctx)
+	for _, p := range ev.Problems {
+		logger.Info("Value not set", "key", key.String(), "reason", p)
 	}
-	slices.Sort(keys)
-	return keys
+	for _, cf := range ev.Conflicts {
+		logger.Info("Rules conflict; file order decides", "key", key.String(), cf.Kind, cf.Key, "kept", cf.Kept, "dropped", cf.Dropped)
+		if c.opts.Metrics != nil {
+			c.opts.Metrics.Conflicts.WithLabelValues(key.GVR.GroupResource().String()).Inc()
+		}
+		if c.opts.Recorder != nil {
+			c.opts.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "RulesConflict", "Evaluate",
+				"Rules %s and %s want different values for %s %s; %s wins (file order)", cf.Kept, cf.Dropped, cf.Kind, cf.Key, cf.Kept)
+		}
+	}
+}
+
+// describe lists a change's keys for logs and events:
+// "annotations a, b; labels -c" (a leading "-" is a deletion).
+func describe(ch patch.Change) string {
+	var parts []string
+	for _, kv := range []struct {
+		kind string
+		m    map[string]*string
+	}{{"annotations", ch.Annotations}, {"labels", ch.Labels}} {
+		if len(kv.m) == 0 {
+			continue
+		}
+		keys := make([]string, 0, len(kv.m))
+		for k, v := range kv.m {
+			if v == nil {
+				k = "-" + k
+			}
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		parts = append(parts, kv.kind+" "+strings.Join(keys, ", "))
+	}
+	return strings.Join(parts, "; ")
 }

@@ -42,6 +42,9 @@ type Metrics struct {
 	Syncs *prometheus.CounterVec
 	// Writes counts write requests, by resource and result.
 	Writes *prometheus.CounterVec
+	// Conflicts counts syncs in which two selected rules wanted different
+	// values for one key, by resource.
+	Conflicts *prometheus.CounterVec
 	// Leader is 1 while this process holds the leader lease (or runs
 	// without leader election), else 0.
 	Leader prometheus.Gauge
@@ -85,6 +88,10 @@ func New() *Metrics {
 			Namespace: namespace, Name: "writes_total",
 			Help: "Write requests to the API server, by resource and result (success or error).",
 		}, []string{"resource", "result"}),
+		Conflicts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "rule_conflicts_total",
+			Help: "Syncs in which two selected rules wanted different values for one key (file order decided), by resource.",
+		}, []string{"resource"}),
 		Leader: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "leader",
 			Help: "1 while this process holds the leader lease or runs without leader election.",
@@ -99,7 +106,7 @@ func New() *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.RulesReloads, m.RulesLastReloadSuccessful, m.Rules, m.ResourcesUnresolved, m.Informers,
-		m.InformersSynced, m.Syncs, m.Writes, m.Leader,
+		m.InformersSynced, m.Syncs, m.Writes, m.Conflicts, m.Leader,
 	)
 	m.Registry.MustRegister(wq.collectors()...)
 	return m
@@ -112,4 +119,5 @@ func (m *Metrics) InitResource(resource string) {
 		m.Syncs.WithLabelValues(resource, r)
 		m.Writes.WithLabelValues(resource, r)
 	}
+	m.Conflicts.WithLabelValues(resource)
 }

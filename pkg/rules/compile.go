@@ -3,7 +3,9 @@ package rules
 import (
 	"fmt"
 	"sort"
+	"strconv"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -21,10 +23,56 @@ type ResolveFunc func(name string) (Resource, error)
 // Target is everything the rules want of one resource.
 type Target struct {
 	Resource
-	// Rules names the rules that target the resource, in file order.
-	Rules []string
-	// Annotations is the union of the annotations those rules set.
-	Annotations map[string]string
+	// Rules are the rules that name the resource, in file order.
+	Rules []*Compiled
+	// ReadsObjects is set when a rule reads values from objects, so that
+	// the cache must keep whole objects rather than their metadata.
+	ReadsObjects bool
+	// NeedsNamespaceLabels is set when a rule selects by namespace labels.
+	NeedsNamespaceLabels bool
+
+	static *Evaluation // what every object gets, when no rule selects or reads
+}
+
+// RuleNames returns the names of the target's rules.
+func (t *Target) RuleNames() []string {
+	names := make([]string, len(t.Rules))
+	for i, r := range t.Rules {
+		names[i] = r.Name
+	}
+	return names
+}
+
+// isNamespaces reports whether the target is the namespaces resource.
+func (t *Target) isNamespaces() bool {
+	return t.GVR.Group == "" && t.GVR.Resource == "namespaces"
+}
+
+// Evaluate returns what the rules want of obj, which it only reads.
+func (t *Target) Evaluate(obj *unstructured.Unstructured, nsLabels NamespaceLabels) *Evaluation {
+	if t.static != nil {
+		return t.static
+	}
+	e := &Evaluation{}
+	for _, r := range t.Rules {
+		if r.Selects(obj, t.isNamespaces(), nsLabels) {
+			r.contribute(e, obj)
+		}
+	}
+	return e
+}
+
+// SameRules reports whether t and o hold the same rules.
+func (t *Target) SameRules(o *Target) bool {
+	if len(t.Rules) != len(o.Rules) {
+		return false
+	}
+	for i := range t.Rules {
+		if !equalRule(&t.Rules[i].Rule, &o.Rules[i].Rule) {
+			return false
+		}
+	}
+	return true
 }
 
 // Set is a rules file compiled against the resources the cluster serves:
@@ -51,58 +99,117 @@ func (s *Set) SortedTargets() []*Target {
 	return out
 }
 
-// Compile resolves every rule's resources and merges, per resource, what the
-// rules want. Names that do not resolve are returned as unresolved, one
-// FieldError each, and left out of the set so that the rest can still be
-// enforced. Two rules that set the same annotation on the same resource to
-// different values are a conflict: Compile then returns an *Error naming both.
+// Compile resolves every rule's resources and groups the rules by resource.
+// Names that do not resolve are returned as unresolved, one FieldError
+// each, and left out of the set so that the rest can still be enforced.
+// Two rules that select every object of one resource and want different
+// things of one key are a conflict: Compile returns an *Error naming both.
+// (Rules that select only some objects may never meet; when they do, file
+// order decides, and Evaluate reports it.)
 func Compile(name string, f *File, resolve ResolveFunc) (set *Set, unresolved []FieldError, err error) {
 	set = &Set{Targets: map[schema.GroupVersionResource]*Target{}}
 	// Keyed by group and resource: two names for one resource at two
 	// versions are the same objects, enforced at the first version named.
 	byGR := map[schema.GroupResource]*Target{}
-	owner := map[schema.GroupResource]map[string]int{} // key → index of the rule that set it
-	var conflicts []FieldError
 	for i, r := range f.Rules {
+		c, cerr := compileRule(r, i)
+		if cerr != nil {
+			return nil, nil, &Error{File: name, Fields: []FieldError{{Field: fmt.Sprintf("rules[%d]", i), Message: cerr.Error()}}}
+		}
 		for j, res := range r.Resources {
 			rr, rerr := resolve(res)
 			if rerr != nil {
-				unresolved = append(unresolved, FieldError{
-					Field:   fmt.Sprintf("rules[%d].resources[%d]", i, j),
-					Message: rerr.Error(),
-				})
+				unresolved = append(unresolved, FieldError{Field: fmt.Sprintf("rules[%d].resources[%d]", i, j), Message: rerr.Error()})
 				continue
 			}
 			gr := rr.GVR.GroupResource()
 			t := byGR[gr]
 			if t == nil {
-				t = &Target{Resource: rr, Annotations: map[string]string{}}
+				t = &Target{Resource: rr}
 				byGR[gr] = t
 				set.Targets[rr.GVR] = t
-				owner[gr] = map[string]int{}
 			}
-			if len(t.Rules) == 0 || t.Rules[len(t.Rules)-1] != r.Name {
-				t.Rules = append(t.Rules, r.Name)
+			if len(t.Rules) == 0 || t.Rules[len(t.Rules)-1].Index != i {
+				t.Rules = append(t.Rules, c)
 			}
-			for _, k := range sortedKeys(r.Annotations) {
-				v := r.Annotations[k]
-				if prev, ok := owner[gr][k]; ok && t.Annotations[k] != v {
-					conflicts = append(conflicts, FieldError{
-						Field: fmt.Sprintf("rules[%d].annotations.%s", i, k),
-						Message: fmt.Sprintf("conflicts with rules[%d] (%s): both set it on %s, to %q and %q",
-							prev, f.Rules[prev].Name, GVRString(t.GVR), v, t.Annotations[k]),
-					})
-					continue
-				}
-				owner[gr][k] = i
-				t.Annotations[k] = v
-			}
+		}
+	}
+	var conflicts []FieldError
+	for _, t := range set.SortedTargets() {
+		conflicts = append(conflicts, staticConflicts(t)...)
+		static := true
+		for _, r := range t.Rules {
+			t.ReadsObjects = t.ReadsObjects || r.ReadsObject()
+			t.NeedsNamespaceLabels = t.NeedsNamespaceLabels || r.NamespaceSelector != ""
+			static = static && !r.Selective() && !r.ReadsObject()
+		}
+		if static {
+			t.static = t.Evaluate(&unstructured.Unstructured{Object: map[string]any{}}, nil)
 		}
 	}
 	if len(conflicts) > 0 {
 		return nil, unresolved, &Error{File: name, Fields: conflicts}
 	}
 	return set, unresolved, nil
+}
+
+// staticConflicts finds pairs of rules that select every object of t and
+// want different things of one key: different literal values, a literal
+// and a value read from the object, or a value and a removal.
+func staticConflicts(t *Target) []FieldError {
+	var out []FieldError
+	type claim struct {
+		rule *Compiled
+		what string // `"v"`, "read from the object" or "removed"
+	}
+	claims := map[string]claim{} // kind/key → first claim
+	for _, r := range t.Rules {
+		if r.Selective() {
+			continue
+		}
+		add := func(kind, key, value string, from, removal bool, field string) {
+			what := strconv.Quote(value)
+			switch {
+			case from:
+				what = "read from the object"
+			case removal:
+				what = "removed"
+			}
+			k := kind + "/" + key
+			prev, ok := claims[k]
+			if !ok {
+				claims[k] = claim{rule: r, what: what}
+				return
+			}
+			if prev.rule == r || (!from && !removal && prev.what == what) {
+				return
+			}
+			out = append(out, FieldError{
+				Field: fmt.Sprintf("rules[%d].%s", r.Index, field),
+				Message: fmt.Sprintf("conflicts with rules[%d] (%s), which also applies to every object of %s: %s %q is %s here and %s there",
+					prev.rule.Index, prev.rule.Name, GVRString(t.GVR), kind, key, what, prev.what),
+			})
+		}
+		for _, k := range sortedKeys(r.Annotations) {
+			add(annotationKind, k, r.Annotations[k], false, false, "annotations."+k)
+		}
+		for _, k := range sortedKeys(r.AnnotationsFrom) {
+			add(annotationKind, k, "", true, false, "annotations."+k)
+		}
+		for _, k := range sortedKeys(r.Labels) {
+			add(labelKind, k, r.Labels[k], false, false, "labels."+k)
+		}
+		for _, k := range sortedKeys(r.LabelsFrom) {
+			add(labelKind, k, "", true, false, "labels."+k)
+		}
+		for i, k := range r.RemoveAnnotations {
+			add(annotationKind, k, "", false, true, fmt.Sprintf("removeAnnotations[%d]", i))
+		}
+		for i, k := range r.RemoveLabels {
+			add(labelKind, k, "", false, true, fmt.Sprintf("removeLabels[%d]", i))
+		}
+	}
+	return out
 }
 
 // GVRString formats a GVR the way kubectl names it: "deployments.v1.apps",

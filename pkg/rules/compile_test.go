@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sort"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -48,19 +50,19 @@ func TestCompile(t *testing.T) {
 	tests := []struct {
 		name           string
 		rules          []rules.Rule
-		wantTargets    map[schema.GroupVersionResource]*rules.Target
+		wantTargets    map[schema.GroupVersionResource]*wantTarget
 		wantUnresolved []rules.FieldError
 		wantErr        []rules.FieldError // conflicts; when set, no Set is returned
 	}{
 		{
 			name:        "no rules",
 			rules:       nil,
-			wantTargets: map[schema.GroupVersionResource]*rules.Target{},
+			wantTargets: map[schema.GroupVersionResource]*wantTarget{},
 		},
 		{
 			name:  "one rule, two resources",
 			rules: []rules.Rule{mkRule("a", []string{"pods", "namespaces"}, team("web"))},
-			wantTargets: map[schema.GroupVersionResource]*rules.Target{
+			wantTargets: map[schema.GroupVersionResource]*wantTarget{
 				podsGVR: {Resource: rules.Resource{GVR: podsGVR, Namespaced: true}, Rules: []string{"a"}, Annotations: team("web")},
 				nsGVR:   {Resource: rules.Resource{GVR: nsGVR}, Rules: []string{"a"}, Annotations: team("web")},
 			},
@@ -71,7 +73,7 @@ func TestCompile(t *testing.T) {
 				mkRule("a", []string{"pods"}, team("web")),
 				mkRule("b", []string{"po"}, map[string]string{"tier": "1", "example.com/x": "y"}),
 			},
-			wantTargets: map[schema.GroupVersionResource]*rules.Target{
+			wantTargets: map[schema.GroupVersionResource]*wantTarget{
 				podsGVR: {Resource: rules.Resource{GVR: podsGVR, Namespaced: true}, Rules: []string{"a", "b"},
 					Annotations: map[string]string{"team": "web", "tier": "1", "example.com/x": "y"}},
 			},
@@ -82,7 +84,7 @@ func TestCompile(t *testing.T) {
 				mkRule("a", []string{"frigates.ship.nwiizo.dev"}, team("web")),
 				mkRule("b", []string{"frigates.v2.ship.nwiizo.dev"}, map[string]string{"tier": "1"}),
 			},
-			wantTargets: map[schema.GroupVersionResource]*rules.Target{
+			wantTargets: map[schema.GroupVersionResource]*wantTarget{
 				frigatesGVR: {Resource: rules.Resource{GVR: frigatesGVR, Namespaced: true}, Rules: []string{"a", "b"},
 					Annotations: map[string]string{"team": "web", "tier": "1"}},
 			},
@@ -94,12 +96,12 @@ func TestCompile(t *testing.T) {
 				mkRule("b", []string{"frigates.v2.ship.nwiizo.dev"}, team("db")),
 			},
 			wantErr: []rules.FieldError{{Field: "rules[1].annotations.team",
-				Message: `conflicts with rules[0] (a): both set it on frigates.v1.ship.nwiizo.dev, to "db" and "web"`}},
+				Message: `conflicts with rules[0] (a), which also applies to every object of frigates.v1.ship.nwiizo.dev: annotation "team" is "db" here and "web" there`}},
 		},
 		{
 			name:  "names for one resource in one rule give one target",
 			rules: []rules.Rule{mkRule("a", []string{"deploy", "deployments", "deployments.v1.apps"}, team("web"))},
-			wantTargets: map[schema.GroupVersionResource]*rules.Target{
+			wantTargets: map[schema.GroupVersionResource]*wantTarget{
 				deployGVR: {Resource: rules.Resource{GVR: deployGVR, Namespaced: true}, Rules: []string{"a"}, Annotations: team("web")},
 			},
 		},
@@ -110,7 +112,7 @@ func TestCompile(t *testing.T) {
 				mkRule("a", []string{"pods"}, map[string]string{"x": "1"}),
 				mkRule("b", []string{"pods", "deploy", "deployments"}, map[string]string{"y": "2"}),
 			},
-			wantTargets: map[schema.GroupVersionResource]*rules.Target{
+			wantTargets: map[schema.GroupVersionResource]*wantTarget{
 				deployGVR: {Resource: rules.Resource{GVR: deployGVR, Namespaced: true}, Rules: []string{"c", "b"},
 					Annotations: map[string]string{"team": "web", "y": "2"}},
 				podsGVR: {Resource: rules.Resource{GVR: podsGVR, Namespaced: true}, Rules: []string{"a", "b"},
@@ -123,7 +125,7 @@ func TestCompile(t *testing.T) {
 				mkRule("a", []string{"deploy"}, team("web")),
 				mkRule("b", []string{"deployments"}, team("web")),
 			},
-			wantTargets: map[schema.GroupVersionResource]*rules.Target{
+			wantTargets: map[schema.GroupVersionResource]*wantTarget{
 				deployGVR: {Resource: rules.Resource{GVR: deployGVR, Namespaced: true}, Rules: []string{"a", "b"}, Annotations: team("web")},
 			},
 		},
@@ -133,7 +135,7 @@ func TestCompile(t *testing.T) {
 				mkRule("a", []string{"pods"}, team("web")),
 				mkRule("b", []string{"deploy"}, team("db")),
 			},
-			wantTargets: map[schema.GroupVersionResource]*rules.Target{
+			wantTargets: map[schema.GroupVersionResource]*wantTarget{
 				podsGVR:   {Resource: rules.Resource{GVR: podsGVR, Namespaced: true}, Rules: []string{"a"}, Annotations: team("web")},
 				deployGVR: {Resource: rules.Resource{GVR: deployGVR, Namespaced: true}, Rules: []string{"b"}, Annotations: team("db")},
 			},
@@ -144,7 +146,7 @@ func TestCompile(t *testing.T) {
 				mkRule("a", []string{"pods", "podz"}, team("web")),
 				mkRule("b", []string{"frigates", "frigates.ship.nwiizo.dev"}, team("web")),
 			},
-			wantTargets: map[schema.GroupVersionResource]*rules.Target{
+			wantTargets: map[schema.GroupVersionResource]*wantTarget{
 				podsGVR:     {Resource: rules.Resource{GVR: podsGVR, Namespaced: true}, Rules: []string{"a"}, Annotations: team("web")},
 				frigatesGVR: {Resource: rules.Resource{GVR: frigatesGVR, Namespaced: true}, Rules: []string{"b"}, Annotations: team("web")},
 			},
@@ -156,7 +158,7 @@ func TestCompile(t *testing.T) {
 		{
 			name:           "nothing resolves",
 			rules:          []rules.Rule{mkRule("a", []string{"x"}, team("web"))},
-			wantTargets:    map[schema.GroupVersionResource]*rules.Target{},
+			wantTargets:    map[schema.GroupVersionResource]*wantTarget{},
 			wantUnresolved: []rules.FieldError{{Field: "rules[0].resources[0]", Message: `resource "x" not found`}},
 		},
 		{
@@ -168,7 +170,7 @@ func TestCompile(t *testing.T) {
 			},
 			wantUnresolved: []rules.FieldError{{Field: "rules[2].resources[1]", Message: `resource "nope" not found`}},
 			wantErr: []rules.FieldError{{Field: "rules[2].annotations.team",
-				Message: `conflicts with rules[1] (web): both set it on deployments.v1.apps, to "db" and "web"`}},
+				Message: `conflicts with rules[1] (web), which also applies to every object of deployments.v1.apps: annotation "team" is "db" here and "web" there`}},
 		},
 		{
 			name: "a conflict on every shared resource and key",
@@ -177,19 +179,19 @@ func TestCompile(t *testing.T) {
 				mkRule("b", []string{"po", "deploy"}, map[string]string{"team": "db", "tier": "1"}),
 			},
 			wantErr: []rules.FieldError{
-				{Field: "rules[1].annotations.team", Message: `conflicts with rules[0] (a): both set it on pods.v1, to "db" and "web"`},
-				{Field: "rules[1].annotations.team", Message: `conflicts with rules[0] (a): both set it on deployments.v1.apps, to "db" and "web"`},
+				{Field: "rules[1].annotations.team", Message: `conflicts with rules[0] (a), which also applies to every object of pods.v1: annotation "team" is "db" here and "web" there`},
+				{Field: "rules[1].annotations.team", Message: `conflicts with rules[0] (a), which also applies to every object of deployments.v1.apps: annotation "team" is "db" here and "web" there`},
 			},
 		},
 		{
-			name: "a conflict after an agreement names the last agreeing rule",
+			name: "a conflict after an agreement names the first rule",
 			rules: []rules.Rule{
 				mkRule("a", []string{"pods"}, team("web")),
 				mkRule("b", []string{"pods"}, team("web")),
 				mkRule("c", []string{"pods"}, team("db")),
 			},
 			wantErr: []rules.FieldError{{Field: "rules[2].annotations.team",
-				Message: `conflicts with rules[1] (b): both set it on pods.v1, to "db" and "web"`}},
+				Message: `conflicts with rules[0] (a), which also applies to every object of pods.v1: annotation "team" is "db" here and "web" there`}},
 		},
 	}
 	for _, tc := range tests {
@@ -214,19 +216,46 @@ func TestCompile(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Compile: %v", err)
 			}
-			if !reflect.DeepEqual(set.Targets, tc.wantTargets) {
-				t.Errorf("targets:\n%s\nwant\n%s", dumpTargets(set.Targets), dumpTargets(tc.wantTargets))
+			if got := summarize(set); !reflect.DeepEqual(got, tc.wantTargets) {
+				t.Errorf("targets:\n%s\nwant\n%s", dumpTargets(got), dumpTargets(tc.wantTargets))
 			}
 		})
 	}
 }
 
-func dumpTargets(m map[schema.GroupVersionResource]*rules.Target) string {
+// wantTarget is what a test expects of a rules.Target: its resource, its
+// rules' names and the annotations every object gets.
+type wantTarget struct {
+	rules.Resource
+	Rules       []string
+	Annotations map[string]string
+}
+
+func summarize(set *rules.Set) map[schema.GroupVersionResource]*wantTarget {
+	out := map[schema.GroupVersionResource]*wantTarget{}
+	for gvr, t := range set.Targets {
+		ev := t.Evaluate(&unstructured.Unstructured{Object: map[string]any{}}, nil)
+		out[gvr] = &wantTarget{Resource: t.Resource, Rules: t.RuleNames(), Annotations: ev.Annotations}
+	}
+	return out
+}
+
+func dumpTargets(m map[schema.GroupVersionResource]*wantTarget) string {
 	s := ""
-	for _, t := range (&rules.Set{Targets: m}).SortedTargets() {
-		s += fmt.Sprintf("  %s namespaced=%v rules=%v annotations=%v\n", rules.GVRString(t.GVR), t.Namespaced, t.Rules, t.Annotations)
+	for _, gvr := range sortedGVRs(m) {
+		t := m[gvr]
+		s += fmt.Sprintf("  %s namespaced=%v rules=%v annotations=%v\n", rules.GVRString(gvr), t.Namespaced, t.Rules, t.Annotations)
 	}
 	return s
+}
+
+func sortedGVRs(m map[schema.GroupVersionResource]*wantTarget) []schema.GroupVersionResource {
+	out := make([]schema.GroupVersionResource, 0, len(m))
+	for gvr := range m {
+		out = append(out, gvr)
+	}
+	sort.Slice(out, func(i, j int) bool { return rules.GVRString(out[i]) < rules.GVRString(out[j]) })
+	return out
 }
 
 func TestConflictErrorMessage(t *testing.T) {
@@ -237,7 +266,7 @@ func TestConflictErrorMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, err = rules.Compile("rules.yaml", f, fakeResolve)
-	want := `rules.yaml: rules[1].annotations.team: conflicts with rules[0] (web): both set it on deployments.v1.apps, to "db" and "web"`
+	want := `rules.yaml: rules[1].annotations.team: conflicts with rules[0] (web), which also applies to every object of deployments.v1.apps: annotation "team" is "db" here and "web" there`
 	if err == nil || err.Error() != want {
 		t.Errorf("error = %v\nwant    %s", err, want)
 	}

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
-	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -64,28 +63,64 @@ func (d *decoder) rules(n *yaml.Node, path string) []Rule {
 	return out
 }
 
+// ruleFields are the fields of a rule, in the order the docs list them.
+var ruleFields = []string{"name", "resources", "namespaces", "excludeNamespaces", "namespaceSelector", "selector", "names",
+	"annotations", "labels", "removeAnnotations", "removeLabels"}
+
 func (d *decoder) rule(n *yaml.Node, path string, index int) Rule {
 	var r Rule
 	if n.Kind != yaml.MappingNode {
-		d.errorf(n, path, "must be a mapping with name, resources and annotations, got %s", describe(n))
+		d.errorf(n, path, "must be a mapping with name, resources and what to set, got %s", describe(n))
 		return r
 	}
-	seen := d.fields(n, path, []string{"name", "resources", "annotations"}, func(key, p string, v *yaml.Node) {
+	seen := d.fields(n, path, ruleFields, func(key, p string, v *yaml.Node) {
 		switch key {
 		case "name":
 			r.Name = d.ruleName(v, p, index)
 		case "resources":
 			r.Resources = d.resources(v, p)
+		case "namespaces":
+			r.Namespaces = d.globs(v, p)
+		case "excludeNamespaces":
+			r.ExcludeNamespaces = d.globs(v, p)
+		case "namespaceSelector":
+			r.NamespaceSelector = d.selector(v, p)
+		case "selector":
+			r.Selector = d.selector(v, p)
+		case "names":
+			r.Names = d.globs(v, p)
 		case "annotations":
-			r.Annotations = d.annotations(v, p)
+			r.Annotations, r.AnnotationsFrom = d.metadata(v, p, annotationKind)
+		case "labels":
+			r.Labels, r.LabelsFrom = d.metadata(v, p, labelKind)
+		case "removeAnnotations":
+			r.RemoveAnnotations = d.keys(v, p, annotationKind)
+		case "removeLabels":
+			r.RemoveLabels = d.keys(v, p, labelKind)
 		}
 	})
-	for _, req := range []string{"name", "resources", "annotations"} {
+	for _, req := range []string{"name", "resources"} {
 		if !seen[req] {
 			d.errorf(n, path+"."+req, "required field is missing")
 		}
 	}
+	if !seen["annotations"] && !seen["labels"] && !seen["removeAnnotations"] && !seen["removeLabels"] {
+		d.errorf(n, path, "sets nothing: give annotations, labels, removeAnnotations or removeLabels")
+	}
+	d.setAndRemove(n, path+".removeAnnotations", r.Annotations, r.AnnotationsFrom, r.RemoveAnnotations)
+	d.setAndRemove(n, path+".removeLabels", r.Labels, r.LabelsFrom, r.RemoveLabels)
 	return r
+}
+
+// setAndRemove reports keys a rule both sets and removes.
+func (d *decoder) setAndRemove(n *yaml.Node, path string, set, from map[string]string, remove []string) {
+	for _, k := range remove {
+		_, lit := set[k]
+		_, jp := from[k]
+		if lit || jp {
+			d.errorf(n, path, "%q is both set and removed by the rule", k)
+		}
+	}
 }
 
 func (d *decoder) ruleName(n *yaml.Node, path string, index int) string {
@@ -130,32 +165,6 @@ func (d *decoder) resources(n *yaml.Node, path string) []string {
 			seen[s] = true
 			out = append(out, s)
 		}
-	}
-	return out
-}
-
-func (d *decoder) annotations(n *yaml.Node, path string) map[string]string {
-	if n.Kind != yaml.MappingNode {
-		d.errorf(n, path, "must be a mapping of annotation keys to string values, got %s", describe(n))
-		return nil
-	}
-	if len(n.Content) == 0 {
-		d.errorf(n, path, "must set at least one annotation")
-		return nil
-	}
-	out := map[string]string{}
-	size := 0
-	d.fields(n, path, nil, func(key, p string, v *yaml.Node) {
-		for _, msg := range validation.IsQualifiedName(strings.ToLower(key)) {
-			d.errs = append(d.errs, FieldError{Line: keyLine(n, key), Field: p, Message: "invalid annotation key: " + msg})
-		}
-		if s, ok := d.value(v, p); ok {
-			out[key] = s
-			size += len(key) + len(s)
-		}
-	})
-	if size > apivalidation.TotalAnnotationSizeLimitB {
-		d.errorf(n, path, "annotations total %d bytes, more than the API server accepts (%d)", size, apivalidation.TotalAnnotationSizeLimitB)
 	}
 	return out
 }

@@ -77,7 +77,7 @@ func TestParseErrors(t *testing.T) {
 			`rules.yaml:7: rules[0].annotations.c: value must be a string, got null; write "" for an empty value`}},
 		{"list and mapping values", head + "    a: [x]\n    b: {x: y}\n    c: 2001-12-14\n", []string{
 			`rules.yaml:5: rules[0].annotations.a: value must be a string, got a list`,
-			`rules.yaml:6: rules[0].annotations.b: value must be a string, got a mapping`,
+			`rules.yaml:6: rules[0].annotations.b: value must be a string, or {jsonPath: '{.path.to.field}'} to read it from the object; got a mapping`,
 			`rules.yaml:7: rules[0].annotations.c: value must be a string; quote it: "2001-12-14"`}},
 		{"unknown top-level field", "kind: Rules\nrules: []\n",
 			[]string{`rules.yaml:1: kind: unknown field; known fields are version, rules`}},
@@ -86,7 +86,7 @@ func TestParseErrors(t *testing.T) {
 			`rules.yaml:1: rules: required field is missing`}},
 		{"unknown rule field with suggestion", "rules:\n- name: a\n  resource: [pods]\n  annotations: {a: b}\n", []string{
 			`rules.yaml:2: rules[0].resources: required field is missing`,
-			`rules.yaml:3: rules[0].resource: unknown field (did you mean "resources"?); known fields are name, resources, annotations`}},
+			`rules.yaml:3: rules[0].resource: unknown field (did you mean "resources"?); known fields are name, resources, namespaces, excludeNamespaces, namespaceSelector, selector, names, annotations, labels, removeAnnotations, removeLabels`}},
 		{"duplicate rule names", "rules:\n" + rule("a") + rule("b") + rule("a") + rule("a"), []string{
 			`rules.yaml:4: rules[2].name: duplicate name "a"; rules[0] already uses it`,
 			`rules.yaml:5: rules[3].name: duplicate name "a"; rules[0] already uses it`}},
@@ -97,10 +97,10 @@ func TestParseErrors(t *testing.T) {
 		{"missing rule fields", "rules:\n- {}\n", []string{
 			`rules.yaml:2: rules[0].name: required field is missing`,
 			`rules.yaml:2: rules[0].resources: required field is missing`,
-			`rules.yaml:2: rules[0].annotations: required field is missing`}},
+			`rules.yaml:2: rules[0]: sets nothing: give annotations, labels, removeAnnotations or removeLabels`}},
 		{"rule not a mapping", "rules: [x, null]\n", []string{
-			`rules.yaml:1: rules[0]: must be a mapping with name, resources and annotations, got "x"`,
-			`rules.yaml:1: rules[1]: must be a mapping with name, resources and annotations, got null`}},
+			`rules.yaml:1: rules[0]: must be a mapping with name, resources and what to set, got "x"`,
+			`rules.yaml:1: rules[1]: must be a mapping with name, resources and what to set, got null`}},
 		{"empty resources", "rules:\n- name: a\n  resources: []\n  annotations: {a: b}\n",
 			[]string{`rules.yaml:3: rules[0].resources: must name at least one resource`}},
 		{"resources not a list", "rules:\n- name: a\n  resources: pods\n  annotations: {a: b}\n",
@@ -155,10 +155,10 @@ func TestParseErrors(t *testing.T) {
 			`rules.yaml:5: rules[0].annotations.a: value must be a string; quote it: "1"`,
 			`rules.yaml:6: rules[1].name: required field is missing`,
 			`rules.yaml:6: rules[1].resources: required field is missing`,
-			`rules.yaml:6: rules[1].annotations: required field is missing`,
+			`rules.yaml:6: rules[1]: sets nothing: give annotations, labels, removeAnnotations or removeLabels`,
 			`rules.yaml:9: rules[2].annotations.c: value must be a string; quote it: "True"`}},
 		{"missing fields sort before later lines", "rules:\n- name: a\n  resources: [a b]\n", []string{
-			`rules.yaml:2: rules[0].annotations: required field is missing`,
+			`rules.yaml:2: rules[0]: sets nothing: give annotations, labels, removeAnnotations or removeLabels`,
 			`rules.yaml:3: rules[0].resources[0]: invalid resource "a b": …kubectl`}},
 	}
 	for _, tc := range tests {

@@ -6,6 +6,8 @@
 // a GroupVersionResource is the caller's job (see package resolve).
 package rules
 
+import "reflect"
+
 // Version is the only schema version this build understands. A rules file
 // may state it in its top-level "version" field; when absent it is assumed.
 const Version = "v1"
@@ -23,7 +25,9 @@ type File struct {
 	Rules []Rule `json:"rules"`
 }
 
-// Rule says which annotations every object of some resources must carry.
+// Rule says which metadata the objects it selects must carry. Selection
+// fields are optional and combine with AND; a rule without them selects
+// every object of its resources. Each rule sets or removes at least one key.
 type Rule struct {
 	// Name identifies the rule in logs, metrics and errors. Unique in the file.
 	Name string `json:"name"`
@@ -32,6 +36,42 @@ type Rule struct {
 	// group ("frigates.ship.nwiizo.dev") or version and group
 	// ("deployments.v1.apps").
 	Resources []string `json:"resources"`
-	// Annotations are set on every object of those resources.
-	Annotations map[string]string `json:"annotations"`
+
+	// Namespaces selects objects in namespaces matching any of these globs
+	// (path.Match syntax: *, ?, [a-z]). For the namespaces resource itself,
+	// a Namespace's own name is matched.
+	Namespaces []string `json:"namespaces,omitempty"`
+	// ExcludeNamespaces leaves out objects in namespaces matching any glob.
+	ExcludeNamespaces []string `json:"excludeNamespaces,omitempty"`
+	// NamespaceSelector selects objects whose namespace's labels match this
+	// label selector, in kubectl syntax ("team=a,env in (prod)").
+	NamespaceSelector string `json:"namespaceSelector,omitempty"`
+	// Selector selects objects whose labels match this label selector.
+	Selector string `json:"selector,omitempty"`
+	// Names selects objects whose name matches any of these globs.
+	Names []string `json:"names,omitempty"`
+
+	// Annotations are set, to these literal values.
+	Annotations map[string]string `json:"annotations,omitempty"`
+	// AnnotationsFrom are set to a value read from the object with a
+	// kubectl JSONPath template, written {jsonPath: '{.spec.foo}'}.
+	AnnotationsFrom map[string]string `json:"annotationsFrom,omitempty"`
+	// Labels are set, to these literal values.
+	Labels map[string]string `json:"labels,omitempty"`
+	// LabelsFrom are set to a value read from the object, as AnnotationsFrom.
+	LabelsFrom map[string]string `json:"labelsFrom,omitempty"`
+	// RemoveAnnotations are deleted, whoever set them.
+	RemoveAnnotations []string `json:"removeAnnotations,omitempty"`
+	// RemoveLabels are deleted, whoever set them.
+	RemoveLabels []string `json:"removeLabels,omitempty"`
 }
+
+// Selective reports whether the rule selects only some objects of its
+// resources.
+func (r *Rule) Selective() bool {
+	return len(r.Namespaces) > 0 || len(r.ExcludeNamespaces) > 0 || r.NamespaceSelector != "" ||
+		r.Selector != "" || len(r.Names) > 0
+}
+
+// equalRule reports whether two rules are the same.
+func equalRule(a, b *Rule) bool { return reflect.DeepEqual(a, b) }

@@ -11,7 +11,9 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/pager"
 
@@ -22,12 +24,15 @@ import (
 // PageSize is how many objects one list request asks for.
 const PageSize = 500
 
-// Change is one annotation that must change.
+// Change is one annotation or label that must change.
 type Change struct {
-	Key string `json:"key"`
-	// Old is the current value; nil when the annotation is missing.
+	// Kind is "annotation" or "label".
+	Kind string `json:"kind"`
+	Key  string `json:"key"`
+	// Old is the current value; nil when the key is missing.
 	Old *string `json:"old"`
-	New string  `json:"new"`
+	// New is the value to set; nil when the key is to be deleted.
+	New *string `json:"new"`
 }
 
 // Object is an object whose annotations must change.
@@ -47,8 +52,8 @@ type Visit func(t *rules.Target, pending *Object) error
 
 // Resource lists every object of t (in namespace, or all namespaces when
 // namespace is "" or the resource is cluster-scoped) and calls visit for
-// each, in list order.
-func Resource(ctx context.Context, client dynamic.Interface, t *rules.Target, namespace string, visit Visit) error {
+// each, in list order. manager is the field manager whose keys are owned.
+func Resource(ctx context.Context, client dynamic.Interface, t *rules.Target, namespace, manager string, nsLabels rules.NamespaceLabels, visit Visit) error {
 	if !t.Namespaced {
 		namespace = ""
 	}
@@ -62,7 +67,7 @@ func Resource(ctx context.Context, client dynamic.Interface, t *rules.Target, na
 		if !ok {
 			return fmt.Errorf("list %s: unexpected item %T", rules.GVRString(t.GVR), obj)
 		}
-		pending, err := Pending(t, u)
+		pending, err := Pending(t, u, manager, nsLabels)
 		if err != nil {
 			return err
 		}
@@ -71,25 +76,57 @@ func Resource(ctx context.Context, client dynamic.Interface, t *rules.Target, na
 }
 
 // Pending returns what must change on u for t, or nil when nothing must.
-func Pending(t *rules.Target, u *unstructured.Unstructured) (*Object, error) {
-	current, _, _ := unstructured.NestedFieldNoCopy(u.Object, "metadata", "annotations")
-	currentMap, _ := current.(map[string]any)
-	changed := patch.Annotations(currentMap, t.Annotations)
-	if len(changed) == 0 {
+func Pending(t *rules.Target, u *unstructured.Unstructured, manager string, nsLabels rules.NamespaceLabels) (*Object, error) {
+	md, _ := u.Object["metadata"].(map[string]any)
+	annotations, _ := md["annotations"].(map[string]any)
+	labels, _ := md["labels"].(map[string]any)
+	change := patch.Plan(annotations, labels, patch.OwnedBy(u.Object, manager), t.Evaluate(u, nsLabels).Desired)
+	if change.Empty() {
 		return nil, nil
 	}
-	data, err := patch.MergePatch(changed)
+	data, err := change.MergePatch()
 	if err != nil {
 		return nil, err
 	}
 	o := &Object{Resource: rules.GVRString(t.GVR), Namespace: u.GetNamespace(), Name: u.GetName(), Patch: data}
-	for k, v := range changed {
-		c := Change{Key: k, New: v}
-		if old, ok := currentMap[k].(string); ok {
+	o.Changes = append(changes("annotation", annotations, change.Annotations), changes("label", labels, change.Labels)...)
+	return o, nil
+}
+
+// changes lists the changes of one kind, sorted by key.
+func changes(kind string, current map[string]any, next map[string]*string) []Change {
+	out := make([]Change, 0, len(next))
+	for k, v := range next {
+		c := Change{Kind: kind, Key: k, New: v}
+		if old, ok := current[k].(string); ok {
 			c.Old = &old
 		}
-		o.Changes = append(o.Changes, c)
+		out = append(out, c)
 	}
-	slices.SortFunc(o.Changes, func(a, b Change) int { return cmp.Compare(a.Key, b.Key) })
-	return o, nil
+	slices.SortFunc(out, func(a, b Change) int { return cmp.Compare(a.Key, b.Key) })
+	return out
+}
+
+// NamespaceLabels lists the namespaces once, for rules that select by
+// namespace labels, when set needs them; otherwise it returns nil.
+func NamespaceLabels(ctx context.Context, client dynamic.Interface, set *rules.Set) (rules.NamespaceLabels, error) {
+	needed := false
+	for _, t := range set.Targets {
+		needed = needed || t.NeedsNamespaceLabels
+	}
+	if !needed {
+		return nil, nil
+	}
+	list, err := client.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list namespaces for namespaceSelector: %w", err)
+	}
+	byName := make(map[string]labels.Set, len(list.Items))
+	for _, ns := range list.Items {
+		byName[ns.GetName()] = labels.Set(ns.GetLabels())
+	}
+	return func(name string) (labels.Set, bool) {
+		l, ok := byName[name]
+		return l, ok
+	}, nil
 }

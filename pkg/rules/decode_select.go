@@ -1,0 +1,90 @@
+package rules
+
+import (
+	"fmt"
+	"path"
+
+	yaml "go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/util/jsonpath"
+)
+
+// annotationKind and labelKind name what a metadata map holds, in errors.
+const (
+	annotationKind = "annotation"
+	labelKind      = "label"
+)
+
+// globs decodes a list of globs in path.Match syntax.
+func (d *decoder) globs(n *yaml.Node, p string) []string {
+	if n.Kind != yaml.SequenceNode {
+		d.errorf(n, p, "must be a list of names or globs, got %s", describe(n))
+		return nil
+	}
+	if len(n.Content) == 0 {
+		d.errorf(n, p, "must not be empty; leave the field out to select everything")
+		return nil
+	}
+	out := make([]string, 0, len(n.Content))
+	for i, item := range n.Content {
+		ip := fmt.Sprintf("%s[%d]", p, i)
+		s, ok := d.str(deref(item), ip)
+		switch {
+		case !ok:
+		case s == "":
+			d.errorf(item, ip, "must not be empty")
+		default:
+			if _, err := path.Match(s, ""); err != nil {
+				d.errorf(item, ip, "invalid glob %q: %v", s, err)
+				continue
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// selector decodes a label selector in kubectl syntax.
+func (d *decoder) selector(n *yaml.Node, p string) string {
+	s, ok := d.str(n, p)
+	if !ok {
+		return ""
+	}
+	if s == "" {
+		d.errorf(n, p, "must not be empty; leave the field out to select everything")
+		return ""
+	}
+	if _, err := labels.Parse(s); err != nil {
+		d.errorf(n, p, "invalid label selector %q: %v", s, err)
+		return ""
+	}
+	return s
+}
+
+// jsonPathValue decodes {jsonPath: '{...}'}, a value read from the object.
+func (d *decoder) jsonPathValue(n *yaml.Node, p string) (string, bool) {
+	var tmpl string
+	ok := false
+	seen := d.fields(n, p, []string{"jsonPath"}, func(_, fp string, v *yaml.Node) {
+		s, isStr := d.str(v, fp)
+		if !isStr {
+			return
+		}
+		if err := jsonpath.New(fp).Parse(s); err != nil || len(s) < 2 || s[0] != '{' {
+			d.errorf(v, fp, "invalid JSONPath template %q: write it as kubectl does, e.g. '{.metadata.labels.team}'%s", s, errSuffix(err))
+			return
+		}
+		tmpl, ok = s, true
+	})
+	if !seen["jsonPath"] {
+		d.errorf(n, p+".jsonPath", "required field is missing; a value is a string or {jsonPath: '{.path.to.field}'}")
+	}
+	return tmpl, ok
+}
+
+func errSuffix(err error) string {
+	if err == nil {
+		return ""
+	}
+	return ": " + err.Error()
+}

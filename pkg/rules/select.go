@@ -1,0 +1,207 @@
+package rules
+
+import (
+	"bytes"
+	"fmt"
+	"path"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/util/jsonpath"
+
+	"github.com/kube-annotator/kube-annotator/pkg/patch"
+)
+
+// NamespaceLabels returns the labels of a namespace, and whether it is known.
+type NamespaceLabels func(namespace string) (labels.Set, bool)
+
+// Compiled is one rule ready to be evaluated against objects.
+type Compiled struct {
+	Rule
+	// Index is the rule's position in the file.
+	Index int
+
+	selector, namespaceSelector labels.Selector
+	annotationsFrom, labelsFrom map[string]*template
+}
+
+// template is a parsed JSONPath template. Executing one is not safe for
+// concurrent use, hence the lock.
+type template struct {
+	mu sync.Mutex
+	jp *jsonpath.JSONPath
+}
+
+func compileRule(r Rule, index int) (*Compiled, error) {
+	c := &Compiled{Rule: r, Index: index}
+	var err error
+	if r.Selector != "" {
+		if c.selector, err = labels.Parse(r.Selector); err != nil {
+			return nil, err
+		}
+	}
+	if r.NamespaceSelector != "" {
+		if c.namespaceSelector, err = labels.Parse(r.NamespaceSelector); err != nil {
+			return nil, err
+		}
+	}
+	if c.annotationsFrom, err = templates(r.AnnotationsFrom); err != nil {
+		return nil, err
+	}
+	if c.labelsFrom, err = templates(r.LabelsFrom); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func templates(from map[string]string) (map[string]*template, error) {
+	if len(from) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]*template, len(from))
+	for k, tmpl := range from {
+		jp := jsonpath.New(k)
+		if err := jp.Parse(tmpl); err != nil {
+			return nil, err
+		}
+		out[k] = &template{jp: jp}
+	}
+	return out, nil
+}
+
+// ReadsObject reports whether the rule reads values from the object.
+func (c *Compiled) ReadsObject() bool { return len(c.annotationsFrom)+len(c.labelsFrom) > 0 }
+
+// Selects reports whether the rule applies to obj. isNamespace says obj is
+// a Namespace, which is matched by its own name and labels.
+func (c *Compiled) Selects(obj *unstructured.Unstructured, isNamespace bool, nsLabels NamespaceLabels) bool {
+	if c.selector != nil && !c.selector.Matches(labels.Set(obj.GetLabels())) {
+		return false
+	}
+	if len(c.Names) > 0 && !anyGlob(c.Names, obj.GetName()) {
+		return false
+	}
+	ns := obj.GetNamespace()
+	if isNamespace {
+		ns = obj.GetName()
+	}
+	if ns == "" {
+		return true // cluster-scoped: namespace criteria do not apply
+	}
+	if len(c.Namespaces) > 0 && !anyGlob(c.Namespaces, ns) {
+		return false
+	}
+	if anyGlob(c.ExcludeNamespaces, ns) {
+		return false
+	}
+	if c.namespaceSelector != nil {
+		var set labels.Set
+		if isNamespace {
+			set = labels.Set(obj.GetLabels())
+		} else if l, ok := nsLabels(ns); ok {
+			set = l
+		} else {
+			return false // namespace not known yet; its arrival enqueues its objects
+		}
+		if !c.namespaceSelector.Matches(set) {
+			return false
+		}
+	}
+	return true
+}
+
+func anyGlob(globs []string, s string) bool {
+	for _, g := range globs {
+		if ok, _ := path.Match(g, s); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// values evaluates templates against obj. A template whose field is
+// missing, or whose result is not a valid value, sets nothing; the reason
+// is returned in problems.
+func values(from map[string]*template, obj *unstructured.Unstructured, valid func(string) []string) (map[string]string, []string) {
+	var out map[string]string
+	var problems []string
+	for k, t := range from {
+		var buf bytes.Buffer
+		t.mu.Lock()
+		err := t.jp.Execute(&buf, obj.Object)
+		t.mu.Unlock()
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", k, err))
+			continue
+		}
+		v := buf.String()
+		if msgs := valid(v); len(msgs) > 0 {
+			problems = append(problems, fmt.Sprintf("%s: value %q: %s", k, v, strings.Join(msgs, "; ")))
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[k] = v
+	}
+	return out, problems
+}
+
+// contribute adds what the rule wants of obj to d. Keys already set by an
+// earlier rule keep their value (file order decides); a different value is
+// reported as a conflict.
+func (c *Compiled) contribute(e *Evaluation, obj *unstructured.Unstructured) {
+	anns, p1 := values(c.annotationsFrom, obj, func(string) []string { return nil })
+	lbls, p2 := values(c.labelsFrom, obj, validation.IsValidLabelValue)
+	for _, p := range append(p1, p2...) {
+		e.Problems = append(e.Problems, c.Name+": "+p)
+	}
+	e.Desired.Annotations = e.merge(e.Desired.Annotations, c.Annotations, anns, c.Name, annotationKind)
+	e.Desired.Labels = e.merge(e.Desired.Labels, c.Labels, lbls, c.Name, labelKind)
+	e.Desired.RemoveAnnotations = append(e.Desired.RemoveAnnotations, c.RemoveAnnotations...)
+	e.Desired.RemoveLabels = append(e.Desired.RemoveLabels, c.RemoveLabels...)
+}
+
+// Evaluation is what the rules want of one object.
+type Evaluation struct {
+	patch.Desired
+	// Conflicts are keys two selected rules want different values for.
+	Conflicts []Conflict
+	// Problems are values that could not be read from the object.
+	Problems []string
+
+	setBy map[string]string // kind/key → rule that set it
+}
+
+func (e *Evaluation) merge(into, literal, computed map[string]string, rule, kind string) map[string]string {
+	for _, m := range []map[string]string{literal, computed} {
+		for k, v := range m {
+			if into == nil {
+				into = map[string]string{}
+			}
+			if prev, ok := into[k]; ok {
+				if prev != v {
+					e.Conflicts = append(e.Conflicts, Conflict{Kind: kind, Key: k, Kept: e.setBy[kind+"/"+k], Dropped: rule})
+				}
+				continue
+			}
+			into[k] = v
+			if e.setBy == nil {
+				e.setBy = map[string]string{}
+			}
+			e.setBy[kind+"/"+k] = rule
+		}
+	}
+	return into
+}
+
+// Conflict is two selected rules wanting different values for one
+// annotation or label of one object. File order decides: the value of the
+// rule named Kept is set, that of Dropped is not.
+type Conflict struct {
+	Kind, Key     string
+	Kept, Dropped string
+}
