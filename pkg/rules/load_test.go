@@ -133,6 +133,31 @@ func TestParseErrors(t *testing.T) {
 		{"version a number", "version: 1\nrules: []\n", []string{`rules.yaml:1: version: must be a string, got a number (1)`}},
 		{"empty file", "", []string{`rules.yaml: file is empty; expected a top-level "rules" list`}},
 		{"whitespace only", "  \n\n   \n", []string{`rules.yaml: file is empty; expected a top-level "rules" list`}},
+		{"bad selection and actions", `rules:
+- name: a
+  resources: [pods]
+  selector: "app in (web"
+  namespaceSelector: ""
+  names: ["[a-"]
+  namespaces: []
+  labels: {team: "not valid!", Bad Key: x}
+  annotations: {x: {jsonPath: "{.spec"}, y: {path: z}}
+  removeAnnotations: [x, x]
+  removeLabels: {a: b}
+`, []string{
+			`rules.yaml:4: rules[0].selector: invalid label selector "app in (web": …`,
+			`rules.yaml:5: rules[0].namespaceSelector: must not be empty; leave the field out to select everything`,
+			`rules.yaml:6: rules[0].names[0]: invalid glob "[a-": syntax error in pattern`,
+			`rules.yaml:7: rules[0].namespaces: must not be empty; leave the field out to select everything`,
+			`rules.yaml:8: rules[0].labels.team: invalid label value "not valid!": …`,
+			`rules.yaml:8: rules[0].labels.Bad Key: invalid label key: …`,
+			`rules.yaml:9: rules[0].annotations.x.jsonPath: invalid JSONPath template "{.spec": …`,
+			`rules.yaml:9: rules[0].annotations.y: value must be a string, or {jsonPath: '{.path.to.field}'} to read it from the object; got a mapping`,
+			`rules.yaml:10: rules[0].removeAnnotations[1]: duplicate key "x"`,
+			`rules.yaml:11: rules[0].removeLabels: must be a list of label keys, got a mapping`,
+		}},
+		{"set and removed by one rule", head + "    a: x\n  removeAnnotations: [a]\n", []string{
+			`rules.yaml:2: rules[0].removeAnnotations: "a" is both set and removed by the rule`}},
 		{"whitespace with tabs", "\t\n  \n\t\n", []string{`rules.yaml: file is empty; expected a top-level "rules" list`}},
 		{"invalid key reported on the key's line", head + "    \"a b\":\n      x\n", []string{
 			`rules.yaml:5: rules[0].annotations.a b: invalid annotation key: …must consist of alphanumeric characters`}},

@@ -1,0 +1,149 @@
+package rules_test
+
+import (
+	"reflect"
+	"sort"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
+)
+
+func obj(ns, name string, lbls map[string]string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"owner": "ops"}}}
+	u.SetNamespace(ns)
+	u.SetName(name)
+	u.SetLabels(lbls)
+	return u
+}
+
+func nsLabels(name string) (labels.Set, bool) {
+	l, ok := map[string]labels.Set{"prod-1": {"env": "prod"}, "dev-1": {"env": "dev"}}[name]
+	return l, ok
+}
+
+// compileOne compiles rulesYAML against configmaps (and namespaces).
+func compileOne(t *testing.T, rulesYAML string) *rules.Set {
+	t.Helper()
+	f, err := rules.Parse("rules.yaml", []byte(rulesYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, unresolved, err := rules.Compile("rules.yaml", f, func(name string) (rules.Resource, error) {
+		if name == "namespaces" {
+			return rules.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}}, nil
+		}
+		return rules.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Namespaced: true}, nil
+	})
+	if err != nil || len(unresolved) > 0 {
+		t.Fatal(err, unresolved)
+	}
+	return set
+}
+
+func TestEvaluate(t *testing.T) {
+	set := compileOne(t, `rules:
+- name: web
+  resources: [configmaps]
+  selector: app=web
+  annotations: {by: selector, owner: {jsonPath: '{.spec.owner}'}, missing: {jsonPath: '{.spec.nope}'}}
+  labels: {role: frontend}
+- name: names
+  resources: [configmaps]
+  names: ["db-*"]
+  removeLabels: [app]
+  annotations: {by: names}
+- name: prod
+  resources: [configmaps]
+  namespaceSelector: env=prod
+  annotations: {env: prod}
+- name: globs
+  resources: [configmaps]
+  namespaces: ["prod-*", "dev-*"]
+  excludeNamespaces: [dev-1]
+  removeAnnotations: [legacy]
+`)
+	target := set.SortedTargets()[0]
+	if !target.ReadsObjects || !target.NeedsNamespaceLabels {
+		t.Errorf("ReadsObjects=%v NeedsNamespaceLabels=%v, want both", target.ReadsObjects, target.NeedsNamespaceLabels)
+	}
+	tests := []struct {
+		name          string
+		obj           *unstructured.Unstructured
+		wantAnns      map[string]string
+		wantLabels    map[string]string
+		wantRemoveA   []string
+		wantRemoveL   []string
+		wantConflicts []rules.Conflict
+		wantProblems  int
+	}{
+		{name: "selector, JSONPath, namespace labels and globs",
+			obj:         obj("prod-1", "web-1", map[string]string{"app": "web"}),
+			wantAnns:    map[string]string{"by": "selector", "owner": "ops", "env": "prod"},
+			wantLabels:  map[string]string{"role": "frontend"},
+			wantRemoveA: []string{"legacy"}, wantProblems: 1},
+		{name: "excluded namespace, unselected labels",
+			obj: obj("dev-1", "web-1", map[string]string{"app": "api"})},
+		{name: "names glob; conflict with an earlier rule keeps the earlier value",
+			obj:          obj("dev-1", "db-1", map[string]string{"app": "web"}),
+			wantAnns:     map[string]string{"by": "selector", "owner": "ops"},
+			wantLabels:   map[string]string{"role": "frontend"},
+			wantRemoveL:  []string{"app"},
+			wantProblems: 1,
+			wantConflicts: []rules.Conflict{{Kind: "annotation", Key: "by", Kept: "web", Dropped: "names"}}},
+		{name: "unknown namespace does not match a namespaceSelector",
+			obj:         obj("prod-2", "x", nil),
+			wantRemoveA: []string{"legacy"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := target.Evaluate(tc.obj, nsLabels)
+			if !reflect.DeepEqual(ev.Annotations, tc.wantAnns) || !reflect.DeepEqual(ev.Labels, tc.wantLabels) {
+				t.Errorf("annotations %v labels %v, want %v %v", ev.Annotations, ev.Labels, tc.wantAnns, tc.wantLabels)
+			}
+			if !reflect.DeepEqual(ev.RemoveAnnotations, tc.wantRemoveA) || !reflect.DeepEqual(ev.RemoveLabels, tc.wantRemoveL) {
+				t.Errorf("remove %v %v, want %v %v", ev.RemoveAnnotations, ev.RemoveLabels, tc.wantRemoveA, tc.wantRemoveL)
+			}
+			if !reflect.DeepEqual(ev.Conflicts, tc.wantConflicts) {
+				t.Errorf("conflicts %+v, want %+v", ev.Conflicts, tc.wantConflicts)
+			}
+			if len(ev.Problems) != tc.wantProblems {
+				t.Errorf("problems %v, want %d", ev.Problems, tc.wantProblems)
+			}
+		})
+	}
+}
+
+// A Namespace is selected by its own name and labels.
+func TestEvaluateNamespaces(t *testing.T) {
+	set := compileOne(t, "rules:\n- name: ns\n  resources: [namespaces]\n  namespaces: [\"prod-*\"]\n  namespaceSelector: env=prod\n  annotations: {a: \"1\"}\n")
+	target := set.SortedTargets()[0]
+	var got []string
+	for _, o := range []*unstructured.Unstructured{
+		obj("", "prod-1", map[string]string{"env": "prod"}),
+		obj("", "prod-2", map[string]string{"env": "dev"}),
+		obj("", "dev-1", map[string]string{"env": "prod"}),
+	} {
+		if ev := target.Evaluate(o, nil); ev.Annotations["a"] == "1" {
+			got = append(got, o.GetName())
+		}
+	}
+	sort.Strings(got)
+	if want := []string{"prod-1"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("selected %v, want %v", got, want)
+	}
+}
+
+// Rules without selection or JSONPath are evaluated once, at compile time.
+func TestEvaluateStaticIsShared(t *testing.T) {
+	target := compileOne(t, "rules:\n- name: a\n  resources: [configmaps]\n  annotations: {a: \"1\"}\n").SortedTargets()[0]
+	if target.Evaluate(obj("x", "y", nil), nil) != target.Evaluate(obj("z", "w", nil), nil) {
+		t.Errorf("static rules evaluated per object")
+	}
+	if target.ReadsObjects || target.NeedsNamespaceLabels {
+		t.Errorf("static target claims to read objects or namespace labels")
+	}
+}
