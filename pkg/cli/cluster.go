@@ -18,11 +18,13 @@ import (
 )
 
 // clusterFlags are the flags of commands that talk to a cluster: kubectl's
-// connection flags plus client-side rate limits.
+// connection flags, client-side rate limits, and the namespaces no rule
+// applies in.
 type clusterFlags struct {
-	config *genericclioptions.ConfigFlags
-	qps    float32
-	burst  int
+	config  *genericclioptions.ConfigFlags
+	qps     float32
+	burst   int
+	exclude []string
 }
 
 func addClusterFlags(fs *pflag.FlagSet) *clusterFlags {
@@ -34,6 +36,13 @@ func addClusterFlags(fs *pflag.FlagSet) *clusterFlags {
 	fs.Float32Var(&f.qps, "kube-api-qps", 200, "Requests per second the client may send to the API server (a negative value disables client-side limiting)")
 	fs.IntVar(&f.burst, "kube-api-burst", 400, "Requests the client may send in a burst above --kube-api-qps")
 	return f
+}
+
+// addExcludeFlag adds --exclude-namespaces, for the commands that apply
+// rules to objects.
+func (f *clusterFlags) addExcludeFlag(fs *pflag.FlagSet) {
+	fs.StringSliceVar(&f.exclude, "exclude-namespaces", rules.DefaultExcludedNamespaces,
+		"Namespace globs no rule applies in, whatever the rules select; --exclude-namespaces= applies rules everywhere")
 }
 
 // restConfig builds the client configuration the way kubectl does:
@@ -116,6 +125,9 @@ func connect(ctx context.Context, path string, cf *clusterFlags) (*session, erro
 	set, unresolved, err := rules.Compile(path, file, resolve.New(dc).Resolve)
 	if err != nil {
 		return nil, err
+	}
+	if err := set.ExcludeNamespaces(cf.exclude); err != nil {
+		return nil, fmt.Errorf("--exclude-namespaces: %w", err)
 	}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {

@@ -27,6 +27,7 @@ func diffCommand(ctx context.Context, e *env, args []string) int {
 	rulesPath := fs.String("rules", "rules.yaml", "Path to the rules file")
 	output := fs.StringP("output", "o", "", "Output format: \"\" (text), json or yaml")
 	cf := addClusterFlags(fs)
+	cf.addExcludeFlag(fs)
 	addLogFlags(fs)
 	if code, ok := e.parse(fs, args); !ok {
 		return code

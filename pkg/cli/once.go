@@ -8,7 +8,6 @@ import (
 	"text/tabwriter"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller"
@@ -30,6 +29,7 @@ func onceCommand(ctx context.Context, e *env, args []string) int {
 	rulesPath := fs.String("rules", "rules.yaml", "Path to the rules file")
 	workers := fs.Int("workers", 8, "Number of objects patched in parallel")
 	cf := addClusterFlags(fs)
+	cf.addExcludeFlag(fs)
 	addLogFlags(fs)
 	if code, ok := e.parse(fs, args); !ok {
 		return code
@@ -81,8 +81,7 @@ func converge(ctx context.Context, s *session, t *rules.Target, namespace string
 	for range workers {
 		wg.Go(func() {
 			for o := range jobs {
-				_, err := s.dynamic.Resource(t.GVR).Namespace(o.Namespace).Patch(ctx, o.Name, types.MergePatchType, o.Patch,
-					metav1.PatchOptions{FieldManager: controller.DefaultFieldManager})
+				err := write(ctx, s, t, o)
 				if err != nil {
 					tl.errors.Add(1)
 					logger.Error(err, "Patch failed", "resource", o.Resource, "object", klog.KRef(o.Namespace, o.Name))
@@ -118,4 +117,18 @@ func printSummary(e *env, tallies []*tally) {
 	}
 	fmt.Fprintf(w, "TOTAL\t%d\t%d\t%d\t\n", ex, ch, er)
 	_ = w.Flush()
+}
+
+// write sends the requests that make o's change.
+func write(ctx context.Context, s *session, t *rules.Target, o *scan.Object) error {
+	for _, r := range o.Requests {
+		opts := metav1.PatchOptions{FieldManager: controller.DefaultFieldManager}
+		if r.Force {
+			opts.Force = &r.Force
+		}
+		if _, err := s.dynamic.Resource(t.GVR).Namespace(o.Namespace).Patch(ctx, o.Name, r.Type, r.Body, opts); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -48,6 +48,7 @@ func runCommand(ctx context.Context, e *env, args []string) int {
 	fs.StringVar(&f.probeAddr, "health-probe-bind-address", "", "Address to serve /healthz and /readyz on, e.g. :8081 (default off)")
 	f.leader = addLeaderFlags(fs)
 	f.clusterFlags = addClusterFlags(fs)
+	f.clusterFlags.addExcludeFlag(fs)
 	addLogFlags(fs)
 	if code, ok := e.parse(fs, args); !ok {
 		return code
@@ -87,6 +88,9 @@ func run(ctx context.Context, f runFlags) error {
 	if err != nil {
 		return err
 	}
+	if err := set.ExcludeNamespaces(f.clusterFlags.exclude); err != nil {
+		return fmt.Errorf("--exclude-namespaces: %w", err)
+	}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return err
@@ -107,12 +111,13 @@ func run(ctx context.Context, f runFlags) error {
 		Recorder:     recorder,
 	})
 	rl = reloader.New(reloader.Options{
-		Path:    f.rules,
-		Resolve: resolver.Resolve,
-		Reset:   resolver.Reset,
-		Apply:   c.SetRules,
-		Watch:   f.watchRules,
-		Metrics: m,
+		Path:              f.rules,
+		Resolve:           resolver.Resolve,
+		Reset:             resolver.Reset,
+		Apply:             c.SetRules,
+		Watch:             f.watchRules,
+		Metrics:           m,
+		ExcludeNamespaces: f.clusterFlags.exclude,
 	}, file, set, unresolved)
 	for _, u := range unresolved {
 		logger.Error(nil, "Resource not served; its rules are not enforced until it is", "field", u.Field, "reason", u.Message)

@@ -46,13 +46,23 @@ func transform(manager string, wholeObjects bool) cache.TransformFunc {
 	}
 }
 
-// ownEntries returns the managedFields entries of manager, or nil.
+// ownEntries returns the managedFields entries of manager, plus a stub of
+// the first other manager's entry (its name only) so that the cache still
+// tells an object that has managedFields from one that has none: the API
+// server tracks ownership differently for the latter (patch.Requests).
 func ownEntries(managedFields any, manager string) []any {
 	entries, _ := managedFields.([]any)
 	var own []any
+	stub := false
 	for _, e := range entries {
-		if m, ok := e.(map[string]any); ok && m["manager"] == manager {
+		m, ok := e.(map[string]any)
+		switch {
+		case !ok:
+		case m["manager"] == manager:
 			own = append(own, e)
+		case !stub:
+			own = append(own, map[string]any{"manager": m["manager"]})
+			stub = true
 		}
 	}
 	return own

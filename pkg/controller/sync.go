@@ -10,7 +10,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
@@ -42,7 +41,7 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 	if change.Empty() {
 		return nil
 	}
-	data, err := change.MergePatch()
+	requests, err := patch.Requests(obj.Object, change)
 	if err != nil {
 		return fmt.Errorf("encode patch for %s: %w", key, err)
 	}
@@ -51,20 +50,27 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 	// it would leave its outcome unknown.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.WriteTimeout)
 	defer cancel()
-	res, err := c.client.Resource(key.GVR).Namespace(key.Namespace).
-		Patch(wctx, key.Name, types.MergePatchType, data, metav1.PatchOptions{FieldManager: c.opts.FieldManager})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	c.count(c.writes(), key, err)
 	summary := describe(change)
-	if err != nil {
-		if isPermanent(err) && c.opts.Recorder != nil {
-			c.opts.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "AnnotateFailed", "Patch", "Could not change %s: %v", summary, err)
+	newRV := rv
+	for _, r := range requests {
+		opts := metav1.PatchOptions{FieldManager: c.opts.FieldManager}
+		if r.Force {
+			opts.Force = &r.Force
 		}
-		return fmt.Errorf("patch %s: %w", key, err)
+		res, err := c.client.Resource(key.GVR).Namespace(key.Namespace).Patch(wctx, key.Name, r.Type, r.Body, opts)
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		c.count(c.writes(), key, err)
+		if err != nil {
+			if isPermanent(err) && c.opts.Recorder != nil {
+				c.opts.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "AnnotateFailed", "Patch", "Could not change %s: %v", summary, err)
+			}
+			return fmt.Errorf("patch %s: %w", key, err)
+		}
+		newRV = res.GetResourceVersion()
 	}
-	c.expect.record(key, rv, res.GetResourceVersion())
+	c.expect.record(key, rv, newRV)
 	if logger := klog.FromContext(ctx).V(2); logger.Enabled() {
 		logger.Info("Patched metadata", "key", key.String(), "change", summary)
 	}

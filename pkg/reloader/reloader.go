@@ -41,6 +41,8 @@ type Options struct {
 	RetryInterval, Interval time.Duration
 	// Metrics, when set, receive reload results.
 	Metrics *metrics.Metrics
+	// ExcludeNamespaces are namespace globs no rule applies in.
+	ExcludeNamespaces []string
 }
 
 // Reloader owns the rules in force. Create it with New; Run it.
@@ -213,6 +215,9 @@ func (r *Reloader) apply(ctx context.Context, file *rules.File) error {
 	}
 	set, unresolved, err := rules.Compile(r.opts.Path, file, r.opts.Resolve)
 	if err != nil {
+		return err
+	}
+	if err := set.ExcludeNamespaces(r.opts.ExcludeNamespaces); err != nil {
 		return err
 	}
 	r.mu.Lock()

@@ -2,6 +2,8 @@ package rules
 
 import (
 	"fmt"
+	"path"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -31,8 +33,12 @@ type Target struct {
 	// NeedsNamespaceLabels is set when a rule selects by namespace labels.
 	NeedsNamespaceLabels bool
 
-	static *Evaluation // what every object gets, when no rule selects or reads
+	static   *Evaluation // what every object gets, when no rule selects or reads
+	excluded []string    // namespace globs no rule applies in
 }
+
+// nothing is the evaluation of an object no rule selects.
+var nothing = &Evaluation{}
 
 // RuleNames returns the names of the target's rules.
 func (t *Target) RuleNames() []string {
@@ -50,6 +56,15 @@ func (t *Target) isNamespaces() bool {
 
 // Evaluate returns what the rules want of obj, which it only reads.
 func (t *Target) Evaluate(obj *unstructured.Unstructured, nsLabels NamespaceLabels) *Evaluation {
+	if len(t.excluded) > 0 {
+		ns := obj.GetNamespace()
+		if t.isNamespaces() {
+			ns = obj.GetName()
+		}
+		if ns != "" && anyGlob(t.excluded, ns) {
+			return nothing
+		}
+	}
 	if t.static != nil {
 		return t.static
 	}
@@ -64,7 +79,7 @@ func (t *Target) Evaluate(obj *unstructured.Unstructured, nsLabels NamespaceLabe
 
 // SameRules reports whether t and o hold the same rules.
 func (t *Target) SameRules(o *Target) bool {
-	if len(t.Rules) != len(o.Rules) {
+	if len(t.Rules) != len(o.Rules) || !slices.Equal(t.excluded, o.excluded) {
 		return false
 	}
 	for i := range t.Rules {
@@ -80,6 +95,25 @@ func (t *Target) SameRules(o *Target) bool {
 type Set struct {
 	// Targets holds one entry per resolved resource.
 	Targets map[schema.GroupVersionResource]*Target
+}
+
+// DefaultExcludedNamespaces are the namespaces of the cluster itself, which
+// no rule applies in unless the user says otherwise.
+var DefaultExcludedNamespaces = []string{"kube-system", "kube-public", "kube-node-lease"}
+
+// ExcludeNamespaces makes no rule apply in namespaces matching the globs
+// (for the namespaces resource: to Namespaces so named), whatever the rules
+// select. Keys the controller set there before are then deleted.
+func (s *Set) ExcludeNamespaces(globs []string) error {
+	for _, g := range globs {
+		if _, err := path.Match(g, ""); err != nil {
+			return fmt.Errorf("invalid namespace glob %q: %w", g, err)
+		}
+	}
+	for _, t := range s.Targets {
+		t.excluded = globs
+	}
+	return nil
 }
 
 // SortedTargets returns the targets ordered by group, then resource, so that

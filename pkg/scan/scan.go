@@ -42,8 +42,8 @@ type Object struct {
 	Namespace string   `json:"namespace,omitempty"`
 	Name      string   `json:"name"`
 	Changes   []Change `json:"changes"`
-	// Patch is the merge patch that makes the change.
-	Patch []byte `json:"-"`
+	// Requests are the writes that make the change (see patch.Requests).
+	Requests []patch.Request `json:"-"`
 }
 
 // Visit is called for every object examined; pending is nil when the
@@ -84,11 +84,11 @@ func Pending(t *rules.Target, u *unstructured.Unstructured, manager string, nsLa
 	if change.Empty() {
 		return nil, nil
 	}
-	data, err := change.MergePatch()
+	requests, err := patch.Requests(u.Object, change)
 	if err != nil {
 		return nil, err
 	}
-	o := &Object{Resource: rules.GVRString(t.GVR), Namespace: u.GetNamespace(), Name: u.GetName(), Patch: data}
+	o := &Object{Resource: rules.GVRString(t.GVR), Namespace: u.GetNamespace(), Name: u.GetName(), Requests: requests}
 	o.Changes = append(changes("annotation", annotations, change.Annotations), changes("label", labels, change.Labels)...)
 	return o, nil
 }

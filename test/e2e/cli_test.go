@@ -255,3 +255,29 @@ func TestRBACAndKubectlPlugin(t *testing.T) {
 	env.WaitForAnnotation(t, 5*time.Second, h.Deployments, ns, "web", key, want)
 	env.WaitForAnnotation(t, 5*time.Second, h.ReplicaSets, ns, "web-rs", key, want)
 }
+
+// The cluster's own namespaces are left alone unless the user says so.
+func TestDefaultNamespaceExclusion(t *testing.T) {
+	env.Create(t, h.ConfigMaps, "kube-system", h.Object("v1", "ConfigMap", "kube-system", "e2e-exclusion"))
+	rulesFile := writeFile(t, "rules.yaml", "rules:\n- name: cms\n  resources: [configmaps]\n  annotations: {touched: \"yes\"}\n")
+	base := []string{"once", "--rules", rulesFile, "--kubeconfig", env.Kubeconfig, "-n", "kube-system"}
+	if _, stderr, code := runCLI(t, base...); code != 0 {
+		t.Fatalf("once: exit %d: %s", code, stderr)
+	}
+	if _, ok := env.Get(t, h.ConfigMaps, "kube-system", "e2e-exclusion").GetAnnotations()["touched"]; ok {
+		t.Fatalf("a ConfigMap in kube-system was annotated with the default --exclude-namespaces")
+	}
+	if _, stderr, code := runCLI(t, append(base, "--exclude-namespaces=")...); code != 0 {
+		t.Fatalf("once --exclude-namespaces=: exit %d: %s", code, stderr)
+	}
+	if got := env.Get(t, h.ConfigMaps, "kube-system", "e2e-exclusion").GetAnnotations()["touched"]; got != "yes" {
+		t.Errorf("with --exclude-namespaces= the ConfigMap in kube-system is not annotated")
+	}
+	// Excluding it again removes what the controller set there.
+	if _, stderr, code := runCLI(t, base...); code != 0 {
+		t.Fatalf("once: exit %d: %s", code, stderr)
+	}
+	if _, ok := env.Get(t, h.ConfigMaps, "kube-system", "e2e-exclusion").GetAnnotations()["touched"]; ok {
+		t.Errorf("the annotation set before stayed after kube-system was excluded again")
+	}
+}

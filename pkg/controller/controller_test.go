@@ -1,0 +1,362 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2/ktesting"
+
+	"github.com/kube-annotator/kube-annotator/pkg/metrics"
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
+)
+
+// runController runs c until the test ends, and returns a stop that
+// cancels it and returns what Run returned.
+func runController(t *testing.T, ctx context.Context, c *Controller) (stop func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	stopped := false
+	stop = func() error {
+		t.Helper()
+		cancel()
+		if stopped {
+			return nil
+		}
+		stopped = true
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(10 * time.Second):
+			t.Fatal("Run did not return within 10s of cancellation")
+			return nil
+		}
+	}
+	t.Cleanup(func() { _ = stop() })
+	return stop
+}
+
+// converged reports whether c's cache holds n objects of gvr, all carrying
+// the annotations want, and c has nothing queued.
+func converged(c *Controller, gvr schema.GroupVersionResource, n int, want map[string]string) bool {
+	c.mu.RLock()
+	ri := c.informers[gvr]
+	c.mu.RUnlock()
+	if ri == nil || c.queue.Len() != 0 {
+		return false
+	}
+	objs := ri.informer.GetStore().List()
+	if len(objs) != n {
+		return false
+	}
+	for _, o := range objs {
+		have := stringMap(o.(*unstructured.Unstructured), "annotations")
+		for k, v := range want {
+			if have[k] != v {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// stays fails the test if cond stops holding within d.
+func stays(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if !cond() {
+			t.Fatalf("%s stopped holding", what)
+		}
+	}
+}
+
+func TestRunPatchesOnlyWhatDiffers(t *testing.T) {
+	want := map[string]string{"a": "1", "b": "2"}
+	client := newClient(
+		configMap("ns1", "missing", nil),
+		configMap("ns1", "wrong", map[string]string{"a": "0", "b": "2", "user": "keep"}),
+		configMap("ns2", "right", map[string]string{"a": "1", "b": "2"}),
+	)
+	_, ctx := ktesting.NewTestContext(t)
+	recorder, m := events.NewFakeRecorder(10), metrics.New()
+	c := NewController(client, Options{Workers: 2, Metrics: m, Recorder: recorder})
+	c.SetRules(ctx, compile(t, "rules:\n- {name: ab, resources: [configmaps], annotations: {a: '1', b: '2'}}\n"))
+	stop := runController(t, ctx, c)
+
+	wantPatches := []patchCall{
+		{"ns1", "missing", `{"metadata":{"annotations":{"a":"1","b":"2"}}}`, DefaultFieldManager},
+		{"ns1", "wrong", `{"metadata":{"annotations":{"a":"1"}}}`, DefaultFieldManager},
+	}
+	sorted := func() []patchCall {
+		p := patches(client)
+		slices.SortFunc(p, func(a, b patchCall) int { return strings.Compare(a.name, b.name) })
+		return p
+	}
+	waitFor(t, 10*time.Second, "the cache to converge", func() bool {
+		return converged(c, configMaps, 3, want) && len(patches(client)) >= len(wantPatches) &&
+			value(t, m.InformersSynced) == 1
+	})
+	// The echoes of the patches are synced too; they must write nothing.
+	stays(t, 200*time.Millisecond, "exactly the expected patches", func() bool {
+		return reflect.DeepEqual(sorted(), wantPatches)
+	})
+	if err := stop(); err != nil {
+		t.Errorf("Run() = %v, want nil", err)
+	}
+
+	if got := sorted(); !reflect.DeepEqual(got, wantPatches) {
+		t.Errorf("patches = %v, want %v", got, wantPatches)
+	}
+	for verb, n := range verbs(client) {
+		if verb != "list" && verb != "watch" && verb != "patch" {
+			t.Errorf("%d %q requests, want only list, watch and patch", n, verb)
+		}
+	}
+	got, err := client.Tracker().Get(configMaps, "ns1", "wrong")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ann := got.(*unstructured.Unstructured).GetAnnotations(); !maps.Equal(ann, map[string]string{"a": "1", "b": "2", "user": "keep"}) {
+		t.Errorf("annotations on the server = %v, want the user's kept", ann)
+	}
+	if n := c.Informers(); n != 0 {
+		t.Errorf("Informers() = %d after Run returned, want 0", n)
+	}
+	evs := drain(recorder.Events)
+	slices.Sort(evs)
+	if want := []string{"Normal Annotated Changed annotations a", "Normal Annotated Changed annotations a, b"}; !slices.Equal(evs, want) {
+		t.Errorf("events = %q, want %q", evs, want)
+	}
+	if got := value(t, m.Writes.WithLabelValues("configmaps", metrics.Success)); got != 2 {
+		t.Errorf("writes_total{result=success} = %v, want 2", got)
+	}
+	if got := value(t, m.Syncs.WithLabelValues("configmaps", metrics.Error)); got != 0 {
+		t.Errorf("syncs_total{result=error} = %v, want 0", got)
+	}
+}
+
+func TestSetRulesReenqueuesOnlyOnChange(t *testing.T) {
+	const before = "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n"
+	tests := []struct {
+		name       string
+		next       string
+		wantQueued int
+	}{
+		{"same rules", before, 0},
+		{"same rules, other layout", "rules:\n- name: r\n  annotations: {a: '1'}\n  resources: [configmaps]\n", 0},
+		{"value changed", "rules:\n- {name: r, resources: [configmaps], annotations: {a: '2'}}\n", 2},
+		{"key added", "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1', b: '1'}}\n", 2},
+		{"selector added", "rules:\n- {name: r, resources: [configmaps], selector: app=web, annotations: {a: '1'}}\n", 2},
+		{"rule renamed", "rules:\n- {name: s, resources: [configmaps], annotations: {a: '1'}}\n", 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			c := withCache(t, newClient(), compile(t, before), configMap("ns", "x", nil), configMap("other", "y", nil))
+			next := compile(t, tc.next)
+			c.SetRules(ctx, next)
+			if got := c.queue.Len(); got != tc.wantQueued {
+				t.Errorf("queue length = %d, want %d", got, tc.wantQueued)
+			}
+			if got := c.informers[configMaps].target; got != next.Targets[configMaps] {
+				t.Errorf("target in force = %v, want the new one", got)
+			}
+		})
+	}
+}
+
+func TestSetRulesStartsAndStopsInformers(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	c := NewController(newClient(configMap("ns", "x", nil), object("Namespace", "", "ns", nil)), Options{})
+	t.Cleanup(func() { c.SetRules(ctx, &rules.Set{}) })
+	cmKey, nsKey := Key{configMaps, "ns", "x"}, Key{namespaces, "", "ns"}
+	informer := func(gvr schema.GroupVersionResource) cache.SharedIndexInformer {
+		c.mu.RLock()
+		defer c.mu.RUnlock()
+		if ri := c.informers[gvr]; ri != nil {
+			return ri.informer
+		}
+		return nil
+	}
+
+	c.SetRules(ctx, compile(t, setAB))
+	if n := c.Informers(); n != 2 {
+		t.Fatalf("Informers() = %d, want 2", n)
+	}
+	waitFor(t, 10*time.Second, "caches to sync", c.HasSynced)
+	c.expect.record(cmKey, "1", "2")
+	c.expect.record(nsKey, "1", "2")
+	first := informer(configMaps)
+
+	// A rule that reads objects needs whole objects cached: a new informer.
+	c.SetRules(ctx, compile(t, "rules:\n- {name: r, resources: [configmaps, namespaces], annotations: {o: {jsonPath: '{.data.o}'}}}\n"))
+	if second := informer(configMaps); second == nil || second == first {
+		t.Errorf("configmaps informer kept when rules started reading objects, want a new one")
+	}
+	if c.Informers() != 2 || c.namespaces != nil {
+		t.Errorf("Informers() = %d, namespace informer %v; want 2 and none", c.Informers(), c.namespaces != nil)
+	}
+
+	// A namespaceSelector needs namespace labels.
+	c.SetRules(ctx, compile(t, "rules:\n- {name: r, resources: [namespaces], namespaceSelector: team=a, annotations: {a: '1'}}\n"))
+	if n := c.Informers(); n != 1 || informer(namespaces) == nil {
+		t.Errorf("Informers() = %d after dropping configmaps, want 1: namespaces", n)
+	}
+	if c.namespaces == nil {
+		t.Errorf("no namespace informer for a namespaceSelector")
+	}
+	if c.expect.pending(cmKey, "1") || !c.expect.pending(nsKey, "1") {
+		t.Errorf("expectations: want those of configmaps forgotten and those of namespaces kept")
+	}
+	waitFor(t, 10*time.Second, "caches to sync", c.HasSynced)
+
+	c.SetRules(ctx, &rules.Set{})
+	if n := c.Informers(); n != 0 || c.namespaces != nil {
+		t.Errorf("Informers() = %d, namespace informer %v after dropping every rule; want 0 and none", n, c.namespaces != nil)
+	}
+}
+
+// TestRunNamespaceSelector checks that objects are selected by their
+// namespace's labels, and synced again when those labels change.
+func TestRunNamespaceSelector(t *testing.T) {
+	ns := func(name, team string) *unstructured.Unstructured {
+		u := object("Namespace", "", name, nil)
+		u.SetLabels(map[string]string{"team": team})
+		return u
+	}
+	client := newClient(ns("ns1", "a"), ns("ns2", "b"), configMap("ns1", "x", nil), configMap("ns2", "x", nil))
+	_, ctx := ktesting.NewTestContext(t)
+	c := NewController(client, Options{})
+	c.SetRules(ctx, compile(t, "rules:\n- {name: r, resources: [configmaps], namespaceSelector: team=a, annotations: {a: '1'}}\n"))
+	stop := runController(t, ctx, c)
+	patchX := `{"metadata":{"annotations":{"a":"1"}}}`
+
+	one := []patchCall{{"ns1", "x", patchX, DefaultFieldManager}}
+	waitFor(t, 10*time.Second, "ns1/x to be patched", func() bool { return len(patches(client)) == 1 })
+	stays(t, 200*time.Millisecond, "only ns1/x patched", func() bool { return reflect.DeepEqual(patches(client), one) })
+
+	if err := client.Tracker().Update(namespaces, ns("ns2", "a"), ""); err != nil {
+		t.Fatal(err)
+	}
+	two := append(one, patchCall{"ns2", "x", patchX, DefaultFieldManager})
+	waitFor(t, 10*time.Second, "ns2/x to be patched", func() bool { return len(patches(client)) == 2 })
+	if err := stop(); err != nil {
+		t.Errorf("Run() = %v, want nil", err)
+	}
+	if got := patches(client); !reflect.DeepEqual(got, two) {
+		t.Errorf("patches = %v, want %v", got, two)
+	}
+}
+
+func TestResourceGone(t *testing.T) {
+	client := newClient()
+	client.PrependReactor("list", "configmaps", react(apierrors.NewNotFound(configMaps.GroupResource(), "")))
+	gone := make(chan schema.GroupVersionResource, 10)
+	_, ctx := ktesting.NewTestContext(t)
+	c := NewController(client, Options{ResourceGone: func(gvr schema.GroupVersionResource) {
+		select {
+		case gone <- gvr:
+		default: // reported already; the informer retries with backoff
+		}
+	}})
+	c.SetRules(ctx, compile(t, setAB))
+	t.Cleanup(func() { c.SetRules(ctx, &rules.Set{}) })
+	select {
+	case gvr := <-gone:
+		if gvr != configMaps {
+			t.Errorf("ResourceGone(%v), want %v", gvr, configMaps)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("ResourceGone not called within 10s of a NotFound list")
+	}
+}
+
+// TestProcessNextWorkItemRecoversPanic makes the first patch of one object
+// panic: the worker turns it into an error, retries the object with backoff
+// and goes on with the others.
+func TestProcessNextWorkItemRecoversPanic(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	a, b := configMap("ns", "a", nil), configMap("ns", "b", nil)
+	client := newClient(a, b)
+	var panicked atomic.Bool
+	client.PrependReactor("patch", "configmaps", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		if action.(k8stesting.PatchAction).GetName() == "a" && panicked.CompareAndSwap(false, true) {
+			panic("boom")
+		}
+		return false, nil, nil
+	})
+	c := withCache(t, client, compile(t, setAB), a, b)
+	c.opts.Metrics = metrics.New()
+	keyA, keyB := Key{configMaps, "ns", "a"}, Key{configMaps, "ns", "b"}
+	c.queue.Add(keyA)
+	c.queue.Add(keyB)
+
+	process := func() {
+		t.Helper()
+		done := make(chan bool, 1)
+		go func() { done <- c.processNextWorkItem(ctx) }()
+		select {
+		case more := <-done:
+			if !more {
+				t.Fatal("processNextWorkItem() = false, want true: the controller is not stopping")
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("processNextWorkItem() did not return within 10s")
+		}
+	}
+	process() // a: panics
+	if !panicked.Load() {
+		t.Fatal("the patch of a did not panic")
+	}
+	if n := c.queue.NumRequeues(keyA); n != 1 {
+		t.Errorf("NumRequeues(a) = %d after the panic, want 1 (retried with backoff)", n)
+	}
+	process() // b
+	process() // a again, once its backoff has passed
+	for _, k := range []Key{keyA, keyB} {
+		if n := c.queue.NumRequeues(k); n != 0 {
+			t.Errorf("NumRequeues(%s) = %d, want 0 after success", k.Name, n)
+		}
+	}
+	var names []string
+	for _, p := range patches(client) {
+		names = append(names, p.name)
+	}
+	if want := []string{"a", "b", "a"}; !slices.Equal(names, want) {
+		t.Errorf("patched %v, want %v", names, want)
+	}
+	for result, want := range map[string]float64{metrics.Success: 2, metrics.Error: 1} {
+		if got := value(t, c.opts.Metrics.Syncs.WithLabelValues("configmaps", result)); got != want {
+			t.Errorf("syncs_total{result=%q} = %v, want %v", result, got, want)
+		}
+	}
+}
+
+func TestSyncSafelyPanicError(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	client := newClient()
+	client.PrependReactor("patch", "*", func(k8stesting.Action) (bool, runtime.Object, error) { panic("boom") })
+	c := withCache(t, client, compile(t, setAB), configMap("ns", "a", nil))
+	err := c.syncSafely(ctx, Key{configMaps, "ns", "a"})
+	if err == nil || err.Error() != "panic syncing configmaps.v1 ns/a: boom" {
+		t.Fatalf("syncSafely() = %v, want the panic as an error naming the key", err)
+	}
+	if isPermanent(err) || errors.Unwrap(err) != nil {
+		t.Errorf("panic error is permanent or wraps something: %v", err)
+	}
+}

@@ -1,0 +1,270 @@
+package controller
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2/ktesting"
+
+	"github.com/kube-annotator/kube-annotator/pkg/metrics"
+)
+
+func TestIsPermanent(t *testing.T) {
+	gr := schema.GroupResource{Resource: "configmaps"}
+	invalid := apierrors.NewInvalid(schema.GroupKind{Kind: "ConfigMap"}, "a",
+		field.ErrorList{field.Invalid(field.NewPath("metadata", "annotations"), "x", "bad")})
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"Invalid", invalid, true},
+		{"BadRequest", apierrors.NewBadRequest("bad"), true},
+		{"MethodNotSupported", apierrors.NewMethodNotSupported(gr, "patch"), true},
+		{"RequestEntityTooLarge", apierrors.NewRequestEntityTooLargeError("too large"), true},
+		{"wrapped Invalid", fmt.Errorf("patch configmaps.v1 ns/a: %w", invalid), true},
+		{"Conflict", apierrors.NewConflict(gr, "a", errors.New("changed")), false},
+		{"ServerTimeout", apierrors.NewServerTimeout(gr, "patch", 1), false},
+		{"Timeout", apierrors.NewTimeoutError("slow", 1), false},
+		{"TooManyRequests", apierrors.NewTooManyRequests("slow down", 1), false},
+		{"Forbidden", apierrors.NewForbidden(gr, "a", errors.New("no")), false},
+		{"InternalError", apierrors.NewInternalError(errors.New("boom")), false},
+		{"ServiceUnavailable", apierrors.NewServiceUnavailable("later"), false},
+		{"NotFound", apierrors.NewNotFound(gr, "a"), false},
+		{"plain error", errors.New("connection refused"), false},
+		{"nil", nil, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := isPermanent(tc.err); got != tc.want {
+				t.Errorf("isPermanent(%v) = %v, want %v", tc.err, got, tc.want)
+			}
+		})
+	}
+}
+
+// react returns a patch reactor that answers with err.
+func react(err error) k8stesting.ReactionFunc {
+	return func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, err }
+}
+
+// withOwned returns u whose annotations keys manager owns.
+func withOwned(u *unstructured.Unstructured, manager string, keys ...string) *unstructured.Unstructured {
+	u.Object["metadata"].(map[string]any)["managedFields"] = owned(manager, keys...)
+	return u
+}
+
+const (
+	setAB = "rules:\n- {name: ab, resources: [configmaps, namespaces], annotations: {a: '1', b: '2'}}\n"
+	// Two rules that meet on objects labelled app=web and want different
+	// values of team there.
+	twoTeams = "rules:\n- {name: one, resources: [configmaps], selector: app=web, annotations: {team: a}}\n" +
+		"- {name: two, resources: [configmaps], names: ['x*'], annotations: {team: b}}\n"
+)
+
+func TestSyncHandler(t *testing.T) {
+	secrets := schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	x := Key{configMaps, "ns", "x"}
+	invalid := apierrors.NewInvalid(schema.GroupKind{Kind: "ConfigMap"}, "x", nil)
+	const (
+		patchAB = `{"metadata":{"annotations":{"a":"1","b":"2"}}}`
+		changed = "Normal Annotated Changed annotations a, b"
+	)
+	labelled := configMap("ns", "x", nil)
+	labelled.SetLabels(map[string]string{"app": "web"})
+	tests := []struct {
+		name        string
+		rules       string
+		cached      *unstructured.Unstructured
+		notOnServer bool
+		react       k8stesting.ReactionFunc // answers patches when set
+		key         Key
+		wantPatches []patchCall
+		wantErr     func(error) bool // nil: no error
+		wantEvents  []string
+		wantWrite   string // result counted in writes_total, if any
+	}{
+		{name: "missing keys", rules: setAB, cached: configMap("ns", "x", nil), key: x,
+			wantPatches: []patchCall{{"ns", "x", patchAB, DefaultFieldManager}},
+			wantEvents:  []string{changed}, wantWrite: metrics.Success},
+		{name: "only the keys that differ", rules: setAB,
+			cached: configMap("ns", "x", map[string]string{"a": "0", "b": "2", "user": "keep"}), key: x,
+			wantPatches: []patchCall{{"ns", "x", `{"metadata":{"annotations":{"a":"1"}}}`, DefaultFieldManager}},
+			wantEvents:  []string{"Normal Annotated Changed annotations a"}, wantWrite: metrics.Success},
+		{name: "converged", rules: setAB,
+			cached: configMap("ns", "x", map[string]string{"a": "1", "b": "2", "user": "keep"}), key: x},
+		{name: "labels and removals",
+			rules:  "rules:\n- {name: r, resources: [configmaps], labels: {tier: web}, removeAnnotations: [old, gone]}\n",
+			cached: configMap("ns", "x", map[string]string{"old": "x", "user": "keep"}), key: x,
+			wantPatches: []patchCall{{"ns", "x", `{"metadata":{"annotations":{"old":null},"labels":{"tier":"web"}}}`, DefaultFieldManager}},
+			wantEvents:  []string{"Normal Annotated Changed annotations -old; labels tier"}, wantWrite: metrics.Success},
+		{name: "keys we set that no rule wants are deleted", rules: setAB,
+			cached: withOwned(configMap("ns", "x", map[string]string{"a": "1", "b": "2", "stale": "x"}), DefaultFieldManager, "a", "stale"),
+			key:    x, wantPatches: []patchCall{{"ns", "x", `{"metadata":{"annotations":{"stale":null}}}`, DefaultFieldManager}},
+			wantEvents: []string{"Normal Annotated Changed annotations -stale"}, wantWrite: metrics.Success},
+		{name: "keys others set are kept", rules: setAB,
+			cached: withOwned(configMap("ns", "x", map[string]string{"a": "1", "b": "2", "stale": "x"}), "kubectl", "stale"), key: x},
+		{name: "excluded namespace: only our keys deleted", rules: setAB,
+			cached:      withOwned(configMap("kube-system", "x", map[string]string{"a": "1", "user": "x"}), DefaultFieldManager, "a"),
+			key:         Key{configMaps, "kube-system", "x"},
+			wantPatches: []patchCall{{"kube-system", "x", `{"metadata":{"annotations":{"a":null}}}`, DefaultFieldManager}},
+			wantEvents:  []string{"Normal Annotated Changed annotations -a"}, wantWrite: metrics.Success},
+		{name: "selector does not match", rules: "rules:\n- {name: r, resources: [configmaps], selector: app=web, annotations: {a: '1'}}\n",
+			cached: configMap("ns", "x", nil), key: x},
+		{name: "rules conflict: file order decides", rules: twoTeams, cached: labelled, key: x,
+			wantPatches: []patchCall{{"ns", "x", `{"metadata":{"annotations":{"team":"a"}}}`, DefaultFieldManager}},
+			wantEvents: []string{"Warning RulesConflict Rules one and two want different values for annotation team; one wins (file order)",
+				"Normal Annotated Changed annotations team"}, wantWrite: metrics.Success},
+		{name: "not in cache", rules: setAB, cached: configMap("ns", "x", nil), key: Key{configMaps, "ns", "y"}},
+		{name: "other namespace not in cache", rules: setAB, cached: configMap("ns", "x", nil), key: Key{configMaps, "other", "x"}},
+		{name: "resource not ruled", rules: setAB, cached: configMap("ns", "x", nil), key: Key{secrets, "ns", "x"}},
+		{name: "cluster-scoped", rules: setAB, cached: object("Namespace", "", "team-a", nil), key: Key{namespaces, "", "team-a"},
+			wantPatches: []patchCall{{"", "team-a", patchAB, DefaultFieldManager}},
+			wantEvents:  []string{changed}, wantWrite: metrics.Success},
+		{name: "excluded Namespace", rules: setAB, cached: object("Namespace", "", "kube-system", nil), key: Key{namespaces, "", "kube-system"}},
+		{name: "deleted on the server", rules: setAB, cached: configMap("ns", "x", nil), notOnServer: true, key: x,
+			wantPatches: []patchCall{{"ns", "x", patchAB, DefaultFieldManager}}},
+		{name: "conflict is transient", rules: setAB, cached: configMap("ns", "x", nil), key: x,
+			react:       react(apierrors.NewConflict(configMaps.GroupResource(), "x", errors.New("changed"))),
+			wantPatches: []patchCall{{"ns", "x", patchAB, DefaultFieldManager}},
+			wantErr:     func(err error) bool { return apierrors.IsConflict(err) && !isPermanent(err) },
+			wantWrite:   metrics.Error},
+		{name: "invalid is permanent", rules: setAB, cached: configMap("ns", "x", nil), key: x,
+			react:       react(invalid),
+			wantPatches: []patchCall{{"ns", "x", patchAB, DefaultFieldManager}},
+			wantErr:     isPermanent,
+			wantEvents:  []string{"Warning AnnotateFailed Could not change annotations a, b: " + invalid.Error()},
+			wantWrite:   metrics.Error},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			var client = newClient()
+			if !tc.notOnServer {
+				client = newClient(tc.cached)
+			}
+			if tc.react != nil {
+				client.PrependReactor("patch", "*", tc.react)
+			}
+			c := withCache(t, client, compile(t, tc.rules), tc.cached)
+			recorder := events.NewFakeRecorder(10)
+			c.opts.Recorder, c.opts.Metrics = recorder, metrics.New()
+
+			err := c.syncHandler(ctx, tc.key)
+			switch {
+			case tc.wantErr == nil && err != nil:
+				t.Errorf("syncHandler() error = %v, want nil", err)
+			case tc.wantErr != nil && (err == nil || !tc.wantErr(err)):
+				t.Errorf("syncHandler() error = %v, want a matching error", err)
+			case err != nil && !strings.HasPrefix(err.Error(), "patch "+tc.key.String()+": "):
+				t.Errorf("syncHandler() error = %q, want it to name the key", err)
+			}
+			if got := patches(client); !reflect.DeepEqual(got, tc.wantPatches) {
+				t.Errorf("patches = %v, want %v", got, tc.wantPatches)
+			}
+			if n := verbs(client)["get"]; n != 0 {
+				t.Errorf("%d GET requests, want none: sync reads the cache", n)
+			}
+			if got := drain(recorder.Events); !slices.Equal(got, tc.wantEvents) {
+				t.Errorf("events = %q, want %q", got, tc.wantEvents)
+			}
+			resource := tc.key.GVR.GroupResource().String()
+			for _, result := range []string{metrics.Success, metrics.Error} {
+				want := 0.0
+				if result == tc.wantWrite {
+					want = 1
+				}
+				if got := value(t, c.opts.Metrics.Writes.WithLabelValues(resource, result)); got != want {
+					t.Errorf("writes_total{result=%q} = %v, want %v", result, got, want)
+				}
+			}
+			wantConflicts := 0.0
+			if tc.rules == twoTeams && tc.cached == labelled {
+				wantConflicts = 1
+			}
+			if got := value(t, c.opts.Metrics.Conflicts.WithLabelValues(resource)); got != wantConflicts {
+				t.Errorf("conflicts = %v, want %v", got, wantConflicts)
+			}
+		})
+	}
+}
+
+// TestSyncHandlerExpectations syncs one object again and again, as the
+// informer's cache moves, with a server that answers each patch with a
+// given resourceVersion.
+func TestSyncHandlerExpectations(t *testing.T) {
+	want := map[string]string{"a": "1"}
+	x := Key{configMaps, "ns", "x"}
+	type step struct {
+		cachedRV    string
+		cachedAnn   map[string]string
+		serverRV    string // resourceVersion the server answers a patch with
+		wantPatches int    // in total, so far
+		wantExpect  int
+	}
+	tests := []struct {
+		name  string
+		steps []step
+	}{
+		{"echo pending, then arrives", []step{
+			{"1", nil, "2", 1, 1},
+			{"1", nil, "2", 1, 1}, // the cache has not seen our write yet
+			{"2", want, "", 1, 0},
+		}},
+		{"someone removes the annotation after the echo", []step{
+			{"1", nil, "2", 1, 1},
+			{"2", want, "", 1, 0},
+			{"3", nil, "4", 2, 1},
+		}},
+		{"another writer gets in between", []step{
+			{"1", nil, "2", 1, 1},
+			{"3", map[string]string{"a": "0"}, "4", 2, 1},
+		}},
+		{"no-op patch keeps the resourceVersion", []step{
+			{"1", nil, "1", 1, 0},
+			{"1", nil, "1", 2, 0}, // nothing to wait for: patch again
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			client := newClient()
+			var serverRV string
+			client.PrependReactor("patch", "configmaps", func(k8stesting.Action) (bool, runtime.Object, error) {
+				u := configMap("ns", "x", want)
+				u.SetResourceVersion(serverRV)
+				return true, u, nil
+			})
+			c := withCache(t, client, compile(t, "rules:\n- {name: a, resources: [configmaps], annotations: {a: '1'}}\n"))
+			store := c.informers[configMaps].informer.GetStore()
+			for i, s := range tc.steps {
+				u := configMap("ns", "x", s.cachedAnn)
+				u.SetResourceVersion(s.cachedRV)
+				if err := store.Update(u); err != nil {
+					t.Fatal(err)
+				}
+				serverRV = s.serverRV
+				if err := c.syncHandler(ctx, x); err != nil {
+					t.Fatalf("step %d: syncHandler() error = %v", i, err)
+				}
+				if got := len(patches(client)); got != s.wantPatches {
+					t.Errorf("step %d: %d patches so far, want %d", i, got, s.wantPatches)
+				}
+				if got := c.expect.len(); got != s.wantExpect {
+					t.Errorf("step %d: %d expectations, want %d", i, got, s.wantExpect)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,59 @@
+package patch_test
+
+import (
+	"reflect"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kube-annotator/kube-annotator/pkg/patch"
+)
+
+func TestRequests(t *testing.T) {
+	tracked := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{
+		"name": "cm", "namespace": "ns", "resourceVersion": "7",
+		"managedFields": []any{map[string]any{"manager": "kubectl"}},
+	}}
+	untracked := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{
+		"name": "cm", "namespace": "ns", "resourceVersion": "7",
+	}}
+	both := patch.Change{Annotations: map[string]*string{"a": ptr("1"), "old": nil}, Labels: map[string]*string{"l": ptr("x")}}
+	tests := []struct {
+		name   string
+		obj    map[string]any
+		change patch.Change
+		want   []patch.Request
+	}{
+		{"tracked object: one merge patch", tracked, both, []patch.Request{{Type: types.MergePatchType,
+			Body: []byte(`{"metadata":{"annotations":{"a":"1","old":null},"labels":{"l":"x"}}}`)}}},
+		{"untracked object: apply the sets with the resourceVersion, then merge-patch the deletions", untracked, both, []patch.Request{
+			{Type: types.ApplyPatchType, Force: true,
+				Body: []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"annotations":{"a":"1"},"labels":{"l":"x"},"name":"cm","namespace":"ns","resourceVersion":"7"}}`)},
+			{Type: types.MergePatchType, Body: []byte(`{"metadata":{"annotations":{"old":null}}}`)},
+		}},
+		{"untracked object, sets only: one apply", untracked, patch.Change{Labels: map[string]*string{"l": ptr("x")}}, []patch.Request{
+			{Type: types.ApplyPatchType, Force: true,
+				Body: []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"labels":{"l":"x"},"name":"cm","namespace":"ns","resourceVersion":"7"}}`)},
+		}},
+		{"untracked object, deletions only: one merge patch", untracked, patch.Change{Annotations: map[string]*string{"x": nil}}, []patch.Request{
+			{Type: types.MergePatchType, Body: []byte(`{"metadata":{"annotations":{"x":null}}}`)},
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := patch.Requests(tc.obj, tc.change)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				for i := range got {
+					t.Logf("got[%d] = %s %v %s", i, got[i].Type, got[i].Force, got[i].Body)
+				}
+				t.Errorf("Requests differ from %d wanted", len(tc.want))
+			}
+		})
+	}
+	if _, err := patch.Requests(tracked, patch.Change{}); err == nil {
+		t.Errorf("Requests for an empty change: want an error")
+	}
+}

@@ -1,0 +1,339 @@
+package scan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
+)
+
+const manager = "kube-annotator"
+
+var (
+	configMaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	namespaces = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+)
+
+// compile compiles a rules file's content for a cluster that serves
+// configmaps and namespaces, without the cluster's namespaces.
+func compile(t *testing.T, content string) *rules.Set {
+	t.Helper()
+	f, err := rules.Parse("rules.yaml", []byte(content))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, _, err := rules.Compile("rules.yaml", f, func(name string) (rules.Resource, error) {
+		switch name {
+		case "configmaps":
+			return rules.Resource{GVR: configMaps, Namespaced: true}, nil
+		case "namespaces":
+			return rules.Resource{GVR: namespaces}, nil
+		}
+		return rules.Resource{}, fmt.Errorf("unknown resource %q", name)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := set.ExcludeNamespaces(rules.DefaultExcludedNamespaces); err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+// object returns an object of kind with annotations ann and labels lbl,
+// whose annotations keys ours the field manager set.
+func object(kind, namespace, name string, ann, lbl map[string]string, ours ...string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("v1")
+	u.SetKind(kind)
+	u.SetNamespace(namespace)
+	u.SetName(name)
+	u.SetAnnotations(ann)
+	u.SetLabels(lbl)
+	if len(ours) > 0 {
+		fields := map[string]any{}
+		for _, k := range ours {
+			fields["f:"+k] = map[string]any{}
+		}
+		u.Object["metadata"].(map[string]any)["managedFields"] = []any{map[string]any{
+			"manager": manager, "operation": "Update",
+			"fieldsV1": map[string]any{"f:metadata": map[string]any{"f:annotations": fields}},
+		}}
+	}
+	return u
+}
+
+func cm(namespace, name string, ann map[string]string, ours ...string) *unstructured.Unstructured {
+	return object("ConfigMap", namespace, name, ann, nil, ours...)
+}
+
+func ptr(s string) *string { return &s }
+
+func TestPending(t *testing.T) {
+	const abc = "rules:\n- {name: r, resources: [configmaps], annotations: {b: '2', a: '1', c: ''}}\n"
+	const nsSelector = "rules:\n- {name: r, resources: [configmaps], namespaceSelector: team=a, annotations: {a: '1'}}\n"
+	nsLabels := func(ns string) (labels.Set, bool) {
+		l, ok := map[string]labels.Set{"ns-a": {"team": "a"}, "ns-b": {"team": "b"}}[ns]
+		return l, ok
+	}
+	ann := func(kind, key string, old, new *string) Change {
+		return Change{Kind: kind, Key: key, Old: old, New: new}
+	}
+	tests := []struct {
+		name  string
+		rules string
+		obj   *unstructured.Unstructured
+		want  *Object
+	}{
+		{"nothing to change", abc, cm("ns", "x", map[string]string{"a": "1", "b": "2", "c": "", "user": "u"}), nil},
+		{"no annotations: every key, Old nil, sorted", abc, cm("ns", "x", nil), &Object{
+			Resource: "configmaps.v1", Namespace: "ns", Name: "x",
+			Changes: []Change{ann("annotation", "a", nil, ptr("1")), ann("annotation", "b", nil, ptr("2")), ann("annotation", "c", nil, ptr(""))},
+			Patch:   []byte(`{"metadata":{"annotations":{"a":"1","b":"2","c":""}}}`),
+		}},
+		{"wrong values: Old set, other keys untouched", abc, cm("ns", "x", map[string]string{"a": "1", "b": "3", "c": "x", "user": "u"}), &Object{
+			Resource: "configmaps.v1", Namespace: "ns", Name: "x",
+			Changes: []Change{ann("annotation", "b", ptr("3"), ptr("2")), ann("annotation", "c", ptr("x"), ptr(""))},
+			Patch:   []byte(`{"metadata":{"annotations":{"b":"2","c":""}}}`),
+		}},
+		{"labels and removals", "rules:\n- {name: r, resources: [configmaps], labels: {tier: web, app: x}, removeAnnotations: [old, gone]}\n",
+			object("ConfigMap", "ns", "x", map[string]string{"old": "o"}, map[string]string{"app": "y"}), &Object{
+				Resource: "configmaps.v1", Namespace: "ns", Name: "x",
+				Changes: []Change{ann("annotation", "old", ptr("o"), nil), ann("label", "app", ptr("y"), ptr("x")), ann("label", "tier", nil, ptr("web"))},
+				Patch:   []byte(`{"metadata":{"annotations":{"old":null},"labels":{"app":"x","tier":"web"}}}`),
+			}},
+		{"our key no rule wants is deleted", abc, cm("ns", "x", map[string]string{"a": "1", "b": "2", "c": "", "stale": "s"}, "a", "stale"), &Object{
+			Resource: "configmaps.v1", Namespace: "ns", Name: "x",
+			Changes: []Change{ann("annotation", "stale", ptr("s"), nil)},
+			Patch:   []byte(`{"metadata":{"annotations":{"stale":null}}}`),
+		}},
+		{"excluded namespace", abc, cm("kube-system", "x", nil), nil},
+		{"excluded namespace: our keys deleted", abc, cm("kube-system", "x", map[string]string{"a": "1"}, "a"), &Object{
+			Resource: "configmaps.v1", Namespace: "kube-system", Name: "x",
+			Changes: []Change{ann("annotation", "a", ptr("1"), nil)},
+			Patch:   []byte(`{"metadata":{"annotations":{"a":null}}}`),
+		}},
+		{"namespace selected", nsSelector, cm("ns-a", "x", nil), &Object{
+			Resource: "configmaps.v1", Namespace: "ns-a", Name: "x",
+			Changes: []Change{ann("annotation", "a", nil, ptr("1"))},
+			Patch:   []byte(`{"metadata":{"annotations":{"a":"1"}}}`),
+		}},
+		{"namespace not selected", nsSelector, cm("ns-b", "x", nil), nil},
+		{"namespace unknown", nsSelector, cm("ns-c", "x", nil), nil},
+		{"cluster-scoped", "rules:\n- {name: r, resources: [namespaces], annotations: {a: '1'}}\n", object("Namespace", "", "team-a", nil, nil), &Object{
+			Resource: "namespaces.v1", Name: "team-a",
+			Changes: []Change{ann("annotation", "a", nil, ptr("1"))},
+			Patch:   []byte(`{"metadata":{"annotations":{"a":"1"}}}`),
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			set := compile(t, tc.rules)
+			tg := set.SortedTargets()[0]
+			before := tc.obj.DeepCopy()
+			got, err := Pending(tg, tc.obj, manager, nsLabels)
+			if err != nil {
+				t.Fatalf("Pending() error = %v", err)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("Pending() =\n%s\nwant\n%s", format(got), format(tc.want))
+			}
+			if !reflect.DeepEqual(tc.obj, before) {
+				t.Errorf("Pending() modified the object")
+			}
+		})
+	}
+}
+
+func format(o *Object) string {
+	if o == nil {
+		return "nil"
+	}
+	str := func(s *string) string {
+		if s == nil {
+			return "<nil>"
+		}
+		return fmt.Sprintf("%q", *s)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s/%s %s", o.Resource, o.Namespace, o.Name, o.Patch)
+	for _, c := range o.Changes {
+		fmt.Fprintf(&b, "\n  %s %s: %s -> %s", c.Kind, c.Key, str(c.Old), str(c.New))
+	}
+	return b.String()
+}
+
+// newClient returns a fake client that serves configmaps and namespaces
+// and holds objs.
+func newClient(objs ...runtime.Object) *dynamicfake.FakeDynamicClient {
+	return dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+		map[schema.GroupVersionResource]string{configMaps: "ConfigMapList", namespaces: "NamespaceList"}, objs...)
+}
+
+// visited is what a visit saw: the pending object's name and patch, or
+// nothing for an object that needs no change.
+type visited struct{ namespace, name, patch string }
+
+func TestResource(t *testing.T) {
+	set := compile(t, "rules:\n- {name: r, resources: [configmaps, namespaces], annotations: {a: '1'}}\n")
+	want := map[string]string{"a": "1"}
+	objs := []runtime.Object{
+		cm("ns1", "missing", nil),
+		cm("ns1", "right", want),
+		cm("ns2", "wrong", map[string]string{"a": "0"}),
+		object("Namespace", "", "ns1", nil, nil),
+		object("Namespace", "", "ns2", want, nil),
+	}
+	const patchA = `{"metadata":{"annotations":{"a":"1"}}}`
+	tests := []struct {
+		name       string
+		gvr        schema.GroupVersionResource
+		namespace  string
+		wantListNS string
+		wantVisits []visited
+	}{
+		{"every namespace", configMaps, "", "", []visited{{"ns1", "missing", patchA}, {}, {"ns2", "wrong", patchA}}},
+		{"one namespace", configMaps, "ns2", "ns2", []visited{{"ns2", "wrong", patchA}}},
+		{"empty namespace", configMaps, "ns3", "ns3", nil},
+		{"cluster-scoped ignores the namespace", namespaces, "ns2", "", []visited{{"", "ns1", patchA}, {}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			client := newClient(objs...)
+			tg := set.Targets[tc.gvr]
+			var visits []visited
+			err := Resource(t.Context(), client, tg, tc.namespace, manager, nil, func(got *rules.Target, o *Object) error {
+				if got != tg {
+					t.Errorf("visit got target %v, want the one listed", got.GVR)
+				}
+				v := visited{}
+				if o != nil {
+					v = visited{o.Namespace, o.Name, string(o.Patch)}
+				}
+				visits = append(visits, v)
+				return nil
+			})
+			if err != nil {
+				t.Fatalf("Resource() error = %v", err)
+			}
+			if !slices.Equal(visits, tc.wantVisits) {
+				t.Errorf("visits = %v, want %v", visits, tc.wantVisits)
+			}
+			checkOnlyLists(t, client, tc.gvr, tc.wantListNS)
+		})
+	}
+}
+
+// checkOnlyLists fails unless client received only list requests, of gvr
+// in namespace ns, for every object.
+func checkOnlyLists(t *testing.T, client *dynamicfake.FakeDynamicClient, gvr schema.GroupVersionResource, ns string) {
+	t.Helper()
+	actions := client.Actions()
+	if len(actions) == 0 {
+		t.Fatal("no requests, want a list")
+	}
+	for _, a := range actions {
+		if a.GetVerb() != "list" || a.GetResource() != gvr || a.GetNamespace() != ns {
+			t.Errorf("request %s %v in namespace %q, want only lists of %v in %q",
+				a.GetVerb(), a.GetResource(), a.GetNamespace(), gvr, ns)
+		}
+		if l, ok := a.(k8stesting.ListAction); ok && !l.GetListRestrictions().Labels.Empty() {
+			t.Errorf("list with label selector %q, want every object", l.GetListRestrictions().Labels)
+		}
+	}
+}
+
+func TestResourceErrors(t *testing.T) {
+	set := compile(t, "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n")
+	stop := errors.New("stop")
+	listFailed := errors.New("list failed")
+	tests := []struct {
+		name       string
+		react      k8stesting.ReactionFunc
+		visitErr   error
+		wantErr    error
+		wantVisits int
+	}{
+		{name: "visit error stops the scan", visitErr: stop, wantErr: stop, wantVisits: 1},
+		{name: "list error", react: func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, listFailed },
+			wantErr: listFailed, wantVisits: 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			client := newClient(cm("ns", "a", nil), cm("ns", "b", nil))
+			if tc.react != nil {
+				client.PrependReactor("list", "configmaps", tc.react)
+			}
+			visits := 0
+			err := Resource(context.Background(), client, set.Targets[configMaps], "", manager, nil,
+				func(*rules.Target, *Object) error { visits++; return tc.visitErr })
+			if !errors.Is(err, tc.wantErr) {
+				t.Errorf("Resource() error = %v, want %v", err, tc.wantErr)
+			}
+			if visits != tc.wantVisits {
+				t.Errorf("%d visits, want %d", visits, tc.wantVisits)
+			}
+		})
+	}
+}
+
+func TestNamespaceLabels(t *testing.T) {
+	objs := []runtime.Object{
+		object("Namespace", "", "ns-a", nil, map[string]string{"team": "a"}),
+		object("Namespace", "", "bare", nil, nil),
+	}
+	listFailed := errors.New("list failed")
+	tests := []struct {
+		name      string
+		rules     string
+		react     k8stesting.ReactionFunc
+		wantNil   bool
+		wantLists int
+		wantErr   error
+	}{
+		{name: "not needed", rules: "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n", wantNil: true},
+		{name: "needed", rules: "rules:\n- {name: r, resources: [configmaps], namespaceSelector: team=a, annotations: {a: '1'}}\n", wantLists: 1},
+		{name: "list error", rules: "rules:\n- {name: r, resources: [configmaps], namespaceSelector: team=a, annotations: {a: '1'}}\n",
+			react:   func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, listFailed },
+			wantNil: true, wantLists: 1, wantErr: listFailed},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			client := newClient(objs...)
+			if tc.react != nil {
+				client.PrependReactor("list", "namespaces", tc.react)
+			}
+			got, err := NamespaceLabels(t.Context(), client, compile(t, tc.rules))
+			if !errors.Is(err, tc.wantErr) || (err != nil && !strings.HasPrefix(err.Error(), "list namespaces for namespaceSelector: ")) {
+				t.Errorf("NamespaceLabels() error = %v, want %v, with context", err, tc.wantErr)
+			}
+			if (got == nil) != tc.wantNil {
+				t.Fatalf("NamespaceLabels() = nil: %v, want nil: %v", got == nil, tc.wantNil)
+			}
+			if n := len(client.Actions()); n != tc.wantLists {
+				t.Errorf("%d requests, want %d", n, tc.wantLists)
+			}
+			if got == nil {
+				return
+			}
+			for ns, want := range map[string]labels.Set{"ns-a": {"team": "a"}, "bare": {}, "unknown": nil} {
+				l, ok := got(ns)
+				if ok != (want != nil) || !reflect.DeepEqual(l, want) && len(l)+len(want) > 0 {
+					t.Errorf("labels of %s = %v, %v; want %v, %v", ns, l, ok, want, want != nil)
+				}
+			}
+		})
+	}
+}
