@@ -76,7 +76,17 @@ test-unit: ## Unit tests (race detector)
 
 .PHONY: test-e2e
 test-e2e: envtest-assets ## End-to-end tests on etcd + kube-apiserver (race detector)
-	go test -race -count=1 -timeout 15m $(GOTESTFLAGS) ./test/...
+	go test -race -count=1 -timeout 15m -skip '^TestFault' $(GOTESTFLAGS) ./test/...
+
+.PHONY: test-faults
+test-faults: envtest-assets ## The fault suite: API server outage, deletions, concurrent writer, throttling, SIGTERM
+	go test -count=1 -timeout 15m -run '^TestFault' -v $(GOTESTFLAGS) ./test/e2e | grep -E '^(=== RUN|--- |ok|FAIL|PASS)|faults_test'
+
+FUZZTIME ?= 60s
+.PHONY: fuzz
+fuzz: ## Fuzz the rules parser and compiler, FUZZTIME per target (not part of make test)
+	go test ./pkg/rules -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s
+	go test ./pkg/rules -run '^$$' -fuzz '^FuzzCompile$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s
 
 .PHONY: manifests
 manifests: envtest-assets ## Regenerate deploy/rbac.yaml and deploy/rules.yaml from rules.yaml (on a local control plane)

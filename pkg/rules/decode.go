@@ -15,12 +15,36 @@ import (
 // unmarshalling into structs) keeps line numbers and the user's own
 // spelling of a value, so that `True` can be reported as `True`.
 type decoder struct {
-	errs  []FieldError
-	names map[string]int // rule name → index of the first rule using it
+	errs   []FieldError
+	names  map[string]int // rule name → index of the first rule using it
+	visits int            // values visited, counting alias expansions
+	capped bool           // decoding stopped at maxErrors
 }
+
+// maxVisits bounds the values the decoder visits. Aliases let a small file
+// name the same large value many times; no real rules file comes near it.
+const maxVisits = 100_000
+
+// maxErrors bounds the problems reported for one file.
+const maxErrors = 100
 
 func (d *decoder) errorf(n *yaml.Node, field, format string, args ...any) {
 	d.errs = append(d.errs, FieldError{Line: n.Line, Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+// exhausted counts one value visited and reports whether decoding must
+// stop: the file is too complex, or has too many problems to list.
+func (d *decoder) exhausted() bool {
+	d.visits++
+	switch {
+	case d.visits == maxVisits+1:
+		d.errs = append(d.errs, FieldError{Message: fmt.Sprintf(
+			"too complex: more than %d values counting alias expansions (excessive aliasing?); a rules file is a handful of rules", maxVisits)})
+	case len(d.errs) >= maxErrors:
+		d.capped = true
+		return true
+	}
+	return d.visits > maxVisits
 }
 
 func (d *decoder) file(root *yaml.Node) *File {
@@ -58,6 +82,9 @@ func (d *decoder) rules(n *yaml.Node, path string) []Rule {
 	d.names = map[string]int{}
 	out := make([]Rule, 0, len(n.Content))
 	for i, item := range n.Content {
+		if d.exhausted() {
+			break
+		}
 		out = append(out, d.rule(deref(item), fmt.Sprintf("%s[%d]", path, i), i))
 	}
 	return out
@@ -151,6 +178,9 @@ func (d *decoder) resources(n *yaml.Node, path string) []string {
 	seen := map[string]bool{}
 	out := make([]string, 0, len(n.Content))
 	for i, item := range n.Content {
+		if d.exhausted() {
+			break
+		}
 		p := fmt.Sprintf("%s[%d]", path, i)
 		s, ok := d.str(deref(item), p)
 		switch {
@@ -174,6 +204,9 @@ func (d *decoder) resources(n *yaml.Node, path string) []string {
 func (d *decoder) fields(n *yaml.Node, path string, known []string, fn func(key, path string, v *yaml.Node)) map[string]bool {
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
+		if d.exhausted() {
+			break
+		}
 		k, v := deref(n.Content[i]), deref(n.Content[i+1])
 		if k.Kind != yaml.ScalarNode || k.ShortTag() != "!!str" {
 			d.errorf(k, path, "keys must be strings, got %s", describe(k))

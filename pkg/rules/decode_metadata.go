@@ -82,6 +82,9 @@ func (d *decoder) keys(n *yaml.Node, path, kind string) []string {
 	seen := map[string]bool{}
 	out := make([]string, 0, len(n.Content))
 	for i, item := range n.Content {
+		if d.exhausted() {
+			break
+		}
 		p := fmt.Sprintf("%s[%d]", path, i)
 		s, ok := d.str(deref(item), p)
 		if !ok {

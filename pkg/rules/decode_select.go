@@ -3,6 +3,8 @@ package rules
 import (
 	"fmt"
 	"path"
+	"regexp"
+	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/labels"
@@ -27,6 +29,9 @@ func (d *decoder) globs(n *yaml.Node, p string) []string {
 	}
 	out := make([]string, 0, len(n.Content))
 	for i, item := range n.Content {
+		if d.exhausted() {
+			break
+		}
 		ip := fmt.Sprintf("%s[%d]", p, i)
 		s, ok := d.str(deref(item), ip)
 		switch {
@@ -70,8 +75,12 @@ func (d *decoder) jsonPathValue(n *yaml.Node, p string) (string, bool) {
 		if !isStr {
 			return
 		}
-		if err := jsonpath.New(fp).Parse(s); err != nil || len(s) < 2 || s[0] != '{' {
+		if err := jsonpath.New(fp).Parse(s); err != nil || !strings.Contains(s, "{") {
 			d.errorf(v, fp, "invalid JSONPath template %q: write it as kubectl does, e.g. '{.metadata.labels.team}'%s", s, errSuffix(err))
+			return
+		}
+		if why := selfReferential(s); why != "" {
+			d.errorf(v, fp, "JSONPath template %q reads %s, which every write changes, so the value would never settle; read a field, e.g. '{.metadata.labels.team}'", s, why)
 			return
 		}
 		tmpl, ok = s, true
@@ -87,4 +96,27 @@ func errSuffix(err error) string {
 		return ""
 	}
 	return ": " + err.Error()
+}
+
+// selfReferentialPath matches expressions that read what the controller
+// writes, or what changes with every write.
+var selfReferentialPath = regexp.MustCompile(`^(\.?|@|\.metadata|\.metadata\.(annotations|labels))$|^\.metadata\.(managedFields|resourceVersion)\b|\.\.`)
+
+// selfReferential returns what a template reads that a write would change,
+// or "".
+func selfReferential(tmpl string) string {
+	for _, m := range regexp.MustCompile(`\{([^}]*)\}`).FindAllStringSubmatch(tmpl, -1) {
+		expr := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(m[1]), "range "))
+		expr = strings.TrimPrefix(expr, "$")
+		if expr == "end" {
+			continue
+		}
+		if selfReferentialPath.MatchString(expr) {
+			if expr == "" || expr == "." || expr == "@" {
+				return "the whole object"
+			}
+			return expr
+		}
+	}
+	return ""
 }

@@ -64,6 +64,9 @@ func Parse(name string, data []byte) (*File, error) {
 	file := d.file(&root)
 	if len(d.errs) > 0 {
 		sort.SliceStable(d.errs, func(i, j int) bool { return d.errs[i].Line < d.errs[j].Line })
+		if d.capped || len(d.errs) > maxErrors {
+			d.errs = append(d.errs[:min(len(d.errs), maxErrors)], FieldError{Message: fmt.Sprintf("stopped after %d problems", maxErrors)})
+		}
 		return nil, &Error{File: name, Fields: d.errs}
 	}
 	return file, nil

@@ -156,6 +156,14 @@ func TestParseErrors(t *testing.T) {
 			`rules.yaml:10: rules[0].removeAnnotations[1]: duplicate key "x"`,
 			`rules.yaml:11: rules[0].removeLabels: must be a list of label keys, got a mapping`,
 		}},
+		{"JSONPath that reads what every write changes", head + "    a: {jsonPath: '{.metadata}'}\n    b: {jsonPath: '{.metadata.annotations}'}\n    c: {jsonPath: '{@}'}\n    d: {jsonPath: '{..name}'}\n    e: {jsonPath: '{.metadata.resourceVersion}'}\n    f: {jsonPath: 'x{$.metadata.labels}'}\n    ok: {jsonPath: '{.metadata.labels.team}-{.metadata.annotations.x}'}\n", []string{
+			`rules.yaml:5: rules[0].annotations.a.jsonPath: JSONPath template "{.metadata}" reads .metadata, which every write changes…`,
+			`rules.yaml:6: rules[0].annotations.b.jsonPath: JSONPath template "{.metadata.annotations}" reads .metadata.annotations…`,
+			`rules.yaml:7: rules[0].annotations.c.jsonPath: JSONPath template "{@}" reads the whole object…`,
+			`rules.yaml:8: rules[0].annotations.d.jsonPath: JSONPath template "{..name}" reads ..name…`,
+			`rules.yaml:9: rules[0].annotations.e.jsonPath: JSONPath template "{.metadata.resourceVersion}" reads .metadata.resourceVersion…`,
+			`rules.yaml:10: rules[0].annotations.f.jsonPath: JSONPath template "x{$.metadata.labels}" reads .metadata.labels…`,
+		}},
 		{"set and removed by one rule", head + "    a: x\n  removeAnnotations: [a]\n", []string{
 			`rules.yaml:2: rules[0].removeAnnotations: "a" is both set and removed by the rule`}},
 		{"whitespace with tabs", "\t\n  \n\t\n", []string{`rules.yaml: file is empty; expected a top-level "rules" list`}},

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -154,7 +155,7 @@ func values(from map[string]*template, obj *unstructured.Unstructured, valid fun
 // earlier rule keep their value (file order decides); a different value is
 // reported as a conflict.
 func (c *Compiled) contribute(e *Evaluation, obj *unstructured.Unstructured) {
-	anns, p1 := values(c.annotationsFrom, obj, func(string) []string { return nil })
+	anns, p1 := values(c.annotationsFrom, obj, validAnnotationValue)
 	lbls, p2 := values(c.labelsFrom, obj, validation.IsValidLabelValue)
 	for _, p := range append(p1, p2...) {
 		e.Problems = append(e.Problems, c.Name+": "+p)
@@ -204,4 +205,13 @@ func (e *Evaluation) merge(into, literal, computed map[string]string, rule, kind
 type Conflict struct {
 	Kind, Key     string
 	Kept, Dropped string
+}
+
+// validAnnotationValue bounds a value read from the object: it must fit in
+// the API server's limit for all annotations together.
+func validAnnotationValue(v string) []string {
+	if len(v) > apivalidation.TotalAnnotationSizeLimitB {
+		return []string{fmt.Sprintf("%d bytes, more than annotations may hold (%d)", len(v), apivalidation.TotalAnnotationSizeLimitB)}
+	}
+	return nil
 }
