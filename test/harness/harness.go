@@ -106,6 +106,7 @@ func (e *Env) setup() error {
 		return err
 	}
 	e.Config = user.Config()
+	e.Config.QPS = -1 // tests create objects by the hundred; no client-side throttling
 	e.Dynamic, err = dynamic.NewForConfig(e.Config)
 	return err
 }

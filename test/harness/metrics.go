@@ -48,11 +48,11 @@ func (r Requests) Count(verb string, resources ...string) int {
 	return int(total)
 }
 
-// Writes sums the write verbs (POST, PUT, PATCH, DELETE, DELETECOLLECTION)
-// on the given resources, or on all when none are given.
+// Writes sums the write verbs (POST, PUT, PATCH, APPLY, DELETE,
+// DELETECOLLECTION) on the given resources, or on all when none are given.
 func (r Requests) Writes(resources ...string) int {
 	n := 0
-	for _, verb := range []string{"POST", "PUT", "PATCH", "DELETE", "DELETECOLLECTION"} {
+	for _, verb := range []string{"POST", "PUT", "PATCH", "APPLY", "DELETE", "DELETECOLLECTION"} {
 		n += r.Count(verb, resources...)
 	}
 	return n

@@ -1,0 +1,225 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	h "github.com/kube-annotator/kube-annotator/test/harness"
+)
+
+// The fault suite: the controller under an API server outage, deletions,
+// a concurrent writer, throttling and SIGTERM. Each case reports what it
+// measured with t.Log.
+
+const faultRules = "rules:\n- name: cms\n  resources: [configmaps]\n  annotations: {fault: \"ok\"}\n"
+
+// configMaps creates n ConfigMaps cm-0 … in ns.
+func configMaps(t *testing.T, ns string, n int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for i := range n {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			env.Create(t, h.ConfigMaps, ns, h.Object("v1", "ConfigMap", ns, fmt.Sprintf("cm-%d", i)))
+		})
+	}
+	wg.Wait()
+}
+
+// annotated counts the ConfigMaps in ns carrying fault=ok.
+func annotated(t *testing.T, ns string) (done, total int) {
+	t.Helper()
+	list, err := env.Dynamic.Resource(h.ConfigMaps).Namespace(ns).List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cm := range list.Items {
+		if cm.GetName() == "kube-root-ca.crt" {
+			continue
+		}
+		total++
+		if cm.GetAnnotations()["fault"] == "ok" {
+			done++
+		}
+	}
+	return done, total
+}
+
+// waitConverged waits until every ConfigMap in ns is annotated.
+func waitConverged(t *testing.T, ns string, timeout time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	var done, total int
+	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		done, total = annotated(t, ns)
+		return total > 0 && done == total, nil
+	})
+	if err != nil {
+		t.Fatalf("%d of %d ConfigMaps annotated after %v", done, total, timeout)
+	}
+	return time.Since(start)
+}
+
+// patches counts the patches (merge patches and server-side applies) the
+// API server served on configmaps since before.
+func patches(t *testing.T, before h.Requests) int {
+	t.Helper()
+	after, err := env.APIRequests(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := after.Sub(before)
+	return d.Count("PATCH", "configmaps") + d.Count("APPLY", "configmaps")
+}
+
+func requests(t *testing.T) h.Requests {
+	t.Helper()
+	r, err := env.APIRequests(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// The API server vanishes for 10 s mid-convergence and comes back.
+func TestFaultAPIServerOutage(t *testing.T) {
+	ns := env.NewNamespace(t)
+	const n = 200
+	configMaps(t, ns, n)
+	proxy, kubeconfig := env.NewProxy(t)
+	before := requests(t)
+	p := startRun(t, "--rules", writeFile(t, "rules.yaml", faultRules), "-n", ns, "--kubeconfig", kubeconfig, "--kube-api-qps", "40", "--kube-api-burst", "1")
+	time.Sleep(2 * time.Second)
+	proxy.Down()
+	done, _ := annotated(t, ns)
+	time.Sleep(10 * time.Second)
+	if err := proxy.Up(); err != nil {
+		t.Fatal(err)
+	}
+	took := waitConverged(t, ns, 90*time.Second)
+	writes := patches(t, before)
+	t.Logf("outage at %d/%d converged; all %d converged %v after the API server came back; %d PATCH requests", done, n, n, took.Round(time.Millisecond), writes)
+	if writes < n || writes > n+10 {
+		t.Errorf("%d PATCH requests for %d objects; want about one each", writes, n)
+	}
+	if p.cmd.ProcessState != nil {
+		t.Fatalf("the controller exited during the outage")
+	}
+}
+
+// Objects deleted while they wait in the queue: no error storm, the queue
+// drains.
+func TestFaultDeletedWhileQueued(t *testing.T) {
+	ns := env.NewNamespace(t)
+	const n = 200
+	configMaps(t, ns, n)
+	p := startRun(t, "--rules", writeFile(t, "rules.yaml", faultRules), "-n", ns, "--kube-api-qps", "20", "--kube-api-burst", "1")
+	time.Sleep(time.Second)
+	err := env.Dynamic.Resource(h.ConfigMaps).Namespace(ns).DeleteCollection(t.Context(), metav1.DeleteOptions{}, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.waitMetric(t, 20*time.Second, "workqueue_depth", 0)
+	errs := p.errorLines("")
+	body := p.scrape(t)
+	t.Logf("queue drained after deleting %d objects mid-convergence; %d error lines; %v writes, %v syncs with an error",
+		n, errs, h.MetricValue(body, "kube_annotator_writes_total", map[string]string{"result": "success"}),
+		h.MetricValue(body, "kube_annotator_syncs_total", map[string]string{"result": "error"}))
+	if errs > 5 {
+		t.Errorf("%d error lines after deletions; want no error storm", errs)
+	}
+}
+
+// Another writer changes other annotations and labels of the same objects
+// during convergence: every one of its changes survives, and ours land.
+func TestFaultConcurrentWriter(t *testing.T) {
+	ns := env.NewNamespace(t)
+	const n = 200
+	configMaps(t, ns, n)
+	startRun(t, "--rules", writeFile(t, "rules.yaml", faultRules), "-n", ns, "--kube-api-qps", "60", "--kube-api-burst", "1")
+	var wg sync.WaitGroup
+	for w := range 2 {
+		wg.Go(func() {
+			for i := w; i < n; i += 2 {
+				body := fmt.Sprintf(`{"metadata":{"annotations":{"writer/n":"%d"},"labels":{"writer":"%d"}}}`, i, i)
+				_, err := env.Dynamic.Resource(h.ConfigMaps).Namespace(ns).Patch(t.Context(), fmt.Sprintf("cm-%d", i),
+					types.MergePatchType, []byte(body), metav1.PatchOptions{FieldManager: "writer"})
+				if err != nil {
+					t.Errorf("writer: %v", err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	waitConverged(t, ns, 60*time.Second)
+	list, err := env.Dynamic.Resource(h.ConfigMaps).Namespace(ns).List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost := 0
+	for _, cm := range list.Items {
+		var i int
+		if _, err := fmt.Sscanf(cm.GetName(), "cm-%d", &i); err != nil {
+			continue
+		}
+		if cm.GetAnnotations()["writer/n"] != fmt.Sprint(i) || cm.GetLabels()["writer"] != fmt.Sprint(i) {
+			lost++
+		}
+	}
+	t.Logf("%d objects, 2 concurrent writers: %d of the writers' changes lost", n, lost)
+	if lost != 0 {
+		t.Errorf("%d of the other writer's changes were lost", lost)
+	}
+}
+
+// A client throttled hard still converges, by backing off.
+func TestFaultThrottled(t *testing.T) {
+	ns := env.NewNamespace(t)
+	const n = 50
+	configMaps(t, ns, n)
+	before := requests(t)
+	startRun(t, "--rules", writeFile(t, "rules.yaml", faultRules), "-n", ns, "--kube-api-qps", "5", "--kube-api-burst", "1")
+	took := waitConverged(t, ns, 60*time.Second)
+	t.Logf("%d objects at 5 requests/s converged in %v with %d PATCH requests", n, took.Round(time.Millisecond), patches(t, before))
+}
+
+// SIGTERM mid-convergence: a prompt clean exit; a restart converges the
+// rest without writing any object twice.
+func TestFaultSIGTERMMidConvergence(t *testing.T) {
+	ns := env.NewNamespace(t)
+	const n = 200
+	configMaps(t, ns, n)
+	rulesFile := writeFile(t, "rules.yaml", faultRules)
+	before := requests(t)
+	p := startRun(t, "--rules", rulesFile, "-n", ns, "--kube-api-qps", "40", "--kube-api-burst", "1")
+	time.Sleep(2 * time.Second)
+	stopped := time.Now()
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-p.done:
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("still running 10 s after SIGTERM")
+	}
+	exit := time.Since(stopped)
+	done, _ := annotated(t, ns)
+	startRun(t, "--rules", rulesFile, "-n", ns)
+	waitConverged(t, ns, 60*time.Second)
+	writes := patches(t, before)
+	t.Logf("SIGTERM at %d/%d converged; exited 0 in %v; after a restart all converged with %d PATCH requests in all", done, n, exit.Round(time.Millisecond), writes)
+	if writes != n {
+		t.Errorf("%d PATCH requests for %d objects across the restart, want exactly %d", writes, n, n)
+	}
+}
