@@ -140,7 +140,7 @@ func values(from map[string]*template, obj *unstructured.Unstructured, valid fun
 		}
 		v := buf.String()
 		if msgs := valid(v); len(msgs) > 0 {
-			problems = append(problems, fmt.Sprintf("%s: value %q: %s", k, v, strings.Join(msgs, "; ")))
+			problems = append(problems, fmt.Sprintf("%s: the value read (%d bytes) is not valid: %s", k, len(v), strings.Join(msgs, "; ")))
 			continue
 		}
 		if out == nil {
