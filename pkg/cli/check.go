@@ -8,7 +8,6 @@ import (
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
@@ -36,14 +35,9 @@ func checkCommand(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.Out, "%s: valid (%d rules)\n", *rulesPath, len(file.Rules))
 		return 0
 	}
-	cfg, err := cf.restConfig()
+	cfg, r, err := cf.resolver()
 	if err != nil {
 		fmt.Fprintf(e.Err, "%v\n(use --offline to validate the file without a cluster)\n", err)
-		return 1
-	}
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		fmt.Fprintln(e.Err, err)
 		return 1
 	}
 	cs, err := kubernetes.NewForConfig(cfg)
@@ -51,7 +45,6 @@ func checkCommand(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.Err, err)
 		return 1
 	}
-	r := resolve.New(dc)
 	if _, _, err := rules.Compile(*rulesPath, file, r.Resolve); err != nil {
 		fmt.Fprintln(e.Err, err)
 		return 1

@@ -84,6 +84,20 @@ func (f *clusterFlags) configured() error {
 	return errors.New("no cluster configured: pass --kubeconfig, set KUBECONFIG, create ~/.kube/config, or run in a cluster")
 }
 
+// resolver returns the client configuration and a resolver over the
+// cluster's discovery.
+func (f *clusterFlags) resolver() (*rest.Config, *resolve.Resolver, error) {
+	cfg, err := f.restConfig()
+	if err != nil {
+		return nil, nil, err
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, resolve.New(dc), nil
+}
+
 // namespace is the namespace given with -n, or "" for all namespaces. The
 // kubeconfig context's default namespace does not restrict the controller.
 func (f *clusterFlags) namespace() string {
@@ -114,15 +128,11 @@ func connect(ctx context.Context, path string, cf *clusterFlags) (*session, erro
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := cf.restConfig()
+	cfg, r, err := cf.resolver()
 	if err != nil {
 		return nil, err
 	}
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	set, unresolved, err := rules.Compile(path, file, resolve.New(dc).Resolve)
+	set, unresolved, err := rules.Compile(path, file, r.Resolve)
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
@@ -32,17 +31,11 @@ func rbacCommand(_ context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.Err, err)
 		return 1
 	}
-	cfg, err := cf.restConfig()
+	_, r, err := cf.resolver()
 	if err != nil {
 		fmt.Fprintln(e.Err, err)
 		return 1
 	}
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		fmt.Fprintln(e.Err, err)
-		return 1
-	}
-	r := resolve.New(dc)
 	var grs []schema.GroupResource
 	failed := false
 	for i, rule := range file.Rules {
