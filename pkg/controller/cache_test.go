@@ -27,20 +27,28 @@ func full() *unstructured.Unstructured {
 }
 
 func TestTransform(t *testing.T) {
+	// Of other managers' entries, only the first one's name is kept: the
+	// cache must tell an object with managedFields from one without.
+	stub := map[string]any{"manager": "kubectl"}
+	kept := append([]any{stub}, owned(DefaultFieldManager, "b")...)
 	slim := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "ConfigMap",
 		"metadata": map[string]any{
 			"name": "x", "namespace": "ns", "uid": "u-1", "resourceVersion": "7",
 			"labels": map[string]any{"l": "1"}, "annotations": map[string]any{"a": "1"},
-			"managedFields": owned(DefaultFieldManager, "b"),
+			"managedFields": kept,
 		},
 	}}
 	whole := full()
-	whole.Object["metadata"].(map[string]any)["managedFields"] = owned(DefaultFieldManager, "b")
+	whole.Object["metadata"].(map[string]any)["managedFields"] = kept
 	notOwned := full()
 	notOwned.Object["metadata"].(map[string]any)["managedFields"] = owned("kubectl", "a")
 	notOwnedWant := slim.DeepCopy()
-	delete(notOwnedWant.Object["metadata"].(map[string]any), "managedFields")
+	notOwnedWant.Object["metadata"].(map[string]any)["managedFields"] = []any{stub}
+	untracked := full()
+	delete(untracked.Object["metadata"].(map[string]any), "managedFields")
+	untrackedWant := slim.DeepCopy()
+	delete(untrackedWant.Object["metadata"].(map[string]any), "managedFields")
 	tombstone := cache.DeletedFinalStateUnknown{Key: "ns/x", Obj: full()}
 
 	tests := []struct {
@@ -49,8 +57,9 @@ func TestTransform(t *testing.T) {
 		in, want     any
 	}{
 		{"metadata only", false, full(), slim},
-		{"whole object, other managers dropped", true, full(), whole},
-		{"no entry of ours: no managedFields", false, notOwned, notOwnedWant},
+		{"whole object, other managers reduced to a stub", true, full(), whole},
+		{"no entry of ours", false, notOwned, notOwnedWant},
+		{"no managedFields", false, untracked, untrackedWant},
 		{"no metadata", false, &unstructured.Unstructured{Object: map[string]any{"kind": "X", "spec": "s"}},
 			&unstructured.Unstructured{Object: map[string]any{"kind": "X", "spec": "s"}}},
 		{"tombstone passes through", false, tombstone, cache.DeletedFinalStateUnknown{Key: "ns/x", Obj: full()}},
@@ -75,6 +84,7 @@ func TestTransform(t *testing.T) {
 func TestOwnEntries(t *testing.T) {
 	ours := owned(DefaultFieldManager, "a")[0]
 	theirs := owned("kubectl", "a")[0]
+	stub := map[string]any{"manager": "kubectl"}
 	tests := []struct {
 		name string
 		in   any
@@ -82,8 +92,10 @@ func TestOwnEntries(t *testing.T) {
 	}{
 		{"none", nil, nil},
 		{"not a list", "x", nil},
-		{"only others", []any{theirs}, nil},
-		{"ours among others", []any{theirs, ours, "junk", ours}, []any{ours, ours}},
+		{"empty", []any{}, nil},
+		{"only others: a stub of the first", []any{theirs, owned("kubelet")[0]}, []any{stub}},
+		{"ours among others", []any{ours, theirs, "junk", ours, theirs}, []any{ours, stub, ours}},
+		{"only ours", []any{ours}, []any{ours}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

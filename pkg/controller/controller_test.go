@@ -99,8 +99,8 @@ func TestRunPatchesOnlyWhatDiffers(t *testing.T) {
 	stop := runController(t, ctx, c)
 
 	wantPatches := []patchCall{
-		{"ns1", "missing", `{"metadata":{"annotations":{"a":"1","b":"2"}}}`, DefaultFieldManager},
-		{"ns1", "wrong", `{"metadata":{"annotations":{"a":"1"}}}`, DefaultFieldManager},
+		merge("ns1", "missing", `{"metadata":{"annotations":{"a":"1","b":"2"}}}`),
+		merge("ns1", "wrong", `{"metadata":{"annotations":{"a":"1"}}}`),
 	}
 	sorted := func() []patchCall {
 		p := patches(client)
@@ -114,6 +114,15 @@ func TestRunPatchesOnlyWhatDiffers(t *testing.T) {
 	// The echoes of the patches are synced too; they must write nothing.
 	stays(t, 200*time.Millisecond, "exactly the expected patches", func() bool {
 		return reflect.DeepEqual(sorted(), wantPatches)
+	})
+
+	// Someone removes an annotation: it is set again.
+	if err := client.Tracker().Update(configMaps, configMap("ns2", "right", map[string]string{"a": "1"}), "ns2"); err != nil {
+		t.Fatal(err)
+	}
+	wantPatches = slices.Insert(wantPatches, 1, merge("ns2", "right", `{"metadata":{"annotations":{"b":"2"}}}`))
+	waitFor(t, 10*time.Second, "the removed annotation to be set again", func() bool {
+		return converged(c, configMaps, 3, want) && len(patches(client)) >= len(wantPatches)
 	})
 	if err := stop(); err != nil {
 		t.Errorf("Run() = %v, want nil", err)
@@ -139,11 +148,12 @@ func TestRunPatchesOnlyWhatDiffers(t *testing.T) {
 	}
 	evs := drain(recorder.Events)
 	slices.Sort(evs)
-	if want := []string{"Normal Annotated Changed annotations a", "Normal Annotated Changed annotations a, b"}; !slices.Equal(evs, want) {
+	if want := []string{"Normal Annotated Changed annotations a", "Normal Annotated Changed annotations a, b",
+		"Normal Annotated Changed annotations b"}; !slices.Equal(evs, want) {
 		t.Errorf("events = %q, want %q", evs, want)
 	}
-	if got := value(t, m.Writes.WithLabelValues("configmaps", metrics.Success)); got != 2 {
-		t.Errorf("writes_total{result=success} = %v, want 2", got)
+	if got := value(t, m.Writes.WithLabelValues("configmaps", metrics.Success)); got != 3 {
+		t.Errorf("writes_total{result=success} = %v, want 3", got)
 	}
 	if got := value(t, m.Syncs.WithLabelValues("configmaps", metrics.Error)); got != 0 {
 		t.Errorf("syncs_total{result=error} = %v, want 0", got)
@@ -246,14 +256,14 @@ func TestRunNamespaceSelector(t *testing.T) {
 	stop := runController(t, ctx, c)
 	patchX := `{"metadata":{"annotations":{"a":"1"}}}`
 
-	one := []patchCall{{"ns1", "x", patchX, DefaultFieldManager}}
+	one := []patchCall{merge("ns1", "x", patchX)}
 	waitFor(t, 10*time.Second, "ns1/x to be patched", func() bool { return len(patches(client)) == 1 })
 	stays(t, 200*time.Millisecond, "only ns1/x patched", func() bool { return reflect.DeepEqual(patches(client), one) })
 
 	if err := client.Tracker().Update(namespaces, ns("ns2", "a"), ""); err != nil {
 		t.Fatal(err)
 	}
-	two := append(one, patchCall{"ns2", "x", patchX, DefaultFieldManager})
+	two := append(one, merge("ns2", "x", patchX))
 	waitFor(t, 10*time.Second, "ns2/x to be patched", func() bool { return len(patches(client)) == 2 })
 	if err := stop(); err != nil {
 		t.Errorf("Run() = %v, want nil", err)

@@ -2,15 +2,20 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
@@ -28,8 +33,19 @@ var (
 )
 
 // object returns an object of kind (a ConfigMap or a Namespace) at
-// resourceVersion "1", with annotations when ann is not nil.
+// resourceVersion "1", with annotations when ann is not nil, as kubectl
+// created it: the API server tracks its managedFields.
 func object(kind, namespace, name string, ann map[string]string) *unstructured.Unstructured {
+	u := untracked(kind, namespace, name, ann)
+	u.Object["metadata"].(map[string]any)["managedFields"] = []any{
+		map[string]any{"manager": "kubectl", "operation": "Update", "apiVersion": "v1"},
+	}
+	return u
+}
+
+// untracked is object without managedFields, as the API server leaves an
+// object created with no fields worth tracking.
+func untracked(kind, namespace, name string, ann map[string]string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{}
 	u.SetAPIVersion("v1")
 	u.SetKind(kind)
@@ -47,14 +63,59 @@ func configMap(namespace, name string, ann map[string]string) *unstructured.Unst
 }
 
 // newClient returns a fake dynamic client that serves configmaps and
-// namespaces and holds objs.
+// namespaces and holds objs. Unlike the fake's own, its merge patches give
+// the object a new resourceVersion, as the API server does: the
+// controller relies on it to tell its own write's echo from a stale cache.
 func newClient(objs ...*unstructured.Unstructured) *dynamicfake.FakeDynamicClient {
 	ros := make([]runtime.Object, len(objs))
 	for i, o := range objs {
 		ros[i] = o
 	}
-	return dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
 		map[schema.GroupVersionResource]string{configMaps: "ConfigMapList", namespaces: "NamespaceList"}, ros...)
+	var rv atomic.Int64
+	rv.Store(100)
+	client.PrependReactor("patch", "*", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		pa := action.(k8stesting.PatchActionImpl)
+		if pa.GetPatchType() != types.MergePatchType {
+			return false, nil, nil
+		}
+		obj, err := client.Tracker().Get(pa.GetResource(), pa.GetNamespace(), pa.GetName())
+		if err != nil {
+			return true, nil, err
+		}
+		var p map[string]any
+		if err := json.Unmarshal(pa.GetPatch(), &p); err != nil {
+			return true, nil, apierrors.NewBadRequest(err.Error())
+		}
+		u := obj.(*unstructured.Unstructured)
+		mergePatch(u.Object, p)
+		u.SetResourceVersion(strconv.FormatInt(rv.Add(1), 10))
+		if err := client.Tracker().Update(pa.GetResource(), u, pa.GetNamespace()); err != nil {
+			return true, nil, err
+		}
+		return true, u.DeepCopy(), nil
+	})
+	return client
+}
+
+// mergePatch applies a JSON merge patch (RFC 7386) to dst.
+func mergePatch(dst, patch map[string]any) {
+	for k, v := range patch {
+		switch pv := v.(type) {
+		case nil:
+			delete(dst, k)
+		case map[string]any:
+			dv, _ := dst[k].(map[string]any)
+			if dv == nil {
+				dv = map[string]any{}
+			}
+			mergePatch(dv, pv)
+			dst[k] = dv
+		default:
+			dst[k] = v
+		}
+	}
 }
 
 // resolve resolves resource names as a cluster serving configmaps and
@@ -122,7 +183,22 @@ func withCache(t *testing.T, client *dynamicfake.FakeDynamicClient, set *rules.S
 
 // patchCall is a recorded patch request.
 type patchCall struct {
-	namespace, name, body, fieldManager string
+	namespace, name string
+	typ             types.PatchType
+	body            string
+	fieldManager    string
+	force           bool
+}
+
+// merge is the merge patch the controller sends to set or delete keys.
+func merge(namespace, name, body string) patchCall {
+	return patchCall{namespace, name, types.MergePatchType, body, DefaultFieldManager, false}
+}
+
+// apply is the server-side apply the controller sends to set keys on an
+// object whose managedFields the API server does not track.
+func apply(namespace, name, body string) patchCall {
+	return patchCall{namespace, name, types.ApplyPatchType, body, DefaultFieldManager, true}
 }
 
 // patches returns the patch requests client received, in order.
@@ -130,7 +206,9 @@ func patches(client *dynamicfake.FakeDynamicClient) []patchCall {
 	var out []patchCall
 	for _, a := range client.Actions() {
 		if pa, ok := a.(k8stesting.PatchActionImpl); ok {
-			out = append(out, patchCall{pa.GetNamespace(), pa.GetName(), string(pa.GetPatch()), pa.PatchOptions.FieldManager})
+			o := pa.PatchOptions
+			out = append(out, patchCall{pa.GetNamespace(), pa.GetName(), pa.GetPatchType(), string(pa.GetPatch()),
+				o.FieldManager, o.Force != nil && *o.Force})
 		}
 	}
 	return out

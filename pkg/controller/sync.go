@@ -58,10 +58,10 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 			opts.Force = &r.Force
 		}
 		res, err := c.client.Resource(key.GVR).Namespace(key.Namespace).Patch(wctx, key.Name, r.Type, r.Body, opts)
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
 		c.count(c.writes(), key, err)
+		if apierrors.IsNotFound(err) {
+			return nil // deleted meanwhile: nothing to do
+		}
 		if err != nil {
 			if isPermanent(err) && c.opts.Recorder != nil {
 				c.opts.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "AnnotateFailed", "Patch", "Could not change %s: %v", summary, err)

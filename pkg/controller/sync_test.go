@@ -59,10 +59,18 @@ func react(err error) k8stesting.ReactionFunc {
 	return func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, err }
 }
 
-// withOwned returns u whose annotations keys manager owns.
+// withOwned returns u on which manager also owns the annotations keys.
 func withOwned(u *unstructured.Unstructured, manager string, keys ...string) *unstructured.Unstructured {
-	u.Object["metadata"].(map[string]any)["managedFields"] = owned(manager, keys...)
+	md := u.Object["metadata"].(map[string]any)
+	mf, _ := md["managedFields"].([]any)
+	md["managedFields"] = append(mf, owned(manager, keys...)...)
 	return u
+}
+
+// answer is a patch reactor that answers with u, as a server that applied
+// the patch would.
+func answer(u *unstructured.Unstructured) k8stesting.ReactionFunc {
+	return func(k8stesting.Action) (bool, runtime.Object, error) { return true, u.DeepCopy(), nil }
 }
 
 const (
@@ -93,59 +101,74 @@ func TestSyncHandler(t *testing.T) {
 		wantPatches []patchCall
 		wantErr     func(error) bool // nil: no error
 		wantEvents  []string
-		wantWrite   string // result counted in writes_total, if any
+		wantWrites  [2]float64 // writes_total by result: success, error
 	}{
 		{name: "missing keys", rules: setAB, cached: configMap("ns", "x", nil), key: x,
-			wantPatches: []patchCall{{"ns", "x", patchAB, DefaultFieldManager}},
-			wantEvents:  []string{changed}, wantWrite: metrics.Success},
+			wantPatches: []patchCall{merge("ns", "x", patchAB)},
+			wantEvents:  []string{changed}, wantWrites: [2]float64{1, 0}},
 		{name: "only the keys that differ", rules: setAB,
 			cached: configMap("ns", "x", map[string]string{"a": "0", "b": "2", "user": "keep"}), key: x,
-			wantPatches: []patchCall{{"ns", "x", `{"metadata":{"annotations":{"a":"1"}}}`, DefaultFieldManager}},
-			wantEvents:  []string{"Normal Annotated Changed annotations a"}, wantWrite: metrics.Success},
+			wantPatches: []patchCall{merge("ns", "x", `{"metadata":{"annotations":{"a":"1"}}}`)},
+			wantEvents:  []string{"Normal Annotated Changed annotations a"}, wantWrites: [2]float64{1, 0}},
 		{name: "converged", rules: setAB,
 			cached: configMap("ns", "x", map[string]string{"a": "1", "b": "2", "user": "keep"}), key: x},
 		{name: "labels and removals",
 			rules:  "rules:\n- {name: r, resources: [configmaps], labels: {tier: web}, removeAnnotations: [old, gone]}\n",
 			cached: configMap("ns", "x", map[string]string{"old": "x", "user": "keep"}), key: x,
-			wantPatches: []patchCall{{"ns", "x", `{"metadata":{"annotations":{"old":null},"labels":{"tier":"web"}}}`, DefaultFieldManager}},
-			wantEvents:  []string{"Normal Annotated Changed annotations -old; labels tier"}, wantWrite: metrics.Success},
+			wantPatches: []patchCall{merge("ns", "x", `{"metadata":{"annotations":{"old":null},"labels":{"tier":"web"}}}`)},
+			wantEvents:  []string{"Normal Annotated Changed annotations -old; labels tier"}, wantWrites: [2]float64{1, 0}},
 		{name: "keys we set that no rule wants are deleted", rules: setAB,
 			cached: withOwned(configMap("ns", "x", map[string]string{"a": "1", "b": "2", "stale": "x"}), DefaultFieldManager, "a", "stale"),
-			key:    x, wantPatches: []patchCall{{"ns", "x", `{"metadata":{"annotations":{"stale":null}}}`, DefaultFieldManager}},
-			wantEvents: []string{"Normal Annotated Changed annotations -stale"}, wantWrite: metrics.Success},
+			key:    x, wantPatches: []patchCall{merge("ns", "x", `{"metadata":{"annotations":{"stale":null}}}`)},
+			wantEvents: []string{"Normal Annotated Changed annotations -stale"}, wantWrites: [2]float64{1, 0}},
 		{name: "keys others set are kept", rules: setAB,
 			cached: withOwned(configMap("ns", "x", map[string]string{"a": "1", "b": "2", "stale": "x"}), "kubectl", "stale"), key: x},
 		{name: "excluded namespace: only our keys deleted", rules: setAB,
 			cached:      withOwned(configMap("kube-system", "x", map[string]string{"a": "1", "user": "x"}), DefaultFieldManager, "a"),
 			key:         Key{configMaps, "kube-system", "x"},
-			wantPatches: []patchCall{{"kube-system", "x", `{"metadata":{"annotations":{"a":null}}}`, DefaultFieldManager}},
-			wantEvents:  []string{"Normal Annotated Changed annotations -a"}, wantWrite: metrics.Success},
+			wantPatches: []patchCall{merge("kube-system", "x", `{"metadata":{"annotations":{"a":null}}}`)},
+			wantEvents:  []string{"Normal Annotated Changed annotations -a"}, wantWrites: [2]float64{1, 0}},
 		{name: "selector does not match", rules: "rules:\n- {name: r, resources: [configmaps], selector: app=web, annotations: {a: '1'}}\n",
 			cached: configMap("ns", "x", nil), key: x},
 		{name: "rules conflict: file order decides", rules: twoTeams, cached: labelled, key: x,
-			wantPatches: []patchCall{{"ns", "x", `{"metadata":{"annotations":{"team":"a"}}}`, DefaultFieldManager}},
+			wantPatches: []patchCall{merge("ns", "x", `{"metadata":{"annotations":{"team":"a"}}}`)},
 			wantEvents: []string{"Warning RulesConflict Rules one and two want different values for annotation team; one wins (file order)",
-				"Normal Annotated Changed annotations team"}, wantWrite: metrics.Success},
+				"Normal Annotated Changed annotations team"}, wantWrites: [2]float64{1, 0}},
+		{name: "untracked object: apply pinned to the cached resourceVersion", rules: setAB,
+			cached: untracked("ConfigMap", "ns", "x", map[string]string{"user": "keep"}), key: x,
+			react: answer(configMap("ns", "x", nil)),
+			wantPatches: []patchCall{apply("ns", "x",
+				`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"annotations":{"a":"1","b":"2"},"name":"x","namespace":"ns","resourceVersion":"1"}}`)},
+			wantEvents: []string{changed}, wantWrites: [2]float64{1, 0}},
+		{name: "untracked object: apply the sets, then merge-patch the deletions",
+			rules:  "rules:\n- {name: r, resources: [namespaces], labels: {tier: web}, removeAnnotations: [old]}\n",
+			cached: untracked("Namespace", "", "team-a", map[string]string{"old": "x"}), key: Key{namespaces, "", "team-a"},
+			react: answer(object("Namespace", "", "team-a", nil)),
+			wantPatches: []patchCall{
+				apply("", "team-a", `{"apiVersion":"v1","kind":"Namespace","metadata":{"labels":{"tier":"web"},"name":"team-a","resourceVersion":"1"}}`),
+				merge("", "team-a", `{"metadata":{"annotations":{"old":null}}}`),
+			},
+			wantEvents: []string{"Normal Annotated Changed annotations -old; labels tier"}, wantWrites: [2]float64{2, 0}},
 		{name: "not in cache", rules: setAB, cached: configMap("ns", "x", nil), key: Key{configMaps, "ns", "y"}},
 		{name: "other namespace not in cache", rules: setAB, cached: configMap("ns", "x", nil), key: Key{configMaps, "other", "x"}},
 		{name: "resource not ruled", rules: setAB, cached: configMap("ns", "x", nil), key: Key{secrets, "ns", "x"}},
 		{name: "cluster-scoped", rules: setAB, cached: object("Namespace", "", "team-a", nil), key: Key{namespaces, "", "team-a"},
-			wantPatches: []patchCall{{"", "team-a", patchAB, DefaultFieldManager}},
-			wantEvents:  []string{changed}, wantWrite: metrics.Success},
+			wantPatches: []patchCall{merge("", "team-a", patchAB)},
+			wantEvents:  []string{changed}, wantWrites: [2]float64{1, 0}},
 		{name: "excluded Namespace", rules: setAB, cached: object("Namespace", "", "kube-system", nil), key: Key{namespaces, "", "kube-system"}},
 		{name: "deleted on the server", rules: setAB, cached: configMap("ns", "x", nil), notOnServer: true, key: x,
-			wantPatches: []patchCall{{"ns", "x", patchAB, DefaultFieldManager}}},
+			wantPatches: []patchCall{merge("ns", "x", patchAB)}, wantWrites: [2]float64{0, 1}},
 		{name: "conflict is transient", rules: setAB, cached: configMap("ns", "x", nil), key: x,
 			react:       react(apierrors.NewConflict(configMaps.GroupResource(), "x", errors.New("changed"))),
-			wantPatches: []patchCall{{"ns", "x", patchAB, DefaultFieldManager}},
+			wantPatches: []patchCall{merge("ns", "x", patchAB)},
 			wantErr:     func(err error) bool { return apierrors.IsConflict(err) && !isPermanent(err) },
-			wantWrite:   metrics.Error},
+			wantWrites:  [2]float64{0, 1}},
 		{name: "invalid is permanent", rules: setAB, cached: configMap("ns", "x", nil), key: x,
 			react:       react(invalid),
-			wantPatches: []patchCall{{"ns", "x", patchAB, DefaultFieldManager}},
+			wantPatches: []patchCall{merge("ns", "x", patchAB)},
 			wantErr:     isPermanent,
 			wantEvents:  []string{"Warning AnnotateFailed Could not change annotations a, b: " + invalid.Error()},
-			wantWrite:   metrics.Error},
+			wantWrites:  [2]float64{0, 1}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -180,13 +203,9 @@ func TestSyncHandler(t *testing.T) {
 				t.Errorf("events = %q, want %q", got, tc.wantEvents)
 			}
 			resource := tc.key.GVR.GroupResource().String()
-			for _, result := range []string{metrics.Success, metrics.Error} {
-				want := 0.0
-				if result == tc.wantWrite {
-					want = 1
-				}
-				if got := value(t, c.opts.Metrics.Writes.WithLabelValues(resource, result)); got != want {
-					t.Errorf("writes_total{result=%q} = %v, want %v", result, got, want)
+			for i, result := range []string{metrics.Success, metrics.Error} {
+				if got := value(t, c.opts.Metrics.Writes.WithLabelValues(resource, result)); got != tc.wantWrites[i] {
+					t.Errorf("writes_total{result=%q} = %v, want %v", result, got, tc.wantWrites[i])
 				}
 			}
 			wantConflicts := 0.0

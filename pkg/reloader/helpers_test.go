@@ -69,7 +69,7 @@ func start(t *testing.T, content string, opts Options) *harness {
 	t.Helper()
 	h := newHarness(t, content, opts)
 	h.run()
-	h.waitFor("Run's initial reload", func() bool { return h.reloadMetrics().successes == 2 })
+	h.waitFor("Run's initial reload", func() bool { return h.reloadMetrics().successes == 1 })
 	return h
 }
 

@@ -67,7 +67,10 @@ func New(opts Options, file *rules.File, set *rules.Set, unresolved []rules.Fiel
 		opts.Interval = 30 * time.Second
 	}
 	r := &Reloader{opts: opts, kick: make(chan struct{}, 1), file: file, set: set, unresolved: unresolved}
-	r.record(metrics.Success)
+	if opts.Metrics != nil {
+		opts.Metrics.RulesLastReloadSuccessful.Set(1) // the caller loaded file; Run counts its loads
+	}
+	r.gauges()
 	return r
 }
 

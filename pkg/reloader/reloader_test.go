@@ -50,11 +50,14 @@ func (h *harness) inForce() (*rules.File, *rules.Set) {
 func TestWatch(t *testing.T) {
 	t.Run("rewrite applies once", func(t *testing.T) {
 		h := start(t, teamA, Options{Watch: true})
-		h.checkMetrics(reloadMetrics{successes: 2, lastSuccessful: 1, rules: 1})
+		h.checkMetrics(reloadMetrics{successes: 1, lastSuccessful: 1, rules: 1})
 		h.replace(teamB)
 		checkSet(t, h.waitApply(), h.compiled(teamB))
 		h.noApply(settle)
-		h.checkMetrics(reloadMetrics{successes: 3, lastSuccessful: 1, rules: 1})
+		h.checkMetrics(reloadMetrics{successes: 2, lastSuccessful: 1, rules: 1})
+		// The new file is in force: resolving it again changes nothing.
+		h.resolve()
+		h.noApply(0)
 	})
 
 	t.Run("comments and layout only: no apply", func(t *testing.T) {
@@ -65,29 +68,29 @@ func TestWatch(t *testing.T) {
 		if n := h.resets.Load(); n != resets {
 			t.Errorf("discovery reset %d times for an unchanged file, want 0", n-resets)
 		}
-		h.checkMetrics(reloadMetrics{successes: 2, lastSuccessful: 1, rules: 1})
+		h.checkMetrics(reloadMetrics{successes: 1, lastSuccessful: 1, rules: 1})
 	})
 
 	t.Run("invalid file keeps the rules, fixed file applies", func(t *testing.T) {
 		h := start(t, teamA, Options{Watch: true})
 		_, before := h.inForce()
 		h.replace(invalid)
-		h.waitMetrics(reloadMetrics{successes: 2, failures: 1, lastSuccessful: 0, rules: 1})
+		h.waitMetrics(reloadMetrics{successes: 1, failures: 1, lastSuccessful: 0, rules: 1})
 		h.noApply(0)
 		if _, s := h.inForce(); s != before {
 			t.Errorf("set in force replaced by an invalid file")
 		}
 		h.replace(teamB)
 		checkSet(t, h.waitApply(), h.compiled(teamB))
-		h.waitMetrics(reloadMetrics{successes: 3, failures: 1, lastSuccessful: 1, rules: 1})
+		h.waitMetrics(reloadMetrics{successes: 2, failures: 1, lastSuccessful: 1, rules: 1})
 	})
 
 	t.Run("invalid file fixed back to the rules in force", func(t *testing.T) {
 		h := start(t, teamA, Options{Watch: true})
 		h.replace(invalid)
-		h.waitMetrics(reloadMetrics{successes: 2, failures: 1, lastSuccessful: 0, rules: 1})
+		h.waitMetrics(reloadMetrics{successes: 1, failures: 1, lastSuccessful: 0, rules: 1})
 		h.replace(teamAComment)
-		h.waitMetrics(reloadMetrics{successes: 3, failures: 1, lastSuccessful: 1, rules: 1})
+		h.waitMetrics(reloadMetrics{successes: 2, failures: 1, lastSuccessful: 1, rules: 1})
 		h.noApply(0)
 	})
 
@@ -95,7 +98,7 @@ func TestWatch(t *testing.T) {
 		h := start(t, teamA, Options{Watch: true})
 		file, before := h.inForce()
 		h.replace(conflict)
-		h.waitMetrics(reloadMetrics{successes: 2, failures: 1, lastSuccessful: 0, rules: 1})
+		h.waitMetrics(reloadMetrics{successes: 1, failures: 1, lastSuccessful: 0, rules: 1})
 		h.noApply(0)
 		if f, s := h.inForce(); f != file || s != before {
 			t.Errorf("file or set in force replaced by a conflicting file")
@@ -128,7 +131,7 @@ func TestWatch(t *testing.T) {
 		h := start(t, teamA, Options{})
 		h.replace(teamB)
 		h.noApply(settle)
-		h.checkMetrics(reloadMetrics{successes: 2, lastSuccessful: 1, rules: 1})
+		h.checkMetrics(reloadMetrics{successes: 1, lastSuccessful: 1, rules: 1})
 	})
 }
 
@@ -148,7 +151,7 @@ func TestStart(t *testing.T) {
 			rules:          h.exported("rules", ""),
 			unresolved:     h.exported("resources_unresolved", ""),
 		}
-		if want := (reloadMetrics{successes: 2, lastSuccessful: 1, rules: 1}); exported != want {
+		if want := (reloadMetrics{successes: 1, lastSuccessful: 1, rules: 1}); exported != want {
 			t.Errorf("exported metrics = %+v, want %+v", exported, want)
 		}
 	})
@@ -158,7 +161,7 @@ func TestStart(t *testing.T) {
 		h.replace(teamB)
 		h.run()
 		checkSet(t, h.waitApply(), h.compiled(teamB))
-		h.waitMetrics(reloadMetrics{successes: 2, lastSuccessful: 1, rules: 1})
+		h.waitMetrics(reloadMetrics{successes: 1, lastSuccessful: 1, rules: 1})
 	})
 
 	t.Run("resource served before Run", func(t *testing.T) {
@@ -173,7 +176,7 @@ func TestStart(t *testing.T) {
 		_, before := h.inForce()
 		h.replace(invalid)
 		h.run()
-		h.waitMetrics(reloadMetrics{successes: 1, failures: 1, lastSuccessful: 0, rules: 1})
+		h.waitMetrics(reloadMetrics{successes: 0, failures: 1, lastSuccessful: 0, rules: 1})
 		h.noApply(0)
 		if _, s := h.inForce(); s != before {
 			t.Errorf("set in force replaced by an invalid file")
@@ -184,13 +187,13 @@ func TestStart(t *testing.T) {
 func TestResolution(t *testing.T) {
 	t.Run("retried until served", func(t *testing.T) {
 		h := start(t, withWidgets, Options{RetryInterval: 50 * time.Millisecond, Interval: time.Minute})
-		h.checkMetrics(reloadMetrics{successes: 2, lastSuccessful: 1, rules: 1, unresolved: 1})
+		h.checkMetrics(reloadMetrics{successes: 1, lastSuccessful: 1, rules: 1, unresolved: 1})
 		h.waitFor("a few retries", func() bool { return h.resets.Load() >= 3 })
 		h.noApply(0)
 
 		h.res.serve("widgets", widgets)
 		checkSet(t, h.waitApply(), h.compiled(withWidgets))
-		h.waitMetrics(reloadMetrics{successes: 2, lastSuccessful: 1, rules: 1, unresolved: 0})
+		h.waitMetrics(reloadMetrics{successes: 1, lastSuccessful: 1, rules: 1, unresolved: 0})
 		// Everything is served: the next look-up is an Interval away.
 		resets := h.resets.Load()
 		h.noApply(300 * time.Millisecond)
@@ -229,12 +232,12 @@ func TestSIGHUP(t *testing.T) {
 	h.replace(teamB)
 	hup()
 	checkSet(t, h.waitApply(), h.compiled(teamB))
-	h.waitMetrics(reloadMetrics{successes: 3, lastSuccessful: 1, rules: 1})
+	h.waitMetrics(reloadMetrics{successes: 2, lastSuccessful: 1, rules: 1})
 
 	// An unchanged file is loaded and resolved again, but applies nothing.
 	resets := h.resets.Load()
 	hup()
-	h.waitFor("the reload to be recorded", func() bool { return h.reloadMetrics().successes == 4 })
+	h.waitFor("the reload to be recorded", func() bool { return h.reloadMetrics().successes == 3 })
 	h.noApply(0)
 	if h.resets.Load() == resets {
 		t.Errorf("SIGHUP with an unchanged file did not resolve the rules again")

@@ -102,7 +102,7 @@ func (c *Compiled) Selects(obj *unstructured.Unstructured, isNamespace bool, nsL
 		var set labels.Set
 		if isNamespace {
 			set = labels.Set(obj.GetLabels())
-		} else if l, ok := nsLabels(ns); ok {
+		} else if l, ok := lookup(nsLabels, ns); ok {
 			set = l
 		} else {
 			return false // namespace not known yet; its arrival enqueues its objects
@@ -112,6 +112,14 @@ func (c *Compiled) Selects(obj *unstructured.Unstructured, isNamespace bool, nsL
 		}
 	}
 	return true
+}
+
+// lookup asks nsLabels, which may be nil, for a namespace's labels.
+func lookup(nsLabels NamespaceLabels, ns string) (labels.Set, bool) {
+	if nsLabels == nil {
+		return nil, false
+	}
+	return nsLabels(ns)
 }
 
 func anyGlob(globs []string, s string) bool {

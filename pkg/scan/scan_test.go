@@ -13,9 +13,11 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
@@ -53,26 +55,42 @@ func compile(t *testing.T, content string) *rules.Set {
 }
 
 // object returns an object of kind with annotations ann and labels lbl,
-// whose annotations keys ours the field manager set.
+// as kubectl created it, on which the field manager set the annotations
+// keys ours.
 func object(kind, namespace, name string, ann, lbl map[string]string, ours ...string) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{}
-	u.SetAPIVersion("v1")
-	u.SetKind(kind)
-	u.SetNamespace(namespace)
-	u.SetName(name)
-	u.SetAnnotations(ann)
-	u.SetLabels(lbl)
+	u := untracked(kind, namespace, name, ann, lbl)
+	mf := []any{map[string]any{"manager": "kubectl", "operation": "Update"}}
 	if len(ours) > 0 {
 		fields := map[string]any{}
 		for _, k := range ours {
 			fields["f:"+k] = map[string]any{}
 		}
-		u.Object["metadata"].(map[string]any)["managedFields"] = []any{map[string]any{
+		mf = append(mf, map[string]any{
 			"manager": manager, "operation": "Update",
 			"fieldsV1": map[string]any{"f:metadata": map[string]any{"f:annotations": fields}},
-		}}
+		})
 	}
+	u.Object["metadata"].(map[string]any)["managedFields"] = mf
 	return u
+}
+
+// untracked returns an object without managedFields, whose ownership the
+// API server does not track.
+func untracked(kind, namespace, name string, ann, lbl map[string]string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("v1")
+	u.SetKind(kind)
+	u.SetNamespace(namespace)
+	u.SetName(name)
+	u.SetResourceVersion("3")
+	u.SetAnnotations(ann)
+	u.SetLabels(lbl)
+	return u
+}
+
+// merge is the request that makes a change with a merge patch.
+func merge(body string) []patch.Request {
+	return []patch.Request{{Type: types.MergePatchType, Body: []byte(body)}}
 }
 
 func cm(namespace, name string, ann map[string]string, ours ...string) *unstructured.Unstructured {
@@ -100,42 +118,48 @@ func TestPending(t *testing.T) {
 		{"nothing to change", abc, cm("ns", "x", map[string]string{"a": "1", "b": "2", "c": "", "user": "u"}), nil},
 		{"no annotations: every key, Old nil, sorted", abc, cm("ns", "x", nil), &Object{
 			Resource: "configmaps.v1", Namespace: "ns", Name: "x",
-			Changes: []Change{ann("annotation", "a", nil, ptr("1")), ann("annotation", "b", nil, ptr("2")), ann("annotation", "c", nil, ptr(""))},
-			Patch:   []byte(`{"metadata":{"annotations":{"a":"1","b":"2","c":""}}}`),
+			Changes:  []Change{ann("annotation", "a", nil, ptr("1")), ann("annotation", "b", nil, ptr("2")), ann("annotation", "c", nil, ptr(""))},
+			Requests: merge(`{"metadata":{"annotations":{"a":"1","b":"2","c":""}}}`),
 		}},
 		{"wrong values: Old set, other keys untouched", abc, cm("ns", "x", map[string]string{"a": "1", "b": "3", "c": "x", "user": "u"}), &Object{
 			Resource: "configmaps.v1", Namespace: "ns", Name: "x",
-			Changes: []Change{ann("annotation", "b", ptr("3"), ptr("2")), ann("annotation", "c", ptr("x"), ptr(""))},
-			Patch:   []byte(`{"metadata":{"annotations":{"b":"2","c":""}}}`),
+			Changes:  []Change{ann("annotation", "b", ptr("3"), ptr("2")), ann("annotation", "c", ptr("x"), ptr(""))},
+			Requests: merge(`{"metadata":{"annotations":{"b":"2","c":""}}}`),
 		}},
 		{"labels and removals", "rules:\n- {name: r, resources: [configmaps], labels: {tier: web, app: x}, removeAnnotations: [old, gone]}\n",
 			object("ConfigMap", "ns", "x", map[string]string{"old": "o"}, map[string]string{"app": "y"}), &Object{
 				Resource: "configmaps.v1", Namespace: "ns", Name: "x",
-				Changes: []Change{ann("annotation", "old", ptr("o"), nil), ann("label", "app", ptr("y"), ptr("x")), ann("label", "tier", nil, ptr("web"))},
-				Patch:   []byte(`{"metadata":{"annotations":{"old":null},"labels":{"app":"x","tier":"web"}}}`),
+				Changes:  []Change{ann("annotation", "old", ptr("o"), nil), ann("label", "app", ptr("y"), ptr("x")), ann("label", "tier", nil, ptr("web"))},
+				Requests: merge(`{"metadata":{"annotations":{"old":null},"labels":{"app":"x","tier":"web"}}}`),
 			}},
 		{"our key no rule wants is deleted", abc, cm("ns", "x", map[string]string{"a": "1", "b": "2", "c": "", "stale": "s"}, "a", "stale"), &Object{
 			Resource: "configmaps.v1", Namespace: "ns", Name: "x",
-			Changes: []Change{ann("annotation", "stale", ptr("s"), nil)},
-			Patch:   []byte(`{"metadata":{"annotations":{"stale":null}}}`),
+			Changes:  []Change{ann("annotation", "stale", ptr("s"), nil)},
+			Requests: merge(`{"metadata":{"annotations":{"stale":null}}}`),
 		}},
 		{"excluded namespace", abc, cm("kube-system", "x", nil), nil},
 		{"excluded namespace: our keys deleted", abc, cm("kube-system", "x", map[string]string{"a": "1"}, "a"), &Object{
 			Resource: "configmaps.v1", Namespace: "kube-system", Name: "x",
-			Changes: []Change{ann("annotation", "a", ptr("1"), nil)},
-			Patch:   []byte(`{"metadata":{"annotations":{"a":null}}}`),
+			Changes:  []Change{ann("annotation", "a", ptr("1"), nil)},
+			Requests: merge(`{"metadata":{"annotations":{"a":null}}}`),
 		}},
 		{"namespace selected", nsSelector, cm("ns-a", "x", nil), &Object{
 			Resource: "configmaps.v1", Namespace: "ns-a", Name: "x",
-			Changes: []Change{ann("annotation", "a", nil, ptr("1"))},
-			Patch:   []byte(`{"metadata":{"annotations":{"a":"1"}}}`),
+			Changes:  []Change{ann("annotation", "a", nil, ptr("1"))},
+			Requests: merge(`{"metadata":{"annotations":{"a":"1"}}}`),
 		}},
 		{"namespace not selected", nsSelector, cm("ns-b", "x", nil), nil},
 		{"namespace unknown", nsSelector, cm("ns-c", "x", nil), nil},
+		{"untracked: server-side apply", abc, untracked("ConfigMap", "ns", "x", map[string]string{"a": "1", "b": "2"}, nil), &Object{
+			Resource: "configmaps.v1", Namespace: "ns", Name: "x",
+			Changes: []Change{ann("annotation", "c", nil, ptr(""))},
+			Requests: []patch.Request{{Type: types.ApplyPatchType, Force: true,
+				Body: []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"annotations":{"c":""},"name":"x","namespace":"ns","resourceVersion":"3"}}`)}},
+		}},
 		{"cluster-scoped", "rules:\n- {name: r, resources: [namespaces], annotations: {a: '1'}}\n", object("Namespace", "", "team-a", nil, nil), &Object{
 			Resource: "namespaces.v1", Name: "team-a",
-			Changes: []Change{ann("annotation", "a", nil, ptr("1"))},
-			Patch:   []byte(`{"metadata":{"annotations":{"a":"1"}}}`),
+			Changes:  []Change{ann("annotation", "a", nil, ptr("1"))},
+			Requests: merge(`{"metadata":{"annotations":{"a":"1"}}}`),
 		}},
 	}
 	for _, tc := range tests {
@@ -168,7 +192,10 @@ func format(o *Object) string {
 		return fmt.Sprintf("%q", *s)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s/%s %s", o.Resource, o.Namespace, o.Name, o.Patch)
+	fmt.Fprintf(&b, "%s %s/%s", o.Resource, o.Namespace, o.Name)
+	for _, r := range o.Requests {
+		fmt.Fprintf(&b, "\n  %s force=%v %s", r.Type, r.Force, r.Body)
+	}
 	for _, c := range o.Changes {
 		fmt.Fprintf(&b, "\n  %s %s: %s -> %s", c.Kind, c.Key, str(c.Old), str(c.New))
 	}
@@ -196,7 +223,7 @@ func TestResource(t *testing.T) {
 		object("Namespace", "", "ns1", nil, nil),
 		object("Namespace", "", "ns2", want, nil),
 	}
-	const patchA = `{"metadata":{"annotations":{"a":"1"}}}`
+	const patchA = `application/merge-patch+json {"metadata":{"annotations":{"a":"1"}}}`
 	tests := []struct {
 		name       string
 		gvr        schema.GroupVersionResource
@@ -220,7 +247,7 @@ func TestResource(t *testing.T) {
 				}
 				v := visited{}
 				if o != nil {
-					v = visited{o.Namespace, o.Name, string(o.Patch)}
+					v = visited{o.Namespace, o.Name, fmt.Sprintf("%s %s", o.Requests[0].Type, o.Requests[0].Body)}
 				}
 				visits = append(visits, v)
 				return nil
