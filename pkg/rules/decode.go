@@ -19,11 +19,14 @@ type decoder struct {
 	names  map[string]int // rule name → index of the first rule using it
 	visits int            // values visited, counting alias expansions
 	capped bool           // decoding stopped at maxErrors
+	// keyLine is the line of the key whose value a fields callback decodes,
+	// for errors about the key itself.
+	keyLine int
 }
 
 // maxVisits bounds the values the decoder visits. Aliases let a small file
 // name the same large value many times; no real rules file comes near it.
-const maxVisits = 100_000
+const maxVisits = 20_000
 
 // maxErrors bounds the problems reported for one file.
 const maxErrors = 100
@@ -223,6 +226,7 @@ func (d *decoder) fields(n *yaml.Node, path string, known []string, fn func(key,
 			d.errorf(k, p, "unknown field%s; known fields are %s", suggest(k.Value, known), strings.Join(known, ", "))
 		default:
 			seen[k.Value] = true
+			d.keyLine = k.Line
 			fn(k.Value, p, v)
 		}
 	}
@@ -256,16 +260,6 @@ func (d *decoder) value(n *yaml.Node, path string) (string, bool) {
 	}
 	d.errorf(n, path, "value must be a string, got %s", describe(n))
 	return "", false
-}
-
-// keyLine returns the line of key in mapping n.
-func keyLine(n *yaml.Node, key string) int {
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if k := deref(n.Content[i]); k.Value == key {
-			return k.Line
-		}
-	}
-	return n.Line
 }
 
 // deref follows YAML aliases to the node they name. Only the nodes the schema

@@ -22,7 +22,7 @@ func (d *decoder) metadata(n *yaml.Node, path, kind string) (literal, from map[s
 	}
 	size := 0
 	d.fields(n, path, nil, func(key, p string, v *yaml.Node) {
-		d.metadataKey(keyLine(n, key), p, kind, key)
+		d.metadataKey(d.keyLine, p, kind, key)
 		if v.Kind == yaml.MappingNode && !hasKey(v, "jsonPath") {
 			d.errorf(v, p, "value must be a string, or {jsonPath: '{.path.to.field}'} to read it from the object; got a mapping")
 			return
