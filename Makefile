@@ -82,6 +82,11 @@ test-e2e: envtest-assets ## End-to-end tests on etcd + kube-apiserver (race dete
 test-faults: envtest-assets ## The fault suite: API server outage, deletions, concurrent writer, throttling, SIGTERM
 	go test -count=1 -timeout 15m -run '^TestFault' -v $(GOTESTFLAGS) ./test/e2e | grep -E '^(=== RUN|--- |ok|FAIL|PASS)|faults_test'
 
+BENCHFLAGS ?=
+.PHONY: bench
+bench: build envtest-assets ## Benchmark against the raw PATCH loop and a controller-runtime runner on a local control plane (BENCHFLAGS=--objects 100000 …)
+	go run ./test/bench --binary bin/kube-annotator $(BENCHFLAGS)
+
 FUZZTIME ?= 60s
 .PHONY: fuzz
 fuzz: ## Fuzz the rules parser and compiler, FUZZTIME per target (not part of make test)

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// stopTimeout is how long a child may take to exit after SIGTERM before it
+// is killed.
+const stopTimeout = 30 * time.Second
+
+// child is a process the benchmark started, and so the only kind it stops:
+// by its own PID, never by name.
+type child struct {
+	name    string
+	cmd     *exec.Cmd
+	log     string    // file with its stdout and stderr
+	started time.Time // just before the process was started
+	done    chan struct{}
+	err     error // cmd.Wait's result, set before done is closed
+}
+
+// startChild starts bin with args and env added to the benchmark's own
+// environment, its output going to logFile.
+func startChild(name, logFile string, env []string, bin string, args ...string) (*child, error) {
+	f, err := os.Create(logFile)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close() // the child has its own copy of the descriptor
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
+	cmd.SysProcAttr = sysProcAttr()
+	c := &child{name: name, cmd: cmd, log: logFile, done: make(chan struct{}), started: time.Now()}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	go func() {
+		c.err = cmd.Wait()
+		close(c.done)
+	}()
+	return c, nil
+}
+
+// exited reports whether the process has exited, and how.
+func (c *child) exited() (bool, error) {
+	select {
+	case <-c.done:
+		return true, c.err
+	default:
+		return false, nil
+	}
+}
+
+// alive returns an error, with the end of its log, once the process has
+// exited; for runners that must keep running.
+func (c *child) alive() error {
+	if done, err := c.exited(); done {
+		return c.failure(fmt.Sprintf("exited unexpectedly (%s)", exitText(err)))
+	}
+	return nil
+}
+
+// failed returns an error once the process has exited with an error; for
+// runners that exit when they are done.
+func (c *child) failed() error {
+	if done, err := c.exited(); done && err != nil {
+		return c.failure(exitText(err))
+	}
+	return nil
+}
+
+func (c *child) failure(what string) error {
+	return fmt.Errorf("%s (pid %d) %s; last lines of %s:\n%s", c.name, c.cmd.Process.Pid, what, c.log, tail(c.log, 20))
+}
+
+// wait waits up to timeout for the process to exit on its own.
+func (c *child) wait(timeout time.Duration) error {
+	select {
+	case <-c.done:
+		if c.err != nil {
+			return c.failure(exitText(c.err))
+		}
+		return nil
+	case <-time.After(timeout):
+		if err := c.stop(); err != nil {
+			return err
+		}
+		return c.failure(fmt.Sprintf("did not exit within %v; stopped it", timeout))
+	}
+}
+
+// stop sends SIGTERM, waits up to stopTimeout for the process to exit,
+// then kills it. It returns an error unless the process exited with
+// status 0. Stopping a process that has exited returns how it exited.
+func (c *child) stop() error {
+	if done, err := c.exited(); done {
+		if err != nil {
+			return c.failure(exitText(err))
+		}
+		return nil
+	}
+	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("signal %s (pid %d): %w", c.name, c.cmd.Process.Pid, err)
+	}
+	select {
+	case <-c.done:
+		if c.err != nil {
+			return c.failure("exited with " + exitText(c.err) + " on SIGTERM")
+		}
+		return nil
+	case <-time.After(stopTimeout):
+		_ = c.cmd.Process.Kill()
+		<-c.done
+		return c.failure(fmt.Sprintf("did not stop within %v of SIGTERM; killed it", stopTimeout))
+	}
+}
+
+// peakRSS is the process's peak resident set size in KiB, once it has
+// exited; 0 if unknown.
+func (c *child) peakRSS() int64 {
+	if done, _ := c.exited(); !done || c.cmd.ProcessState == nil {
+		return 0
+	}
+	return maxRSSKiB(c.cmd.ProcessState)
+}
+
+// exitText describes a cmd.Wait result.
+func exitText(err error) string {
+	if err == nil {
+		return "exit status 0"
+	}
+	return err.Error()
+}
+
+// tail returns the last n lines of a file, for error messages.
+func tail(path string, n int) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var lines []string
+	s := bufio.NewScanner(f)
+	s.Buffer(make([]byte, 64*1024), 1024*1024)
+	for s.Scan() {
+		lines = append(lines, s.Text())
+		if len(lines) > n {
+			lines = lines[1:]
+		}
+	}
+	return strings.Join(lines, "\n")
+}

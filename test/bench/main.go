@@ -1,0 +1,191 @@
+// Command bench measures kube-annotator against two baselines on a real
+// control plane (etcd + kube-apiserver on 127.0.0.1, started by
+// test/harness). It is what `make bench` runs.
+//
+// It seeds --objects objects (Deployments and ReplicaSets with no replicas,
+// Pods, Frigates: a quarter each, over a few namespaces), then, for
+// --rounds rounds, runs each of three runners in turn, each annotating
+// every object with sample-controller: "True" using --workers workers:
+//
+//   - raw: this program's "raw" subcommand; one paginated list of each
+//     resource and a merge patch per object, no cache, no queue; it exits
+//     when done.
+//   - controller-runtime: test/bench/crrunner, the controller a Kubebuilder
+//     user would write (its own module, so that controller-runtime never
+//     enters the product).
+//   - kube-annotator: the product binary (--binary), `run` with a rules file
+//     for the same four resources.
+//
+// The benchmark builds the first two as `make build` builds the third,
+// without cgo, so that their peak RSS compare.
+//
+// A run lasts from the process's start until the benchmark's own watch sees
+// every object annotated. Controllers then keep running: the API server
+// must serve no write during --steady of steady state, nor during --steady
+// after a restart. Between runs the annotation is removed from every object.
+// Request counts are the API server's own (apiserver_request_total) on the
+// four resources, taken after the reset so that it is not counted.
+//
+// Then, for kube-annotator alone, in fresh processes once converged: its Go
+// heap (from its metrics endpoint; also with GOGC=10, which keeps it close
+// to the live heap) and peak RSS at 0 and --objects objects, and at each
+// --memory-objects; and at idle, the latency from creating an object to
+// seeing it annotated.
+//
+// Results are medians over the rounds and ratios between runners measured
+// in the same run: absolute numbers depend on the machine and on whatever
+// else runs on it. Progress goes to stderr, the tables to stdout.
+//
+// Usage, from the repository root:
+//
+//	make build   # or: CGO_ENABLED=0 go build -trimpath -o bin/kube-annotator .
+//	go run ./test/bench --binary bin/kube-annotator
+//	go run ./test/bench --binary bin/kube-annotator --objects 400 --rounds 1 --steady 5s --latency 20   # ~2 min smoke run
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// options are the benchmark's command-line flags.
+type options struct {
+	binary        string
+	objects       int
+	rounds        int
+	workers       int
+	steady        time.Duration
+	latency       int
+	memoryObjects []int
+	memoryWindow  time.Duration
+	timeout       time.Duration
+	crCacheReads  bool
+}
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == rawCommand {
+		os.Exit(rawMain(os.Args[2:]))
+	}
+	o, err := parseFlags(os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o); err != nil {
+		logf("FAILED after %v: %v", since(started), err)
+		stop()
+		os.Exit(1)
+	}
+	logf("Done in %v", since(started))
+}
+
+func parseFlags(args []string) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.StringVar(&o.binary, "binary", "bin/kube-annotator", "kube-annotator binary to measure (make build)")
+	fs.IntVar(&o.objects, "objects", 10000, "objects to seed, a quarter each of deployments, replicasets, pods and frigates (up to 100000)")
+	fs.IntVar(&o.rounds, "rounds", 3, "rounds of raw, controller-runtime, kube-annotator; the tables show medians")
+	fs.IntVar(&o.workers, "workers", 8, "workers of every runner")
+	fs.DurationVar(&o.steady, "steady", 30*time.Second, "how long writes are counted in steady state, and again after a restart")
+	fs.IntVar(&o.latency, "latency", 200, "objects created one at a time to measure create→annotated latency (0 skips it)")
+	fs.Func("memory-objects", "comma-separated larger object counts at which to also measure kube-annotator's memory, e.g. 100000 (seeds more objects after the rounds)", func(s string) error {
+		for f := range strings.SplitSeq(s, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil {
+				return err
+			}
+			o.memoryObjects = append(o.memoryObjects, n)
+		}
+		return nil
+	})
+	fs.DurationVar(&o.memoryWindow, "memory-window", 10*time.Second, "how long kube-annotator's heap is sampled once converged")
+	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "longest a runner may take to annotate every object")
+	fs.BoolVar(&o.crCacheReads, "cr-cache-reads", false, "let the controller-runtime baseline read unstructured objects from its cache instead of its default GET to the API server")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	return o, o.validate()
+}
+
+// maxObjects bounds what the benchmark seeds, so that a typo cannot fill
+// the machine.
+const maxObjects = 100000
+
+func (o options) validate() error {
+	var errs []error
+	if o.objects < len(resources) || o.objects > maxObjects {
+		errs = append(errs, fmt.Errorf("--objects must be between %d and %d, got %d", len(resources), maxObjects, o.objects))
+	}
+	prev := o.objects
+	for _, n := range o.memoryObjects {
+		if n <= prev || n > maxObjects {
+			errs = append(errs, fmt.Errorf("--memory-objects must increase from --objects (%d) up to %d, got %d", o.objects, maxObjects, n))
+		}
+		prev = n
+	}
+	if o.rounds < 1 {
+		errs = append(errs, fmt.Errorf("--rounds must be at least 1, got %d", o.rounds))
+	}
+	if o.workers < 1 {
+		errs = append(errs, fmt.Errorf("--workers must be at least 1, got %d", o.workers))
+	}
+	if o.steady <= 0 || o.memoryWindow <= 0 || o.timeout <= 0 {
+		errs = append(errs, errors.New("--steady, --memory-window and --timeout must be positive"))
+	}
+	if o.latency < 0 {
+		errs = append(errs, fmt.Errorf("--latency must not be negative, got %d", o.latency))
+	}
+	return errors.Join(errs...)
+}
+
+// started is when the benchmark started; progress lines show the time since.
+var started = time.Now()
+
+// logf prints a progress line on stderr.
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "[bench %7s] "+format+"\n", append([]any{since(started)}, args...)...)
+}
+
+// since is the time since t, rounded for humans.
+func since(t time.Time) time.Duration {
+	return time.Since(t).Round(100 * time.Millisecond)
+}
+
+// progress calls report every interval until the returned stop is called.
+func progress(interval time.Duration, report func()) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				report()
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}

@@ -1,0 +1,13 @@
+//go:build !linux
+
+package main
+
+import (
+	"os"
+	"syscall"
+)
+
+func sysProcAttr() *syscall.SysProcAttr { return nil }
+
+// maxRSSKiB is not measured outside Linux, where ru_maxrss has other units.
+func maxRSSKiB(*os.ProcessState) int64 { return 0 }
