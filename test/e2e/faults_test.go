@@ -223,3 +223,38 @@ func TestFaultSIGTERMMidConvergence(t *testing.T) {
 		t.Errorf("%d PATCH requests for %d objects across the restart, want exactly %d", writes, n, n)
 	}
 }
+
+// The CRD of a ruled resource is deleted while its objects wait in the
+// queue: no panic, no error storm, its informer stops, the others go on.
+func TestFaultCRDDeletedWhileQueued(t *testing.T) {
+	ns := env.NewNamespace(t)
+	crd, frigates := h.FrigateCRDInGroup(t, "queued.example.com")
+	env.InstallCRD(t, crd)
+	const n = 100
+	for i := range n {
+		env.CreateWhenServed(t, frigates, ns, fmt.Sprintf("{apiVersion: queued.example.com/v1beta1, kind: Frigate, metadata: {name: f-%d}, spec: {foo: bar}}", i))
+	}
+	env.Create(t, h.ConfigMaps, ns, h.Object("v1", "ConfigMap", ns, "cm-after"))
+	p := startRun(t, "--rules", writeFile(t, "rules.yaml", `rules:
+- name: fleet
+  resources: [frigates.queued.example.com]
+  annotations: {fault: "ok"}
+- name: cms
+  resources: [configmaps]
+  annotations: {fault: "ok"}
+`), "-n", ns, "--kube-api-qps", "10", "--kube-api-burst", "1")
+	p.waitMetric(t, 15*time.Second, "kube_annotator_informers", 2)
+	time.Sleep(time.Second) // some frigates patched, most still queued
+	env.DeleteCRD(t, "frigates.queued.example.com")
+	p.waitMetric(t, 20*time.Second, "kube_annotator_informers", 1)
+	p.waitMetric(t, 20*time.Second, "workqueue_depth", 0)
+	env.WaitForAnnotation(t, 10*time.Second, h.ConfigMaps, ns, "cm-after", "fault", "ok")
+	errs := p.errorLines("")
+	t.Logf("CRD deleted with frigates queued: informer stopped, queue drained, %d error lines; configmaps still converge", errs)
+	if errs > 5 {
+		t.Errorf("%d error lines; want no error storm", errs)
+	}
+	if p.cmd.ProcessState != nil {
+		t.Fatalf("the controller exited")
+	}
+}
