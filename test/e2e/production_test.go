@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -189,5 +188,4 @@ func TestServiceAccountIdentity(t *testing.T) {
 	if _, ok := env.Get(t, h.Pods, ns2, "denied").GetAnnotations()[key]; ok {
 		t.Errorf("the pod was annotated although pods are forbidden")
 	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 }
