@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
@@ -95,6 +96,10 @@ func run(ctx context.Context, f runFlags) error {
 	if err != nil {
 		return err
 	}
+	meta, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
 	m := metrics.New()
 	recorder, stopEvents, err := eventRecorder(ctx, cfg, f.events)
 	if err != nil {
@@ -103,7 +108,7 @@ func run(ctx context.Context, f runFlags) error {
 	defer stopEvents()
 
 	var rl *reloader.Reloader
-	c := controller.NewController(dyn, controller.Options{
+	c := controller.NewController(dyn, meta, controller.Options{
 		Workers:      f.workers,
 		Namespace:    f.clusterFlags.namespace(),
 		ResourceGone: func(schema.GroupVersionResource) { rl.Resolve() },

@@ -1,99 +1,122 @@
 package controller
 
 import (
-	"reflect"
+	"bytes"
+	"maps"
+	"slices"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
-// cachedMetadata are the metadata fields the cache keeps of each object:
-// what selecting, planning and events need.
-var cachedMetadata = []string{"name", "namespace", "uid", "resourceVersion", "labels", "annotations"}
+// cached is an object as the cache keeps it: an
+// *metav1.PartialObjectMetadata from a metadata informer, or an
+// *unstructured.Unstructured when rules read values from whole objects.
+type cached interface {
+	metav1.Object
+	runtime.Object
+}
 
-// transform keeps in the cache only what the rules need: the object's
-// identity, labels, annotations and this controller's own managedFields
-// entries (its ownership record), or, when a rule reads values from
-// objects, the whole object less other managers' managedFields. It runs on
-// objects fresh from the decoder, before anything else can see them, so
-// modifying them is safe.
-func transform(manager string, wholeObjects bool) cache.TransformFunc {
+// metadataTransform keeps in the cache only what the rules need of an
+// object a metadata informer decoded: its identity, labels, annotations and
+// this controller's own managedFields entries (its ownership record, kept
+// as the raw field set the API server sent). The metadata client leaves
+// TypeMeta empty; the transform sets the resource's kind, which writes and
+// events need. Everything else the decoder allocated is dropped.
+func metadataTransform(manager string, r rules.Resource) cache.TransformFunc {
+	typeMeta := metav1.TypeMeta{APIVersion: r.GVR.GroupVersion().String(), Kind: r.Kind}
 	return func(obj any) (any, error) {
-		u, ok := obj.(*unstructured.Unstructured)
+		m, ok := obj.(*metav1.PartialObjectMetadata)
 		if !ok {
 			return obj, nil
 		}
-		md, _ := u.Object["metadata"].(map[string]any)
-		if md == nil {
-			return obj, nil
-		}
-		if own := ownEntries(md["managedFields"], manager); own != nil {
-			md["managedFields"] = own
-		} else {
-			delete(md, "managedFields")
-		}
-		if wholeObjects {
-			return u, nil
-		}
-		slim := make(map[string]any, len(cachedMetadata)+1)
-		for _, k := range append(cachedMetadata, "managedFields") {
-			if v, ok := md[k]; ok {
-				slim[k] = v
-			}
-		}
-		u.Object = map[string]any{"apiVersion": u.Object["apiVersion"], "kind": u.Object["kind"], "metadata": slim}
-		return u, nil
+		return &metav1.PartialObjectMetadata{TypeMeta: typeMeta, ObjectMeta: metav1.ObjectMeta{
+			Name:            m.Name,
+			Namespace:       m.Namespace,
+			UID:             m.UID,
+			ResourceVersion: m.ResourceVersion,
+			Labels:          m.Labels,
+			Annotations:     m.Annotations,
+			ManagedFields:   ownManagedFields(m.ManagedFields, manager),
+		}}, nil
 	}
 }
 
-// ownEntries returns the managedFields entries of manager, plus a stub of
-// the first other manager's entry (its name only) so that the cache still
-// tells an object that has managedFields from one that has none: the API
-// server tracks ownership differently for the latter (patch.Requests).
-func ownEntries(managedFields any, manager string) []any {
-	entries, _ := managedFields.([]any)
-	var own []any
+// ownManagedFields returns the managedFields entries of manager, plus a
+// stub of the first other manager's entry (its name only) so that the
+// cache still tells an object that has managedFields from one that has
+// none: the API server tracks ownership differently for the latter
+// (patch.Requests).
+func ownManagedFields(entries []metav1.ManagedFieldsEntry, manager string) []metav1.ManagedFieldsEntry {
+	var own []metav1.ManagedFieldsEntry
 	stub := false
 	for _, e := range entries {
-		m, ok := e.(map[string]any)
 		switch {
-		case !ok:
-		case m["manager"] == manager:
-			own = append(own, e)
+		case e.Manager == manager:
+			own = append(own, metav1.ManagedFieldsEntry{Manager: e.Manager, Operation: e.Operation, FieldsType: e.FieldsType, FieldsV1: e.FieldsV1})
 		case !stub:
-			own = append(own, map[string]any{"manager": m["manager"]})
+			own = append(own, metav1.ManagedFieldsEntry{Manager: e.Manager})
 			stub = true
 		}
 	}
 	return own
 }
 
+// wholeObjectTransform is the transform of the cache of whole objects,
+// kept when a rule reads values from them: it drops other managers'
+// managedFields entries (all but a stub, as ownManagedFields does), most of
+// a typical object's metadata.
+func wholeObjectTransform(manager string) cache.TransformFunc {
+	return func(obj any) (any, error) {
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return obj, nil
+		}
+		md, _ := u.Object["metadata"].(map[string]any)
+		entries, _ := md["managedFields"].([]any)
+		var own []any
+		stub := false
+		for _, e := range entries {
+			m, ok := e.(map[string]any)
+			switch {
+			case !ok:
+			case m["manager"] == manager:
+				own = append(own, e)
+			case !stub:
+				own = append(own, map[string]any{"manager": m["manager"]})
+				stub = true
+			}
+		}
+		if own != nil {
+			md["managedFields"] = own
+		} else {
+			delete(md, "managedFields")
+		}
+		return u, nil
+	}
+}
+
 // relevantUpdate reports whether an update can change what sync decides:
-// a change of annotations, labels or this controller's ownership record,
-// or any change at all when rules read values from objects.
-func relevantUpdate(oldObj, newObj any, wholeObjects bool) bool {
-	o, ok1 := oldObj.(*unstructured.Unstructured)
-	n, ok2 := newObj.(*unstructured.Unstructured)
-	if !ok1 || !ok2 || wholeObjects {
+// a change of labels, annotations or this controller's ownership record.
+// Any update of a whole object is relevant, as rules read its values.
+func relevantUpdate(oldObj, newObj any) bool {
+	o, ok1 := oldObj.(*metav1.PartialObjectMetadata)
+	n, ok2 := newObj.(*metav1.PartialObjectMetadata)
+	if !ok1 || !ok2 {
 		return true
 	}
-	for _, f := range []string{"annotations", "labels", "managedFields"} {
-		if !reflect.DeepEqual(metadataField(o, f), metadataField(n, f)) {
-			return true
-		}
+	return !maps.Equal(o.Labels, n.Labels) || !maps.Equal(o.Annotations, n.Annotations) ||
+		!slices.EqualFunc(o.ManagedFields, n.ManagedFields, sameEntry)
+}
+
+// sameEntry compares two managedFields entries as the cache keeps them.
+func sameEntry(a, b metav1.ManagedFieldsEntry) bool {
+	if a.Manager != b.Manager || a.Operation != b.Operation || (a.FieldsV1 == nil) != (b.FieldsV1 == nil) {
+		return false
 	}
-	return false
-}
-
-// metadataField returns metadata.<name> without copying; callers must not
-// modify the result.
-func metadataField(u *unstructured.Unstructured, name string) any {
-	md, _ := u.Object["metadata"].(map[string]any)
-	return md[name]
-}
-
-// stringMap returns metadata.<name> as a map without copying.
-func stringMap(u *unstructured.Unstructured, name string) map[string]any {
-	m, _ := metadataField(u, name).(map[string]any)
-	return m
+	return a.FieldsV1 == nil || bytes.Equal(a.FieldsV1.Raw, b.FieldsV1.Raw)
 }

@@ -1,6 +1,9 @@
-// Package controller runs the rules: one dynamic informer per ruled
-// resource feeds one shared work queue, and workers patch the annotations
-// of objects that do not carry what the rules want.
+// Package controller runs the rules: one informer per ruled resource feeds
+// one shared work queue, and workers patch, through the dynamic client, the
+// annotations and labels of objects that do not carry what the rules want.
+// The informers are metadata informers (PartialObjectMetadata in protobuf)
+// unless a rule reads values from objects: then they are dynamic informers
+// of whole objects.
 //
 // It follows the canonical client-go loop (k8s.io/sample-controller):
 // event handlers only enqueue keys, sync reads the object from the
@@ -16,11 +19,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
@@ -58,10 +61,11 @@ type Options struct {
 
 // Controller enforces a rules.Set on the objects of a cluster.
 type Controller struct {
-	client dynamic.Interface
-	opts   Options
-	queue  workqueue.TypedRateLimitingInterface[Key]
-	expect *expectations
+	client   dynamic.Interface
+	metadata metadata.Interface
+	opts     Options
+	queue    workqueue.TypedRateLimitingInterface[Key]
+	expect   *expectations
 
 	mu        sync.RWMutex
 	informers map[schema.GroupVersionResource]*resourceInformer
@@ -69,8 +73,9 @@ type Controller struct {
 	namespaces *resourceInformer
 }
 
-// NewController returns a controller that writes through client.
-func NewController(client dynamic.Interface, opts Options) *Controller {
+// NewController returns a controller that watches metadata through meta,
+// and whole objects and writes through client.
+func NewController(client dynamic.Interface, meta metadata.Interface, opts Options) *Controller {
 	if opts.Workers < 1 {
 		opts.Workers = 1
 	}
@@ -86,6 +91,7 @@ func NewController(client dynamic.Interface, opts Options) *Controller {
 	}
 	return &Controller{
 		client:    client,
+		metadata:  meta,
 		opts:      opts,
 		queue:     workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[Key](), qcfg),
 		expect:    newExpectations(),
@@ -312,7 +318,7 @@ func isPermanent(err error) bool {
 
 // cachedObject returns the object key names from its informer's cache, the
 // target of its resource, and whether both exist.
-func (c *Controller) cachedObject(key Key) (*unstructured.Unstructured, *rules.Target, error) {
+func (c *Controller) cachedObject(key Key) (cached, *rules.Target, error) {
 	c.mu.RLock()
 	ri := c.informers[key.GVR]
 	c.mu.RUnlock()
@@ -323,9 +329,9 @@ func (c *Controller) cachedObject(key Key) (*unstructured.Unstructured, *rules.T
 	if err != nil || !exists {
 		return nil, nil, err
 	}
-	u, ok := obj.(*unstructured.Unstructured)
+	o, ok := obj.(cached)
 	if !ok {
-		return nil, nil, fmt.Errorf("cached %s is a %T, not unstructured", key, obj)
+		return nil, nil, fmt.Errorf("cached %s is a %T, not an object with metadata", key, obj)
 	}
-	return u, ri.target, nil
+	return o, ri.target, nil
 }

@@ -65,7 +65,7 @@ func converged(c *Controller, gvr schema.GroupVersionResource, n int, want map[s
 		return false
 	}
 	for _, o := range objs {
-		have := stringMap(o.(*unstructured.Unstructured), "annotations")
+		have := o.(cached).GetAnnotations()
 		for k, v := range want {
 			if have[k] != v {
 				return false
@@ -94,7 +94,7 @@ func TestRunPatchesOnlyWhatDiffers(t *testing.T) {
 	)
 	_, ctx := ktesting.NewTestContext(t)
 	recorder, m := events.NewFakeRecorder(10), metrics.New()
-	c := NewController(client, Options{Workers: 2, Metrics: m, Recorder: recorder})
+	c := newController(client, Options{Workers: 2, Metrics: m, Recorder: recorder})
 	c.SetRules(ctx, compile(t, "rules:\n- {name: ab, resources: [configmaps], annotations: {a: '1', b: '2'}}\n"))
 	stop := runController(t, ctx, c)
 
@@ -192,7 +192,7 @@ func TestSetRulesReenqueuesOnlyOnChange(t *testing.T) {
 
 func TestSetRulesStartsAndStopsInformers(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
-	c := NewController(newClient(configMap("ns", "x", nil), object("Namespace", "", "ns", nil)), Options{})
+	c := newController(newClient(configMap("ns", "x", nil), object("Namespace", "", "ns", nil)), Options{})
 	t.Cleanup(func() { c.SetRules(ctx, &rules.Set{}) })
 	cmKey, nsKey := Key{configMaps, "ns", "x"}, Key{namespaces, "", "ns"}
 	informer := func(gvr schema.GroupVersionResource) cache.SharedIndexInformer {
@@ -251,7 +251,7 @@ func TestRunNamespaceSelector(t *testing.T) {
 	}
 	client := newClient(ns("ns1", "a"), ns("ns2", "b"), configMap("ns1", "x", nil), configMap("ns2", "x", nil))
 	_, ctx := ktesting.NewTestContext(t)
-	c := NewController(client, Options{})
+	c := newController(client, Options{})
 	c.SetRules(ctx, compile(t, "rules:\n- {name: r, resources: [configmaps], namespaceSelector: team=a, annotations: {a: '1'}}\n"))
 	stop := runController(t, ctx, c)
 	patchX := `{"metadata":{"annotations":{"a":"1"}}}`
@@ -278,7 +278,7 @@ func TestResourceGone(t *testing.T) {
 	client.PrependReactor("list", "configmaps", react(apierrors.NewNotFound(configMaps.GroupResource(), "")))
 	gone := make(chan schema.GroupVersionResource, 10)
 	_, ctx := ktesting.NewTestContext(t)
-	c := NewController(client, Options{ResourceGone: func(gvr schema.GroupVersionResource) {
+	c := newController(client, Options{ResourceGone: func(gvr schema.GroupVersionResource) {
 		select {
 		case gone <- gvr:
 		default: // reported already; the informer retries with backoff

@@ -123,9 +123,9 @@ func mergePatch(dst, patch map[string]any) {
 func resolve(name string) (rules.Resource, error) {
 	switch name {
 	case "configmaps":
-		return rules.Resource{GVR: configMaps, Namespaced: true}, nil
+		return rules.Resource{GVR: configMaps, Kind: "ConfigMap", Namespaced: true}, nil
 	case "namespaces":
-		return rules.Resource{GVR: namespaces}, nil
+		return rules.Resource{GVR: namespaces, Kind: "Namespace"}, nil
 	}
 	return rules.Resource{}, fmt.Errorf("the server doesn't have a resource type %q", name)
 }
@@ -164,14 +164,14 @@ func owned(manager string, keys ...string) []any {
 // started: their stores hold cached, as if they had listed them.
 func withCache(t *testing.T, client *dynamicfake.FakeDynamicClient, set *rules.Set, cached ...*unstructured.Unstructured) *Controller {
 	t.Helper()
-	c := NewController(client, Options{})
+	c := newController(client, Options{})
 	t.Cleanup(c.queue.ShutDown)
 	for gvr, tg := range set.Targets {
 		inf := dynamicinformer.NewFilteredDynamicInformer(client, gvr, "", 0,
 			cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil).Informer()
 		for _, o := range cached {
 			if o.GetKind() == "ConfigMap" && gvr == configMaps || o.GetKind() == "Namespace" && gvr == namespaces {
-				if err := inf.GetStore().Add(o); err != nil {
+				if err := inf.GetStore().Add(asCached(t, tg, o.DeepCopy())); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -179,6 +179,28 @@ func withCache(t *testing.T, client *dynamicfake.FakeDynamicClient, set *rules.S
 		c.informers[gvr] = &resourceInformer{target: tg, informer: inf}
 	}
 	return c
+}
+
+// asCached returns o as the informer of t would cache it.
+func asCached(t *testing.T, tg *rules.Target, o *unstructured.Unstructured) any {
+	t.Helper()
+	var out any
+	var err error
+	if tg.ReadsObjects {
+		out, err = wholeObjectTransform(DefaultFieldManager)(o)
+	} else {
+		out, err = metadataTransform(DefaultFieldManager, tg.Resource)(partial(o))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// newController returns a controller on the fake client, whose metadata
+// client serves the same objects.
+func newController(client *dynamicfake.FakeDynamicClient, opts Options) *Controller {
+	return NewController(client, metadataOf(client), opts)
 }
 
 // patchCall is a recorded patch request.

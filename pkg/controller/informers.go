@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -23,16 +24,25 @@ type resourceInformer struct {
 	done     chan struct{}
 }
 
-// startInformer starts the informer for t under ctx.
+// startInformer starts the informer for t under ctx. It is a metadata
+// informer, which lists and watches objects as PartialObjectMetadata in
+// protobuf, unless a rule of t reads values from objects: then it is a
+// dynamic informer of whole objects.
 func (c *Controller) startInformer(ctx context.Context, t *rules.Target) *resourceInformer {
 	ns := ""
 	if t.Namespaced {
 		ns = c.opts.Namespace
 	}
 	indexers := cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
-	inf := dynamicinformer.NewFilteredDynamicInformer(c.client, t.GVR, ns, 0, indexers, nil).Informer()
-	_ = inf.SetTransform(transform(c.opts.FieldManager, t.ReadsObjects))
-	_, _ = inf.AddEventHandler(c.handlerFor(klog.FromContext(ctx), t.GVR, t.ReadsObjects))
+	var inf cache.SharedIndexInformer
+	if t.ReadsObjects {
+		inf = dynamicinformer.NewFilteredDynamicInformer(c.client, t.GVR, ns, 0, indexers, nil).Informer()
+		_ = inf.SetTransform(wholeObjectTransform(c.opts.FieldManager))
+	} else {
+		inf = metadatainformer.NewFilteredMetadataInformer(c.metadata, t.GVR, ns, 0, indexers, nil).Informer()
+		_ = inf.SetTransform(metadataTransform(c.opts.FieldManager, t.Resource))
+	}
+	_, _ = inf.AddEventHandler(c.handlerFor(klog.FromContext(ctx), t.GVR))
 	_ = inf.SetWatchErrorHandlerWithContext(c.watchErrorHandler(t.GVR))
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -67,7 +77,7 @@ func (c *Controller) watchErrorHandler(gvr schema.GroupVersionResource) cache.Wa
 // handlerFor returns event handlers that only enqueue keys of gvr. Updates
 // that cannot change what sync decides are dropped here: status updates
 // are most of a cluster's events.
-func (c *Controller) handlerFor(logger klog.Logger, gvr schema.GroupVersionResource, wholeObjects bool) cache.ResourceEventHandlerFuncs {
+func (c *Controller) handlerFor(logger klog.Logger, gvr schema.GroupVersionResource) cache.ResourceEventHandlerFuncs {
 	enqueue := func(reason string, obj any) {
 		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = tomb.Obj
@@ -86,7 +96,7 @@ func (c *Controller) handlerFor(logger klog.Logger, gvr schema.GroupVersionResou
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) { enqueue("add", obj) },
 		UpdateFunc: func(oldObj, newObj any) {
-			if relevantUpdate(oldObj, newObj, wholeObjects) {
+			if relevantUpdate(oldObj, newObj) {
 				enqueue("update", newObj)
 			}
 		},

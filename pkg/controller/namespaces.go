@@ -2,14 +2,16 @@ package controller
 
 import (
 	"context"
-	"reflect"
+	"maps"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
 var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
@@ -18,10 +20,11 @@ var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namesp
 // rules with a namespaceSelector. When a namespace's labels change, every
 // object in it of a resource that selects by namespace labels is synced.
 func (c *Controller) startNamespaces(ctx context.Context) *resourceInformer {
-	inf := dynamicinformer.NewFilteredDynamicInformer(c.client, namespacesGVR, "", 0, cache.Indexers{}, nil).Informer()
-	_ = inf.SetTransform(transform(c.opts.FieldManager, false))
+	nsResource := rules.Resource{GVR: namespacesGVR, Kind: "Namespace"}
+	inf := metadatainformer.NewFilteredMetadataInformer(c.metadata, namespacesGVR, "", 0, cache.Indexers{}, nil).Informer()
+	_ = inf.SetTransform(metadataTransform(c.opts.FieldManager, nsResource))
 	enqueueNamespace := func(obj any) {
-		u, ok := obj.(*unstructured.Unstructured)
+		m, ok := obj.(*metav1.PartialObjectMetadata)
 		if !ok {
 			return
 		}
@@ -31,7 +34,7 @@ func (c *Controller) startNamespaces(ctx context.Context) *resourceInformer {
 			if !ri.target.NeedsNamespaceLabels {
 				continue
 			}
-			keys, _ := ri.informer.GetIndexer().IndexKeys(cache.NamespaceIndex, u.GetName())
+			keys, _ := ri.informer.GetIndexer().IndexKeys(cache.NamespaceIndex, m.Name)
 			for _, k := range keys {
 				c.enqueueStoreKey(gvr, k)
 			}
@@ -40,9 +43,9 @@ func (c *Controller) startNamespaces(ctx context.Context) *resourceInformer {
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: enqueueNamespace,
 		UpdateFunc: func(oldObj, newObj any) {
-			o, ok1 := oldObj.(*unstructured.Unstructured)
-			n, ok2 := newObj.(*unstructured.Unstructured)
-			if ok1 && ok2 && !reflect.DeepEqual(metadataField(o, "labels"), metadataField(n, "labels")) {
+			o, ok1 := oldObj.(*metav1.PartialObjectMetadata)
+			n, ok2 := newObj.(*metav1.PartialObjectMetadata)
+			if ok1 && ok2 && !maps.Equal(o.Labels, n.Labels) {
 				enqueueNamespace(newObj)
 			}
 		},
@@ -69,15 +72,9 @@ func (c *Controller) namespaceLabels(namespace string) (labels.Set, bool) {
 	if err != nil || !ok {
 		return nil, false
 	}
-	u, _ := obj.(*unstructured.Unstructured)
-	if u == nil {
+	m, _ := obj.(*metav1.PartialObjectMetadata)
+	if m == nil {
 		return nil, false
 	}
-	out := labels.Set{}
-	for k, v := range stringMap(u, "labels") {
-		if s, ok := v.(string); ok {
-			out[k] = s
-		}
-	}
-	return out, true
+	return labels.Set(m.Labels), true // shared with the cache: read only
 }

@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/klog/v2"
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
@@ -36,12 +35,12 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 	}
 	ev := target.Evaluate(obj, c.namespaceLabels)
 	c.report(ctx, key, obj, ev)
-	change := patch.Plan(stringMap(obj, "annotations"), stringMap(obj, "labels"),
-		patch.OwnedBy(obj.Object, c.opts.FieldManager), ev.Desired)
+	change := patch.Plan(obj.GetAnnotations(), obj.GetLabels(),
+		patch.OwnedBy(obj.GetManagedFields(), c.opts.FieldManager), ev.Desired)
 	if change.Empty() {
 		return nil
 	}
-	requests, err := patch.Requests(obj.Object, change)
+	requests, err := patch.Requests(obj, change)
 	if err != nil {
 		return fmt.Errorf("encode patch for %s: %w", key, err)
 	}
@@ -82,7 +81,7 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 
 // report logs values that could not be read from the object and rules that
 // conflict on it, with a Warning event and a metric for conflicts.
-func (c *Controller) report(ctx context.Context, key Key, obj *unstructured.Unstructured, ev *rules.Evaluation) {
+func (c *Controller) report(ctx context.Context, key Key, obj cached, ev *rules.Evaluation) {
 	logger := klog.FromContext(ctx)
 	for _, p := range ev.Problems {
 		logger.Info("Value not set", "key", key.String(), "reason", p)

@@ -1,35 +1,45 @@
 package patch
 
+import (
+	"encoding/json"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
 // OwnedBy returns the annotation and label keys that the field manager
-// manager owns on the object, as the API server records in
-// metadata.managedFields: the keys it set that nobody changed since.
-// Ownership kept by the server survives restarts of the controller.
-func OwnedBy(obj map[string]any, manager string) Owned {
+// manager owns, as the API server records them in an object's
+// managedFields: the keys it set that nobody changed since. Ownership kept
+// by the server survives restarts of the controller.
+func OwnedBy(managedFields []metav1.ManagedFieldsEntry, manager string) Owned {
 	var o Owned
-	md, _ := obj["metadata"].(map[string]any)
-	entries, _ := md["managedFields"].([]any)
-	for _, e := range entries {
-		entry, _ := e.(map[string]any)
-		if entry["manager"] != manager {
+	for _, e := range managedFields {
+		if e.Manager != manager || e.FieldsV1 == nil {
 			continue
 		}
-		fields, _ := entry["fieldsV1"].(map[string]any)
-		meta, _ := fields["f:metadata"].(map[string]any)
-		o.Annotations = addKeys(o.Annotations, meta["f:annotations"])
-		o.Labels = addKeys(o.Labels, meta["f:labels"])
+		var fields struct {
+			Metadata struct {
+				Annotations map[string]json.RawMessage `json:"f:annotations"`
+				Labels      map[string]json.RawMessage `json:"f:labels"`
+			} `json:"f:metadata"`
+		}
+		if json.Unmarshal(e.FieldsV1.Raw, &fields) != nil {
+			continue // not a field set this controller could have written
+		}
+		o.Annotations = addKeys(o.Annotations, fields.Metadata.Annotations)
+		o.Labels = addKeys(o.Labels, fields.Metadata.Labels)
 	}
 	return o
 }
 
-// addKeys adds the keys of a fieldsV1 set ({"f:key": {}, …}) to m.
-func addKeys(m map[string]bool, set any) map[string]bool {
-	fields, _ := set.(map[string]any)
-	for f := range fields {
-		if len(f) > 2 && f[:2] == "f:" {
+// addKeys adds the keys of a fieldsV1 set ({"f:key": {}, ".": {}}) to m.
+func addKeys(m map[string]bool, set map[string]json.RawMessage) map[string]bool {
+	for f := range set {
+		if key, ok := strings.CutPrefix(f, "f:"); ok && key != "" {
 			if m == nil {
 				m = map[string]bool{}
 			}
-			m[f[2:]] = true
+			m[key] = true
 		}
 	}
 	return m

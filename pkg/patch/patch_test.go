@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 )
 
@@ -13,49 +15,45 @@ func ptr(s string) *string { return &s }
 func TestPlan(t *testing.T) {
 	tests := []struct {
 		name                string
-		annotations, labels map[string]any
+		annotations, labels map[string]string
 		owned               patch.Owned
 		desired             patch.Desired
 		want                patch.Change
 	}{
-		{name: "nothing wanted, nothing owned", annotations: map[string]any{"a": "1"}},
+		{name: "nothing wanted, nothing owned", annotations: map[string]string{"a": "1"}},
 		{name: "missing key is set",
 			desired: patch.Desired{Annotations: map[string]string{"a": "1"}},
 			want:    patch.Change{Annotations: map[string]*string{"a": ptr("1")}}},
 		{name: "same value: no change",
-			annotations: map[string]any{"a": "1"},
+			annotations: map[string]string{"a": "1"},
 			desired:     patch.Desired{Annotations: map[string]string{"a": "1"}}},
 		{name: "different value is set; other keys untouched",
-			annotations: map[string]any{"a": "0", "user": "x"},
+			annotations: map[string]string{"a": "0", "user": "x"},
 			desired:     patch.Desired{Annotations: map[string]string{"a": "1"}},
 			want:        patch.Change{Annotations: map[string]*string{"a": ptr("1")}}},
-		{name: "non-string current value is replaced",
-			annotations: map[string]any{"a": true},
-			desired:     patch.Desired{Annotations: map[string]string{"a": "true"}},
-			want:        patch.Change{Annotations: map[string]*string{"a": ptr("true")}}},
 		{name: "owned key no longer wanted is deleted",
-			annotations: map[string]any{"old": "1", "user": "x"},
+			annotations: map[string]string{"old": "1", "user": "x"},
 			owned:       patch.Owned{Annotations: map[string]bool{"old": true}},
 			want:        patch.Change{Annotations: map[string]*string{"old": nil}}},
 		{name: "owned key already gone: nothing",
 			owned: patch.Owned{Annotations: map[string]bool{"old": true}}},
 		{name: "owned key still wanted stays",
-			annotations: map[string]any{"a": "1"},
+			annotations: map[string]string{"a": "1"},
 			owned:       patch.Owned{Annotations: map[string]bool{"a": true}},
 			desired:     patch.Desired{Annotations: map[string]string{"a": "1"}}},
 		{name: "key set by others is never deleted unless removed explicitly",
-			annotations: map[string]any{"user": "x"},
-			labels:      map[string]any{"team": "a"}},
+			annotations: map[string]string{"user": "x"},
+			labels:      map[string]string{"team": "a"}},
 		{name: "explicit removal deletes others' keys",
-			annotations: map[string]any{"user": "x", "keep": "y"},
-			labels:      map[string]any{"team": "a"},
+			annotations: map[string]string{"user": "x", "keep": "y"},
+			labels:      map[string]string{"team": "a"},
 			desired:     patch.Desired{RemoveAnnotations: []string{"user", "absent"}, RemoveLabels: []string{"team"}},
 			want:        patch.Change{Annotations: map[string]*string{"user": nil}, Labels: map[string]*string{"team": nil}}},
 		{name: "a key both set and removed (two rules) is set",
 			desired: patch.Desired{Annotations: map[string]string{"a": "1"}, RemoveAnnotations: []string{"a"}},
 			want:    patch.Change{Annotations: map[string]*string{"a": ptr("1")}}},
 		{name: "labels work like annotations",
-			labels:  map[string]any{"old": "1"},
+			labels:  map[string]string{"old": "1"},
 			owned:   patch.Owned{Labels: map[string]bool{"old": true}},
 			desired: patch.Desired{Labels: map[string]string{"new": "2"}},
 			want:    patch.Change{Labels: map[string]*string{"old": nil, "new": ptr("2")}}},
@@ -116,32 +114,36 @@ func TestMergePatch(t *testing.T) {
 }
 
 func TestOwnedBy(t *testing.T) {
-	entry := func(manager string, fields map[string]any) map[string]any {
-		return map[string]any{"manager": manager, "operation": "Update", "fieldsV1": map[string]any{"f:metadata": fields}}
+	entry := func(manager, fields string) metav1.ManagedFieldsEntry {
+		return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate,
+			FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":` + fields + `}`)}}
 	}
-	obj := map[string]any{"metadata": map[string]any{"managedFields": []any{
-		entry("kube-annotator", map[string]any{"f:annotations": map[string]any{"f:a": map[string]any{}, ".": map[string]any{}}}),
-		entry("kubectl", map[string]any{"f:annotations": map[string]any{"f:user": map[string]any{}}}),
-		entry("kube-annotator", map[string]any{"f:labels": map[string]any{"f:team": map[string]any{}}}),
-	}}}
+	entries := []metav1.ManagedFieldsEntry{
+		entry("kube-annotator", `{"f:annotations":{".":{},"f:a":{}}}`),
+		entry("kubectl", `{"f:annotations":{"f:user":{}},"f:labels":{}}`),
+		entry("kube-annotator", `{"f:labels":{"f:team":{}}}`),
+	}
 	tests := []struct {
 		name    string
-		obj     map[string]any
+		entries []metav1.ManagedFieldsEntry
 		manager string
 		want    patch.Owned
 	}{
-		{"own entries only, across entries", obj, "kube-annotator",
+		{"own entries only, across entries", entries, "kube-annotator",
 			patch.Owned{Annotations: map[string]bool{"a": true}, Labels: map[string]bool{"team": true}}},
-		{"another manager", obj, "kubectl", patch.Owned{Annotations: map[string]bool{"user": true}}},
-		{"unknown manager", obj, "nobody", patch.Owned{}},
-		{"no managedFields", map[string]any{"metadata": map[string]any{}}, "kube-annotator", patch.Owned{}},
-		{"no metadata", map[string]any{}, "kube-annotator", patch.Owned{}},
-		{"malformed entries are skipped", map[string]any{"metadata": map[string]any{"managedFields": []any{"x", 1, nil}}},
-			"kube-annotator", patch.Owned{}},
+		{"another manager", entries, "kubectl", patch.Owned{Annotations: map[string]bool{"user": true}}},
+		{"unknown manager", entries, "nobody", patch.Owned{}},
+		{"no managedFields", nil, "kube-annotator", patch.Owned{}},
+		{"an entry without fields (a cache stub)", []metav1.ManagedFieldsEntry{{Manager: "kube-annotator"}}, "kube-annotator", patch.Owned{}},
+		{"malformed fields are skipped", []metav1.ManagedFieldsEntry{
+			{Manager: "kube-annotator", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":[1]}`)}},
+			{Manager: "kube-annotator", FieldsV1: &metav1.FieldsV1{Raw: []byte(`not json`)}},
+			entry("kube-annotator", `{"f:annotations":{"f:":{},"x":{}}}`),
+		}, "kube-annotator", patch.Owned{}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := patch.OwnedBy(tc.obj, tc.manager); !reflect.DeepEqual(got, tc.want) {
+			if got := patch.OwnedBy(tc.entries, tc.manager); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("OwnedBy = %+v, want %+v", got, tc.want)
 			}
 		})

@@ -38,14 +38,14 @@ func (c Change) Empty() bool { return len(c.Annotations) == 0 && len(c.Labels) =
 // value; keys the controller owned but d no longer sets, and keys d
 // removes, are deleted if present. Keys nobody asked about are not in the
 // change, so they are never touched.
-func Plan(annotations, labels map[string]any, owned Owned, d Desired) Change {
+func Plan(annotations, labels map[string]string, owned Owned, d Desired) Change {
 	return Change{
 		Annotations: planKeys(annotations, owned.Annotations, d.Annotations, d.RemoveAnnotations),
 		Labels:      planKeys(labels, owned.Labels, d.Labels, d.RemoveLabels),
 	}
 }
 
-func planKeys(current map[string]any, owned map[string]bool, set map[string]string, remove []string) map[string]*string {
+func planKeys(current map[string]string, owned map[string]bool, set map[string]string, remove []string) map[string]*string {
 	var out map[string]*string
 	put := func(k string, v *string) {
 		if out == nil {
@@ -54,7 +54,7 @@ func planKeys(current map[string]any, owned map[string]bool, set map[string]stri
 		out[k] = v
 	}
 	for k, want := range set {
-		if have, ok := current[k].(string); !ok || have != want {
+		if have, ok := current[k]; !ok || have != want {
 			put(k, &want)
 		}
 	}

@@ -3,6 +3,8 @@ package patch
 import (
 	"encoding/json"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -15,7 +17,15 @@ type Request struct {
 	Force bool
 }
 
-// Requests returns the writes that make change on obj (a decoded object).
+// Object is what Requests reads of the object a change is for: its
+// identity and whether it has managedFields. Both *unstructured.Unstructured
+// and *metav1.PartialObjectMetadata (with its TypeMeta set) are one.
+type Object interface {
+	metav1.Object
+	GetObjectKind() schema.ObjectKind
+}
+
+// Requests returns the writes that make change on obj.
 //
 // Normally that is one JSON merge patch: the API server records the keys it
 // sets as owned by the field manager, which is how a later Plan knows what
@@ -27,9 +37,8 @@ type Request struct {
 // planned against, so that it can never create an object that was deleted
 // meanwhile (it fails with a conflict and is retried). Deletions, which an
 // apply cannot express for keys it does not own, follow as a merge patch.
-func Requests(obj map[string]any, change Change) ([]Request, error) {
-	md, _ := obj["metadata"].(map[string]any)
-	if mf, _ := md["managedFields"].([]any); len(mf) > 0 {
+func Requests(obj Object, change Change) ([]Request, error) {
+	if len(obj.GetManagedFields()) > 0 {
 		body, err := change.MergePatch()
 		if err != nil {
 			return nil, err
@@ -39,19 +48,7 @@ func Requests(obj map[string]any, change Change) ([]Request, error) {
 	sets, deletes := change.split()
 	var out []Request
 	if !sets.Empty() {
-		applied := map[string]any{}
-		for _, k := range []string{"name", "namespace", "resourceVersion"} {
-			if v, ok := md[k]; ok && v != "" {
-				applied[k] = v
-			}
-		}
-		if len(sets.Annotations) > 0 {
-			applied["annotations"] = sets.Annotations
-		}
-		if len(sets.Labels) > 0 {
-			applied["labels"] = sets.Labels
-		}
-		body, err := json.Marshal(map[string]any{"apiVersion": obj["apiVersion"], "kind": obj["kind"], "metadata": applied})
+		body, err := applyBody(obj, sets)
 		if err != nil {
 			return nil, err
 		}
@@ -65,6 +62,27 @@ func Requests(obj map[string]any, change Change) ([]Request, error) {
 		out = append(out, Request{Type: types.MergePatchType, Body: body})
 	}
 	return out, nil
+}
+
+// applyBody is the server-side apply configuration that sets sets on obj,
+// pinned to obj's resourceVersion.
+func applyBody(obj Object, sets Change) ([]byte, error) {
+	type metadata struct {
+		Name            string             `json:"name"`
+		Namespace       string             `json:"namespace,omitempty"`
+		ResourceVersion string             `json:"resourceVersion,omitempty"`
+		Annotations     map[string]*string `json:"annotations,omitempty"`
+		Labels          map[string]*string `json:"labels,omitempty"`
+	}
+	apiVersion, kind := obj.GetObjectKind().GroupVersionKind().ToAPIVersionAndKind()
+	return json.Marshal(struct {
+		APIVersion string   `json:"apiVersion"`
+		Kind       string   `json:"kind"`
+		Metadata   metadata `json:"metadata"`
+	}{apiVersion, kind, metadata{
+		Name: obj.GetName(), Namespace: obj.GetNamespace(), ResourceVersion: obj.GetResourceVersion(),
+		Annotations: sets.Annotations, Labels: sets.Labels,
+	}})
 }
 
 // split separates the keys c sets from those it deletes.

@@ -4,23 +4,26 @@ import (
 	"reflect"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 )
 
 func TestRequests(t *testing.T) {
-	tracked := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{
+	tracked := &metav1.PartialObjectMetadata{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: "cm", Namespace: "ns", ResourceVersion: "7",
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}},
+	}
+	untracked := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{
 		"name": "cm", "namespace": "ns", "resourceVersion": "7",
-		"managedFields": []any{map[string]any{"manager": "kubectl"}},
-	}}
-	untracked := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{
-		"name": "cm", "namespace": "ns", "resourceVersion": "7",
-	}}
+	}}}
 	both := patch.Change{Annotations: map[string]*string{"a": ptr("1"), "old": nil}, Labels: map[string]*string{"l": ptr("x")}}
 	tests := []struct {
 		name   string
-		obj    map[string]any
+		obj    patch.Object
 		change patch.Change
 		want   []patch.Request
 	}{
@@ -28,12 +31,12 @@ func TestRequests(t *testing.T) {
 			Body: []byte(`{"metadata":{"annotations":{"a":"1","old":null},"labels":{"l":"x"}}}`)}}},
 		{"untracked object: apply the sets with the resourceVersion, then merge-patch the deletions", untracked, both, []patch.Request{
 			{Type: types.ApplyPatchType, Force: true,
-				Body: []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"annotations":{"a":"1"},"labels":{"l":"x"},"name":"cm","namespace":"ns","resourceVersion":"7"}}`)},
+				Body: []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm","namespace":"ns","resourceVersion":"7","annotations":{"a":"1"},"labels":{"l":"x"}}}`)},
 			{Type: types.MergePatchType, Body: []byte(`{"metadata":{"annotations":{"old":null}}}`)},
 		}},
 		{"untracked object, sets only: one apply", untracked, patch.Change{Labels: map[string]*string{"l": ptr("x")}}, []patch.Request{
 			{Type: types.ApplyPatchType, Force: true,
-				Body: []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"labels":{"l":"x"},"name":"cm","namespace":"ns","resourceVersion":"7"}}`)},
+				Body: []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm","namespace":"ns","resourceVersion":"7","labels":{"l":"x"}}}`)},
 		}},
 		{"untracked object, deletions only: one merge patch", untracked, patch.Change{Annotations: map[string]*string{"x": nil}}, []patch.Request{
 			{Type: types.MergePatchType, Body: []byte(`{"metadata":{"annotations":{"x":null}}}`)},

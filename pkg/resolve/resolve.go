@@ -61,6 +61,7 @@ func (r *Resolver) Resolve(name string) (rules.Resource, error) {
 	}
 	return rules.Resource{
 		GVR:        mapping.Resource,
+		Kind:       mapping.GroupVersionKind.Kind,
 		Namespaced: mapping.Scope.Name() == meta.RESTScopeNameNamespace,
 	}, nil
 }

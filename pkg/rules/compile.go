@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strconv"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -15,6 +15,9 @@ import (
 type Resource struct {
 	// GVR is the resource the API server serves, at its preferred version.
 	GVR schema.GroupVersionResource
+	// Kind is the kind of the resource's objects at that version. The
+	// metadata-only cache does not carry it, and writes and events need it.
+	Kind string
 	// Namespaced is false for cluster-scoped resources such as namespaces.
 	Namespaced bool
 }
@@ -54,8 +57,10 @@ func (t *Target) isNamespaces() bool {
 	return t.GVR.Group == "" && t.GVR.Resource == "namespaces"
 }
 
-// Evaluate returns what the rules want of obj, which it only reads.
-func (t *Target) Evaluate(obj *unstructured.Unstructured, nsLabels NamespaceLabels) *Evaluation {
+// Evaluate returns what the rules want of obj, which it only reads. Rules
+// that read values from objects need obj's content (an
+// *unstructured.Unstructured); any other rule needs only its metadata.
+func (t *Target) Evaluate(obj metav1.Object, nsLabels NamespaceLabels) *Evaluation {
 	if len(t.excluded) > 0 {
 		ns := obj.GetNamespace()
 		if t.isNamespaces() {
@@ -178,7 +183,7 @@ func Compile(name string, f *File, resolve ResolveFunc) (set *Set, unresolved []
 			static = static && !r.Selective() && !r.ReadsObject()
 		}
 		if static {
-			t.static = t.Evaluate(&unstructured.Unstructured{Object: map[string]any{}}, nil)
+			t.static = t.Evaluate(&metav1.ObjectMeta{}, nil)
 		}
 	}
 	if len(conflicts) > 0 {

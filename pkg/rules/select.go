@@ -8,8 +8,9 @@ import (
 	"sync"
 
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/util/jsonpath"
 
@@ -78,7 +79,7 @@ func (c *Compiled) ReadsObject() bool { return len(c.annotationsFrom)+len(c.labe
 
 // Selects reports whether the rule applies to obj. isNamespace says obj is
 // a Namespace, which is matched by its own name and labels.
-func (c *Compiled) Selects(obj *unstructured.Unstructured, isNamespace bool, nsLabels NamespaceLabels) bool {
+func (c *Compiled) Selects(obj metav1.Object, isNamespace bool, nsLabels NamespaceLabels) bool {
 	if c.selector != nil && !c.selector.Matches(labels.Set(obj.GetLabels())) {
 		return false
 	}
@@ -134,13 +135,21 @@ func anyGlob(globs []string, s string) bool {
 // values evaluates templates against obj. A template whose field is
 // missing, or whose result is not a valid value, sets nothing; the reason
 // is returned in problems.
-func values(from map[string]*template, obj *unstructured.Unstructured, valid func(string) []string) (map[string]string, []string) {
+func values(from map[string]*template, obj metav1.Object, valid func(string) []string) (map[string]string, []string) {
+	if len(from) == 0 {
+		return nil, nil
+	}
+	u, ok := obj.(runtime.Unstructured)
+	if !ok {
+		return nil, []string{fmt.Sprintf("the cache holds only the metadata of %T; values cannot be read", obj)}
+	}
+	content := u.UnstructuredContent()
 	var out map[string]string
 	var problems []string
 	for k, t := range from {
 		var buf bytes.Buffer
 		t.mu.Lock()
-		err := t.jp.Execute(&buf, obj.Object)
+		err := t.jp.Execute(&buf, content)
 		t.mu.Unlock()
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("%s: %v", k, err))
@@ -162,7 +171,7 @@ func values(from map[string]*template, obj *unstructured.Unstructured, valid fun
 // contribute adds what the rule wants of obj to d. Keys already set by an
 // earlier rule keep their value (file order decides); a different value is
 // reported as a conflict.
-func (c *Compiled) contribute(e *Evaluation, obj *unstructured.Unstructured) {
+func (c *Compiled) contribute(e *Evaluation, obj metav1.Object) {
 	anns, p1 := values(c.annotationsFrom, obj, validAnnotationValue)
 	lbls, p2 := values(c.labelsFrom, obj, validation.IsValidLabelValue)
 	for _, p := range append(p1, p2...) {

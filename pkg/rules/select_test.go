@@ -3,8 +3,10 @@ package rules_test
 import (
 	"reflect"
 	"sort"
+	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -145,5 +147,22 @@ func TestEvaluateStaticIsShared(t *testing.T) {
 	}
 	if target.ReadsObjects || target.NeedsNamespaceLabels {
 		t.Errorf("static target claims to read objects or namespace labels")
+	}
+}
+
+// Metadata alone selects; values read with JSONPath need the whole object,
+// and without it are reported, not guessed.
+func TestEvaluateMetadataOnly(t *testing.T) {
+	target := compileOne(t, "rules:\n- name: a\n  resources: [configmaps]\n  selector: app=web\n  annotations: {a: \"1\", owner: {jsonPath: '{.spec.owner}'}}\n").SortedTargets()[0]
+	meta := &metav1.ObjectMeta{Namespace: "x", Name: "y", Labels: map[string]string{"app": "web"}}
+	ev := target.Evaluate(meta, nil)
+	if want := map[string]string{"a": "1"}; !reflect.DeepEqual(ev.Annotations, want) {
+		t.Errorf("annotations %v, want %v", ev.Annotations, want)
+	}
+	if len(ev.Problems) != 1 || !strings.Contains(ev.Problems[0], "only the metadata") {
+		t.Errorf("problems %v, want one saying the object's content is not cached", ev.Problems)
+	}
+	if ev := target.Evaluate(obj("x", "y", map[string]string{"app": "web"}), nil); ev.Annotations["owner"] != "ops" || len(ev.Problems) != 0 {
+		t.Errorf("whole object: annotations %v, problems %v; want owner=ops", ev.Annotations, ev.Problems)
 	}
 }

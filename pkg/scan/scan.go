@@ -77,14 +77,12 @@ func Resource(ctx context.Context, client dynamic.Interface, t *rules.Target, na
 
 // Pending returns what must change on u for t, or nil when nothing must.
 func Pending(t *rules.Target, u *unstructured.Unstructured, manager string, nsLabels rules.NamespaceLabels) (*Object, error) {
-	md, _ := u.Object["metadata"].(map[string]any)
-	annotations, _ := md["annotations"].(map[string]any)
-	labels, _ := md["labels"].(map[string]any)
-	change := patch.Plan(annotations, labels, patch.OwnedBy(u.Object, manager), t.Evaluate(u, nsLabels).Desired)
+	annotations, labels := u.GetAnnotations(), u.GetLabels()
+	change := patch.Plan(annotations, labels, patch.OwnedBy(u.GetManagedFields(), manager), t.Evaluate(u, nsLabels).Desired)
 	if change.Empty() {
 		return nil, nil
 	}
-	requests, err := patch.Requests(u.Object, change)
+	requests, err := patch.Requests(u, change)
 	if err != nil {
 		return nil, err
 	}
@@ -94,11 +92,11 @@ func Pending(t *rules.Target, u *unstructured.Unstructured, manager string, nsLa
 }
 
 // changes lists the changes of one kind, sorted by key.
-func changes(kind string, current map[string]any, next map[string]*string) []Change {
+func changes(kind string, current map[string]string, next map[string]*string) []Change {
 	out := make([]Change, 0, len(next))
 	for k, v := range next {
 		c := Change{Kind: kind, Key: k, New: v}
-		if old, ok := current[k].(string); ok {
+		if old, ok := current[k]; ok {
 			c.Old = &old
 		}
 		out = append(out, c)

@@ -154,7 +154,7 @@ func TestPending(t *testing.T) {
 			Resource: "configmaps.v1", Namespace: "ns", Name: "x",
 			Changes: []Change{ann("annotation", "c", nil, ptr(""))},
 			Requests: []patch.Request{{Type: types.ApplyPatchType, Force: true,
-				Body: []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"annotations":{"c":""},"name":"x","namespace":"ns","resourceVersion":"3"}}`)}},
+				Body: []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","namespace":"ns","resourceVersion":"3","annotations":{"c":""}}}`)}},
 		}},
 		{"cluster-scoped", "rules:\n- {name: r, resources: [namespaces], annotations: {a: '1'}}\n", object("Namespace", "", "team-a", nil, nil), &Object{
 			Resource: "namespaces.v1", Name: "team-a",

@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2/ktesting"
@@ -123,10 +124,14 @@ func (e *Env) StartController(t testing.TB, rulesYAML string, opts controller.Op
 	if err != nil {
 		t.Fatal(err)
 	}
+	meta, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if opts.Workers == 0 {
 		opts.Workers = 4
 	}
-	c := controller.NewController(dyn, opts)
+	c := controller.NewController(dyn, meta, opts)
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
