@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
@@ -29,6 +30,7 @@ import (
 type runFlags struct {
 	rules        string
 	workers      int
+	resync       time.Duration
 	watchRules   bool
 	events       bool
 	metricsAddr  string
@@ -43,6 +45,7 @@ func runCommand(ctx context.Context, e *env, args []string) int {
 	var f runFlags
 	fs.StringVar(&f.rules, "rules", "rules.yaml", "Path to the rules file")
 	fs.IntVar(&f.workers, "workers", 8, "Number of objects synced in parallel")
+	fs.DurationVar(&f.resync, "resync-period", 0, "How often every cached object is synced again although nothing changed, e.g. 10h (0: never; events alone keep objects converged)")
 	fs.BoolVar(&f.watchRules, "watch-rules", true, "Reload the rules file when it changes (SIGHUP always reloads it)")
 	fs.BoolVar(&f.events, "events", false, "Record a Normal event on every object changed and a Warning event when a change is rejected")
 	fs.StringVar(&f.metricsAddr, "metrics-bind-address", "", "Address to serve Prometheus metrics on at /metrics, e.g. :8080 (default off)")
@@ -56,6 +59,10 @@ func runCommand(ctx context.Context, e *env, args []string) int {
 	}
 	if f.workers < 1 {
 		fmt.Fprintf(e.Err, "%s run: --workers must be at least 1, got %d\n", e.prog, f.workers)
+		return 2
+	}
+	if f.resync < 0 {
+		fmt.Fprintf(e.Err, "%s run: --resync-period must not be negative, got %v\n", e.prog, f.resync)
 		return 2
 	}
 	logger := klog.Background().WithName("kube-annotator")
@@ -110,6 +117,7 @@ func run(ctx context.Context, f runFlags) error {
 	var rl *reloader.Reloader
 	c := controller.NewController(dyn, meta, controller.Options{
 		Workers:      f.workers,
+		ResyncPeriod: f.resync,
 		Namespace:    f.clusterFlags.namespace(),
 		ResourceGone: func(schema.GroupVersionResource) { rl.Resolve() },
 		Metrics:      m,

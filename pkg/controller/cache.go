@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -111,6 +112,14 @@ func relevantUpdate(oldObj, newObj any) bool {
 	}
 	return !maps.Equal(o.Labels, n.Labels) || !maps.Equal(o.Annotations, n.Annotations) ||
 		!slices.EqualFunc(o.ManagedFields, n.ManagedFields, sameEntry)
+}
+
+// isResync reports whether an update event is an informer's resync: the
+// same version of the object delivered again.
+func isResync(oldObj, newObj any) bool {
+	o, err1 := meta.Accessor(oldObj)
+	n, err2 := meta.Accessor(newObj)
+	return err1 == nil && err2 == nil && o.GetResourceVersion() == n.GetResourceVersion()
 }
 
 // sameEntry compares two managedFields entries as the cache keeps them.

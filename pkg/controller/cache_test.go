@@ -153,3 +153,26 @@ func TestRelevantUpdate(t *testing.T) {
 		})
 	}
 }
+
+func TestIsResync(t *testing.T) {
+	at := func(rv string) *metav1.PartialObjectMetadata {
+		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "x", ResourceVersion: rv}}
+	}
+	tests := []struct {
+		name     string
+		old, new any
+		want     bool
+	}{
+		{"same version again", at("7"), at("7"), true},
+		{"newer version", at("7"), at("8"), false},
+		{"whole objects", configMap("ns", "x", nil), configMap("ns", "x", nil), true},
+		{"not objects", "x", "x", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := isResync(tc.old, tc.new); got != tc.want {
+				t.Errorf("isResync() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -40,6 +40,10 @@ const DefaultFieldManager = "kube-annotator"
 type Options struct {
 	// Workers is the number of objects synced in parallel.
 	Workers int
+	// ResyncPeriod, when positive, is how often the informers deliver
+	// every cached object again; each is then synced although nothing
+	// changed. Zero turns resyncs off.
+	ResyncPeriod time.Duration
 	// Namespace limits namespaced resources to one namespace; "" is all.
 	Namespace string
 	// FieldManager names the controller in the objects' managedFields.

@@ -36,10 +36,10 @@ func (c *Controller) startInformer(ctx context.Context, t *rules.Target) *resour
 	indexers := cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
 	var inf cache.SharedIndexInformer
 	if t.ReadsObjects {
-		inf = dynamicinformer.NewFilteredDynamicInformer(c.client, t.GVR, ns, 0, indexers, nil).Informer()
+		inf = dynamicinformer.NewFilteredDynamicInformer(c.client, t.GVR, ns, c.opts.ResyncPeriod, indexers, nil).Informer()
 		_ = inf.SetTransform(wholeObjectTransform(c.opts.FieldManager))
 	} else {
-		inf = metadatainformer.NewFilteredMetadataInformer(c.metadata, t.GVR, ns, 0, indexers, nil).Informer()
+		inf = metadatainformer.NewFilteredMetadataInformer(c.metadata, t.GVR, ns, c.opts.ResyncPeriod, indexers, nil).Informer()
 		_ = inf.SetTransform(metadataTransform(c.opts.FieldManager, t.Resource))
 	}
 	_, _ = inf.AddEventHandler(c.handlerFor(klog.FromContext(ctx), t.GVR))
@@ -76,7 +76,8 @@ func (c *Controller) watchErrorHandler(gvr schema.GroupVersionResource) cache.Wa
 
 // handlerFor returns event handlers that only enqueue keys of gvr. Updates
 // that cannot change what sync decides are dropped here: status updates
-// are most of a cluster's events.
+// are most of a cluster's events. A resync (an update event that carries
+// the same resourceVersion) is always enqueued: that is what it is for.
 func (c *Controller) handlerFor(logger klog.Logger, gvr schema.GroupVersionResource) cache.ResourceEventHandlerFuncs {
 	enqueue := func(reason string, obj any) {
 		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
@@ -96,7 +97,10 @@ func (c *Controller) handlerFor(logger klog.Logger, gvr schema.GroupVersionResou
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) { enqueue("add", obj) },
 		UpdateFunc: func(oldObj, newObj any) {
-			if relevantUpdate(oldObj, newObj) {
+			switch {
+			case isResync(oldObj, newObj):
+				enqueue("resync", newObj)
+			case relevantUpdate(oldObj, newObj):
 				enqueue("update", newObj)
 			}
 		},

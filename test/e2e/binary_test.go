@@ -190,3 +190,27 @@ func TestDemo(t *testing.T) {
 		t.Errorf("demo table shows %d objects annotated True, want 5 (Deployment, ReplicaSet, 2 Pods, Frigate):\n%s", n, out)
 	}
 }
+
+// A resync syncs every cached object again; on converged objects that
+// writes nothing.
+func TestResyncWritesNothing(t *testing.T) {
+	ns := env.NewNamespace(t)
+	const n = 100
+	configMaps(t, ns, n)
+	p := startRun(t, "--rules", writeFile(t, "rules.yaml", faultRules), "-n", ns, "--resync-period", "1s")
+	waitConverged(t, ns, 30*time.Second)
+	writes := p.metric(t, "kube_annotator_writes_total")
+	if writes != n {
+		t.Errorf("%v writes to converge %d ConfigMaps, want %d", writes, n, n)
+	}
+	before := p.metric(t, "kube_annotator_syncs_total")
+	env.Quiet(t, 3500*time.Millisecond, "configmaps") // fails on any write
+	if synced := p.metric(t, "kube_annotator_syncs_total") - before; synced < 2*n {
+		t.Errorf("%v syncs in 3.5s with --resync-period 1s, want at least two resyncs of %d objects", synced, n)
+	} else {
+		t.Logf("%v syncs in 3.5s of resyncs, 0 writes", synced)
+	}
+	if got := p.metric(t, "kube_annotator_writes_total"); got != writes {
+		t.Errorf("the controller wrote %v times during resyncs, want 0", got-writes)
+	}
+}
