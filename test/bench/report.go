@@ -95,8 +95,9 @@ objects/s: objects ÷ converge.
 PATCH, GET, LIST: requests the API server served on the four resources from the start until %v after that.
   The controllers' informers sync with a streaming WATCH (client-go's WatchListClient), which is not a LIST.
 Writes: during %v of steady state, and during %v after a restart; both should be 0 (controllers only: raw exits when done).
+  kube-annotator runs with --resync-period %v, so each window holds at least one resync of every object.
 Peak RSS: of the runner's first process. controller-runtime: %s.
-`, settle, o.steady, o.steady, reads)
+`, settle, o.steady, o.steady, o.steady, reads)
 }
 
 func (r results) printRuns(w io.Writer) {
