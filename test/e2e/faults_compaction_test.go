@@ -33,6 +33,8 @@ type outageChange struct {
 	write bool
 }
 
+// outageChanges are made to cm-0 … cm-39 while the controller is cut off;
+// cm-40 … stay as they were.
 var outageChanges = []outageChange{
 	{name: "deleted", from: 0, to: 9},
 	{name: "our annotation removed", from: 10, to: 19, write: true, mutate: func(u *unstructured.Unstructured) {
@@ -64,6 +66,7 @@ func TestFaultWatchExpired(t *testing.T) {
 		cp.Create(t, h.ConfigMaps, ns, h.Object("v1", "ConfigMap", ns, fmt.Sprintf("cm-%d", i)))
 	}
 	proxy, kubeconfig := cp.NewProxy(t)
+	// At -v=4 client-go's reflector logs its watch retries and the 410.
 	p := startRun(t, "--rules", writeFile(t, "rules.yaml", faultRules), "-n", ns, "--kubeconfig", kubeconfig, "-v=4")
 	waitConvergedOn(t, cp, ns, 30*time.Second)
 	p.waitMetric(t, 10*time.Second, "workqueue_depth", 0)
