@@ -39,7 +39,13 @@ func configMaps(t *testing.T, ns string, n int) {
 // annotated counts the ConfigMaps in ns carrying fault=ok.
 func annotated(t *testing.T, ns string) (done, total int) {
 	t.Helper()
-	list, err := env.Dynamic.Resource(h.ConfigMaps).Namespace(ns).List(t.Context(), metav1.ListOptions{})
+	return annotatedOn(t, env, ns)
+}
+
+// annotatedOn is annotated on the control plane e.
+func annotatedOn(t *testing.T, e *h.Env, ns string) (done, total int) {
+	t.Helper()
+	list, err := e.Dynamic.Resource(h.ConfigMaps).Namespace(ns).List(t.Context(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,10 +64,16 @@ func annotated(t *testing.T, ns string) (done, total int) {
 // waitConverged waits until every ConfigMap in ns is annotated.
 func waitConverged(t *testing.T, ns string, timeout time.Duration) time.Duration {
 	t.Helper()
+	return waitConvergedOn(t, env, ns, timeout)
+}
+
+// waitConvergedOn is waitConverged on the control plane e.
+func waitConvergedOn(t *testing.T, e *h.Env, ns string, timeout time.Duration) time.Duration {
+	t.Helper()
 	start := time.Now()
 	var done, total int
 	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
-		done, total = annotated(t, ns)
+		done, total = annotatedOn(t, e, ns)
 		return total > 0 && done == total, nil
 	})
 	if err != nil {

@@ -143,7 +143,8 @@ func TestMetricsAndEvents(t *testing.T) {
 
 // The ServiceAccount of deploy/ is allowed exactly enough: as it, the
 // controller converges; without one resource's permission, that resource
-// is reported forbidden and the others still converge.
+// is reported forbidden, retried with backoff rather than in a hot loop,
+// and the others still converge.
 func TestServiceAccountIdentity(t *testing.T) {
 	rendered, err := kubectl(t, "", "kustomize", filepath.Join(h.RepoRoot(), "deploy"))
 	if err != nil {
@@ -181,6 +182,21 @@ func TestServiceAccountIdentity(t *testing.T) {
 	if err != nil {
 		t.Errorf("the controller did not report pods as forbidden:\n%s", p.stderr.String())
 	}
+	// Reported with backoff, not in a hot loop: client-go's reflector
+	// waits 0.8 s, doubling up to 30 s, between attempts.
+	const window = 10 * time.Second
+	logged, served := forbiddenRetries(t, p, window)
+	t.Logf("in the %v after pods were first reported forbidden: %d more attempts logged; the API server dispatched %v requests of service accounts (pods attempts and lease renewals)",
+		window, logged, served)
+	if logged < 1 || logged > 15 {
+		t.Errorf("%d attempts to list pods logged in %v, want 1 to 15: retried with backoff", logged, window)
+	}
+	if served < float64(logged) {
+		t.Errorf("the API server dispatched %v requests of service accounts for %d attempts logged: the metric misses them", served, logged)
+	}
+	if served > 50 {
+		t.Errorf("the API server dispatched %v requests of service accounts in %v, want at most 50: no hot loop", served, window)
+	}
 	p.waitMetric(t, 5*time.Second, "kube_annotator_informers_synced", 3) // of 4: pods cannot be listed
 	if p.ready(t) == 200 {
 		t.Errorf("/readyz is 200 although the pods informer cannot sync")
@@ -188,4 +204,24 @@ func TestServiceAccountIdentity(t *testing.T) {
 	if _, ok := env.Get(t, h.Pods, ns2, "denied").GetAnnotations()[key]; ok {
 		t.Errorf("the pod was annotated although pods are forbidden")
 	}
+}
+
+// forbiddenRetries measures, over window, how often p retried listing the
+// pods it may not list: as it logged them (one error line per attempt), and
+// as the API server's priority and fairness dispatched requests of service
+// accounts, which include p's lease renewals. apiserver_request_total does
+// not count requests that authorization rejects; dispatching comes first.
+func forbiddenRetries(t *testing.T, p *proc, window time.Duration) (logged int, served float64) {
+	t.Helper()
+	saRequests := func() float64 {
+		v, err := env.ServerMetric(t.Context(), "apiserver_flowcontrol_dispatched_requests_total",
+			map[string]string{"flow_schema": "service-accounts"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	logged0, served0 := p.errorLines("pods is forbidden"), saRequests()
+	time.Sleep(window)
+	return p.errorLines("pods is forbidden") - logged0, saRequests() - served0
 }

@@ -61,9 +61,22 @@ type Env struct {
 	dir string
 }
 
+// Options change the control plane that StartWith starts.
+type Options struct {
+	// APIServerFlags are extra kube-apiserver flags, by name without the
+	// dashes, e.g. {"watch-cache": "false"}; they replace envtest's value
+	// of the same flag.
+	APIServerFlags map[string]string
+}
+
 // Start starts etcd and kube-apiserver and installs the Frigate CRD. It
 // fails, naming the make target to run, when the binaries are missing.
 func Start() (*Env, error) {
+	return StartWith(Options{})
+}
+
+// StartWith is Start with opts.
+func StartWith(opts Options) (*Env, error) {
 	assets := AssetsDir()
 	for _, bin := range []string{"etcd", "kube-apiserver"} {
 		if _, err := os.Stat(filepath.Join(assets, bin)); err != nil {
@@ -74,6 +87,9 @@ func Start() (*Env, error) {
 		BinaryAssetsDirectory: assets,
 		CRDDirectoryPaths:     []string{CRDFile()},
 		ErrorIfCRDPathMissing: true,
+	}
+	for name, value := range opts.APIServerFlags {
+		te.ControlPlane.GetAPIServer().Configure().Set(name, value)
 	}
 	cfg, err := te.Start()
 	if err != nil {
