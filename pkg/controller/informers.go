@@ -5,9 +5,10 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic/dynamicinformer"
-	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -24,22 +25,16 @@ type resourceInformer struct {
 	done     chan struct{}
 }
 
-// startInformer starts the informer for t under ctx. It is a metadata
-// informer, which lists and watches objects as PartialObjectMetadata in
-// protobuf, unless a rule of t reads values from objects: then it is a
-// dynamic informer of whole objects.
+// startInformer starts the informer for t under ctx.
 func (c *Controller) startInformer(ctx context.Context, t *rules.Target) *resourceInformer {
 	ns := ""
 	if t.Namespaced {
 		ns = c.opts.Namespace
 	}
-	indexers := cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
-	var inf cache.SharedIndexInformer
+	inf := c.newInformer(t.GVR, ns, t.ReadsObjects, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	if t.ReadsObjects {
-		inf = dynamicinformer.NewFilteredDynamicInformer(c.client, t.GVR, ns, c.opts.ResyncPeriod, indexers, nil).Informer()
 		_ = inf.SetTransform(wholeObjectTransform(c.opts.FieldManager))
 	} else {
-		inf = metadatainformer.NewFilteredMetadataInformer(c.metadata, t.GVR, ns, c.opts.ResyncPeriod, indexers, nil).Informer()
 		_ = inf.SetTransform(metadataTransform(c.opts.FieldManager, t.Resource))
 	}
 	_, _ = inf.AddEventHandler(c.handlerFor(klog.FromContext(ctx), t.GVR))
@@ -52,6 +47,26 @@ func (c *Controller) startInformer(ctx context.Context, t *rules.Target) *resour
 		inf.RunWithContext(ctx)
 	}()
 	return ri
+}
+
+// newInformer returns an informer of gvr in namespace ns ("" for all): a
+// dynamic informer of whole objects when wholeObjects, else a metadata
+// informer, which lists and watches objects as PartialObjectMetadata in
+// protobuf. The latter is built as metadatainformer builds it, except that
+// client-go's log lines about it name the resource (metadatainformer's say
+// "*v1.PartialObjectMetadata" for every resource). Both stream their
+// initial list when the API server supports it (WatchListClient).
+func (c *Controller) newInformer(gvr schema.GroupVersionResource, ns string, wholeObjects bool, indexers cache.Indexers) cache.SharedIndexInformer {
+	if wholeObjects {
+		return dynamicinformer.NewFilteredDynamicInformer(c.client, gvr, ns, c.opts.ResyncPeriod, indexers, nil).Informer()
+	}
+	ri := c.metadata.Resource(gvr).Namespace(ns)
+	lw := &cache.ListWatch{
+		ListWithContextFunc:  func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return ri.List(ctx, o) },
+		WatchFuncWithContext: ri.Watch,
+	}
+	return cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, c.metadata), &metav1.PartialObjectMetadata{},
+		cache.SharedIndexInformerOptions{ResyncPeriod: c.opts.ResyncPeriod, Indexers: indexers, ObjectDescription: rules.GVRString(gvr)})
 }
 
 // stop stops the informer and waits until its watch is closed.

@@ -7,7 +7,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -21,7 +20,7 @@ var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namesp
 // object in it of a resource that selects by namespace labels is synced.
 func (c *Controller) startNamespaces(ctx context.Context) *resourceInformer {
 	nsResource := rules.Resource{GVR: namespacesGVR, Kind: "Namespace"}
-	inf := metadatainformer.NewFilteredMetadataInformer(c.metadata, namespacesGVR, "", 0, cache.Indexers{}, nil).Informer()
+	inf := c.newInformer(namespacesGVR, "", false, cache.Indexers{})
 	_ = inf.SetTransform(metadataTransform(c.opts.FieldManager, nsResource))
 	enqueueNamespace := func(obj any) {
 		m, ok := obj.(*metav1.PartialObjectMetadata)

@@ -19,8 +19,9 @@ import (
 const tooOld = "The resourceVersion for the provided watch is too old"
 
 // configMapsType is how client-go's reflector names the configmaps
-// informer's type in its log lines.
-const configMapsType = "Resource=configmaps"
+// informer's type in its log lines: the controller describes each
+// informer by its resource.
+const configMapsType = `type="configmaps.v1"`
 
 // outageChange is what happens to the ConfigMaps cm-from … cm-to while the
 // controller is cut off from the API server.
