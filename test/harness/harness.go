@@ -7,6 +7,7 @@
 package harness
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -59,6 +60,8 @@ type Env struct {
 
 	env *envtest.Environment
 	dir string
+	// apiserver is set once StopAPIServer has stopped kube-apiserver.
+	apiserver *apiServerProcess
 }
 
 // Options change the control plane that StartWith starts.
@@ -129,7 +132,9 @@ func (e *Env) setup() error {
 
 // Stop stops the control plane and removes its files.
 func (e *Env) Stop() error {
-	err := e.env.Stop()
+	// A kube-apiserver the harness restarted is not envtest's to stop.
+	err := e.stopAPIServer()
+	err = errors.Join(err, e.env.Stop())
 	if e.dir != "" {
 		_ = os.RemoveAll(e.dir)
 	}
