@@ -47,24 +47,49 @@ func metadataTransform(manager string, r rules.Resource) cache.TransformFunc {
 	}
 }
 
-// ownManagedFields returns the managedFields entries of manager, plus a
-// stub of the first other manager's entry (its name only) so that the
-// cache still tells an object that has managedFields from one that has
-// none: the API server tracks ownership differently for the latter
-// (patch.Requests).
+// ownManagedFields returns what the cache keeps of an object's
+// managedFields: manager's entries, with the field set the API server sent
+// and the strings the decoder allocated replaced by shared ones. An object
+// that has only other managers' entries gets a shared stub entry instead,
+// so that the cache still tells an object that has managedFields from one
+// that has none: the API server tracks ownership differently for the
+// latter (patch.Requests).
 func ownManagedFields(entries []metav1.ManagedFieldsEntry, manager string) []metav1.ManagedFieldsEntry {
-	var own []metav1.ManagedFieldsEntry
-	stub := false
+	n := 0
+	for i := range entries {
+		if entries[i].Manager == manager {
+			n++
+		}
+	}
+	if n == 0 {
+		if len(entries) == 0 {
+			return nil
+		}
+		return otherManagersOnly
+	}
+	own := make([]metav1.ManagedFieldsEntry, 0, n)
 	for _, e := range entries {
-		switch {
-		case e.Manager == manager:
-			own = append(own, metav1.ManagedFieldsEntry{Manager: e.Manager, Operation: e.Operation, FieldsType: e.FieldsType, FieldsV1: e.FieldsV1})
-		case !stub:
-			own = append(own, metav1.ManagedFieldsEntry{Manager: e.Manager})
-			stub = true
+		if e.Manager == manager {
+			own = append(own, metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationType(shared(string(e.Operation))), FieldsType: shared(e.FieldsType), FieldsV1: e.FieldsV1})
 		}
 	}
 	return own
+}
+
+// otherManagersOnly is the managedFields the cache keeps of every object
+// whose fields only other managers own. Cached objects are read only, so
+// they can all share it.
+var otherManagersOnly = []metav1.ManagedFieldsEntry{{Manager: "(other managers)"}}
+
+// shared returns the package's copy of the usual values of a
+// managedFields entry's operation and fieldsType, or s.
+func shared(s string) string {
+	for _, c := range []string{string(metav1.ManagedFieldsOperationUpdate), string(metav1.ManagedFieldsOperationApply), "FieldsV1"} {
+		if s == c {
+			return c
+		}
+	}
+	return s
 }
 
 // wholeObjectTransform is the transform of the cache of whole objects,

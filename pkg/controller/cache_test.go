@@ -3,6 +3,7 @@ package controller
 import (
 	"reflect"
 	"testing"
+	"unsafe"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -40,10 +41,9 @@ func decoded(managedFields ...metav1.ManagedFieldsEntry) *metav1.PartialObjectMe
 func TestMetadataTransform(t *testing.T) {
 	ours, theirs := entry(DefaultFieldManager, "b"), entry("kubectl", "a")
 	// Of our entries, what OwnedBy and relevantUpdate read; of other
-	// managers' entries, only the first one's name, so that the cache tells
-	// an object with managedFields from one without.
+	// managers' entries nothing, but a stub when there is no entry of ours,
+	// so that the cache tells an object with managedFields from one without.
 	kept := metav1.ManagedFieldsEntry{Manager: ours.Manager, Operation: ours.Operation, FieldsType: ours.FieldsType, FieldsV1: ours.FieldsV1}
-	stub := metav1.ManagedFieldsEntry{Manager: "kubectl"}
 	slim := func(managedFields ...metav1.ManagedFieldsEntry) *metav1.PartialObjectMetadata {
 		return &metav1.PartialObjectMetadata{
 			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
@@ -56,8 +56,8 @@ func TestMetadataTransform(t *testing.T) {
 		name     string
 		in, want any
 	}{
-		{"ours and others'", decoded(theirs, ours, entry("kubelet"), ours), slim(stub, kept, kept)},
-		{"no entry of ours", decoded(theirs, entry("kubelet")), slim(stub)},
+		{"ours and others'", decoded(theirs, ours, entry("kubelet"), ours), slim(kept, kept)},
+		{"no entry of ours", decoded(theirs, entry("kubelet")), slim(otherManagersOnly...)},
 		{"no managedFields", decoded(), slim()},
 		{"tombstone passes through", tombstone, tombstone},
 		{"not metadata", "x", "x"},
@@ -73,6 +73,15 @@ func TestMetadataTransform(t *testing.T) {
 				t.Errorf("metadataTransform() =\n%#v\nwant\n%#v", got, tc.want)
 			}
 		})
+	}
+	// The strings kept are shared, not the decoder's copies.
+	decodedEntry := entry(string([]byte(DefaultFieldManager)), "b")
+	decodedEntry.Operation = metav1.ManagedFieldsOperationType([]byte("Update"))
+	got, _ := metadataTransform(DefaultFieldManager, cm)(decoded(decodedEntry))
+	e := got.(*metav1.PartialObjectMetadata).ManagedFields[0]
+	if unsafe.StringData(e.Manager) != unsafe.StringData(DefaultFieldManager) ||
+		unsafe.StringData(string(e.Operation)) != unsafe.StringData(string(metav1.ManagedFieldsOperationUpdate)) {
+		t.Errorf("the cached entry keeps the decoder's strings, want shared ones")
 	}
 }
 
