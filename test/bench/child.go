@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -23,7 +24,8 @@ type child struct {
 	log     string    // file with its stdout and stderr
 	started time.Time // just before the process was started
 	done    chan struct{}
-	err     error // cmd.Wait's result, set before done is closed
+	err     error        // cmd.Wait's result, set before done is closed
+	hwm     atomic.Int64 // the largest VmHWM read while it ran, KiB
 }
 
 // startChild starts bin with args and env added to the benchmark's own
@@ -48,6 +50,7 @@ func startChild(name, logFile string, env []string, bin string, args ...string) 
 		c.err = cmd.Wait()
 		close(c.done)
 	}()
+	go c.watchHWM()
 	return c, nil
 }
 
@@ -125,11 +128,41 @@ func (c *child) stop() error {
 	}
 }
 
+// hwmInterval is how often a child's VmHWM is read.
+const hwmInterval = 50 * time.Millisecond
+
+// watchHWM reads the process's peak RSS (VmHWM, a high-water mark) until
+// it exits. A high-water mark read any time after the peak holds it, so
+// only growth in the last interval before the exit can be missed.
+func (c *child) watchHWM() {
+	t := time.NewTicker(hwmInterval)
+	defer t.Stop()
+	for {
+		if kib := vmHWMKiB(c.cmd.Process.Pid); kib > c.hwm.Load() {
+			c.hwm.Store(kib)
+		}
+		select {
+		case <-c.done:
+			return
+		case <-t.C:
+		}
+	}
+}
+
 // peakRSS is the process's peak resident set size in KiB, once it has
 // exited; 0 if unknown.
+//
+// It is the VmHWM read while the process ran, not the ru_maxrss of its
+// exit: os/exec starts children with vfork, and Linux carries the parent's
+// peak RSS into a vforked child's ru_maxrss at exec, so every child would
+// report at least the benchmark's own peak (a /bin/sleep started from a
+// process holding 200 MiB reports 200 MiB).
 func (c *child) peakRSS() int64 {
 	if done, _ := c.exited(); !done || c.cmd.ProcessState == nil {
 		return 0
+	}
+	if kib := c.hwm.Load(); kib > 0 {
+		return kib
 	}
 	return maxRSSKiB(c.cmd.ProcessState)
 }

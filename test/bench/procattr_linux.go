@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
 	"os"
+	"strconv"
 	"syscall"
 )
 
@@ -17,6 +20,22 @@ func sysProcAttr() *syscall.SysProcAttr {
 func maxRSSKiB(ps *os.ProcessState) int64 {
 	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
 		return ru.Maxrss
+	}
+	return 0
+}
+
+// vmHWMKiB is a running process's peak resident set size, VmHWM in
+// /proc/<pid>/status; 0 once it has gone.
+func vmHWMKiB(pid int) int64 {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for line := range bytes.Lines(status) {
+		if rest, ok := bytes.CutPrefix(line, []byte("VmHWM:")); ok {
+			kib, _ := strconv.ParseInt(string(bytes.TrimSuffix(bytes.TrimSpace(rest), []byte(" kB"))), 10, 64)
+			return kib
+		}
 	}
 	return 0
 }

@@ -11,3 +11,6 @@ func sysProcAttr() *syscall.SysProcAttr { return nil }
 
 // maxRSSKiB is not measured outside Linux, where ru_maxrss has other units.
 func maxRSSKiB(*os.ProcessState) int64 { return 0 }
+
+// vmHWMKiB is not measured outside Linux.
+func vmHWMKiB(int) int64 { return 0 }
