@@ -27,10 +27,10 @@ type memoryPoint struct {
 }
 
 // liveGOGC is the GOGC of the run that estimates the live heap. A
-// controller at rest allocates next to nothing, so with the default GOGC
-// no collection runs after it has filled its cache, and heap in use keeps
-// up to as much garbage as live data from the sync; with GOGC=10 it keeps
-// at most about a tenth.
+// controller at rest allocates next to nothing, so with its default GOGC
+// (50) no collection runs after it has filled its cache, and heap in use
+// keeps up to half as much garbage as live data from the sync; with
+// GOGC=10 it keeps at most about a tenth.
 const liveGOGC = 10
 
 // memory measures kube-annotator converged at the objects seeded so far,
