@@ -89,9 +89,10 @@ bench: build envtest-assets ## Benchmark against the raw PATCH loop and a contro
 
 FUZZTIME ?= 60s
 .PHONY: fuzz
-fuzz: ## Fuzz the rules parser and compiler, FUZZTIME per target (not part of make test)
+fuzz: ## Fuzz the rules parser and compiler and the desired-state computation, FUZZTIME per target (not part of make test)
 	go test ./pkg/rules -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s
 	go test ./pkg/rules -run '^$$' -fuzz '^FuzzCompile$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s
+	go test ./pkg/patch -run '^$$' -fuzz '^FuzzPlan$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s
 
 .PHONY: manifests
 manifests: envtest-assets ## Regenerate deploy/rbac.yaml and deploy/rules.yaml from rules.yaml (on a local control plane)

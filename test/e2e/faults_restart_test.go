@@ -1,9 +1,7 @@
 package e2e
 
 import (
-	"fmt"
 	"runtime"
-	"sync"
 	"testing"
 	"time"
 
@@ -85,21 +83,6 @@ func TestFaultAPIServerRestart(t *testing.T) {
 	if p.cmd.ProcessState != nil {
 		t.Fatalf("the controller exited")
 	}
-}
-
-// configMapsOn creates n ConfigMaps cm-0 … in ns on the control plane e.
-func configMapsOn(t *testing.T, e *h.Env, ns string, n int) {
-	t.Helper()
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 8)
-	for i := range n {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			e.Create(t, h.ConfigMaps, ns, h.Object("v1", "ConfigMap", ns, fmt.Sprintf("cm-%d", i)))
-		})
-	}
-	wg.Wait()
 }
 
 // writes reads the controller's kube_annotator_writes_total with result.

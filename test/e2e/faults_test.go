@@ -24,13 +24,19 @@ const faultRules = "rules:\n- name: cms\n  resources: [configmaps]\n  annotation
 // configMaps creates n ConfigMaps cm-0 … in ns.
 func configMaps(t *testing.T, ns string, n int) {
 	t.Helper()
+	configMapsOn(t, env, ns, n)
+}
+
+// configMapsOn creates n ConfigMaps cm-0 … in ns on the control plane e.
+func configMapsOn(t *testing.T, e *h.Env, ns string, n int) {
+	t.Helper()
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 8)
 	for i := range n {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			env.Create(t, h.ConfigMaps, ns, h.Object("v1", "ConfigMap", ns, fmt.Sprintf("cm-%d", i)))
+			e.Create(t, h.ConfigMaps, ns, h.Object("v1", "ConfigMap", ns, fmt.Sprintf("cm-%d", i)))
 		})
 	}
 	wg.Wait()
