@@ -33,8 +33,10 @@ func addClusterFlags(fs *pflag.FlagSet) *clusterFlags {
 	f.config.AddFlags(conn)
 	conn.VisitAll(func(fl *pflag.Flag) { _ = conn.SetAnnotation(fl.Name, connectionGroup, []string{"true"}) })
 	fs.AddFlagSet(conn)
-	fs.Float32Var(&f.qps, "kube-api-qps", 200, "Requests per second the client may send to the API server (a negative value disables client-side limiting)")
-	fs.IntVar(&f.burst, "kube-api-burst", 400, "Requests the client may send in a burst above --kube-api-qps")
+	// No client-side limit by default: the workers bound how many requests
+	// are in flight, and the API server's Priority and Fairness protects it.
+	fs.Float32Var(&f.qps, "kube-api-qps", -1, "Requests per second the client may send to the API server; negative: no client-side limit, leaving it to the API server's Priority and Fairness")
+	fs.IntVar(&f.burst, "kube-api-burst", 400, "Requests the client may send in a burst above a positive --kube-api-qps")
 	return f
 }
 
@@ -48,6 +50,9 @@ func (f *clusterFlags) addExcludeFlag(fs *pflag.FlagSet) {
 // restConfig builds the client configuration the way kubectl does:
 // --kubeconfig, else $KUBECONFIG, else ~/.kube/config, else in-cluster.
 func (f *clusterFlags) restConfig() (*rest.Config, error) {
+	if f.qps == 0 {
+		return nil, errors.New("--kube-api-qps must not be 0: a positive limit, or a negative value for none")
+	}
 	if f.burst < 1 {
 		return nil, fmt.Errorf("--kube-api-burst must be at least 1, got %d", f.burst)
 	}

@@ -65,7 +65,7 @@ func (b *bench) newRunners(bins builtRunners) ([]*runner, error) {
 		{name: rawRunner, bin: bins.raw, args: []string{rawCommand, "--kubeconfig", b.env.Kubeconfig, "--workers", workers}},
 		{name: crRunner, controller: true, bin: bins.cr, args: crArgs},
 		{name: kaRunner, controller: true, bin: binary, args: []string{
-			"run", "--rules", rules, "--kubeconfig", b.env.Kubeconfig, "--workers", workers, "--kube-api-qps", "-1",
+			"run", "--rules", rules, "--kubeconfig", b.env.Kubeconfig, "--workers", workers,
 			// Every steady-state window then holds a resync of every object.
 			"--resync-period", b.opts.steady.String(),
 		}},

@@ -1,0 +1,45 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+)
+
+func TestRestConfigRateLimits(t *testing.T) {
+	tests := []struct {
+		name      string
+		args      []string
+		wantQPS   float32
+		wantBurst int
+		wantErr   string
+	}{
+		{name: "default: no client-side limit", wantQPS: -1, wantBurst: 400},
+		{name: "a limit", args: []string{"--kube-api-qps", "50", "--kube-api-burst", "100"}, wantQPS: 50, wantBurst: 100},
+		{name: "zero would mean client-go's 5", args: []string{"--kube-api-qps", "0"}, wantErr: "--kube-api-qps must not be 0"},
+		{name: "burst below 1", args: []string{"--kube-api-qps", "5", "--kube-api-burst", "0"}, wantErr: "--kube-api-burst must be at least 1"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+			f := addClusterFlags(fs)
+			if err := fs.Parse(append([]string{"--server", "https://127.0.0.1:6443"}, tc.args...)); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := f.restConfig()
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("restConfig() error = %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.QPS != tc.wantQPS || cfg.Burst != tc.wantBurst {
+				t.Errorf("QPS, Burst = %v, %d; want %v, %d", cfg.QPS, cfg.Burst, tc.wantQPS, tc.wantBurst)
+			}
+		})
+	}
+}
