@@ -278,7 +278,8 @@ func TestResourceGone(t *testing.T) {
 	client.PrependReactor("list", "configmaps", react(apierrors.NewNotFound(configMaps.GroupResource(), "")))
 	gone := make(chan schema.GroupVersionResource, 10)
 	_, ctx := ktesting.NewTestContext(t)
-	c := newController(client, Options{ResourceGone: func(gvr schema.GroupVersionResource) {
+	m := metrics.New()
+	c := newController(client, Options{Metrics: m, ResourceGone: func(gvr schema.GroupVersionResource) {
 		select {
 		case gone <- gvr:
 		default: // reported already; the informer retries with backoff
@@ -293,6 +294,27 @@ func TestResourceGone(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("ResourceGone not called within 10s of a NotFound list")
+	}
+	if got := value(t, m.ListWatchErrors.WithLabelValues("configmaps", "NotFound")); got < 1 {
+		t.Errorf("list_watch_errors_total{configmaps,NotFound} = %v, want at least 1", got)
+	}
+}
+
+func TestErrorReason(t *testing.T) {
+	gr := configMaps.GroupResource()
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{apierrors.NewForbidden(gr, "", errors.New("rbac")), "Forbidden"},
+		{apierrors.NewNotFound(gr, ""), "NotFound"},
+		{apierrors.NewResourceExpired("too old"), "Expired"},
+		{errors.New("connection refused"), "Unknown"},
+	}
+	for _, tc := range tests {
+		if got := errorReason(tc.err); got != tc.want {
+			t.Errorf("errorReason(%v) = %q, want %q", tc.err, got, tc.want)
+		}
 	}
 }
 

@@ -80,6 +80,9 @@ func (ri *resourceInformer) stop() {
 // informer is stopped instead of retrying a 404 forever.
 func (c *Controller) watchErrorHandler(gvr schema.GroupVersionResource) cache.WatchErrorHandlerWithContext {
 	return func(ctx context.Context, r *cache.Reflector, err error) {
+		if m := c.opts.Metrics; m != nil {
+			m.ListWatchErrors.WithLabelValues(gvr.GroupResource().String(), errorReason(err)).Inc()
+		}
 		if apierrors.IsNotFound(err) && c.opts.ResourceGone != nil {
 			klog.FromContext(ctx).Info("Resource no longer served", "resource", rules.GVRString(gvr))
 			c.opts.ResourceGone(gvr)
@@ -87,6 +90,15 @@ func (c *Controller) watchErrorHandler(gvr schema.GroupVersionResource) cache.Wa
 		}
 		cache.DefaultWatchErrorHandler(ctx, r, err)
 	}
+}
+
+// errorReason is the API server's reason for err, e.g. Forbidden, or
+// Unknown when err carries none (the server did not answer).
+func errorReason(err error) string {
+	if reason := apierrors.ReasonForError(err); reason != metav1.StatusReasonUnknown {
+		return string(reason)
+	}
+	return "Unknown"
 }
 
 // handlerFor returns event handlers that only enqueue keys of gvr. Updates

@@ -38,6 +38,11 @@ type Metrics struct {
 	Informers prometheus.Gauge
 	// InformersSynced is the number of informers whose cache has synced.
 	InformersSynced prometheus.Gauge
+	// ListWatchErrors counts failed lists and watches of informers, by
+	// resource and the API server's reason (Forbidden, NotFound, Expired,
+	// …; Unknown when there is no answer), so that a resource the
+	// controller may not read shows up by name.
+	ListWatchErrors *prometheus.CounterVec
 	// Syncs counts syncs of one object, by resource and result.
 	Syncs *prometheus.CounterVec
 	// Writes counts write requests, by resource and result.
@@ -80,6 +85,10 @@ func New() *Metrics {
 			Namespace: namespace, Name: "informers_synced",
 			Help: "Running informers whose cache has synced.",
 		}),
+		ListWatchErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "list_watch_errors_total",
+			Help: "Failed lists and watches of informers, by resource and the API server's reason (Forbidden, NotFound, Expired, …; Unknown when it did not answer).",
+		}, []string{"resource", "reason"}),
 		Syncs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "syncs_total",
 			Help: "Syncs of one object, by resource and result (success or error).",
@@ -106,7 +115,7 @@ func New() *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.RulesReloads, m.RulesLastReloadSuccessful, m.Rules, m.ResourcesUnresolved, m.Informers,
-		m.InformersSynced, m.Syncs, m.Writes, m.Conflicts, m.Leader,
+		m.InformersSynced, m.ListWatchErrors, m.Syncs, m.Writes, m.Conflicts, m.Leader,
 	)
 	m.Registry.MustRegister(wq.collectors()...)
 	return m

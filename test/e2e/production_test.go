@@ -198,6 +198,10 @@ func TestServiceAccountIdentity(t *testing.T) {
 		t.Errorf("the API server dispatched %v requests of service accounts in %v, want at most 50: no hot loop", served, window)
 	}
 	p.waitMetric(t, 5*time.Second, "kube_annotator_informers_synced", 3) // of 4: pods cannot be listed
+	forbidden := h.MetricValue(p.scrape(t), "kube_annotator_list_watch_errors_total", map[string]string{"resource": "pods", "reason": "Forbidden"})
+	if forbidden < float64(logged) {
+		t.Errorf("kube_annotator_list_watch_errors_total{resource=pods,reason=Forbidden} = %v, want at least the %d attempts logged", forbidden, logged)
+	}
 	if p.ready(t) == 200 {
 		t.Errorf("/readyz is 200 although the pods informer cannot sync")
 	}
