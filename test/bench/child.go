@@ -1,15 +1,15 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	h "github.com/kube-annotator/kube-annotator/test/harness"
 )
 
 // stopTimeout is how long a child may take to exit after SIGTERM before it
@@ -83,7 +83,7 @@ func (c *child) failed() error {
 }
 
 func (c *child) failure(what string) error {
-	return fmt.Errorf("%s (pid %d) %s; last lines of %s:\n%s", c.name, c.cmd.Process.Pid, what, c.log, tail(c.log, 20))
+	return fmt.Errorf("%s (pid %d) %s; last lines of %s:\n%s", c.name, c.cmd.Process.Pid, what, c.log, h.LogTail(c.log, 20))
 }
 
 // wait waits up to timeout for the process to exit on its own.
@@ -173,23 +173,4 @@ func exitText(err error) string {
 		return "exit status 0"
 	}
 	return err.Error()
-}
-
-// tail returns the last n lines of a file, for error messages.
-func tail(path string, n int) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	var lines []string
-	s := bufio.NewScanner(f)
-	s.Buffer(make([]byte, 64*1024), 1024*1024)
-	for s.Scan() {
-		lines = append(lines, s.Text())
-		if len(lines) > n {
-			lines = lines[1:]
-		}
-	}
-	return strings.Join(lines, "\n")
 }

@@ -93,7 +93,7 @@ func main() {
 		logf("FAILED: %v", err)
 		var died *diedError
 		if d.kcm != nil && ctx.Err() == nil && !(errors.As(err, &died) && died.child == d.ctrl) {
-			if t := tail(d.kcmLog, 15); t != "" {
+			if t := h.LogTail(d.kcmLog, 15); t != "" {
 				logf("Last lines of %s:\n%s", d.kcmLog, t)
 			}
 		}

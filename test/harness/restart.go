@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -143,9 +142,9 @@ func (e *Env) waitAPIServerReady(ctx context.Context) error {
 		}
 		select {
 		case <-p.done:
-			return fmt.Errorf("kube-apiserver exited on start: %s", logTail(p.log))
+			return fmt.Errorf("kube-apiserver exited on start: %s", LogTail(p.log, 20))
 		case <-ctx.Done():
-			return fmt.Errorf("kube-apiserver not ready: %w (last: %v): %s", ctx.Err(), err, logTail(p.log))
+			return fmt.Errorf("kube-apiserver not ready: %w (last: %v): %s", ctx.Err(), err, LogTail(p.log, 20))
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
@@ -288,19 +287,4 @@ func splitNUL(b []byte) []string {
 		out = append(out, string(s))
 	}
 	return out
-}
-
-// logTail returns the end of the file at path, for error messages.
-func logTail(path string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return err.Error()
-	}
-	defer f.Close()
-	const tail = 2048
-	if fi, err := f.Stat(); err == nil && fi.Size() > tail {
-		_, _ = f.Seek(-tail, io.SeekEnd)
-	}
-	b, _ := io.ReadAll(f)
-	return string(bytes.TrimSpace(b))
 }
