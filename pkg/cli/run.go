@@ -122,7 +122,7 @@ func run(ctx context.Context, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	meta, err := metadata.NewForConfig(cfg)
+	metadataClient, err := metadata.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}
@@ -134,7 +134,7 @@ func run(ctx context.Context, f runFlags) error {
 	defer stopEvents()
 
 	var rl *reloader.Reloader
-	c := controller.NewController(dyn, meta, controller.Options{
+	c := controller.NewController(dyn, metadataClient, controller.Options{
 		Workers:      f.workers,
 		ResyncPeriod: f.resync,
 		Namespace:    f.clusterFlags.namespace(),

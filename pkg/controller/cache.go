@@ -94,8 +94,9 @@ func shared(s string) string {
 
 // wholeObjectTransform is the transform of the cache of whole objects,
 // kept when a rule reads values from them: it drops other managers'
-// managedFields entries (all but a stub, as ownManagedFields does), most of
-// a typical object's metadata.
+// managedFields entries, most of a typical object's metadata, but for a
+// stub of the first one (its manager's name), which tells an object that
+// has managedFields from one that has none.
 func wholeObjectTransform(manager string) cache.TransformFunc {
 	return func(obj any) (any, error) {
 		u, ok := obj.(*unstructured.Unstructured)

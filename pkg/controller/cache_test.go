@@ -3,11 +3,13 @@ package controller
 import (
 	"reflect"
 	"testing"
+	"time"
 	"unsafe"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
@@ -183,5 +185,24 @@ func TestIsResync(t *testing.T) {
 				t.Errorf("isResync() = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// An update that brings the same version again is a resync, enqueued only
+// when resyncs are on; without them it comes from a relist, and the object
+// has not changed.
+func TestHandlerSameVersion(t *testing.T) {
+	cm := rules.Resource{GVR: configMaps, Kind: "ConfigMap", Namespaced: true}
+	obj, _ := metadataTransform(DefaultFieldManager, cm)(decoded(entry(DefaultFieldManager, "a")))
+	for _, tc := range []struct {
+		resync time.Duration
+		want   int
+	}{{0, 0}, {time.Hour, 1}} {
+		c := newController(newClient(), Options{ResyncPeriod: tc.resync})
+		t.Cleanup(c.queue.ShutDown)
+		c.handlerFor(klog.Background(), configMaps).OnUpdate(obj, obj)
+		if got := c.queue.Len(); got != tc.want {
+			t.Errorf("--resync-period %v: %d keys queued, want %d", tc.resync, got, tc.want)
+		}
 	}
 }

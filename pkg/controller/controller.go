@@ -77,9 +77,9 @@ type Controller struct {
 	namespaces *resourceInformer
 }
 
-// NewController returns a controller that watches metadata through meta,
-// and whole objects and writes through client.
-func NewController(client dynamic.Interface, meta metadata.Interface, opts Options) *Controller {
+// NewController returns a controller that watches metadata through
+// metadataClient, and whole objects and writes through client.
+func NewController(client dynamic.Interface, metadataClient metadata.Interface, opts Options) *Controller {
 	if opts.Workers < 1 {
 		opts.Workers = 1
 	}
@@ -95,7 +95,7 @@ func NewController(client dynamic.Interface, meta metadata.Interface, opts Optio
 	}
 	return &Controller{
 		client:    client,
-		metadata:  meta,
+		metadata:  metadataClient,
 		opts:      opts,
 		queue:     workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[Key](), qcfg),
 		expect:    newExpectations(),

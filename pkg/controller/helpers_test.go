@@ -161,15 +161,15 @@ func owned(manager string, keys ...string) []any {
 }
 
 // withCache returns a controller for set whose informers are never
-// started: their stores hold cached, as if they had listed them.
-func withCache(t *testing.T, client *dynamicfake.FakeDynamicClient, set *rules.Set, cached ...*unstructured.Unstructured) *Controller {
+// started: their stores hold objs, as if they had listed them.
+func withCache(t *testing.T, client *dynamicfake.FakeDynamicClient, set *rules.Set, objs ...*unstructured.Unstructured) *Controller {
 	t.Helper()
 	c := newController(client, Options{})
 	t.Cleanup(c.queue.ShutDown)
 	for gvr, tg := range set.Targets {
 		inf := dynamicinformer.NewFilteredDynamicInformer(client, gvr, "", 0,
 			cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil).Informer()
-		for _, o := range cached {
+		for _, o := range objs {
 			if o.GetKind() == "ConfigMap" && gvr == configMaps || o.GetKind() == "Namespace" && gvr == namespaces {
 				if err := inf.GetStore().Add(asCached(t, tg, o.DeepCopy())); err != nil {
 					t.Fatal(err)

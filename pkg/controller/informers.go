@@ -31,14 +31,8 @@ func (c *Controller) startInformer(ctx context.Context, t *rules.Target) *resour
 	if t.Namespaced {
 		ns = c.opts.Namespace
 	}
-	inf := c.newInformer(t.GVR, ns, t.ReadsObjects, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-	if t.ReadsObjects {
-		_ = inf.SetTransform(wholeObjectTransform(c.opts.FieldManager))
-	} else {
-		_ = inf.SetTransform(metadataTransform(c.opts.FieldManager, t.Resource))
-	}
+	inf := c.newInformer(t.Resource, ns, t.ReadsObjects, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	_, _ = inf.AddEventHandler(c.handlerFor(klog.FromContext(ctx), t.GVR))
-	_ = inf.SetWatchErrorHandlerWithContext(c.watchErrorHandler(t.GVR))
 
 	ctx, cancel := context.WithCancel(ctx)
 	ri := &resourceInformer{target: t, informer: inf, cancel: cancel, done: make(chan struct{})}
@@ -49,24 +43,31 @@ func (c *Controller) startInformer(ctx context.Context, t *rules.Target) *resour
 	return ri
 }
 
-// newInformer returns an informer of gvr in namespace ns ("" for all): a
-// dynamic informer of whole objects when wholeObjects, else a metadata
-// informer, which lists and watches objects as PartialObjectMetadata in
-// protobuf. The latter is built as metadatainformer builds it, except that
-// client-go's log lines about it name the resource (metadatainformer's say
+// newInformer returns an informer of r in namespace ns ("" for all), with
+// its cache transform and watch error handler set: a dynamic informer of
+// whole objects when wholeObjects, else a metadata informer, which lists
+// and watches objects as PartialObjectMetadata in protobuf. The latter is
+// built as metadatainformer builds it, except that client-go's log lines
+// about it name the resource (metadatainformer's say
 // "*v1.PartialObjectMetadata" for every resource). Both stream their
 // initial list when the API server supports it (WatchListClient).
-func (c *Controller) newInformer(gvr schema.GroupVersionResource, ns string, wholeObjects bool, indexers cache.Indexers) cache.SharedIndexInformer {
+func (c *Controller) newInformer(r rules.Resource, ns string, wholeObjects bool, indexers cache.Indexers) cache.SharedIndexInformer {
+	var inf cache.SharedIndexInformer
 	if wholeObjects {
-		return dynamicinformer.NewFilteredDynamicInformer(c.client, gvr, ns, c.opts.ResyncPeriod, indexers, nil).Informer()
+		inf = dynamicinformer.NewFilteredDynamicInformer(c.client, r.GVR, ns, c.opts.ResyncPeriod, indexers, nil).Informer()
+		_ = inf.SetTransform(wholeObjectTransform(c.opts.FieldManager))
+	} else {
+		client := c.metadata.Resource(r.GVR).Namespace(ns)
+		lw := &cache.ListWatch{
+			ListWithContextFunc:  func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return client.List(ctx, o) },
+			WatchFuncWithContext: client.Watch,
+		}
+		inf = cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, c.metadata), &metav1.PartialObjectMetadata{},
+			cache.SharedIndexInformerOptions{ResyncPeriod: c.opts.ResyncPeriod, Indexers: indexers, ObjectDescription: rules.GVRString(r.GVR)})
+		_ = inf.SetTransform(metadataTransform(c.opts.FieldManager, r))
 	}
-	ri := c.metadata.Resource(gvr).Namespace(ns)
-	lw := &cache.ListWatch{
-		ListWithContextFunc:  func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return ri.List(ctx, o) },
-		WatchFuncWithContext: ri.Watch,
-	}
-	return cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, c.metadata), &metav1.PartialObjectMetadata{},
-		cache.SharedIndexInformerOptions{ResyncPeriod: c.opts.ResyncPeriod, Indexers: indexers, ObjectDescription: rules.GVRString(gvr)})
+	_ = inf.SetWatchErrorHandlerWithContext(c.watchErrorHandler(r.GVR))
+	return inf
 }
 
 // stop stops the informer and waits until its watch is closed.
@@ -103,8 +104,10 @@ func errorReason(err error) string {
 
 // handlerFor returns event handlers that only enqueue keys of gvr. Updates
 // that cannot change what sync decides are dropped here: status updates
-// are most of a cluster's events. A resync (an update event that carries
-// the same resourceVersion) is always enqueued: that is what it is for.
+// are most of a cluster's events. With --resync-period, a resync (an
+// update event that carries the same resourceVersion) is always enqueued:
+// that is what it is for. Without it, such an event comes only from a
+// relist after a watch expired, for an object that has not changed.
 func (c *Controller) handlerFor(logger klog.Logger, gvr schema.GroupVersionResource) cache.ResourceEventHandlerFuncs {
 	enqueue := func(reason string, obj any) {
 		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
@@ -125,7 +128,7 @@ func (c *Controller) handlerFor(logger klog.Logger, gvr schema.GroupVersionResou
 		AddFunc: func(obj any) { enqueue("add", obj) },
 		UpdateFunc: func(oldObj, newObj any) {
 			switch {
-			case isResync(oldObj, newObj):
+			case c.opts.ResyncPeriod > 0 && isResync(oldObj, newObj):
 				enqueue("resync", newObj)
 			case relevantUpdate(oldObj, newObj):
 				enqueue("update", newObj)

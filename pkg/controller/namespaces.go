@@ -19,9 +19,7 @@ var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namesp
 // rules with a namespaceSelector. When a namespace's labels change, every
 // object in it of a resource that selects by namespace labels is synced.
 func (c *Controller) startNamespaces(ctx context.Context) *resourceInformer {
-	nsResource := rules.Resource{GVR: namespacesGVR, Kind: "Namespace"}
-	inf := c.newInformer(namespacesGVR, "", false, cache.Indexers{})
-	_ = inf.SetTransform(metadataTransform(c.opts.FieldManager, nsResource))
+	inf := c.newInformer(rules.Resource{GVR: namespacesGVR, Kind: "Namespace"}, "", false, cache.Indexers{})
 	enqueueNamespace := func(obj any) {
 		m, ok := obj.(*metav1.PartialObjectMetadata)
 		if !ok {

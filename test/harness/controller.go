@@ -124,14 +124,14 @@ func (e *Env) StartController(t testing.TB, rulesYAML string, opts controller.Op
 	if err != nil {
 		t.Fatal(err)
 	}
-	meta, err := metadata.NewForConfig(cfg)
+	metadataClient, err := metadata.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if opts.Workers == 0 {
 		opts.Workers = 4
 	}
-	c := controller.NewController(dyn, meta, opts)
+	c := controller.NewController(dyn, metadataClient, opts)
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
