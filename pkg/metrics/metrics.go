@@ -129,4 +129,11 @@ func (m *Metrics) InitResource(resource string) {
 		m.Writes.WithLabelValues(resource, r)
 	}
 	m.Conflicts.WithLabelValues(resource)
+	for _, reason := range ListWatchErrorReasons {
+		m.ListWatchErrors.WithLabelValues(resource, reason)
+	}
 }
+
+// ListWatchErrorReasons are the reasons of kube_annotator_list_watch_errors_total
+// whose series exist at zero from the start; others appear when they occur.
+var ListWatchErrorReasons = []string{"Forbidden", "NotFound", "Expired", "Unknown"}
