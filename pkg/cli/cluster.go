@@ -53,7 +53,7 @@ func (f *clusterFlags) restConfig() (*rest.Config, error) {
 	if f.qps == 0 {
 		return nil, errors.New("--kube-api-qps must not be 0: a positive limit, or a negative value for none")
 	}
-	if f.burst < 1 {
+	if f.qps > 0 && f.burst < 1 {
 		return nil, fmt.Errorf("--kube-api-burst must be at least 1, got %d", f.burst)
 	}
 	if err := f.configured(); err != nil {

@@ -19,6 +19,7 @@ func TestRestConfigRateLimits(t *testing.T) {
 		{name: "a limit", args: []string{"--kube-api-qps", "50", "--kube-api-burst", "100"}, wantQPS: 50, wantBurst: 100},
 		{name: "zero would mean client-go's 5", args: []string{"--kube-api-qps", "0"}, wantErr: "--kube-api-qps must not be 0"},
 		{name: "burst below 1", args: []string{"--kube-api-qps", "5", "--kube-api-burst", "0"}, wantErr: "--kube-api-burst must be at least 1"},
+		{name: "burst unused without a limit", args: []string{"--kube-api-burst", "0"}, wantQPS: -1, wantBurst: 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
