@@ -146,6 +146,12 @@ func applied(t *testing.T, kind string, current map[string]string, change map[st
 			t.Errorf("%s: %q = %q after the change, want %q", kind, k, got, v)
 		}
 	}
+	for k := range out {
+		_, had := current[k]
+		if _, wanted := want[k]; !had && !wanted {
+			t.Errorf("%s: %q set, although no rule wants it", kind, k)
+		}
+	}
 	gone := map[string]bool{}
 	for _, k := range remove {
 		gone[k] = true
