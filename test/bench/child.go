@@ -161,10 +161,7 @@ func (c *child) peakRSS() int64 {
 	if done, _ := c.exited(); !done || c.cmd.ProcessState == nil {
 		return 0
 	}
-	if kib := c.hwm.Load(); kib > 0 {
-		return kib
-	}
-	return maxRSSKiB(c.cmd.ProcessState)
+	return c.hwm.Load()
 }
 
 // exitText describes a cmd.Wait result.

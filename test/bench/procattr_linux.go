@@ -16,14 +16,6 @@ func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 }
 
-// maxRSSKiB is a process's peak resident set size; Linux reports it in KiB.
-func maxRSSKiB(ps *os.ProcessState) int64 {
-	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-		return ru.Maxrss
-	}
-	return 0
-}
-
 // vmHWMKiB is a running process's peak resident set size, VmHWM in
 // /proc/<pid>/status; 0 once it has gone.
 func vmHWMKiB(pid int) int64 {
