@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -9,7 +8,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	h "github.com/kube-annotator/kube-annotator/test/harness"
 )
@@ -148,22 +146,6 @@ func changeWhileCutOff(t *testing.T, e *h.Env, ns string, n int) (total, writes 
 	return total, writes, strings.Join(parts, ", ")
 }
 
-// startControlPlane starts a control plane of the test's own, apart from
-// the suite's env, and stops it at the test's end.
-func startControlPlane(t *testing.T, opts h.Options) *h.Env {
-	t.Helper()
-	e, err := h.StartWith(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := e.Stop(); err != nil {
-			t.Errorf("stop control plane: %v", err)
-		}
-	})
-	return e
-}
-
 // changeConfigMap applies mutate to a ConfigMap with an update (PUT, so
 // that the controller's PATCH requests can be counted apart), or deletes
 // it when mutate is nil.
@@ -197,40 +179,4 @@ func compactEtcd(t *testing.T, e *h.Env) int64 {
 		t.Fatal(err)
 	}
 	return rev
-}
-
-// requestsOn reads e's apiserver_request_total.
-func requestsOn(t *testing.T, e *h.Env) h.Requests {
-	t.Helper()
-	r, err := e.APIRequests(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
-// waitLog waits until want lines of p's log contain both a and b.
-func waitLog(t *testing.T, p *proc, timeout time.Duration, a, b string, want int) {
-	t.Helper()
-	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
-		return p.logLines(a, b) >= want, nil
-	})
-	if err != nil {
-		t.Fatalf("%d log lines with %q and %q after %v, want %d", p.logLines(a, b), a, b, timeout, want)
-	}
-}
-
-// logLines counts the lines of p's log that contain every one of subs.
-func (p *proc) logLines(subs ...string) int {
-	n := 0
-	for _, line := range strings.Split(p.stderr.String(), "\n") {
-		all := true
-		for _, s := range subs {
-			all = all && strings.Contains(line, s)
-		}
-		if all {
-			n++
-		}
-	}
-	return n
 }

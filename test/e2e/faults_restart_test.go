@@ -67,6 +67,9 @@ func TestFaultAPIServerRestart(t *testing.T) {
 		"Writes: %d successful (%d before the stop, %d PATCH served by the restarted server), %d failed; %d error lines",
 		listed, n, atStop, stopped.Round(time.Millisecond), restartDown, ready.Round(time.Millisecond),
 		done, total, took.Round(time.Millisecond), writes, atStop, patchedAfter, failed, errs)
+	if listed == 0 || listed >= n {
+		t.Errorf("kube-apiserver stopped at %d/%d annotated, not mid-convergence: the scenario did not happen", listed, n)
+	}
 
 	if done != n || total != n {
 		t.Errorf("%d of %d ConfigMaps annotated at the end, want all %d", done, total, n)

@@ -100,13 +100,36 @@ func patches(t *testing.T, before h.Requests) int {
 	return d.Count("PATCH", "configmaps") + d.Count("APPLY", "configmaps")
 }
 
+// requests reads the suite's apiserver_request_total.
 func requests(t *testing.T) h.Requests {
 	t.Helper()
-	r, err := env.APIRequests(t.Context())
+	return requestsOn(t, env)
+}
+
+// requestsOn reads e's apiserver_request_total.
+func requestsOn(t *testing.T, e *h.Env) h.Requests {
+	t.Helper()
+	r, err := e.APIRequests(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// startControlPlane starts a control plane of the test's own, apart from
+// the suite's env, and stops it at the test's end.
+func startControlPlane(t *testing.T, opts h.Options) *h.Env {
+	t.Helper()
+	e, err := h.StartWith(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := e.Stop(); err != nil {
+			t.Errorf("stop control plane: %v", err)
+		}
+	})
+	return e
 }
 
 // The API server vanishes for 10 s mid-convergence and comes back.

@@ -168,3 +168,29 @@ func (p *proc) scrape(t *testing.T) []byte {
 	}
 	return body
 }
+
+// waitLog waits until want lines of p's log contain both a and b.
+func waitLog(t *testing.T, p *proc, timeout time.Duration, a, b string, want int) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		return p.logLines(a, b) >= want, nil
+	})
+	if err != nil {
+		t.Fatalf("%d log lines with %q and %q after %v, want %d", p.logLines(a, b), a, b, timeout, want)
+	}
+}
+
+// logLines counts the lines of p's log that contain every one of subs.
+func (p *proc) logLines(subs ...string) int {
+	n := 0
+	for _, line := range strings.Split(p.stderr.String(), "\n") {
+		all := true
+		for _, s := range subs {
+			all = all && strings.Contains(line, s)
+		}
+		if all {
+			n++
+		}
+	}
+	return n
+}
