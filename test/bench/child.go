@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	h "github.com/kube-annotator/kube-annotator/test/harness"
@@ -16,15 +15,11 @@ import (
 // is killed.
 const stopTimeout = 30 * time.Second
 
-// child is a process the benchmark started, and so the only kind it stops:
-// by its own PID, never by name.
+// child is a runner the benchmark started, with its output in a file.
 type child struct {
-	name    string
-	cmd     *exec.Cmd
-	log     string    // file with its stdout and stderr
-	started time.Time // just before the process was started
-	done    chan struct{}
-	err     error        // cmd.Wait's result, set before done is closed
+	*h.Child
+	log     string       // file with its stdout and stderr
+	started time.Time    // just before the process was started
 	hwm     atomic.Int64 // the largest VmHWM read while it ran, KiB
 }
 
@@ -42,33 +37,21 @@ func startChild(name, logFile string, env []string, bin string, args ...string) 
 		cmd.Env = append(os.Environ(), env...)
 	}
 	cmd.SysProcAttr = sysProcAttr()
-	c := &child{name: name, cmd: cmd, log: logFile, done: make(chan struct{}), started: time.Now()}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", name, err)
+	started := time.Now()
+	hc, err := h.StartChild(name, cmd)
+	if err != nil {
+		return nil, err
 	}
-	go func() {
-		c.err = cmd.Wait()
-		close(c.done)
-	}()
+	c := &child{Child: hc, log: logFile, started: started}
 	go c.watchHWM()
 	return c, nil
-}
-
-// exited reports whether the process has exited, and how.
-func (c *child) exited() (bool, error) {
-	select {
-	case <-c.done:
-		return true, c.err
-	default:
-		return false, nil
-	}
 }
 
 // alive returns an error, with the end of its log, once the process has
 // exited; for runners that must keep running.
 func (c *child) alive() error {
-	if done, err := c.exited(); done {
-		return c.failure(fmt.Sprintf("exited unexpectedly (%s)", exitText(err)))
+	if done, err := c.Exited(); done {
+		return c.failure(fmt.Sprintf("exited unexpectedly (%s)", h.ExitText(err)))
 	}
 	return nil
 }
@@ -76,22 +59,22 @@ func (c *child) alive() error {
 // failed returns an error once the process has exited with an error; for
 // runners that exit when they are done.
 func (c *child) failed() error {
-	if done, err := c.exited(); done && err != nil {
-		return c.failure(exitText(err))
+	if done, err := c.Exited(); done && err != nil {
+		return c.failure(h.ExitText(err))
 	}
 	return nil
 }
 
 func (c *child) failure(what string) error {
-	return fmt.Errorf("%s (pid %d) %s; last lines of %s:\n%s", c.name, c.cmd.Process.Pid, what, c.log, h.LogTail(c.log, 20))
+	return fmt.Errorf("%s (pid %d) %s; last lines of %s:\n%s", c.Name, c.PID(), what, c.log, h.LogTail(c.log, 20))
 }
 
 // wait waits up to timeout for the process to exit on its own.
 func (c *child) wait(timeout time.Duration) error {
 	select {
-	case <-c.done:
-		if c.err != nil {
-			return c.failure(exitText(c.err))
+	case <-c.Done():
+		if c.Err() != nil {
+			return c.failure(h.ExitText(c.Err()))
 		}
 		return nil
 	case <-time.After(timeout):
@@ -106,25 +89,23 @@ func (c *child) wait(timeout time.Duration) error {
 // then kills it. It returns an error unless the process exited with
 // status 0. Stopping a process that has exited returns how it exited.
 func (c *child) stop() error {
-	if done, err := c.exited(); done {
+	if done, err := c.Exited(); done {
 		if err != nil {
-			return c.failure(exitText(err))
+			return c.failure(h.ExitText(err))
 		}
 		return nil
 	}
-	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("signal %s (pid %d): %w", c.name, c.cmd.Process.Pid, err)
-	}
-	select {
-	case <-c.done:
-		if c.err != nil {
-			return c.failure("exited with " + exitText(c.err) + " on SIGTERM")
-		}
+	err := c.Stop(stopTimeout)
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
 		return nil
-	case <-time.After(stopTimeout):
-		_ = c.cmd.Process.Kill()
-		<-c.done
+	case errors.Is(err, h.ErrKilled):
 		return c.failure(fmt.Sprintf("did not stop within %v of SIGTERM; killed it", stopTimeout))
+	case errors.As(err, &exit):
+		return c.failure("exited with " + h.ExitText(err) + " on SIGTERM")
+	default:
+		return err
 	}
 }
 
@@ -138,11 +119,11 @@ func (c *child) watchHWM() {
 	t := time.NewTicker(hwmInterval)
 	defer t.Stop()
 	for {
-		if kib := vmHWMKiB(c.cmd.Process.Pid); kib > c.hwm.Load() {
+		if kib := vmHWMKiB(c.PID()); kib > c.hwm.Load() {
 			c.hwm.Store(kib)
 		}
 		select {
-		case <-c.done:
+		case <-c.Done():
 			return
 		case <-t.C:
 		}
@@ -158,16 +139,8 @@ func (c *child) watchHWM() {
 // report at least the benchmark's own peak (a /bin/sleep started from a
 // process holding 200 MiB reports 200 MiB).
 func (c *child) peakRSS() int64 {
-	if done, _ := c.exited(); !done || c.cmd.ProcessState == nil {
+	if done, _ := c.Exited(); !done {
 		return 0
 	}
 	return c.hwm.Load()
-}
-
-// exitText describes a cmd.Wait result.
-func exitText(err error) string {
-	if err == nil {
-		return "exit status 0"
-	}
-	return err.Error()
 }

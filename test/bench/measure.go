@@ -137,9 +137,9 @@ func (b *bench) holdWindow(ctx context.Context, c *child, w *window, what string
 	if err != nil {
 		return nil, err
 	}
-	logf("%s %s: %d writes in %v (%d GET, %d LIST)", c.name, what, counts.writes, b.opts.steady, counts.get, counts.list)
+	logf("%s %s: %d writes in %v (%d GET, %d LIST)", c.Name, what, counts.writes, b.opts.steady, counts.get, counts.list)
 	if counts.writes > 0 {
-		logf("  WARNING: %s wrote to objects that were all annotated already", c.name)
+		logf("  WARNING: %s wrote to objects that were all annotated already", c.Name)
 	}
 	return &counts, nil
 }

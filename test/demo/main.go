@@ -51,9 +51,9 @@ type demo struct {
 	start    time.Time
 	tmp      string
 	env      *h.Env
-	kcm      *child
+	kcm      *h.Child
 	kcmLog   string
-	ctrl     *child
+	ctrl     *h.Child
 	cleanups []func() error // run last first
 }
 
@@ -143,7 +143,7 @@ func (d *demo) run(ctx context.Context) (ready bool, err error) {
 		return false, err
 	}
 	d.cleanups = append(d.cleanups, func() error {
-		err := d.kcm.stop(10 * time.Second)
+		err := stop(d.kcm, 10*time.Second)
 		if isSignalExit(err) {
 			logf("  kube-controller-manager stopped (%v)", err)
 			return nil
@@ -151,7 +151,7 @@ func (d *demo) run(ctx context.Context) (ready bool, err error) {
 		return err
 	})
 	logf("Started kube-controller-manager (pid %d, controllers %s), logging to %s",
-		d.kcm.cmd.Process.Pid, strings.Join(kcmControllers, ","), d.kcmLog)
+		d.kcm.PID(), strings.Join(kcmControllers, ","), d.kcmLog)
 
 	if err := createNamespace(ctx, d.env.Dynamic, 10*time.Second); err != nil {
 		return false, err
@@ -170,7 +170,7 @@ func (d *demo) run(ctx context.Context) (ready bool, err error) {
 		return false, err
 	}
 	d.cleanups = append(d.cleanups, func() error {
-		if err := d.ctrl.stop(15 * time.Second); err != nil {
+		if err := stop(d.ctrl, 15*time.Second); err != nil {
 			return fmt.Errorf("kube-annotator: %w", err)
 		}
 		return nil
@@ -191,9 +191,9 @@ func (d *demo) run(ctx context.Context) (ready bool, err error) {
 	select {
 	case <-ctx.Done():
 		return true, nil
-	case <-d.ctrl.done:
+	case <-d.ctrl.Done():
 		return true, d.died()
-	case <-d.kcm.done:
+	case <-d.kcm.Done():
 		return true, d.died()
 	}
 }
@@ -216,11 +216,11 @@ func (d *demo) preflight(assets string) error {
 
 // died returns an error if a process the demo relies on has exited.
 func (d *demo) died() error {
-	for _, c := range []*child{d.ctrl, d.kcm} {
+	for _, c := range []*h.Child{d.ctrl, d.kcm} {
 		if c == nil {
 			continue
 		}
-		if done, _ := c.exited(); done {
+		if done, _ := c.Exited(); done {
 			return &diedError{c}
 		}
 	}
@@ -228,10 +228,10 @@ func (d *demo) died() error {
 }
 
 // diedError is a child that exited while the demo still needed it.
-type diedError struct{ child *child }
+type diedError struct{ child *h.Child }
 
 func (e *diedError) Error() string {
-	return fmt.Sprintf("%s (pid %d) exited unexpectedly: %s", e.child.name, e.child.cmd.Process.Pid, exitText(e.child.err))
+	return fmt.Sprintf("%s (pid %d) exited unexpectedly: %s", e.child.Name, e.child.PID(), h.ExitText(e.child.Err()))
 }
 
 // cleanup stops what run started, last started first, and removes files.

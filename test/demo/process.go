@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,72 +10,28 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
-)
 
-// child is a process the demo started, and so the only kind it stops: by
-// its own PID, never by name.
-type child struct {
-	name string
-	cmd  *exec.Cmd
-	done chan struct{} // closed once the process has exited
-	err  error         // cmd.Wait's result, set before done is closed
-}
+	h "github.com/kube-annotator/kube-annotator/test/harness"
+)
 
 // startChild starts cmd in its own process group, so that a Ctrl-C in the
 // terminal reaches only the demo, which then stops its children in order.
-func startChild(name string, cmd *exec.Cmd) (*child, error) {
+func startChild(name string, cmd *exec.Cmd) (*h.Child, error) {
 	cmd.SysProcAttr = sysProcAttr()
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", name, err)
-	}
-	c := &child{name: name, cmd: cmd, done: make(chan struct{})}
-	go func() {
-		c.err = cmd.Wait()
-		close(c.done)
-	}()
-	return c, nil
+	return h.StartChild(name, cmd)
 }
 
-// exited reports whether the process has exited, and how.
-func (c *child) exited() (bool, error) {
-	select {
-	case <-c.done:
-		return true, c.err
-	default:
-		return false, nil
-	}
-}
-
-// stop sends SIGTERM and waits up to timeout for the process to exit, then
-// sends SIGKILL. It returns how the process exited, or that it was killed;
-// nil if it had exited before, which died reports.
-func (c *child) stop(timeout time.Duration) error {
-	if done, err := c.exited(); done {
-		logf("  %s (pid %d) had already exited: %v", c.name, c.cmd.Process.Pid, exitText(err))
+// stop stops c, waiting up to timeout before it kills it. It returns how
+// the process exited, or that it was killed; nil if it had exited before,
+// which died reports.
+func stop(c *h.Child, timeout time.Duration) error {
+	if done, err := c.Exited(); done {
+		logf("  %s (pid %d) had already exited: %v", c.Name, c.PID(), h.ExitText(err))
 		return nil
 	}
-	logf("Stopping %s (pid %d) with SIGTERM", c.name, c.cmd.Process.Pid)
-	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("signal %s (pid %d): %w", c.name, c.cmd.Process.Pid, err)
-	}
-	select {
-	case <-c.done:
-		return c.err
-	case <-time.After(timeout):
-		_ = c.cmd.Process.Kill()
-		<-c.done
-		return fmt.Errorf("%s (pid %d) did not stop within %v of SIGTERM; killed it", c.name, c.cmd.Process.Pid, timeout)
-	}
-}
-
-// exitText describes a cmd.Wait result.
-func exitText(err error) string {
-	if err == nil {
-		return "exit status 0"
-	}
-	return err.Error()
+	logf("Stopping %s (pid %d) with SIGTERM", c.Name, c.PID())
+	return c.Stop(timeout)
 }
 
 // kcmControllers are the kube-controller-manager controllers the demo
@@ -107,7 +62,7 @@ func kcmArgs(kubeconfig string) []string {
 }
 
 // startKCM starts kube-controller-manager from assets, logging to logFile.
-func startKCM(assets, kubeconfig, logFile string) (*child, error) {
+func startKCM(assets, kubeconfig, logFile string) (*h.Child, error) {
 	f, err := os.Create(logFile)
 	if err != nil {
 		return nil, err
@@ -125,7 +80,7 @@ func controllerArgs(rulesFile, kubeconfig, verbosity string) []string {
 
 // startController starts the kube-annotator binary against kubeconfig, its
 // output on w.
-func startController(binary, rulesFile, kubeconfig, verbosity string, w io.Writer) (*child, error) {
+func startController(binary, rulesFile, kubeconfig, verbosity string, w io.Writer) (*h.Child, error) {
 	cmd := exec.Command(binary, controllerArgs(rulesFile, kubeconfig, verbosity)...)
 	cmd.Stdout, cmd.Stderr = w, w
 	return startChild("kube-annotator", cmd)

@@ -36,10 +36,8 @@ type apiServerProcess struct {
 	environ []string
 	log     string // the restarted process's stdout and stderr
 
-	// cmd is the restarted process while it runs; done closes when it
-	// exits.
-	cmd  *exec.Cmd
-	done chan struct{}
+	// child is the restarted process while it runs.
+	child *Child
 }
 
 // StopAPIServer stops the control plane's kube-apiserver as an operator
@@ -49,7 +47,7 @@ type apiServerProcess struct {
 // on Linux only.
 func (e *Env) StopAPIServer(ctx context.Context) error {
 	if e.apiserver != nil {
-		if e.apiserver.cmd == nil {
+		if e.apiserver.child == nil {
 			return errors.New("kube-apiserver is stopped already")
 		}
 		return e.apiserver.stop()
@@ -101,7 +99,7 @@ func (e *Env) StartAPIServer(ctx context.Context) error {
 	switch {
 	case p == nil:
 		return errors.New("kube-apiserver was not stopped: call StopAPIServer first")
-	case p.cmd != nil:
+	case p.child != nil:
 		return errors.New("kube-apiserver is running already")
 	}
 	out, err := os.OpenFile(p.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
@@ -112,14 +110,9 @@ func (e *Env) StartAPIServer(ctx context.Context) error {
 	cmd := exec.Command(p.args[0], p.args[1:]...)
 	cmd.Dir, cmd.Env = p.dir, p.environ
 	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start kube-apiserver: %w", err)
+	if p.child, err = StartChild("kube-apiserver", cmd); err != nil {
+		return err
 	}
-	p.cmd, p.done = cmd, make(chan struct{})
-	go func(done chan struct{}) {
-		_ = cmd.Wait()
-		close(done)
-	}(p.done)
 	return e.waitAPIServerReady(ctx)
 }
 
@@ -141,7 +134,7 @@ func (e *Env) waitAPIServerReady(ctx context.Context) error {
 			return nil
 		}
 		select {
-		case <-p.done:
+		case <-p.child.Done():
 			return fmt.Errorf("kube-apiserver exited on start: %s", LogTail(p.log, 20))
 		case <-ctx.Done():
 			return fmt.Errorf("kube-apiserver not ready: %w (last: %v): %s", ctx.Err(), err, LogTail(p.log, 20))
@@ -153,27 +146,22 @@ func (e *Env) waitAPIServerReady(ctx context.Context) error {
 // stopAPIServer stops the kube-apiserver the harness restarted, if it
 // runs; envtest stops the rest of the control plane.
 func (e *Env) stopAPIServer() error {
-	if e.apiserver == nil || e.apiserver.cmd == nil {
+	if e.apiserver == nil || e.apiserver.child == nil {
 		return nil
 	}
 	return e.apiserver.stop()
 }
 
 // stop sends SIGTERM to the restarted process and waits for it to exit,
-// killing it after apiServerTimeout.
+// killing it after apiServerTimeout. How it exited on SIGTERM does not
+// matter.
 func (p *apiServerProcess) stop() error {
-	defer func() { p.cmd, p.done = nil, nil }()
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("stop kube-apiserver (pid %d): %w", p.cmd.Process.Pid, err)
+	defer func() { p.child = nil }()
+	var exit *exec.ExitError
+	if err := p.child.Stop(apiServerTimeout); err != nil && !errors.As(err, &exit) {
+		return err
 	}
-	select {
-	case <-p.done:
-		return nil
-	case <-time.After(apiServerTimeout):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-		return fmt.Errorf("kube-apiserver (pid %d) killed: still running %v after SIGTERM", p.cmd.Process.Pid, apiServerTimeout)
-	}
+	return nil
 }
 
 // findAPIServer returns the PID and start time of the kube-apiserver
