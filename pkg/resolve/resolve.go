@@ -4,6 +4,7 @@
 package resolve
 
 import (
+	"errors"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -14,6 +15,21 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
+
+// ErrNotServed is what Resolve's error matches, with errors.Is, when
+// discovery answered and the server does not serve the named resource: a
+// typo, or a CRD that is not installed. Any other error from Resolve means
+// that the server could not be asked (network, authentication, …).
+var ErrNotServed = errors.New("resource not served")
+
+// notServedError names the resource that is not served.
+type notServedError struct{ name string }
+
+func (e *notServedError) Error() string {
+	return fmt.Sprintf("resource %q not found on the server (a typo, or a CRD that is not installed?)", e.name)
+}
+
+func (e *notServedError) Is(target error) bool { return target == ErrNotServed }
 
 // Resolver resolves resource names through a discovery-backed RESTMapper
 // with kubectl's short-name expansion. Discovery is cached in memory; Reset
@@ -37,31 +53,43 @@ func New(dc discovery.DiscoveryInterface) *Resolver {
 func (r *Resolver) Reset() { r.deferred.Reset() }
 
 // Resolve maps a resource name to the resource served at its preferred
-// version. It follows kubectl: a name with a version ("deployments.v1.apps")
-// is tried as fully specified first, then as "resource.group".
+// version. Its error matches ErrNotServed when the server does not serve
+// the resource.
 func (r *Resolver) Resolve(name string) (rules.Resource, error) {
-	full, gr := schema.ParseResourceArg(name)
-	var gvk schema.GroupVersionKind
-	if full != nil {
-		gvk, _ = r.mapper.KindFor(*full)
-	}
-	if gvk.Empty() {
-		var err error
-		gvk, err = r.mapper.KindFor(gr.WithVersion(""))
-		if err != nil {
-			if meta.IsNoMatchError(err) {
-				return rules.Resource{}, fmt.Errorf("resource %q not found on the server (a typo, or a CRD that is not installed?)", name)
-			}
-			return rules.Resource{}, fmt.Errorf("resolve resource %q: %w", name, err)
-		}
+	gvk, err := r.kindFor(name)
+	if err != nil {
+		return rules.Resource{}, resolveError(name, err)
 	}
 	mapping, err := r.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
-		return rules.Resource{}, fmt.Errorf("resolve resource %q: %w", name, err)
+		return rules.Resource{}, resolveError(name, err)
 	}
 	return rules.Resource{
 		GVR:        mapping.Resource,
 		Kind:       mapping.GroupVersionKind.Kind,
 		Namespaced: mapping.Scope.Name() == meta.RESTScopeNameNamespace,
 	}, nil
+}
+
+// kindFor follows kubectl: a name with a version ("deployments.v1.apps")
+// is tried as fully specified first, then as "resource.group".
+func (r *Resolver) kindFor(name string) (schema.GroupVersionKind, error) {
+	full, gr := schema.ParseResourceArg(name)
+	if full != nil {
+		if gvk, err := r.mapper.KindFor(*full); err == nil {
+			return gvk, nil
+		}
+		// Not served at that version, or the dots were the group's
+		// ("deployments.v1.apps" as group "v1.apps"): the second try says
+		// which, and its error is the one reported.
+	}
+	return r.mapper.KindFor(gr.WithVersion(""))
+}
+
+// resolveError is err, from resolving name, as Resolve reports it.
+func resolveError(name string, err error) error {
+	if meta.IsNoMatchError(err) {
+		return &notServedError{name: name}
+	}
+	return fmt.Errorf("resolve resource %q: %w", name, err)
 }

@@ -1,0 +1,88 @@
+package resolve
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	fakediscovery "k8s.io/client-go/discovery/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
+)
+
+// fakeDiscovery serves configmaps and deployments; while down is set,
+// every discovery request fails with err.
+func fakeDiscovery(down *error) *fakediscovery.FakeDiscovery {
+	fake := &k8stesting.Fake{}
+	fake.AddReactor("get", "*", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return *down != nil, nil, *down
+	})
+	fake.Resources = []*metav1.APIResourceList{
+		{GroupVersion: "v1", APIResources: []metav1.APIResource{
+			{Name: "configmaps", SingularName: "configmap", Kind: "ConfigMap", Namespaced: true, ShortNames: []string{"cm"}, Verbs: metav1.Verbs{"get", "list"}},
+		}},
+		{GroupVersion: "apps/v1", APIResources: []metav1.APIResource{
+			{Name: "deployments", SingularName: "deployment", Kind: "Deployment", Namespaced: true, ShortNames: []string{"deploy"}, Verbs: metav1.Verbs{"get", "list"}},
+		}},
+	}
+	return &fakediscovery.FakeDiscovery{Fake: fake}
+}
+
+func TestResolve(t *testing.T) {
+	refused := errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")
+	tests := []struct {
+		name       string
+		down       error
+		want       string // resource.version.group
+		wantErr    string
+		notServed  bool
+		namespaced bool
+	}{
+		{name: "cm", want: "configmaps.v1", namespaced: true},
+		{name: "deploy", want: "deployments.v1.apps", namespaced: true},
+		{name: "deployments.v1.apps", want: "deployments.v1.apps", namespaced: true},
+		{name: "deployments.apps", want: "deployments.v1.apps", namespaced: true},
+		{name: "widgets.example.com", wantErr: `resource "widgets.example.com" not found on the server`, notServed: true},
+		{name: "deployments.v9.apps", wantErr: `resource "deployments.v9.apps" not found on the server`, notServed: true},
+		{name: "cm", down: refused, wantErr: `resolve resource "cm": ` + refused.Error()},
+		{name: "deployments.v1.apps", down: refused, wantErr: `resolve resource "deployments.v1.apps": ` + refused.Error()},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			down := tc.down
+			got, err := New(fakeDiscovery(&down)).Resolve(tc.name)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Resolve(%q) = %v, %v; want error containing %q", tc.name, got, err, tc.wantErr)
+				}
+				if errors.Is(err, ErrNotServed) != tc.notServed {
+					t.Errorf("errors.Is(%v, ErrNotServed) = %v, want %v", err, !tc.notServed, tc.notServed)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Resolve(%q): %v", tc.name, err)
+			}
+			if s := rules.GVRString(got.GVR); s != tc.want || got.Namespaced != tc.namespaced {
+				t.Errorf("Resolve(%q) = %s namespaced=%v, want %s namespaced=%v", tc.name, s, got.Namespaced, tc.want, tc.namespaced)
+			}
+		})
+	}
+}
+
+// A failed discovery is not cached: once the server answers, names resolve.
+func TestResolveAfterOutage(t *testing.T) {
+	down := error(errors.New("connection refused"))
+	r := New(fakeDiscovery(&down))
+	if _, err := r.Resolve("cm"); err == nil || errors.Is(err, ErrNotServed) {
+		t.Fatalf("Resolve during the outage = %v, want an error other than ErrNotServed", err)
+	}
+	down = nil
+	r.Reset()
+	if got, err := r.Resolve("cm"); err != nil || got.GVR.Resource != "configmaps" {
+		t.Fatalf("Resolve after the outage = %v, %v; want configmaps", got, err)
+	}
+}
