@@ -141,20 +141,27 @@ func connectionFlagNames(fs *pflag.FlagSet) string {
 }
 
 // parse parses args into fs. It returns an exit code and false when the
-// command should stop: 0 after --help, 2 after a usage error.
+// command should stop: 0 after --help, 2 after a usage error, which it
+// reports.
 func (e *env) parse(fs *pflag.FlagSet, args []string) (int, bool) {
 	err := fs.Parse(args)
-	if errors.Is(err, pflag.ErrHelp) {
+	switch {
+	case errors.Is(err, pflag.ErrHelp):
 		return 0, false
-	}
-	if err != nil {
-		return 2, false
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(e.Err, "%s %s: unexpected argument %q\n", e.prog, fs.Name(), fs.Arg(0))
-		return 2, false
+	case err != nil:
+		return e.usageError(fs, err), false
+	case fs.NArg() > 0:
+		return e.usageError(fs, fmt.Errorf("unexpected argument %q", fs.Arg(0))), false
 	}
 	return 0, true
+}
+
+// usageError reports err, a bad invocation of the command whose flags are
+// fs, as kubectl does: the error, then where the command's usage is. It
+// returns the exit code of bad usage, 2.
+func (e *env) usageError(fs *pflag.FlagSet, err error) int {
+	fmt.Fprintf(e.Err, "error: %v\nSee '%s %s --help'.\n", err, e.prog, fs.Name())
+	return 2
 }
 
 // addLogFlags adds klog's verbosity flags, -v and --vmodule, to fs.

@@ -76,12 +76,10 @@ func runCommand(ctx context.Context, e *env, args []string) int {
 		return code
 	}
 	if f.workers < 1 {
-		fmt.Fprintf(e.Err, "%s run: --workers must be at least 1, got %d\n", e.prog, f.workers)
-		return 2
+		return e.usageError(fs, fmt.Errorf("--workers must be at least 1, got %d", f.workers))
 	}
 	if f.resync < 0 {
-		fmt.Fprintf(e.Err, "%s run: --resync-period must not be negative, got %v\n", e.prog, f.resync)
-		return 2
+		return e.usageError(fs, fmt.Errorf("--resync-period must not be negative, got %v", f.resync))
 	}
 	logger := klog.Background().WithName("kube-annotator")
 	ctx = klog.NewContext(ctx, logger)

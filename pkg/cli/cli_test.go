@@ -1,0 +1,98 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+// invoke runs the command line args as the binary at arg0 would.
+func invoke(arg0 string, args ...string) (stdout, stderr string, code int) {
+	var out, errOut bytes.Buffer
+	code = Main(context.Background(), append([]string{arg0}, args...), Streams{Out: &out, Err: &errOut})
+	return out.String(), errOut.String(), code
+}
+
+// A usageCase is a bad invocation of a command and the error line it prints.
+type usageCase struct {
+	name string
+	args []string
+	want string
+}
+
+// Every command reports a bad invocation as kubectl does, on stderr, and
+// exits 2 without doing anything.
+func TestUsageErrors(t *testing.T) {
+	// A flag of each command that takes a number; version takes no flags.
+	numeric := map[string]string{
+		"run": "--workers", "once": "--workers", "diff": "--kube-api-qps",
+		"check": "--kube-api-qps", "rbac": "--kube-api-burst", "version": "",
+	}
+	for _, c := range commands() {
+		flag, ok := numeric[c.name]
+		if !ok {
+			t.Errorf("command %s: no flag taking a number listed for it in this test", c.name)
+			continue
+		}
+		tests := []usageCase{
+			{"unknown flag", []string{"--rule", "rules.yaml"}, "error: unknown flag: --rule"},
+			{"unknown shorthand", []string{"-q"}, "error: unknown shorthand flag: 'q' in -q"},
+			{"unexpected argument", []string{"extra"}, `error: unexpected argument "extra"`},
+			{"unexpected arguments", []string{"a", "b"}, `error: unexpected argument "a"`},
+		}
+		if flag != "" {
+			tests = append(tests, usageCase{"invalid value", []string{flag, "abc"}, `error: invalid argument "abc" for "` + flag + `" flag: must be a`})
+		} else if _, help, _ := invoke("kube-annotator", c.name, "--help"); strings.Contains(help, "--") {
+			t.Errorf("%s is listed as taking no flags, but its help lists some:\n%s", c.name, help)
+		}
+		for _, tc := range tests {
+			t.Run(c.name+"/"+tc.name, func(t *testing.T) {
+				for _, inv := range []struct{ arg0, prog string }{
+					{"/usr/local/bin/kube-annotator", "kube-annotator"},
+					{"/usr/local/bin/kubectl-annotator", "kubectl annotator"},
+				} {
+					stdout, stderr, code := invoke(inv.arg0, append([]string{c.name}, tc.args...)...)
+					lines := strings.Split(stderr, "\n")
+					if code != 2 || len(lines) != 3 || !strings.HasPrefix(lines[0], tc.want) ||
+						lines[1] != "See '"+inv.prog+" "+c.name+" --help'." || lines[2] != "" || stdout != "" {
+						t.Errorf("%s %s %q: exit %d, stdout %q, stderr %q; want exit 2, nothing on stdout and on stderr:\n%s…\nSee '%s %s --help'.",
+							inv.prog, c.name, tc.args, code, stdout, stderr, tc.want, inv.prog, c.name)
+					}
+				}
+			})
+		}
+	}
+}
+
+// run's own checks of its flags are usage errors too, naming the flag.
+func TestRunFlagValidation(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--workers", "0"}, "error: --workers must be at least 1, got 0\n"},
+		{[]string{"--resync-period", "-1m"}, "error: --resync-period must not be negative, got -1m0s\n"},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			stdout, stderr, code := invoke("kube-annotator", append([]string{"run"}, tc.args...)...)
+			want := tc.want + "See 'kube-annotator run --help'.\n"
+			if code != 2 || stderr != want || stdout != "" {
+				t.Errorf("run %q: exit %d, stdout %q, stderr %q; want exit 2 and stderr %q", tc.args, code, stdout, stderr, want)
+			}
+		})
+	}
+}
+
+// --help is not an error: it prints the help and exits 0.
+func TestHelp(t *testing.T) {
+	for _, c := range commands() {
+		for _, arg := range []string{"--help", "-h"} {
+			_, stderr, code := invoke("kube-annotator", c.name, arg)
+			if code != 0 || !strings.Contains(stderr, "Usage:\n  kube-annotator "+c.name+" [flags]") || strings.Contains(stderr, "error:") {
+				t.Errorf("%s %s: exit %d, stderr:\n%s\nwant exit 0 and the command's help", c.name, arg, code, stderr)
+			}
+		}
+	}
+}
