@@ -137,12 +137,9 @@ func connect(ctx context.Context, path string, cf *clusterFlags) (*session, erro
 	if err != nil {
 		return nil, err
 	}
-	set, unresolved, err := rules.Compile(path, file, r.Resolve)
+	set, unresolved, err := compileRules(path, file, r.Resolve, cf.exclude)
 	if err != nil {
 		return nil, err
-	}
-	if err := set.ExcludeNamespaces(cf.exclude); err != nil {
-		return nil, fmt.Errorf("--exclude-namespaces: %w", err)
 	}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
@@ -153,4 +150,18 @@ func connect(ctx context.Context, path string, cf *clusterFlags) (*session, erro
 		return nil, err
 	}
 	return &session{path: path, file: file, cfg: cfg, set: set, unresolved: unresolved, dynamic: dyn, nsLabels: nsLabels}, nil
+}
+
+// compileRules compiles file, loaded from path, against the cluster that
+// resolve asks, with no rule applying in the namespaces exclude names. Every
+// command that compiles rules, and run's reloader, compiles through it.
+func compileRules(path string, file *rules.File, resolve rules.ResolveFunc, exclude []string) (*rules.Set, []rules.FieldError, error) {
+	set, unresolved, err := rules.Compile(path, file, resolve)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := set.ExcludeNamespaces(exclude); err != nil {
+		return nil, nil, fmt.Errorf("--exclude-namespaces: %w", err)
+	}
+	return set, unresolved, nil
 }

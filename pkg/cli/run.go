@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -22,7 +22,6 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/controller"
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/reloader"
-	"github.com/kube-annotator/kube-annotator/pkg/resolve"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/server"
 	"github.com/kube-annotator/kube-annotator/pkg/version"
@@ -91,104 +90,139 @@ func runCommand(ctx context.Context, e *env, args []string) int {
 	return 0
 }
 
-// run wires the rules, the reloader, the controller and the servers, and
-// runs until ctx ends (or leadership is lost).
+// run runs the controller until ctx ends (or leadership is lost).
 func run(ctx context.Context, f runFlags) error {
-	logger := klog.FromContext(ctx)
-	// The rules are checked before anything talks to the cluster.
+	a, err := newApp(ctx, f)
+	if err != nil {
+		return err
+	}
+	defer a.stopEvents()
+	return a.run(ctx)
+}
+
+// app is the controller process: the reloader that owns the rules in force,
+// the controller that enforces them, and what reports on both.
+type app struct {
+	flags      runFlags
+	cfg        *rest.Config
+	metrics    *metrics.Metrics
+	controller *controller.Controller
+	reloader   *reloader.Reloader
+	stopEvents func()
+	// loaded describes the rules loaded at start, for the start log.
+	loaded []any
+	// leading says whether this replica leads, for the readiness probe.
+	leading atomic.Bool
+}
+
+// newApp builds run's parts, each complete before the next receives it: the
+// rules, loaded (before anything talks to the cluster) and compiled once;
+// the clients; the trigger that has the rules resolved again; the
+// controller, which pulls it when a resource stops being served; and the
+// reloader, which owns the compiled rules and applies new ones to the
+// controller.
+func newApp(ctx context.Context, f runFlags) (*app, error) {
 	file, err := rules.Load(f.rules)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	cfg, err := f.clusterFlags.restConfig()
+	cfg, resolver, err := f.clusterFlags.resolver()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	compile := func(file *rules.File) (*rules.Set, []rules.FieldError, error) {
+		return compileRules(f.rules, file, resolver.Resolve, f.clusterFlags.exclude)
+	}
+	set, unresolved, err := compile(file)
 	if err != nil {
-		return err
-	}
-	resolver := resolve.New(dc)
-	set, unresolved, err := rules.Compile(f.rules, file, resolver.Resolve)
-	if err != nil {
-		return err
-	}
-	if err := set.ExcludeNamespaces(f.clusterFlags.exclude); err != nil {
-		return fmt.Errorf("--exclude-namespaces: %w", err)
+		return nil, err
 	}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	metadataClient, err := metadata.NewForConfig(cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	m := metrics.New()
 	recorder, stopEvents, err := eventRecorder(ctx, cfg, f.events)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer stopEvents()
 
-	var rl *reloader.Reloader
+	resolveAgain := reloader.NewTrigger()
 	c := controller.NewController(dyn, metadataClient, controller.Options{
 		Workers:      f.workers,
 		ResyncPeriod: f.resync,
 		Namespace:    f.clusterFlags.namespace(),
-		ResourceGone: func(schema.GroupVersionResource) { rl.Resolve() },
+		ResourceGone: func(schema.GroupVersionResource) { resolveAgain.Resolve() },
 		Metrics:      m,
 		Recorder:     recorder,
 	})
-	rl = reloader.New(reloader.Options{
-		Path:              f.rules,
-		Resolve:           resolver.Resolve,
-		Reset:             resolver.Reset,
-		Apply:             c.SetRules,
-		Watch:             f.watchRules,
-		Metrics:           m,
-		ExcludeNamespaces: f.clusterFlags.exclude,
+	rl := reloader.New(reloader.Options{
+		Path:    f.rules,
+		Compile: compile,
+		Reset:   resolver.Reset,
+		Apply:   c.SetRules,
+		Trigger: resolveAgain,
+		Watch:   f.watchRules,
+		Metrics: m,
 	}, file, set, unresolved)
-	for _, u := range unresolved {
-		logger.Error(nil, "Resource not served; its rules are not enforced until it is", "field", u.Field, "reason", u.Message)
-	}
+	return &app{
+		flags: f, cfg: cfg, metrics: m, controller: c, reloader: rl, stopEvents: stopEvents,
+		loaded: []any{"rules", len(file.Rules), "resources", len(set.Targets)},
+	}, nil
+}
 
-	var leading atomic.Bool
-	if err := startServers(ctx, f, m, func() error {
-		if leading.Load() && !c.HasSynced() {
-			return errors.New("informers not synced")
-		}
-		return nil // a replica standing by is ready to take over
-	}); err != nil {
+// run starts the servers, then enforces the rules while this replica leads.
+func (a *app) run(ctx context.Context) error {
+	if err := startServers(ctx, a.flags, a.metrics, a.ready); err != nil {
 		return err
 	}
+	klog.FromContext(ctx).Info("Starting", append([]any{"version", version.Version, "server", a.cfg.Host}, a.loaded...)...)
+	return a.flags.leader.withLeader(ctx, a.cfg, a.setLeading, a.lead)
+}
 
-	logger.Info("Starting", "version", version.Version, "server", cfg.Host, "rules", len(file.Rules), "resources", len(set.Targets))
-	onLeading := func(l bool) {
-		leading.Store(l)
-		if l {
-			m.Leader.Set(1)
-		} else {
-			m.Leader.Set(0)
-		}
+// ready is the readiness check: the leader is ready once its informers
+// have synced; a replica standing by is ready to take over.
+func (a *app) ready() error {
+	if a.leading.Load() && !a.controller.HasSynced() {
+		return errors.New("informers not synced")
 	}
-	return f.leader.withLeader(ctx, cfg, onLeading, func(ctx context.Context) error {
-		ctx, cancel := context.WithCancelCause(ctx)
-		defer cancel(nil)
-		c.SetRules(ctx, rl.Set())
-		go func() {
-			if err := rl.Run(ctx); err != nil {
-				cancel(err) // e.g. the rules file cannot be watched: stop
-			}
-		}()
-		if err := c.Run(ctx); err != nil {
-			return err
+	return nil
+}
+
+// setLeading records whether this replica leads.
+func (a *app) setLeading(leading bool) {
+	a.leading.Store(leading)
+	if leading {
+		a.metrics.Leader.Set(1)
+	} else {
+		a.metrics.Leader.Set(0)
+	}
+}
+
+// lead runs the controller on the rules in force, and the reloader that
+// keeps them up to date, until ctx ends or the reloader fails.
+func (a *app) lead(ctx context.Context) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel(nil)
+	a.controller.SetRules(ctx, a.reloader.Set())
+	wg.Go(func() {
+		if err := a.reloader.Run(ctx); err != nil {
+			cancel(err) // e.g. the rules file cannot be watched: stop
 		}
-		if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
-			return err
-		}
-		return nil
 	})
+	if err := a.controller.Run(ctx); err != nil {
+		return err
+	}
+	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
 }
 
 // startServers starts the metrics and probe servers that are configured.

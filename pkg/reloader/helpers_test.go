@@ -14,6 +14,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
@@ -54,32 +55,38 @@ type harness struct {
 	t       *testing.T
 	path    string
 	res     *resolver
+	exclude []string
 	resets  atomic.Int64
+	trigger Trigger
 	applied chan *rules.Set
 	m       *metrics.Metrics
 	r       *Reloader
+	logs    ktesting.Buffer // what Run logged
 }
 
 // start writes content as the rules file, compiles it against a cluster
-// that serves only configmaps, and runs a Reloader on it with opts (whose
-// Path, Resolve, Reset, Apply and Metrics it sets) until the test ends.
-// It returns once Run has made its initial reload, so its signal handler
-// and file watch are in place.
-func start(t *testing.T, content string, opts Options) *harness {
+// that serves only configmaps, with no rule applying in the namespaces
+// exclude names, and runs a Reloader on it with opts (whose Path, Compile,
+// Reset, Apply, Trigger and Metrics it sets) until the test ends. It
+// returns once Run has made its initial load, so its signal handler and
+// file watch are in place.
+func start(t *testing.T, content string, opts Options, exclude ...string) *harness {
 	t.Helper()
-	h := newHarness(t, content, opts)
+	h := newHarness(t, content, opts, exclude...)
 	h.run()
-	h.waitFor("Run's initial reload", func() bool { return h.reloadMetrics().successes == 1 })
+	h.waitFor("Run's initial load", func() bool { return h.reloadMetrics().successes == 1 })
 	return h
 }
 
 // newHarness is start without Run.
-func newHarness(t *testing.T, content string, opts Options) *harness {
+func newHarness(t *testing.T, content string, opts Options, exclude ...string) *harness {
 	t.Helper()
 	h := &harness{
 		t:       t,
 		path:    filepath.Join(t.TempDir(), "rules.yaml"),
 		res:     &resolver{served: map[string]rules.Resource{"configmaps": configMaps}},
+		exclude: exclude,
+		trigger: NewTrigger(),
 		applied: make(chan *rules.Set, 10),
 		m:       metrics.New(),
 	}
@@ -88,14 +95,11 @@ func newHarness(t *testing.T, content string, opts Options) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, unresolved, err := rules.Compile(h.path, file, h.res.resolve)
+	set, unresolved, err := h.compile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := set.ExcludeNamespaces(opts.ExcludeNamespaces); err != nil {
-		t.Fatal(err)
-	}
-	opts.Path, opts.Resolve, opts.Metrics = h.path, h.res.resolve, h.m
+	opts.Path, opts.Compile, opts.Trigger, opts.Metrics = h.path, h.compile, h.trigger, h.m
 	opts.Reset = func() { h.resets.Add(1) }
 	opts.Apply = func(ctx context.Context, s *rules.Set) {
 		if ctx.Value(runKey{}) != h {
@@ -112,7 +116,9 @@ type runKey struct{}
 // run runs the Reloader until the test ends.
 func (h *harness) run() {
 	t := h.t
-	_, ctx := ktesting.NewTestContext(t)
+	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true)))
+	h.logs = logger.GetSink().(ktesting.Underlier).GetBuffer()
+	ctx := klog.NewContext(context.Background(), logger)
 	ctx, cancel := context.WithCancel(context.WithValue(ctx, runKey{}, h))
 	done := make(chan error, 1)
 	go func() { done <- h.r.Run(ctx) }()
@@ -135,7 +141,7 @@ func (h *harness) resolve() {
 	h.t.Helper()
 	for range 2 {
 		resets := h.resets.Load()
-		h.r.Resolve()
+		h.trigger.Resolve()
 		h.waitFor("a re-resolution", func() bool { return h.resets.Load() > resets })
 	}
 }
@@ -268,6 +274,19 @@ func (h *harness) reloadMetrics() reloadMetrics {
 	}
 }
 
+// compile compiles file against the fake cluster as it is now, with no
+// rule applying in the excluded namespaces: the harness's CompileFunc.
+func (h *harness) compile(file *rules.File) (*rules.Set, []rules.FieldError, error) {
+	set, unresolved, err := rules.Compile(h.path, file, h.res.resolve)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := set.ExcludeNamespaces(h.exclude); err != nil {
+		return nil, nil, err
+	}
+	return set, unresolved, nil
+}
+
 // compiled returns content compiled as the Reloader would now.
 func (h *harness) compiled(content string) *rules.Set {
 	h.t.Helper()
@@ -275,11 +294,8 @@ func (h *harness) compiled(content string) *rules.Set {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	set, _, err := rules.Compile(h.path, f, h.res.resolve)
+	set, _, err := h.compile(f)
 	if err != nil {
-		h.t.Fatal(err)
-	}
-	if err := set.ExcludeNamespaces(h.r.opts.ExcludeNamespaces); err != nil {
 		h.t.Fatal(err)
 	}
 	return set
@@ -294,4 +310,15 @@ func targets(s *rules.Set) []string {
 		}
 	}
 	return out
+}
+
+// logged counts the entries Run logged with message msg.
+func (h *harness) logged(msg string) int {
+	n := 0
+	for _, e := range h.logs.Data() {
+		if e.Message == msg {
+			n++
+		}
+	}
+	return n
 }

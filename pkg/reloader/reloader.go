@@ -7,6 +7,7 @@ package reloader
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -24,41 +25,68 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
+// CompileFunc compiles a rules file against the cluster as it is now: the
+// set to enforce, the resource names not served, or why the rules cannot be
+// enforced together.
+type CompileFunc func(file *rules.File) (set *rules.Set, unresolved []rules.FieldError, err error)
+
+// Trigger asks a Reloader to resolve the rules' resources again soon. Make
+// it first, so that what pulls it (the controller, when a resource stops
+// being served) is complete before the Reloader that it triggers is built.
+type Trigger chan struct{}
+
+// NewTrigger returns a Trigger for Options.Trigger.
+func NewTrigger() Trigger { return make(Trigger, 1) }
+
+// Resolve pulls the trigger. It does not block: pulls made before the
+// Reloader gets to them count as one.
+func (t Trigger) Resolve() {
+	select {
+	case t <- struct{}{}:
+	default:
+	}
+}
+
 // Options configure a Reloader.
 type Options struct {
 	// Path is the rules file.
 	Path string
-	// Resolve resolves a resource name; Reset drops cached discovery so
-	// that the next Resolve sees the cluster as it is now.
-	Resolve rules.ResolveFunc
+	// Compile compiles a file against the cluster; Reset, called before
+	// it, drops cached discovery so that it sees the cluster as it is now.
+	Compile CompileFunc
 	Reset   func()
 	// Apply puts a new set of rules in force; ctx is the one Run was given.
 	Apply func(ctx context.Context, set *rules.Set)
+	// Trigger, pulled, has the rules' resources resolved again at once.
+	Trigger Trigger
 	// Watch reloads the file when it changes; otherwise only on SIGHUP.
 	Watch bool
 	// RetryInterval is how often resources that are not served are looked
 	// up again; Interval how often all are, to notice removed resources.
 	RetryInterval, Interval time.Duration
-	// Metrics, when set, receive reload results.
+	// Metrics receive reload results and describe the rules in force.
 	Metrics *metrics.Metrics
-	// ExcludeNamespaces are namespace globs no rule applies in.
-	ExcludeNamespaces []string
 }
 
 // Reloader owns the rules in force. Create it with New; Run it.
 type Reloader struct {
 	opts Options
-	kick chan struct{}
 
 	mu         sync.Mutex
 	file       *rules.File
 	set        *rules.Set
 	unresolved []rules.FieldError
-	failed     bool // the file on disk is invalid
+	failed     bool      // the file on disk is invalid
+	lookedUp   time.Time // when the resources were last resolved
+
+	// reported are the unresolved resources last logged. Only Run's
+	// goroutine uses it.
+	reported []rules.FieldError
 }
 
-// New returns a Reloader whose rules in force are file, resolved as set
-// with unresolved names not served.
+// New returns a Reloader whose rules in force are file, compiled just now
+// (as opts.Compile does) into set, with unresolved names not served. Apply
+// and Compile are required; the other options have defaults.
 func New(opts Options, file *rules.File, set *rules.Set, unresolved []rules.FieldError) *Reloader {
 	if opts.RetryInterval <= 0 {
 		opts.RetryInterval = 2 * time.Second
@@ -66,21 +94,19 @@ func New(opts Options, file *rules.File, set *rules.Set, unresolved []rules.Fiel
 	if opts.Interval <= 0 {
 		opts.Interval = 30 * time.Second
 	}
-	r := &Reloader{opts: opts, kick: make(chan struct{}, 1), file: file, set: set, unresolved: unresolved}
-	if opts.Metrics != nil {
-		opts.Metrics.RulesLastReloadSuccessful.Set(1) // the caller loaded file; Run counts its loads
+	if opts.Reset == nil {
+		opts.Reset = func() {}
 	}
+	if opts.Trigger == nil {
+		opts.Trigger = NewTrigger()
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = metrics.New()
+	}
+	r := &Reloader{opts: opts, file: file, set: set, unresolved: unresolved, lookedUp: time.Now()}
+	opts.Metrics.RulesLastReloadSuccessful.Set(1) // the caller loaded file; Run counts its loads
 	r.gauges()
 	return r
-}
-
-// Resolve asks for the rules' resources to be resolved again soon, e.g.
-// because one of them stopped being served. It does not block.
-func (r *Reloader) Resolve() {
-	select {
-	case r.kick <- struct{}{}:
-	default:
-	}
 }
 
 // Set returns the compiled rules in force.
@@ -90,38 +116,27 @@ func (r *Reloader) Set() *rules.Set {
 	return r.set
 }
 
-// Run reloads and re-resolves until ctx ends. It starts with one reload, so
-// that a process that waited (e.g. for leadership) starts from the file and
-// the cluster as they are now.
+// Run reloads and re-resolves until ctx ends. It starts by loading the
+// file, so that a process that waited (e.g. for leadership) starts from the
+// file as it is now; the resources are resolved again an interval after
+// they last were, at once if that was longer ago.
 func (r *Reloader) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
-
-	var events <-chan fsnotify.Event
-	var errs <-chan error
-	if r.opts.Watch {
-		w, err := fsnotify.NewWatcher()
-		if err != nil {
-			return fmt.Errorf("watch rules file: %w", err)
-		}
-		defer w.Close()
-		// The directory, not the file: editors replace the file by renaming
-		// a new one over it, and a ConfigMap volume swaps a ..data symlink.
-		dir := filepath.Dir(r.opts.Path)
-		if err := w.Add(dir); err != nil {
-			return fmt.Errorf("watch %s: %w", dir, err)
-		}
-		events, errs = w.Events, w.Errors
-		logger.Info("Watching rules file", "path", r.opts.Path)
+	events, errs, stop, err := r.watch(ctx)
+	if err != nil {
+		return err
 	}
+	defer stop()
 
 	// Changes come in bursts (write, chmod, rename); act once they settle.
 	debounce := time.NewTimer(time.Hour)
 	debounce.Stop()
-	r.reload(ctx, "start", true)
-	tick := time.NewTimer(r.interval())
+	r.reload(ctx, atStart)
+	r.report(ctx)
+	tick := time.NewTimer(r.untilLookUp())
 	defer tick.Stop()
 	for {
 		select {
@@ -132,70 +147,119 @@ func (r *Reloader) Run(ctx context.Context) error {
 		case err := <-errs:
 			logger.Error(err, "Watching rules file")
 		case <-debounce.C:
-			r.reload(ctx, "file changed", false)
+			r.reload(ctx, fileChanged)
 		case <-hup:
-			r.reload(ctx, "SIGHUP", true)
-		case <-r.kick:
+			r.reload(ctx, hangUp)
+		case <-r.opts.Trigger:
 			r.resolve(ctx)
 		case <-tick.C:
 			r.resolve(ctx)
 		}
-		tick.Reset(r.interval())
+		tick.Reset(r.untilLookUp())
 	}
 }
 
-// interval is how long until the next look-up: short while some resources
-// are not served, so that a CRD installed now is picked up within seconds.
-func (r *Reloader) interval() time.Duration {
+// watch watches the rules file when Options.Watch says so; otherwise its
+// channels never deliver. stop ends the watch.
+func (r *Reloader) watch(ctx context.Context) (events <-chan fsnotify.Event, errs <-chan error, stop func(), err error) {
+	if !r.opts.Watch {
+		return nil, nil, func() {}, nil
+	}
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("watch rules file: %w", err)
+	}
+	// The directory, not the file: editors replace the file by renaming
+	// a new one over it, and a ConfigMap volume swaps a ..data symlink.
+	dir := filepath.Dir(r.opts.Path)
+	if err := w.Add(dir); err != nil {
+		return nil, nil, nil, fmt.Errorf("watch %s: %w", dir, errors.Join(err, w.Close()))
+	}
+	klog.FromContext(ctx).Info("Watching rules file", "path", r.opts.Path)
+	stop = func() {
+		if err := w.Close(); err != nil {
+			klog.FromContext(ctx).Error(err, "Stopping the rules file watch")
+		}
+	}
+	return w.Events, w.Errors, stop, nil
+}
+
+// untilLookUp is how long until the resources are next looked up: an
+// interval after they last were, short while some are not served, so that a
+// CRD installed now is picked up within seconds.
+func (r *Reloader) untilLookUp() time.Duration {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	interval := r.opts.Interval
 	if len(r.unresolved) > 0 {
-		return r.opts.RetryInterval
+		interval = r.opts.RetryInterval
 	}
-	return r.opts.Interval
+	return interval - time.Since(r.lookedUp)
 }
 
+// A cause is why the file is loaded; it says what a file whose rules did
+// not change does.
+type cause struct {
+	name string
+	// resolve has the rules resolved again although they did not change.
+	resolve bool
+	// count counts the load although the rules did not change.
+	count bool
+}
+
+var (
+	atStart     = cause{name: "start", count: true}
+	fileChanged = cause{name: "file changed"}
+	hangUp      = cause{name: "SIGHUP", resolve: true, count: true}
+)
+
 // reload loads the file; an invalid file, or one whose rules conflict, is
-// reported and leaves the rules in force as they are. Unless force is set,
-// a file whose rules did not change is not resolved again.
-func (r *Reloader) reload(ctx context.Context, reason string, force bool) {
+// reported and leaves the rules in force as they are. A file whose rules
+// did not change is resolved again only if c says so.
+func (r *Reloader) reload(ctx context.Context, c cause) {
 	logger := klog.FromContext(ctx)
-	fail := func(err error) {
-		r.mu.Lock()
-		r.failed = true
-		r.mu.Unlock()
-		r.record(metrics.Failure)
-		logger.Error(err, "Rules file invalid; the previous rules are still enforced", "path", r.opts.Path, "reason", reason)
-	}
 	file, err := rules.Load(r.opts.Path)
 	if err != nil {
-		fail(err)
+		r.fail(ctx, c, err)
 		return
 	}
 	r.mu.Lock()
 	same, wasFailed := reflect.DeepEqual(file, r.file), r.failed
 	r.mu.Unlock()
-	if same && !force {
+	if same && !c.resolve {
 		if wasFailed {
-			r.mu.Lock()
-			r.failed = false
-			r.mu.Unlock()
-			r.record(metrics.Success)
+			r.succeed()
 			logger.Info("Rules file valid again; rules unchanged", "path", r.opts.Path)
+		} else if c.count {
+			r.succeed()
 		}
 		return
 	}
 	if err := r.apply(ctx, file); err != nil {
-		fail(err)
+		r.fail(ctx, c, err)
 		return
 	}
+	r.succeed()
+	if !same {
+		logger.Info("Rules reloaded", "path", r.opts.Path, "reason", c.name, "rules", len(file.Rules))
+	}
+}
+
+// succeed records a load of a valid file.
+func (r *Reloader) succeed() {
 	r.mu.Lock()
 	r.failed = false
 	r.mu.Unlock()
 	r.record(metrics.Success)
-	if !same {
-		logger.Info("Rules reloaded", "path", r.opts.Path, "reason", reason, "rules", len(file.Rules))
-	}
+}
+
+// fail records and reports a load that failed with err.
+func (r *Reloader) fail(ctx context.Context, c cause, err error) {
+	r.mu.Lock()
+	r.failed = true
+	r.mu.Unlock()
+	r.record(metrics.Failure)
+	klog.FromContext(ctx).Error(err, "Rules file invalid; the previous rules are still enforced", "path", r.opts.Path, "reason", c.name)
 }
 
 // resolve resolves the rules in force again, against the cluster as it is
@@ -213,27 +277,19 @@ func (r *Reloader) resolve(ctx context.Context) {
 // rules conflict, makes it the file in force, applying the compiled set
 // when it differs from the one in force.
 func (r *Reloader) apply(ctx context.Context, file *rules.File) error {
-	if r.opts.Reset != nil {
-		r.opts.Reset()
-	}
-	set, unresolved, err := rules.Compile(r.opts.Path, file, r.opts.Resolve)
+	r.opts.Reset()
+	r.mu.Lock()
+	r.lookedUp = time.Now()
+	r.mu.Unlock()
+	set, unresolved, err := r.opts.Compile(file)
 	if err != nil {
-		return err
-	}
-	if err := set.ExcludeNamespaces(r.opts.ExcludeNamespaces); err != nil {
 		return err
 	}
 	r.mu.Lock()
 	changed := !reflect.DeepEqual(set, r.set)
-	unresolvedChanged := !slices.Equal(unresolved, r.unresolved)
 	r.file, r.set, r.unresolved = file, set, unresolved
 	r.mu.Unlock()
-	if unresolvedChanged {
-		logger := klog.FromContext(ctx)
-		for _, u := range unresolved {
-			logger.Error(nil, "Resource not served; its rules are not enforced until it is", "field", u.Field, "reason", u.Message)
-		}
-	}
+	r.report(ctx)
 	if changed {
 		r.opts.Apply(ctx, set)
 	}
@@ -241,27 +297,38 @@ func (r *Reloader) apply(ctx context.Context, file *rules.File) error {
 	return nil
 }
 
+// report logs the resources of the rules in force that are not served,
+// unless they are those it logged last.
+func (r *Reloader) report(ctx context.Context) {
+	r.mu.Lock()
+	unresolved := r.unresolved
+	r.mu.Unlock()
+	if slices.Equal(unresolved, r.reported) {
+		return
+	}
+	r.reported = unresolved
+	logger := klog.FromContext(ctx)
+	for _, u := range unresolved {
+		logger.Error(nil, "Resource not served; its rules are not enforced until it is", "field", u.Field, "reason", u.Message)
+	}
+}
+
 // record counts a load of the file.
 func (r *Reloader) record(result string) {
-	if m := r.opts.Metrics; m != nil {
-		m.RulesReloads.WithLabelValues(result).Inc()
-		if result == metrics.Success {
-			m.RulesLastReloadSuccessful.Set(1)
-		} else {
-			m.RulesLastReloadSuccessful.Set(0)
-		}
+	m := r.opts.Metrics
+	m.RulesReloads.WithLabelValues(result).Inc()
+	if result == metrics.Success {
+		m.RulesLastReloadSuccessful.Set(1)
+	} else {
+		m.RulesLastReloadSuccessful.Set(0)
 	}
 	r.gauges()
 }
 
 // gauges sets the metrics that describe the rules in force.
 func (r *Reloader) gauges() {
-	m := r.opts.Metrics
-	if m == nil {
-		return
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	m.Rules.Set(float64(len(r.file.Rules)))
-	m.ResourcesUnresolved.Set(float64(len(r.unresolved)))
+	r.opts.Metrics.Rules.Set(float64(len(r.file.Rules)))
+	r.opts.Metrics.ResourcesUnresolved.Set(float64(len(r.unresolved)))
 }

@@ -112,7 +112,7 @@ func TestWatch(t *testing.T) {
 	})
 
 	t.Run("reloaded rules keep the excluded namespaces", func(t *testing.T) {
-		h := start(t, teamA, Options{Watch: true, ExcludeNamespaces: []string{"kube-*"}})
+		h := start(t, teamA, Options{Watch: true}, "kube-*")
 		h.noApply(0)
 		h.replace(teamB)
 		s := h.waitApply()
@@ -135,14 +135,16 @@ func TestWatch(t *testing.T) {
 	})
 }
 
-// TestStart checks that Run starts from the file and the cluster as they
-// are when it starts, not as they were when the Reloader was created.
+// TestStart checks that Run starts from the file as it is when it starts,
+// not as it was when the Reloader was created, and that it does not
+// compile again rules it was given compiled, unless they were compiled
+// longer ago than they would have been looked up again.
 func TestStart(t *testing.T) {
-	t.Run("unchanged: nothing applied", func(t *testing.T) {
+	t.Run("unchanged: not compiled again, nothing applied", func(t *testing.T) {
 		h := start(t, teamA, Options{})
 		h.noApply(0)
-		if h.resets.Load() != 1 {
-			t.Errorf("discovery reset %d times at start, want once", h.resets.Load())
+		if n := h.resets.Load(); n != 0 {
+			t.Errorf("discovery reset %d times at start, want none: the rules given to New are in force", n)
 		}
 		exported := reloadMetrics{
 			successes:      h.exported("rules_reloads_total", "success"),
@@ -164,9 +166,22 @@ func TestStart(t *testing.T) {
 		h.waitMetrics(reloadMetrics{successes: 1, lastSuccessful: 1, rules: 1})
 	})
 
-	t.Run("resource served before Run", func(t *testing.T) {
+	t.Run("resource served before Run: looked up when due", func(t *testing.T) {
 		h := newHarness(t, withWidgets, Options{RetryInterval: time.Hour})
 		h.res.serve("widgets", widgets)
+		h.run()
+		h.noApply(settle)
+		if n := h.resets.Load(); n != 0 {
+			t.Errorf("discovery reset %d times at start, want none: the next look-up is an hour away", n)
+		}
+	})
+
+	t.Run("resource served while Run waited longer than the interval", func(t *testing.T) {
+		h := newHarness(t, withWidgets, Options{RetryInterval: time.Hour})
+		h.res.serve("widgets", widgets)
+		h.r.mu.Lock()
+		h.r.lookedUp = time.Now().Add(-2 * time.Hour) // e.g. waiting for leadership
+		h.r.mu.Unlock()
 		h.run()
 		checkSet(t, h.waitApply(), h.compiled(withWidgets))
 	})
@@ -202,11 +217,32 @@ func TestResolution(t *testing.T) {
 		}
 	})
 
+	t.Run("not served: logged once, not at every look-up", func(t *testing.T) {
+		const notServed = "Resource not served; its rules are not enforced until it is"
+		h := start(t, withWidgets, Options{RetryInterval: 20 * time.Millisecond, Interval: time.Hour})
+		h.waitFor("a few look-ups", func() bool { return h.resets.Load() >= 3 })
+		if n := h.logged(notServed); n != 1 {
+			t.Errorf("%q logged %d times after 3 look-ups, want once", notServed, n)
+		}
+		h.res.serve("widgets", widgets)
+		h.waitApply()
+		h.res.mu.Lock()
+		delete(h.res.served, "widgets") // its CRD deleted
+		h.res.mu.Unlock()
+		h.trigger.Resolve()
+		h.waitApply()
+		resets := h.resets.Load()
+		h.waitFor("a few more look-ups", func() bool { return h.resets.Load() >= resets+3 })
+		if n := h.logged(notServed); n != 2 {
+			t.Errorf("%q logged %d times, want twice: at start and once widgets were gone again", notServed, n)
+		}
+	})
+
 	t.Run("Resolve kicks an immediate look-up", func(t *testing.T) {
 		h := start(t, withWidgets, Options{RetryInterval: time.Hour, Interval: time.Hour})
 		h.res.serve("widgets", widgets)
 		h.noApply(0)
-		h.r.Resolve()
+		h.trigger.Resolve()
 		checkSet(t, h.waitApply(), h.compiled(withWidgets))
 	})
 
