@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 
@@ -37,7 +39,7 @@ func checkCommand(ctx context.Context, e *env, args []string) int {
 	}
 	cfg, r, err := cf.resolver()
 	if err != nil {
-		fmt.Fprintf(e.Err, "%v\n(use --offline to validate the file without a cluster)\n", err)
+		fmt.Fprintf(e.Err, "%v\n%s\n", err, offlineHint)
 		return 1
 	}
 	cs, err := kubernetes.NewForConfig(cfg)
@@ -45,36 +47,77 @@ func checkCommand(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.Err, err)
 		return 1
 	}
-	if _, _, err := rules.Compile(*rulesPath, file, r.Resolve); err != nil {
+	if _, _, err := compileRules(*rulesPath, file, r.Resolve, nil); err != nil {
 		fmt.Fprintln(e.Err, err)
 		return 1
 	}
-
-	w := tabwriter.NewWriter(e.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "RULE\tRESOURCE\tSERVED AS\tSTATUS")
-	ok := true
-	for _, rule := range file.Rules {
-		for _, name := range rule.Resources {
-			servedAs, status := checkResource(ctx, r, cs, name, cf.namespace())
-			if status != "ok" {
-				ok = false
-			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", rule.Name, name, servedAs, status)
-		}
+	rows, err := checkRules(ctx, file, r.Resolve, cs, cf.namespace())
+	if err != nil {
+		// No verdict on the rules: the cluster did not answer.
+		fmt.Fprintf(e.Err, "%v\n%s\n", err, offlineHint)
+		return 1
 	}
-	_ = w.Flush()
+	ok, err := printChecks(e.Out, rows)
+	if err != nil {
+		fmt.Fprintln(e.Err, err)
+		return 1
+	}
 	if !ok {
 		return 1
 	}
 	return 0
 }
 
+// offlineHint follows an error that says the cluster cannot be asked.
+const offlineHint = "(use --offline to validate the file without a cluster)"
+
+// A checkRow is the verdict on one resource of one rule.
+type checkRow struct {
+	rule, resource, servedAs, status string
+}
+
+// checkRules checks every resource of every rule in file, resolving it
+// through resolver and asking cs whether the user may do what the controller
+// does with it, in namespace ("" for all). A resource that is not served or
+// not allowed is a row saying so; an error means that the API server could
+// not be asked, so there is no verdict.
+func checkRules(ctx context.Context, file *rules.File, resolver rules.ResolveFunc, cs kubernetes.Interface, namespace string) ([]checkRow, error) {
+	var rows []checkRow
+	for _, rule := range file.Rules {
+		for _, name := range rule.Resources {
+			servedAs, status, err := checkResource(ctx, resolver, cs, name, namespace)
+			if err != nil {
+				return nil, fmt.Errorf("rule %q: could not ask the API server: %w", rule.Name, err)
+			}
+			rows = append(rows, checkRow{rule: rule.Name, resource: name, servedAs: servedAs, status: status})
+		}
+	}
+	return rows, nil
+}
+
+// printChecks prints rows as a table; ok says whether every status is ok.
+func printChecks(out io.Writer, rows []checkRow) (ok bool, err error) {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "RULE\tRESOURCE\tSERVED AS\tSTATUS")
+	ok = true
+	for _, r := range rows {
+		ok = ok && r.status == "ok"
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", r.rule, r.resource, r.servedAs, r.status)
+	}
+	return ok, w.Flush()
+}
+
 // checkResource resolves name and asks the API server whether the current
 // user may do what the controller does with it, in namespace ("" for all).
-func checkResource(ctx context.Context, r *resolve.Resolver, cs kubernetes.Interface, name, namespace string) (servedAs, status string) {
-	res, err := r.Resolve(name)
+// A resource the server does not serve has the status "not found"; an error
+// says that the server could not be asked.
+func checkResource(ctx context.Context, resolver rules.ResolveFunc, cs kubernetes.Interface, name, namespace string) (servedAs, status string, err error) {
+	res, err := resolver(name)
+	if errors.Is(err, resolve.ErrNotServed) {
+		return "-", "not found", nil
+	}
 	if err != nil {
-		return "-", "not found"
+		return "", "", err
 	}
 	if !res.Namespaced {
 		namespace = ""
@@ -88,14 +131,14 @@ func checkResource(ctx context.Context, r *resolve.Resolver, cs kubernetes.Inter
 		}}
 		got, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
 		if err != nil {
-			return rules.GVRString(res.GVR), "error: " + err.Error()
+			return "", "", fmt.Errorf("review access to %s %s: %w", verb, rules.GVRString(res.GVR), err)
 		}
 		if !got.Status.Allowed {
 			denied = append(denied, verb)
 		}
 	}
 	if len(denied) > 0 {
-		return rules.GVRString(res.GVR), "forbidden: cannot " + strings.Join(denied, ", ")
+		return rules.GVRString(res.GVR), "forbidden: cannot " + strings.Join(denied, ", "), nil
 	}
-	return rules.GVRString(res.GVR), "ok"
+	return rules.GVRString(res.GVR), "ok", nil
 }

@@ -1,0 +1,139 @@
+package cli
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/scheme"
+)
+
+// fakeAPIServer serves, over plain HTTP, the discovery of the core group
+// with configmaps only, and access reviews that allow every verb but those
+// denied. A part that is down answers every request with an internal error.
+type fakeAPIServer struct {
+	denied                     []string
+	discoveryDown, reviewsDown bool
+}
+
+func (f *fakeAPIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	reply := func(code int, v any) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		if err := json.NewEncoder(w).Encode(v); err != nil {
+			panic(err)
+		}
+	}
+	down := metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusFailure,
+		Code: http.StatusInternalServerError, Reason: metav1.StatusReasonInternalError, Message: "etcd is down"}
+	switch {
+	case r.URL.Path == "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews" && r.Method == http.MethodPost:
+		if f.reviewsDown {
+			reply(http.StatusInternalServerError, down)
+			return
+		}
+		var review authorizationv1.SelfSubjectAccessReview
+		body, err := io.ReadAll(r.Body)
+		if err == nil {
+			_, _, err = scheme.Codecs.UniversalDeserializer().Decode(body, nil, &review) // JSON or protobuf
+		}
+		if err != nil {
+			reply(http.StatusBadRequest, err.Error())
+			return
+		}
+		review.Status.Allowed = !slices.Contains(f.denied, review.Spec.ResourceAttributes.Verb)
+		reply(http.StatusCreated, review)
+	case f.discoveryDown:
+		reply(http.StatusInternalServerError, down)
+	case r.URL.Path == "/api":
+		reply(http.StatusOK, metav1.APIVersions{TypeMeta: metav1.TypeMeta{Kind: "APIVersions"}, Versions: []string{"v1"}})
+	case r.URL.Path == "/apis":
+		reply(http.StatusOK, metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}})
+	case r.URL.Path == "/api/v1":
+		reply(http.StatusOK, metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: "v1",
+			APIResources: []metav1.APIResource{{Name: "configmaps", SingularName: "configmap", Kind: "ConfigMap", Namespaced: true,
+				ShortNames: []string{"cm"}, Verbs: metav1.Verbs{"get", "list", "watch", "patch"}}}})
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// check tells a resource that is not served from an API server that could
+// not be asked: the first is a verdict on the rules, the second none.
+func TestCheckCommand(t *testing.T) {
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none")) // no kubeconfig but --server
+	const (
+		cms     = "rules:\n- name: cms\n  resources: [cm]\n  annotations: {a: \"1\"}\n"
+		widgets = cms + "- name: widgets\n  resources: [widgets.example.com]\n  annotations: {b: \"2\"}\n"
+	)
+	tests := []struct {
+		name       string
+		server     fakeAPIServer
+		rules      string
+		wantCode   int
+		wantRows   [][]string
+		wantStderr []string // substrings; none: stderr empty
+	}{
+		{name: "served and allowed", rules: cms, wantCode: 0,
+			wantRows: [][]string{{"cms", "cm", "configmaps.v1", "ok"}}},
+		{name: "not served: a verdict", rules: widgets, wantCode: 1,
+			wantRows: [][]string{{"cms", "cm", "configmaps.v1", "ok"}, {"widgets", "widgets.example.com", "-", "not", "found"}}},
+		{name: "forbidden: a verdict", rules: cms, server: fakeAPIServer{denied: []string{"patch", "watch"}}, wantCode: 1,
+			wantRows: [][]string{{"cms", "cm", "configmaps.v1", "forbidden:", "cannot", "watch,", "patch"}}},
+		{name: "discovery fails: no verdict", rules: widgets, server: fakeAPIServer{discoveryDown: true}, wantCode: 1,
+			wantStderr: []string{`rule "cms": could not ask the API server: resolve resource "cm": `, offlineHint}},
+		{name: "access reviews fail: no verdict", rules: cms, server: fakeAPIServer{reviewsDown: true}, wantCode: 1,
+			wantStderr: []string{`rule "cms": could not ask the API server: review access to get configmaps.v1: `, "etcd is down", offlineHint}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(&tc.server)
+			t.Cleanup(srv.Close)
+			path := filepath.Join(t.TempDir(), "rules.yaml")
+			if err := os.WriteFile(path, []byte(tc.rules), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			stdout, stderr, code := invoke("kube-annotator", "check", "--rules", path, "--server", srv.URL)
+			if code != tc.wantCode {
+				t.Errorf("exit %d, want %d", code, tc.wantCode)
+			}
+			for _, row := range tc.wantRows {
+				if !hasRow(stdout, row) {
+					t.Errorf("stdout lacks the row %q", row)
+				}
+			}
+			if tc.wantRows == nil && stdout != "" {
+				t.Errorf("stdout %q, want none: there is no verdict", stdout)
+			}
+			for _, want := range tc.wantStderr {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr lacks %q", want)
+				}
+			}
+			if tc.wantStderr == nil && stderr != "" {
+				t.Errorf("stderr %q, want none", stderr)
+			}
+			if t.Failed() {
+				t.Logf("stdout:\n%s\nstderr:\n%s", stdout, stderr)
+			}
+		})
+	}
+}
+
+// hasRow reports whether a line of table starts with cells.
+func hasRow(table string, cells []string) bool {
+	for _, line := range strings.Split(table, "\n") {
+		if f := strings.Fields(line); len(f) >= len(cells) && slices.Equal(f[:len(cells)], cells) {
+			return true
+		}
+	}
+	return false
+}
