@@ -31,7 +31,12 @@ func addClusterFlags(fs *pflag.FlagSet) *clusterFlags {
 	f := &clusterFlags{config: genericclioptions.NewConfigFlags(true)}
 	conn := pflag.NewFlagSet("connection", pflag.ContinueOnError)
 	f.config.AddFlags(conn)
-	conn.VisitAll(func(fl *pflag.Flag) { _ = conn.SetAnnotation(fl.Name, connectionGroup, []string{"true"}) })
+	conn.VisitAll(func(fl *pflag.Flag) {
+		if fl.Annotations == nil {
+			fl.Annotations = map[string][]string{}
+		}
+		fl.Annotations[connectionGroup] = []string{"true"}
+	})
 	fs.AddFlagSet(conn)
 	// No client-side limit by default: the workers bound how many requests
 	// are in flight, and the API server's Priority and Fairness protects it.

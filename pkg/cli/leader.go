@@ -55,6 +55,16 @@ func (f *leaderFlags) leaseNamespace() string {
 	return "default"
 }
 
+// leaderIdentity names this process in the Lease: its host, and a UUID
+// that tells it from an earlier process on the same host.
+func leaderIdentity() (string, error) {
+	host, err := os.Hostname()
+	if err != nil {
+		return "", fmt.Errorf("leader election identity: %w", err)
+	}
+	return host + "_" + string(uuid.NewUUID()), nil
+}
+
 // errLeadershipLost ends the process: another replica may be writing now.
 var errLeadershipLost = errors.New("leader election lost")
 
@@ -70,8 +80,10 @@ func (f *leaderFlags) withLeader(ctx context.Context, cfg *rest.Config, onLeadin
 	if err != nil {
 		return err
 	}
-	host, _ := os.Hostname()
-	id := host + "_" + string(uuid.NewUUID())
+	id, err := leaderIdentity()
+	if err != nil {
+		return err
+	}
 	logger := klog.FromContext(ctx).WithValues("lease", f.leaseNamespace()+"/"+f.name, "identity", id)
 
 	leading := make(chan context.Context, 1)

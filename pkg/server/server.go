@@ -52,7 +52,9 @@ func Start(ctx context.Context, name, addr string, h http.Handler) (net.Addr, er
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		_ = srv.Shutdown(sctx)
+		if err := srv.Shutdown(sctx); err != nil {
+			logger.Error(err, "Server shutdown", "server", name)
+		}
 	}()
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
