@@ -17,6 +17,7 @@ import (
 type decoder struct {
 	errs   []FieldError
 	names  map[string]int // rule name → index of the first rule using it
+	index  int            // index of the rule being decoded
 	visits int            // values visited, counting alias expansions
 	capped bool           // decoding stopped at maxErrors
 	// keyLine is the line of the key whose value a fields callback decodes,
@@ -61,19 +62,7 @@ func (d *decoder) file(root *yaml.Node) *File {
 		return nil
 	}
 	f := &File{Version: Version}
-	seen := d.fields(n, "", []string{"version", "rules"}, func(key, path string, v *yaml.Node) {
-		switch key {
-		case "version":
-			if s, ok := d.str(v, path); ok && s != Version {
-				d.errorf(v, path, "unsupported version %q; this build reads %q", s, Version)
-			}
-		case "rules":
-			f.Rules = d.rules(v, path)
-		}
-	})
-	if !seen["rules"] {
-		d.errorf(n, "rules", "required field is missing")
-	}
+	fileSchema.decode(d, n, "", f)
 	return f
 }
 
@@ -88,54 +77,20 @@ func (d *decoder) rules(n *yaml.Node, path string) []Rule {
 		if d.exhausted() {
 			break
 		}
-		out = append(out, d.rule(deref(item), fmt.Sprintf("%s[%d]", path, i), i))
+		d.index = i
+		out = append(out, d.rule(deref(item), fmt.Sprintf("%s[%d]", path, i)))
 	}
 	return out
 }
 
-// ruleFields are the fields of a rule, in the order the docs list them.
-var ruleFields = []string{"name", "resources", "namespaces", "excludeNamespaces", "namespaceSelector", "selector", "names",
-	"annotations", "labels", "removeAnnotations", "removeLabels"}
-
-func (d *decoder) rule(n *yaml.Node, path string, index int) Rule {
+func (d *decoder) rule(n *yaml.Node, path string) Rule {
 	var r Rule
 	if n.Kind != yaml.MappingNode {
 		d.errorf(n, path, "must be a mapping with name, resources and what to set, got %s", describe(n))
 		return r
 	}
-	seen := d.fields(n, path, ruleFields, func(key, p string, v *yaml.Node) {
-		switch key {
-		case "name":
-			r.Name = d.ruleName(v, p, index)
-		case "resources":
-			r.Resources = d.resources(v, p)
-		case "namespaces":
-			r.Namespaces = d.globs(v, p)
-		case "excludeNamespaces":
-			r.ExcludeNamespaces = d.globs(v, p)
-		case "namespaceSelector":
-			r.NamespaceSelector = d.selector(v, p)
-		case "selector":
-			r.Selector = d.selector(v, p)
-		case "names":
-			r.Names = d.globs(v, p)
-		case "annotations":
-			r.Annotations, r.AnnotationsFrom = d.metadata(v, p, annotationKind)
-		case "labels":
-			r.Labels, r.LabelsFrom = d.metadata(v, p, labelKind)
-		case "removeAnnotations":
-			r.RemoveAnnotations = d.keys(v, p, annotationKind)
-		case "removeLabels":
-			r.RemoveLabels = d.keys(v, p, labelKind)
-		}
-	})
-	for _, req := range []string{"name", "resources"} {
-		if !seen[req] {
-			d.errorf(n, path+"."+req, "required field is missing")
-		}
-	}
-	if !seen["annotations"] && !seen["labels"] && !seen["removeAnnotations"] && !seen["removeLabels"] {
-		d.errorf(n, path, "sets nothing: give annotations, labels, removeAnnotations or removeLabels")
+	if seen := ruleSchema.decode(d, n, path, &r); !ruleSchema.setsSome(seen) {
+		d.errorf(n, path, "sets nothing: give %s", setters)
 	}
 	d.setAndRemove(n, path+".removeAnnotations", r.Annotations, r.AnnotationsFrom, r.RemoveAnnotations)
 	d.setAndRemove(n, path+".removeLabels", r.Labels, r.LabelsFrom, r.RemoveLabels)
@@ -153,7 +108,7 @@ func (d *decoder) setAndRemove(n *yaml.Node, path string, set, from map[string]s
 	}
 }
 
-func (d *decoder) ruleName(n *yaml.Node, path string, index int) string {
+func (d *decoder) ruleName(n *yaml.Node, path string) string {
 	name, ok := d.str(n, path)
 	if !ok {
 		return ""
@@ -164,7 +119,7 @@ func (d *decoder) ruleName(n *yaml.Node, path string, index int) string {
 	if first, dup := d.names[name]; dup {
 		d.errorf(n, path, "duplicate name %q; rules[%d] already uses it", name, first)
 	} else {
-		d.names[name] = index
+		d.names[name] = d.index
 	}
 	return name
 }
@@ -215,10 +170,7 @@ func (d *decoder) fields(n *yaml.Node, path string, known []string, fn func(key,
 			d.errorf(k, path, "keys must be strings, got %s", describe(k))
 			continue
 		}
-		p := k.Value
-		if path != "" {
-			p = path + "." + k.Value
-		}
+		p := fieldPath(path, k.Value)
 		switch {
 		case seen[k.Value]:
 			d.errorf(k, p, "duplicate key")

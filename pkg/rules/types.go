@@ -2,6 +2,21 @@
 // loading with errors that name the field, and compilation against resolved
 // resources into what the controller enforces.
 //
+// The schema is stated once, in the decoder's tables fileSchema and
+// ruleSchema (schema.go). Each entry names a field as written in the file,
+// says whether it is required, how its value is checked and which fields of
+// File or Rule it fills; the decoder accepts exactly those fields, reports
+// any other by name, and lists them in that order. File and Rule carry no
+// encoding tags: they are only ever filled by the decoder, which walks YAML
+// nodes itself to keep line numbers, so tags would be a second, unchecked
+// statement of the field names. Their doc comments are the field reference,
+// each opening with the Go name and the file field it comes from, as in
+// Names ("names"). A test fails when a Go field is filled by no entry or by
+// two, when an entry fills other fields than it says, or when a doc comment
+// names another file field than the table; a field added to or removed
+// from the file format therefore changes the table, the struct and its
+// docs together.
+//
 // The package imports no clients or informers; resolving a resource name to
 // a GroupVersionResource is the caller's job (see package resolve).
 package rules
@@ -19,51 +34,59 @@ const MaxFileSize = 1 << 20
 
 // File is a parsed, validated rules file.
 type File struct {
-	// Version is the schema version, "v1".
-	Version string `json:"version,omitempty"`
-	// Rules are applied in file order.
-	Rules []Rule `json:"rules"`
+	// Version ("version") is the schema version, "v1"; optional.
+	Version string
+	// Rules ("rules") are applied in file order.
+	Rules []Rule
 }
 
 // Rule says which metadata the objects it selects must carry. Selection
 // fields are optional and combine with AND; a rule without them selects
 // every object of its resources. Each rule sets or removes at least one key.
 type Rule struct {
-	// Name identifies the rule in logs, metrics and errors. Unique in the file.
-	Name string `json:"name"`
-	// Resources are the resources the rule targets, named as kubectl names
-	// them: plural, singular or short name, optionally qualified with the
-	// group ("frigates.ship.nwiizo.dev") or version and group
-	// ("deployments.v1.apps").
-	Resources []string `json:"resources"`
+	// Name ("name") identifies the rule in logs, metrics and errors: a DNS
+	// label, unique in the file.
+	Name string
+	// Resources ("resources") are the resources the rule targets, named as
+	// kubectl names them: plural, singular or short name, optionally
+	// qualified with the group ("frigates.ship.nwiizo.dev") or version and
+	// group ("deployments.v1.apps").
+	Resources []string
 
-	// Namespaces selects objects in namespaces matching any of these globs
-	// (path.Match syntax: *, ?, [a-z]). For the namespaces resource itself,
-	// a Namespace's own name is matched.
-	Namespaces []string `json:"namespaces,omitempty"`
-	// ExcludeNamespaces leaves out objects in namespaces matching any glob.
-	ExcludeNamespaces []string `json:"excludeNamespaces,omitempty"`
-	// NamespaceSelector selects objects whose namespace's labels match this
-	// label selector, in kubectl syntax ("team=a,env in (prod)").
-	NamespaceSelector string `json:"namespaceSelector,omitempty"`
-	// Selector selects objects whose labels match this label selector.
-	Selector string `json:"selector,omitempty"`
-	// Names selects objects whose name matches any of these globs.
-	Names []string `json:"names,omitempty"`
+	// Namespaces ("namespaces") selects objects in namespaces matching any
+	// of these globs (path.Match syntax: *, ?, [a-z]). For the namespaces
+	// resource itself, a Namespace's own name is matched.
+	Namespaces []string
+	// ExcludeNamespaces ("excludeNamespaces") leaves out objects in
+	// namespaces matching any of these globs.
+	ExcludeNamespaces []string
+	// NamespaceSelector ("namespaceSelector") selects objects whose
+	// namespace's labels match this label selector, in kubectl syntax
+	// ("team=a,env in (prod)").
+	NamespaceSelector string
+	// Selector ("selector") selects objects whose labels match this label
+	// selector.
+	Selector string
+	// Names ("names") selects objects whose name matches any of these globs.
+	Names []string
 
-	// Annotations are set, to these literal values.
-	Annotations map[string]string `json:"annotations,omitempty"`
-	// AnnotationsFrom are set to a value read from the object with a
-	// kubectl JSONPath template, written {jsonPath: '{.spec.foo}'}.
-	AnnotationsFrom map[string]string `json:"annotationsFrom,omitempty"`
-	// Labels are set, to these literal values.
-	Labels map[string]string `json:"labels,omitempty"`
-	// LabelsFrom are set to a value read from the object, as AnnotationsFrom.
-	LabelsFrom map[string]string `json:"labelsFrom,omitempty"`
-	// RemoveAnnotations are deleted, whoever set them.
-	RemoveAnnotations []string `json:"removeAnnotations,omitempty"`
-	// RemoveLabels are deleted, whoever set them.
-	RemoveLabels []string `json:"removeLabels,omitempty"`
+	// Annotations ("annotations", the keys given a string) are set to these
+	// literal values.
+	Annotations map[string]string
+	// AnnotationsFrom ("annotations", the keys given {jsonPath: '{.spec.foo}'})
+	// are set to the value read from the object with that kubectl JSONPath
+	// template.
+	AnnotationsFrom map[string]string
+	// Labels ("labels", the keys given a string) are set to these literal
+	// values.
+	Labels map[string]string
+	// LabelsFrom ("labels", the keys given {jsonPath: '{.spec.foo}'}) are set
+	// to the value read from the object, as AnnotationsFrom.
+	LabelsFrom map[string]string
+	// RemoveAnnotations ("removeAnnotations") are deleted, whoever set them.
+	RemoveAnnotations []string
+	// RemoveLabels ("removeLabels") are deleted, whoever set them.
+	RemoveLabels []string
 }
 
 // Selective reports whether the rule selects only some objects of its

@@ -1,0 +1,123 @@
+package rules
+
+import (
+	"slices"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// field is one field of a mapping in the rules file, as the decoder reads
+// it into a T (File or Rule).
+type field[T any] struct {
+	// name is the field's key in the file.
+	name string
+	// fills names the fields of T that decode stores the value in.
+	fills []string
+	// required fields must be present.
+	required bool
+	// sets marks the fields that set or remove keys; a rule gives at least one.
+	sets bool
+	// decode checks the value v, found at path, and stores it in into.
+	decode func(d *decoder, into *T, v *yaml.Node, path string)
+}
+
+// mapping is the fields of a YAML mapping, in the order the docs list them.
+type mapping[T any] []field[T]
+
+// fileSchema is the top level of a rules file.
+var fileSchema = mapping[File]{
+	{name: "version", fills: []string{"Version"},
+		decode: func(d *decoder, f *File, v *yaml.Node, p string) {
+			s, ok := d.str(v, p)
+			switch {
+			case !ok:
+			case s != Version:
+				d.errorf(v, p, "unsupported version %q; this build reads %q", s, Version)
+			default:
+				f.Version = s
+			}
+		}},
+	{name: "rules", fills: []string{"Rules"}, required: true,
+		decode: func(d *decoder, f *File, v *yaml.Node, p string) { f.Rules = d.rules(v, p) }},
+}
+
+// ruleSchema is one rule.
+var ruleSchema = mapping[Rule]{
+	{name: "name", fills: []string{"Name"}, required: true,
+		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.Name = d.ruleName(v, p) }},
+	{name: "resources", fills: []string{"Resources"}, required: true,
+		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.Resources = d.resources(v, p) }},
+	{name: "namespaces", fills: []string{"Namespaces"},
+		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.Namespaces = d.globs(v, p) }},
+	{name: "excludeNamespaces", fills: []string{"ExcludeNamespaces"},
+		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.ExcludeNamespaces = d.globs(v, p) }},
+	{name: "namespaceSelector", fills: []string{"NamespaceSelector"},
+		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.NamespaceSelector = d.selector(v, p) }},
+	{name: "selector", fills: []string{"Selector"},
+		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.Selector = d.selector(v, p) }},
+	{name: "names", fills: []string{"Names"},
+		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.Names = d.globs(v, p) }},
+	{name: "annotations", fills: []string{"Annotations", "AnnotationsFrom"}, sets: true,
+		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) {
+			r.Annotations, r.AnnotationsFrom = d.metadata(v, p, annotationKind)
+		}},
+	{name: "labels", fills: []string{"Labels", "LabelsFrom"}, sets: true,
+		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) {
+			r.Labels, r.LabelsFrom = d.metadata(v, p, labelKind)
+		}},
+	{name: "removeAnnotations", fills: []string{"RemoveAnnotations"}, sets: true,
+		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.RemoveAnnotations = d.keys(v, p, annotationKind) }},
+	{name: "removeLabels", fills: []string{"RemoveLabels"}, sets: true,
+		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.RemoveLabels = d.keys(v, p, labelKind) }},
+}
+
+// setters lists, for errors, the fields of a rule that set or remove keys:
+// "a, b or c".
+var setters = func() string {
+	var names []string
+	for _, f := range ruleSchema {
+		if f.sets {
+			names = append(names, f.name)
+		}
+	}
+	last := len(names) - 1
+	return strings.Join(names[:last], ", ") + " or " + names[last]
+}()
+
+// names returns the fields' keys, in order.
+func (s mapping[T]) names() []string {
+	names := make([]string, len(s))
+	for i, f := range s {
+		names[i] = f.name
+	}
+	return names
+}
+
+// decode decodes mapping n, found at path, into into, reporting unknown,
+// duplicate and missing fields. It returns the keys seen.
+func (s mapping[T]) decode(d *decoder, n *yaml.Node, path string, into *T) map[string]bool {
+	seen := d.fields(n, path, s.names(), func(key, p string, v *yaml.Node) {
+		i := slices.IndexFunc(s, func(f field[T]) bool { return f.name == key })
+		s[i].decode(d, into, v, p)
+	})
+	for _, f := range s {
+		if f.required && !seen[f.name] {
+			d.errorf(n, fieldPath(path, f.name), "required field is missing")
+		}
+	}
+	return seen
+}
+
+// setsSome reports whether seen holds a field that sets or removes keys.
+func (s mapping[T]) setsSome(seen map[string]bool) bool {
+	return slices.ContainsFunc(s, func(f field[T]) bool { return f.sets && seen[f.name] })
+}
+
+// fieldPath is the path of key in the mapping at path.
+func fieldPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}

@@ -1,0 +1,148 @@
+package rules
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// fieldExamples holds, for each field of the file, a valid value that fills
+// every Go field its table entry names.
+var fieldExamples = map[string]string{
+	"version":           "v1",
+	"rules":             "[{name: a, resources: [pods], labels: {team: web}}]",
+	"name":              "web",
+	"resources":         "[deployments]",
+	"namespaces":        `["team-*"]`,
+	"excludeNamespaces": "[team-sandbox]",
+	"namespaceSelector": "env=prod",
+	"selector":          "app=web",
+	"names":             `["web-*"]`,
+	"annotations":       "{owner: web, team: {jsonPath: '{.metadata.labels.team}'}}",
+	"labels":            "{owner: web, team: {jsonPath: '{.metadata.labels.team}'}}",
+	"removeAnnotations": "[deprecated.example.com/flag]",
+	"removeLabels":      "[legacy]",
+}
+
+// TestSchema keeps the decoder's tables, File and Rule, and their doc
+// comments one statement of the file format.
+func TestSchema(t *testing.T) {
+	docs := structDocs(t)
+	checkMapping(t, fileSchema, docs)
+	checkMapping(t, ruleSchema, docs)
+	for name := range fieldExamples {
+		if !slices.Contains(fileSchema.names(), name) && !slices.Contains(ruleSchema.names(), name) {
+			t.Errorf("fieldExamples[%q]: the decoder has no such field", name)
+		}
+	}
+}
+
+// checkMapping checks that every field of T is filled by exactly one entry
+// of m, that each entry's decoder fills the fields it names and no other,
+// and that each field's doc comment names the file field that fills it.
+func checkMapping[T any](t *testing.T, m mapping[T], docs map[string]map[string]string) {
+	typ := reflect.TypeFor[T]()
+	owner := map[string]string{} // Go field → file field
+	for _, f := range m {
+		t.Run(typ.Name()+"."+f.name, func(t *testing.T) {
+			for _, g := range f.fills {
+				if _, ok := typ.FieldByName(g); !ok {
+					t.Errorf("fills %s.%s, which does not exist", typ.Name(), g)
+				}
+				if prev, dup := owner[g]; dup {
+					t.Errorf("fills %s.%s, which %q fills too", typ.Name(), g, prev)
+				}
+				owner[g] = f.name
+			}
+			if got := decodeExample(t, f); !slices.Equal(got, f.fills) {
+				t.Errorf("decoding %q filled %s.%v; the table says %v", fieldExamples[f.name], typ.Name(), got, f.fills)
+			}
+		})
+	}
+	for sf := range typ.Fields() {
+		name, ok := owner[sf.Name]
+		switch {
+		case !ok:
+			t.Errorf("%s.%s: no field of the file fills it; add it to the decoder's table", typ.Name(), sf.Name)
+		case sf.Tag != "":
+			t.Errorf("%s.%s: has tag %s; the decoder's table is the only statement of the file's field names", typ.Name(), sf.Name, sf.Tag)
+		}
+		want := fmt.Sprintf("%s (%q", sf.Name, name)
+		if doc := docs[typ.Name()][sf.Name]; ok && !strings.HasPrefix(doc, want+")") && !strings.HasPrefix(doc, want+",") {
+			t.Errorf("%s.%s: doc comment %q must open with %s), naming the file field that fills it", typ.Name(), sf.Name, doc, want)
+		}
+	}
+}
+
+// decodeExample decodes f's example into a zero T and returns the fields it
+// filled, in declaration order.
+func decodeExample[T any](t *testing.T, f field[T]) []string {
+	t.Helper()
+	example, ok := fieldExamples[f.name]
+	if !ok {
+		t.Fatalf("no example value for %q in fieldExamples", f.name)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(example), &doc); err != nil {
+		t.Fatalf("example %q: %v", example, err)
+	}
+	var into T
+	d := &decoder{names: map[string]int{}}
+	f.decode(d, &into, doc.Content[0], f.name)
+	if len(d.errs) > 0 {
+		t.Fatalf("example %q: %v", example, d.errs)
+	}
+	var filled []string
+	v := reflect.ValueOf(into)
+	for i := range v.NumField() {
+		if !v.Field(i).IsZero() {
+			filled = append(filled, v.Type().Field(i).Name)
+		}
+	}
+	return filled
+}
+
+// structDocs returns the doc comments of the fields of the package's
+// structs, by struct and field name.
+func structDocs(t *testing.T) map[string]map[string]string {
+	t.Helper()
+	paths, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := map[string]map[string]string{}
+	fset := token.NewFileSet()
+	for _, p := range paths {
+		if strings.HasSuffix(p, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(fset, p, nil, parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(file, func(n ast.Node) bool {
+			ts, ok := n.(*ast.TypeSpec)
+			if !ok {
+				return true
+			}
+			if st, ok := ts.Type.(*ast.StructType); ok {
+				docs[ts.Name.Name] = map[string]string{}
+				for _, fl := range st.Fields.List {
+					for _, name := range fl.Names {
+						docs[ts.Name.Name][name.Name] = strings.Join(strings.Fields(fl.Doc.Text()), " ")
+					}
+				}
+			}
+			return false
+		})
+	}
+	return docs
+}
