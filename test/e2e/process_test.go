@@ -88,9 +88,13 @@ func startProc(t *testing.T, name string, cmd *exec.Cmd) *proc {
 		if done, _ := p.Exited(); !done {
 			p.stop(t)
 		}
-		if t.Failed() {
-			out, err := p.ReadLog()
-			t.Logf("%s log (%v):\n%s", name, err, out)
+		if !t.Failed() {
+			return
+		}
+		if out, err := p.ReadLog(); err != nil {
+			t.Log(err)
+		} else {
+			t.Logf("%s log:\n%s", name, out)
 		}
 	})
 	return p
