@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -9,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -53,20 +51,17 @@ current-context: c
   annotations:
     sample-controller: True
 `)
-	cmd := exec.Command(binary, "run", "--rules", rulesFile, "--kubeconfig", kubeconfig)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err := cmd.Run()
-	if code := cmd.ProcessState.ExitCode(); code != 1 {
-		t.Fatalf("exit code %d (%v), want 1; stderr:\n%s", code, err, stderr.String())
+	_, stderr, code := runCLI(t, "run", "--rules", rulesFile, "--kubeconfig", kubeconfig)
+	if code != 1 {
+		t.Fatalf("exit code %d, want 1; stderr:\n%s", code, stderr)
 	}
 	for _, want := range []string{
 		rulesFile + `:6: rules[1].resource: unknown field (did you mean "resources"?)`,
 		rulesFile + `:5: rules[1].resources: required field is missing`,
 		rulesFile + `:8: rules[1].annotations.sample-controller: value must be a string; quote it: "True"`,
 	} {
-		if !strings.Contains(stderr.String(), want) {
-			t.Errorf("stderr lacks %q; got:\n%s", want, stderr.String())
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q; got:\n%s", want, stderr)
 		}
 	}
 	if n := requests.Load(); n != 0 {
@@ -87,39 +82,17 @@ func TestRunBinary(t *testing.T) {
   resources: [cm]
   annotations: {example.com/owner: platform}
 `)
-	cmd := exec.Command(binary, "run", "--rules", rulesFile, "--kubeconfig", env.Kubeconfig, "-n", ns)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	defer func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	}()
+	p := startProc(t, "kube-annotator", exec.Command(binary, "run", "--rules", rulesFile, "--kubeconfig", env.Kubeconfig, "-n", ns))
 
 	env.WaitForAnnotation(t, 15*time.Second, h.ConfigMaps, ns, "before", "example.com/owner", "platform")
 	env.Create(t, h.ConfigMaps, ns, h.Object("v1", "ConfigMap", ns, "after"))
 	env.WaitForAnnotation(t, 10*time.Second, h.ConfigMaps, ns, "after", "example.com/owner", "platform")
 
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("exit after SIGTERM: %v; stderr:\n%s", err, stderr.String())
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatalf("still running 10s after SIGTERM; stderr:\n%s", stderr.String())
-	}
+	p.stop(t)
+	log := p.output(t)
 	for _, want := range []string{`Resource not served; its rules are not enforced`, `widgets.example.com`, `Stopped`} {
-		if !strings.Contains(stderr.String(), want) {
-			t.Errorf("stderr lacks %q; got:\n%s", want, stderr.String())
+		if !strings.Contains(log, want) {
+			t.Errorf("the log lacks %q; got:\n%s", want, log)
 		}
 	}
 }

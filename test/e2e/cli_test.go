@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -199,14 +198,13 @@ func TestRBACAndKubectlPlugin(t *testing.T) {
 	if err := os.Symlink(binary, filepath.Join(bin, "kubectl-annotator")); err != nil {
 		t.Fatal(err)
 	}
+	pluginCmd := func(args ...string) *exec.Cmd {
+		cmd := kubectlCmd(args...)
+		cmd.Env = append(cmd.Env, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+		return cmd
+	}
 	kubectl := func(stdin string, args ...string) (string, string, int) {
-		cmd := exec.Command(filepath.Join(h.AssetsDir(), "kubectl"), args...)
-		cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "KUBECONFIG="+env.Kubeconfig)
-		cmd.Stdin = strings.NewReader(stdin)
-		var out, errOut strings.Builder
-		cmd.Stdout, cmd.Stderr = &out, &errOut
-		_ = cmd.Run()
-		return out.String(), errOut.String(), cmd.ProcessState.ExitCode()
+		return runCmd(t, pluginCmd(args...), stdin)
 	}
 	if out, errOut, code := kubectl("", "annotator", "version"); code != 0 || !strings.HasPrefix(out, "kube-annotator ") {
 		t.Fatalf("kubectl annotator version: exit %d: %s%s", code, out, errOut)
@@ -230,27 +228,7 @@ func TestRBACAndKubectlPlugin(t *testing.T) {
 	t.Cleanup(func() { kubectl(manifests, "delete", "-f", "-") })
 
 	sa := "system:serviceaccount:" + saNS + ":kube-annotator"
-	cmd := exec.Command(filepath.Join(h.AssetsDir(), "kubectl"), "annotator", "run", "--rules", rulesPath(), "--as", sa)
-	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "KUBECONFIG="+env.Kubeconfig)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	defer func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			t.Errorf("kubectl annotator run did not stop on SIGTERM")
-		}
-		if t.Failed() {
-			t.Logf("controller log:\n%s", stderr.String())
-		}
-	}()
+	startProc(t, "kubectl annotator run", pluginCmd("annotator", "run", "--rules", rulesPath(), "--as", sa))
 	env.WaitForAnnotation(t, 15*time.Second, h.Frigates, ns, "frigate-sample", key, want)
 	env.WaitForAnnotation(t, 5*time.Second, h.Deployments, ns, "web", key, want)
 	env.WaitForAnnotation(t, 5*time.Second, h.ReplicaSets, ns, "web-rs", key, want)

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -16,7 +15,7 @@ const key, want = "sample-controller", "True"
 
 func shippedRules(t *testing.T) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(h.RepoRoot(), "rules.yaml"))
+	data, err := os.ReadFile(rulesPath())
 	if err != nil {
 		t.Fatal(err)
 	}

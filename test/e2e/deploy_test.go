@@ -1,10 +1,8 @@
 package e2e
 
 import (
-	"bytes"
 	"flag"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,20 +13,6 @@ import (
 )
 
 var update = flag.Bool("update", false, "regenerate deploy/rbac.yaml and deploy/rules.yaml")
-
-// kubectl runs the kubectl built with the control plane, as the admin.
-func kubectl(t *testing.T, stdin string, args ...string) (string, error) {
-	t.Helper()
-	cmd := exec.Command(filepath.Join(h.AssetsDir(), "kubectl"), append([]string{"--kubeconfig", env.Kubeconfig}, args...)...)
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	if err != nil {
-		return out.String(), &exec.ExitError{ProcessState: cmd.ProcessState, Stderr: errOut.Bytes()}
-	}
-	return out.String(), nil
-}
 
 // deploy/ is generated from rules.yaml: the RBAC by `rbac`, the rules by
 // copying. Run `make manifests` (this test with -update) after changing

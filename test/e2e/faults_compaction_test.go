@@ -69,8 +69,8 @@ func TestFaultWatchExpired(t *testing.T) {
 	p := startRun(t, "--rules", writeFile(t, "rules.yaml", faultRules), "-n", ns, "--kubeconfig", kubeconfig, "-v=4")
 	waitConvergedOn(t, cp, ns, 30*time.Second)
 	p.waitMetric(t, 10*time.Second, "workqueue_depth", 0)
-	populated := p.logLines("Caches populated", configMapsType)
-	retried := p.logLines("Watch failed - backing off", configMapsType)
+	populated := p.logLines(t, "Caches populated", configMapsType)
+	retried := p.logLines(t, "Watch failed - backing off", configMapsType)
 	before := requestsOn(t, cp)
 
 	proxy.Down()
@@ -80,8 +80,8 @@ func TestFaultWatchExpired(t *testing.T) {
 	// it saw, which the compaction below makes too old.
 	waitLog(t, p, 10*time.Second, "Watch failed - backing off", configMapsType, retried+1)
 	rev := compactEtcd(t, cp)
-	if p.logLines(tooOld) != 0 || p.logLines("Caches populated", configMapsType) != populated {
-		t.Fatalf("the controller relisted before the API server came back:\n%s", p.stderr.String())
+	if p.logLines(t, tooOld) != 0 || p.logLines(t, "Caches populated", configMapsType) != populated {
+		t.Fatalf("the controller relisted before the API server came back:\n%s", p.output(t))
 	}
 	down := time.Since(cutOff)
 	if err := proxy.Up(); err != nil {
@@ -96,7 +96,7 @@ func TestFaultWatchExpired(t *testing.T) {
 	served := requestsOn(t, cp).Sub(before)
 	patched := served.Count("PATCH", "configmaps") + served.Count("APPLY", "configmaps")
 	done, total := annotatedOn(t, cp, ns)
-	expired, errs := p.logLines(tooOld, configMapsType), p.errorLines("")
+	expired, errs := p.logLines(t, tooOld, configMapsType), p.errorLines(t, "")
 
 	t.Logf("%d ConfigMaps converged, then cut off for %v: %s; etcd compacted at revision %d. "+
 		"On reconnect the configmaps watch got 410 Gone %d time(s) (%q), the informer relisted, and all %d of %d ConfigMaps "+
@@ -114,9 +114,7 @@ func TestFaultWatchExpired(t *testing.T) {
 	if errs > 5 {
 		t.Errorf("%d error lines; want no error storm", errs)
 	}
-	if p.cmd.ProcessState != nil {
-		t.Fatalf("the controller exited")
-	}
+	p.mustRun(t, "before the end of the test")
 }
 
 // changeWhileCutOff creates ConfigMaps in ns and applies outageChanges to

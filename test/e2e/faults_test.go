@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -153,9 +152,7 @@ func TestFaultAPIServerOutage(t *testing.T) {
 	if writes < n || writes > n+10 {
 		t.Errorf("%d PATCH requests for %d objects; want about one each", writes, n)
 	}
-	if p.cmd.ProcessState != nil {
-		t.Fatalf("the controller exited during the outage")
-	}
+	p.mustRun(t, "during the outage")
 }
 
 // Objects deleted while they wait in the queue: no error storm, the queue
@@ -171,7 +168,7 @@ func TestFaultDeletedWhileQueued(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.waitMetric(t, 20*time.Second, "workqueue_depth", 0)
-	errs := p.errorLines("")
+	errs := p.errorLines(t, "")
 	body := p.scrape(t)
 	t.Logf("queue drained after deleting %d objects mid-convergence; %d error lines; %v writes, %v syncs with an error",
 		n, errs, h.MetricValue(body, "kube_annotator_writes_total", map[string]string{"result": "success"}),
@@ -245,14 +242,8 @@ func TestFaultSIGTERMMidConvergence(t *testing.T) {
 	p := startRun(t, "--rules", rulesFile, "-n", ns, "--kube-api-qps", "40", "--kube-api-burst", "1")
 	time.Sleep(2 * time.Second)
 	stopped := time.Now()
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-p.done:
-		if err != nil {
-			t.Fatalf("exit after SIGTERM: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatalf("still running 10 s after SIGTERM")
+	if err := p.Stop(stopTimeout); err != nil {
+		t.Fatalf("exit after SIGTERM: %v", err)
 	}
 	exit := time.Since(stopped)
 	done, _ := annotated(t, ns)
@@ -290,12 +281,10 @@ func TestFaultCRDDeletedWhileQueued(t *testing.T) {
 	p.waitMetric(t, 20*time.Second, "kube_annotator_informers", 1)
 	p.waitMetric(t, 20*time.Second, "workqueue_depth", 0)
 	env.WaitForAnnotation(t, 10*time.Second, h.ConfigMaps, ns, "cm-after", "fault", "ok")
-	errs := p.errorLines("")
+	errs := p.errorLines(t, "")
 	t.Logf("CRD deleted with frigates queued: informer stopped, queue drained, %d error lines; configmaps still converge", errs)
 	if errs > 5 {
 		t.Errorf("%d error lines; want no error storm", errs)
 	}
-	if p.cmd.ProcessState != nil {
-		t.Fatalf("the controller exited")
-	}
+	p.mustRun(t, "before the end of the test")
 }

@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -50,17 +49,4 @@ func run(m *testing.M) int {
 		return 1
 	}
 	return m.Run()
-}
-
-// runCLI runs the kube-annotator binary and returns its output and exit code.
-func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	cmd := exec.Command(binary, args...)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	if cmd.ProcessState == nil {
-		t.Fatalf("run %v: %v", args, err)
-	}
-	return out.String(), errOut.String(), cmd.ProcessState.ExitCode()
 }

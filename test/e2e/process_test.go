@@ -3,14 +3,15 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -19,31 +20,84 @@ import (
 	h "github.com/kube-annotator/kube-annotator/test/harness"
 )
 
-// syncBuffer is a bytes.Buffer safe for a writer and readers at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+// runCmd runs cmd to its end, with stdin as its input unless it is "", and
+// returns its output and exit code. It fails the test if cmd cannot start.
+func runCmd(t *testing.T, cmd *exec.Cmd, stdin string) (stdout, stderr string, code int) {
+	t.Helper()
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	if cmd.ProcessState == nil {
+		t.Fatalf("run %s: %v", cmd, err)
+	}
+	return out.String(), errOut.String(), cmd.ProcessState.ExitCode()
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
+// runCLI runs the kube-annotator binary and returns its output and exit code.
+func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	return runCmd(t, exec.Command(binary, args...), "")
 }
 
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+// kubectlCmd is a command that runs the kubectl built with the control
+// plane, as the administrator (KUBECONFIG).
+func kubectlCmd(args ...string) *exec.Cmd {
+	cmd := exec.Command(filepath.Join(h.AssetsDir(), "kubectl"), args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+env.Kubeconfig)
+	return cmd
 }
 
-// proc is a kube-annotator process started by a test.
+// kubectl runs kubectlCmd(args) with stdin and returns its output; the
+// error names the exit code and holds kubectl's stderr.
+func kubectl(t *testing.T, stdin string, args ...string) (string, error) {
+	t.Helper()
+	out, errOut, code := runCmd(t, kubectlCmd(args...), stdin)
+	if code != 0 {
+		return out, fmt.Errorf("kubectl %s: exit status %d: %s", strings.Join(args, " "), code, errOut)
+	}
+	return out, nil
+}
+
+// stopTimeout is how long a process a test started may take to exit
+// after SIGTERM.
+const stopTimeout = 10 * time.Second
+
+// proc is a process a test started: the kube-annotator binary, or kubectl
+// running it as a plugin.
 type proc struct {
-	cmd    *exec.Cmd
-	stderr *syncBuffer
-	done   chan error
-	// metrics and probes are the addresses of its servers.
+	*h.Child
+	// metrics and probes are the addresses of its servers, when startRun
+	// started it.
 	metrics, probes string
+}
+
+// startProc starts cmd as name, its stdout and stderr in a file of the
+// test's temporary directory. Unless it has exited, the test's end stops it
+// as stop does; if the test failed, its output is logged.
+func startProc(t *testing.T, name string, cmd *exec.Cmd) *proc {
+	t.Helper()
+	c, err := h.StartChildWithLog(name, cmd, filepath.Join(t.TempDir(), "output.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{Child: c}
+	t.Cleanup(func() {
+		if done, _ := p.Exited(); !done {
+			p.stop(t)
+		}
+		if !t.Failed() {
+			return
+		}
+		if out, err := p.ReadLog(); err != nil {
+			t.Log(err)
+		} else {
+			t.Logf("%s log:\n%s", name, out)
+		}
+	})
+	return p
 }
 
 // freeAddr returns a loopback address with a port that was free just now.
@@ -62,40 +116,63 @@ func freeAddr(t *testing.T) string {
 // and expects exit 0.
 func startRun(t *testing.T, args ...string) *proc {
 	t.Helper()
-	p := &proc{stderr: &syncBuffer{}, done: make(chan error, 1), metrics: freeAddr(t), probes: freeAddr(t)}
+	metrics, probes := freeAddr(t), freeAddr(t)
 	args = append([]string{"run", "--kubeconfig", env.Kubeconfig,
-		"--metrics-bind-address", p.metrics, "--health-probe-bind-address", p.probes}, args...)
-	p.cmd = exec.Command(binary, args...)
-	p.cmd.Stderr = p.stderr
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { p.done <- p.cmd.Wait() }()
-	t.Cleanup(func() {
-		if p.cmd.ProcessState == nil {
-			p.stop(t)
-		}
-		if t.Failed() {
-			t.Logf("kube-annotator log:\n%s", p.stderr.String())
-		}
-	})
+		"--metrics-bind-address", metrics, "--health-probe-bind-address", probes}, args...)
+	p := startProc(t, "kube-annotator", exec.Command(binary, args...))
+	p.metrics, p.probes = metrics, probes
 	return p
 }
 
-// stop sends SIGTERM and expects a clean exit within 10 s.
+// stop sends SIGTERM and expects a clean exit within stopTimeout; it kills
+// the process after that.
 func (p *proc) stop(t *testing.T) {
 	t.Helper()
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-p.done:
-		if err != nil {
-			t.Errorf("kube-annotator exited with %v after SIGTERM", err)
-		}
-	case <-time.After(10 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-		t.Errorf("kube-annotator still running 10s after SIGTERM")
+	switch err := p.Stop(stopTimeout); {
+	case errors.Is(err, h.ErrKilled):
+		t.Errorf("%s still running %v after SIGTERM; killed it", p.Name, stopTimeout)
+	case err != nil:
+		t.Errorf("%s exited with %v after SIGTERM", p.Name, err)
 	}
+}
+
+// mustRun fails the test at once if p has exited; when says when that
+// would have happened.
+func (p *proc) mustRun(t *testing.T, when string) {
+	t.Helper()
+	if done, err := p.Exited(); done {
+		t.Fatalf("%s exited %s (%s)", p.Name, when, h.ExitText(err))
+	}
+}
+
+// output returns what p has logged so far.
+func (p *proc) output(t *testing.T) string {
+	t.Helper()
+	out, err := p.ReadLog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// readMetrics reads p's /metrics.
+func (p *proc) readMetrics() ([]byte, error) {
+	resp, err := http.Get("http://" + p.metrics + "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	return io.ReadAll(resp.Body)
+}
+
+// scrape returns the process's /metrics.
+func (p *proc) scrape(t *testing.T) []byte {
+	t.Helper()
+	body, err := p.readMetrics()
+	if err != nil {
+		t.Fatalf("scrape metrics: %v", err)
+	}
+	return body
 }
 
 // metric reads one of the process's own metrics, summed over its series.
@@ -104,14 +181,15 @@ func (p *proc) metric(t *testing.T, name string) float64 {
 	return h.MetricValue(p.scrape(t), name, nil)
 }
 
+// writes reads the controller's kube_annotator_writes_total with result.
+func (p *proc) writes(t *testing.T, result string) int {
+	t.Helper()
+	return int(h.MetricValue(p.scrape(t), "kube_annotator_writes_total", map[string]string{"result": result}))
+}
+
 // tryMetric is metric for polls: the server may not be up yet.
 func (p *proc) tryMetric(name string) (float64, error) {
-	resp, err := http.Get("http://" + p.metrics + "/metrics")
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
+	body, err := p.readMetrics()
 	return h.MetricValue(body, name, nil), err
 }
 
@@ -142,9 +220,10 @@ func (p *proc) ready(t *testing.T) int {
 
 // errorLines counts the klog error lines (they start with "E") logged so far
 // that contain s.
-func (p *proc) errorLines(s string) int {
+func (p *proc) errorLines(t *testing.T, s string) int {
+	t.Helper()
 	n := 0
-	for _, line := range strings.Split(p.stderr.String(), "\n") {
+	for _, line := range strings.Split(p.output(t), "\n") {
 		if strings.HasPrefix(line, "E") && strings.Contains(line, s) {
 			n++
 		}
@@ -152,38 +231,22 @@ func (p *proc) errorLines(s string) int {
 	return n
 }
 
-func (p *proc) String() string { return fmt.Sprintf("kube-annotator pid %d", p.cmd.Process.Pid) }
-
-// scrape returns the process's /metrics.
-func (p *proc) scrape(t *testing.T) []byte {
-	t.Helper()
-	resp, err := http.Get("http://" + p.metrics + "/metrics")
-	if err != nil {
-		t.Fatalf("scrape metrics: %v", err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return body
-}
-
 // waitLog waits until want lines of p's log contain both a and b.
 func waitLog(t *testing.T, p *proc, timeout time.Duration, a, b string, want int) {
 	t.Helper()
 	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
-		return p.logLines(a, b) >= want, nil
+		return p.logLines(t, a, b) >= want, nil
 	})
 	if err != nil {
-		t.Fatalf("%d log lines with %q and %q after %v, want %d", p.logLines(a, b), a, b, timeout, want)
+		t.Fatalf("%d log lines with %q and %q after %v, want %d", p.logLines(t, a, b), a, b, timeout, want)
 	}
 }
 
 // logLines counts the lines of p's log that contain every one of subs.
-func (p *proc) logLines(subs ...string) int {
+func (p *proc) logLines(t *testing.T, subs ...string) int {
+	t.Helper()
 	n := 0
-	for _, line := range strings.Split(p.stderr.String(), "\n") {
+	for _, line := range strings.Split(p.output(t), "\n") {
 		all := true
 		for _, s := range subs {
 			all = all && strings.Contains(line, s)

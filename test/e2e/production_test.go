@@ -69,7 +69,7 @@ func TestLeaderElection(t *testing.T) {
 	duration, _ := time.ParseDuration(lease)
 	env.WaitForAnnotation(t, duration+5*time.Second-time.Since(stopped), h.ConfigMaps, ns, "after-handover", "elected", "yes")
 	t.Logf("the standby annotated a new object %v after the leader got SIGTERM", time.Since(stopped).Round(time.Millisecond))
-	if !strings.Contains(leader.stderr.String(), "Leading") || !strings.Contains(standby.stderr.String(), "Leading") {
+	if !strings.Contains(leader.output(t), "Leading") || !strings.Contains(standby.output(t), "Leading") {
 		t.Errorf("both replicas should have led in turn")
 	}
 }
@@ -176,11 +176,11 @@ func TestServiceAccountIdentity(t *testing.T) {
 	p = startRun(t, append(sa, "-n", ns2)...)
 	env.WaitForAnnotation(t, 20*time.Second, h.Deployments, ns2, "allowed", key, want)
 	err = wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		log := p.stderr.String()
+		log := p.output(t)
 		return strings.Contains(log, "forbidden") && strings.Contains(log, "pods"), nil
 	})
 	if err != nil {
-		t.Errorf("the controller did not report pods as forbidden:\n%s", p.stderr.String())
+		t.Errorf("the controller did not report pods as forbidden:\n%s", p.output(t))
 	}
 	// Reported with backoff, not in a hot loop: client-go's reflector
 	// waits 0.8 s, doubling up to 30 s, between attempts.
@@ -225,7 +225,7 @@ func forbiddenRetries(t *testing.T, p *proc, window time.Duration) (logged int, 
 		}
 		return v
 	}
-	logged0, served0 := p.errorLines("pods is forbidden"), saRequests()
+	logged0, served0 := p.errorLines(t, "pods is forbidden"), saRequests()
 	time.Sleep(window)
-	return p.errorLines("pods is forbidden") - logged0, saRequests() - served0
+	return p.errorLines(t, "pods is forbidden") - logged0, saRequests() - served0
 }

@@ -111,8 +111,8 @@ func TestLiveRules(t *testing.T) {
 	t.Run("an invalid file keeps the previous rules", func(t *testing.T) {
 		replaceFile(t, rulesFile, strings.Replace(withConfigMaps, `{live: "a"}`, `{live: True}`, 1))
 		p.waitMetric(t, 5*time.Second, "kube_annotator_rules_last_reload_successful", 0)
-		if !strings.Contains(p.stderr.String(), `rules[0].annotations.live: value must be a string; quote it: \"True\"`) {
-			t.Errorf("log does not name the invalid field:\n%s", p.stderr.String())
+		if !strings.Contains(p.output(t), `rules[0].annotations.live: value must be a string; quote it: \"True\"`) {
+			t.Errorf("log does not name the invalid field:\n%s", p.output(t))
 		}
 		env.SetAnnotations(t, h.ConfigMaps, ns, "settings", map[string]*string{"live": h.Ptr("x")})
 		env.WaitForAnnotation(t, 5*time.Second, h.ConfigMaps, ns, "settings", "live", "a")
@@ -128,7 +128,7 @@ func TestLiveRules(t *testing.T) {
 	})
 
 	t.Run("deleting and re-creating the CRD", func(t *testing.T) {
-		errorsBefore := p.errorLines("frigates")
+		errorsBefore := p.errorLines(t, "frigates")
 		env.DeleteCRD(t, "frigates.fleet.example.com")
 		p.waitMetric(t, 15*time.Second, "kube_annotator_informers", 1)
 		p.waitMetric(t, 5*time.Second, "kube_annotator_resources_unresolved", 1)
@@ -136,7 +136,7 @@ func TestLiveRules(t *testing.T) {
 		env.InstallCRD(t, crd)
 		env.CreateWhenServed(t, frigates, ns, strings.ReplaceAll(frigateDoc, "%s", "f2"))
 		env.WaitForAnnotation(t, 10*time.Second-time.Since(installed), frigates, ns, "f2", "live", "b")
-		n := p.errorLines("frigates") - errorsBefore
+		n := p.errorLines(t, "frigates") - errorsBefore
 		t.Logf("%d error lines about frigates; re-created CRD served and its frigate annotated %v after creation", n, time.Since(installed).Round(time.Millisecond))
 		if n > 3 {
 			t.Errorf("%d error lines about frigates while its CRD was deleted and re-created, want at most 3 (no error storm)", n)
@@ -190,7 +190,7 @@ func TestReloadConfigMapVolumeAndSIGHUP(t *testing.T) {
 	if got := env.Get(t, h.ConfigMaps, ns, "cm").GetAnnotations()["volume"]; got != "h1" {
 		t.Fatalf("with --watch-rules=false the file was reloaded without SIGHUP: volume=%q", got)
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+	if err := p.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
 	env.WaitForAnnotation(t, 5*time.Second, h.ConfigMaps, ns, "cm", "volume", "h2")

@@ -102,17 +102,13 @@ func (e *Env) StartAPIServer(ctx context.Context) error {
 	case p.child != nil:
 		return errors.New("kube-apiserver is running already")
 	}
-	out, err := os.OpenFile(p.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	cmd := exec.Command(p.args[0], p.args[1:]...)
+	cmd.Dir, cmd.Env = p.dir, p.environ
+	child, err := StartChildWithLog("kube-apiserver", cmd, p.log)
 	if err != nil {
 		return err
 	}
-	defer out.Close() // the child holds its own copy
-	cmd := exec.Command(p.args[0], p.args[1:]...)
-	cmd.Dir, cmd.Env = p.dir, p.environ
-	cmd.Stdout, cmd.Stderr = out, out
-	if p.child, err = StartChild("kube-apiserver", cmd); err != nil {
-		return err
-	}
+	p.child = child
 	return e.waitAPIServerReady(ctx)
 }
 
