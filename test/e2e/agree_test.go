@@ -30,22 +30,14 @@ const (
 - name: base
   resources: [configmaps]
   annotations: {example.com/a: "1", example.com/old: "x"}
-- name: prod
-  resources: [configmaps]
-  namespaceSelector: env=prod
-  annotations: {example.com/env: prod}
-- name: web
-  resources: [configmaps]
-  selector: app=web
-  annotations: {example.com/web: "yes"}
-  labels: {tier: frontend}
-`
+` + agreeRulesBoth
 	agreeRulesAfter = `rules:
 - name: base
   resources: [configmaps]
   annotations: {example.com/a: "1", example.com/b: "2"}
   removeAnnotations: [legacy]
-- name: prod
+` + agreeRulesBoth
+	agreeRulesBoth = `- name: prod
   resources: [configmaps]
   namespaceSelector: env=prod
   annotations: {example.com/env: prod}
