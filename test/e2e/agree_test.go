@@ -78,6 +78,41 @@ func TestDiffAndRunAgree(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	seedAgreeScenario(t, ns, before)
+
+	diffArgs := []string{"diff", "-o", "json", "--rules", after, "--kubeconfig", env.Kubeconfig, "-n", ns}
+	stdout, stderr, code := runCLI(t, diffArgs...)
+	var predictions []predicted
+	if err := json.Unmarshal([]byte(stdout), &predictions); code != 1 || err != nil {
+		t.Fatalf("diff: exit %d, want 1; %v\n%s%s", code, err, stdout, stderr)
+	}
+	prediction := map[string]predicted{}
+	for _, p := range predictions {
+		prediction[p.Name] = p
+	}
+	// The scenario: every state above but two needs a change.
+	wantListed := []string{"legacy", "missing", "no-managed-fields", "owned-unwanted", "relabelled-in", "relabelled-out", "taken-over", "wrong", "wrong-label"}
+	if got := slices.Sorted(maps.Keys(prediction)); !slices.Equal(got, wantListed) {
+		t.Fatalf("diff lists %v, want %v:\n%s", got, wantListed, stdout)
+	}
+
+	objectsBefore := listConfigMaps(t, ns)
+	stopRun := startAgreeRun(t, "--rules", after, "-n", ns)
+	waitPredicted(t, ns, objectsBefore, prediction)
+	env.Quiet(t, 3*time.Second, "configmaps")
+	objectsAfter := listConfigMaps(t, ns)
+	stopRun()
+	checkAsPredicted(t, objectsBefore, objectsAfter, prediction)
+	if stdout, _, code := runCLI(t, diffArgs...); code != 0 || strings.TrimSpace(stdout) != "[]" {
+		t.Errorf("diff after the controller converged: exit %d, %s; want 0 and []", code, stdout)
+	}
+}
+
+// seedAgreeScenario creates the scenario's ConfigMaps in ns: some
+// converged by `once` with the rules file before, then changed by others;
+// some created afterwards.
+func seedAgreeScenario(t *testing.T, ns, before string) {
+	t.Helper()
 	cm := func(name string, anns, labels map[string]string) {
 		o := h.Object("v1", "ConfigMap", ns, name)
 		o.SetAnnotations(anns)
@@ -85,7 +120,6 @@ func TestDiffAndRunAgree(t *testing.T) {
 		o.Object["data"] = map[string]any{"k": name}
 		env.Create(t, h.ConfigMaps, ns, o)
 	}
-
 	// The controller's keys, set under the first rules.
 	userSet(t, h.Namespaces, "", ns, `{"metadata":{"labels":{"env":"prod"}}}`)
 	for _, name := range []string{"wrong", "owned-unwanted", "taken-over", "relabelled-out", "relabelled-in"} {
@@ -114,32 +148,15 @@ func TestDiffAndRunAgree(t *testing.T) {
 	if mf := env.Get(t, h.ConfigMaps, ns, "no-managed-fields").GetManagedFields(); len(mf) != 0 {
 		t.Fatalf("no-managed-fields still has managedFields %v", mf)
 	}
+}
 
-	diffArgs := []string{"diff", "-o", "json", "--rules", after, "--kubeconfig", env.Kubeconfig, "-n", ns}
-	stdout, stderr, code := runCLI(t, diffArgs...)
-	var predictions []predicted
-	if err := json.Unmarshal([]byte(stdout), &predictions); code != 1 || err != nil {
-		t.Fatalf("diff: exit %d, want 1; %v\n%s%s", code, err, stdout, stderr)
-	}
-	prediction := map[string]predicted{}
-	for _, p := range predictions {
-		prediction[p.Name] = p
-	}
-	// The scenario: every state above but two needs a change.
-	wantListed := []string{"legacy", "missing", "no-managed-fields", "owned-unwanted", "relabelled-in", "relabelled-out", "taken-over", "wrong", "wrong-label"}
-	if got := slices.Sorted(maps.Keys(prediction)); !slices.Equal(got, wantListed) {
-		t.Fatalf("diff lists %v, want %v:\n%s", got, wantListed, stdout)
-	}
-
-	objectsBefore := listConfigMaps(t, ns)
-	stopRun := startAgreeRun(t, "--rules", after, "-n", ns)
-	waitPredicted(t, ns, objectsBefore, prediction)
-	env.Quiet(t, 3*time.Second, "configmaps")
-	objectsAfter := listConfigMaps(t, ns)
-	stopRun()
-
-	for name, was := range objectsBefore {
-		now, ok := objectsAfter[name]
+// checkAsPredicted fails unless every object of prediction changed from
+// before to after exactly as predicted, in its annotations and labels
+// only, and every other object is byte-identical.
+func checkAsPredicted(t *testing.T, before, after map[string]*unstructured.Unstructured, prediction map[string]predicted) {
+	t.Helper()
+	for name, was := range before {
+		now, ok := after[name]
 		if !ok {
 			t.Errorf("%s: gone", name)
 			continue
@@ -157,9 +174,6 @@ func TestDiffAndRunAgree(t *testing.T) {
 		if a, b := mustMarshal(t, withoutMetadata(was)), mustMarshal(t, withoutMetadata(now)); a != b {
 			t.Errorf("%s: more than its metadata changed:\n%s\nto\n%s", name, a, b)
 		}
-	}
-	if stdout, _, code := runCLI(t, diffArgs...); code != 0 || strings.TrimSpace(stdout) != "[]" {
-		t.Errorf("diff after the controller converged: exit %d, %s; want 0 and []", code, stdout)
 	}
 }
 
