@@ -240,3 +240,43 @@ func whole(m *metav1.PartialObjectMetadata) *unstructured.Unstructured {
 	u.SetManagedFields(m.ManagedFields)
 	return u
 }
+
+// A pruned resource's target deletes the keys the manager owns, and
+// nothing else; Owns says whether the manager owns keys, changed or not.
+func TestDecidePruneAndOwns(t *testing.T) {
+	const ab = "rules:\n- {name: ab, resources: [configmaps], annotations: {a: '1', b: '2'}}\n"
+	pruned := Prune(rules.Resource{GVR: configMaps, Kind: "ConfigMap", Namespaced: true})
+	anns := map[string]string{"a": "1", "b": "2", "user": "u"}
+	lbls := map[string]string{"tier": "web", "app": "x"}
+	ours := entry(FieldManager, []string{"a", "b"}, []string{"tier"})
+	theirs := entry("kubectl", []string{"user"}, []string{"app"})
+	tests := []struct {
+		name     string
+		target   *rules.Target
+		obj      patch.Object
+		want     patch.Change
+		wantOwns bool
+	}{
+		{name: "pruned: our keys deleted, theirs kept", target: pruned, obj: obj("ns", "x", anns, lbls, theirs, ours),
+			want:     patch.Change{Annotations: map[string]*string{"a": nil, "b": nil}, Labels: map[string]*string{"tier": nil}},
+			wantOwns: true},
+		{name: "pruned in an excluded namespace too", target: pruned, obj: obj("kube-system", "x", anns, lbls, ours),
+			want:     patch.Change{Annotations: map[string]*string{"a": nil, "b": nil}, Labels: map[string]*string{"tier": nil}},
+			wantOwns: true},
+		{name: "pruned: nothing of ours", target: pruned, obj: obj("ns", "x", anns, lbls, theirs)},
+		{name: "pruned: no managedFields", target: pruned, obj: obj("ns", "x", anns, lbls)},
+		{name: "ruled and converged, keys ours", target: target(t, ab), obj: obj("ns", "x", anns, nil, ours), wantOwns: true},
+		{name: "ruled and converged, keys theirs", target: target(t, ab), obj: obj("ns", "x", anns, nil, theirs)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := Decide(tc.target, tc.obj, nil, FieldManager)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(d.Change, tc.want) || d.Owns != tc.wantOwns {
+				t.Errorf("Change = %s, Owns %v; want %s, %v", mustJSON(d.Change), d.Owns, mustJSON(tc.want), tc.wantOwns)
+			}
+		})
+	}
+}

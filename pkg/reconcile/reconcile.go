@@ -40,6 +40,9 @@ type Decision struct {
 	// Requests are the writes that make Change, in order; none when Change
 	// is empty.
 	Requests []patch.Request
+	// Owns is set when the deciding manager owns keys of the object (before
+	// Change): its resource must be recorded, even when nothing changes.
+	Owns bool
 }
 
 // Empty reports whether nothing must change.
@@ -55,7 +58,7 @@ func Decide(t *rules.Target, obj patch.Object, nsLabels rules.NamespaceLabels, m
 	ev := t.Evaluate(obj, nsLabels)
 	owned := patch.OwnedBy(obj.GetManagedFields(), manager)
 	change := patch.Plan(obj.GetAnnotations(), obj.GetLabels(), owned, ev.Desired)
-	d := Decision{Evaluation: ev, Change: change}
+	d := Decision{Evaluation: ev, Change: change, Owns: len(owned.Annotations) > 0 || len(owned.Labels) > 0}
 	if change.Empty() {
 		return d, nil
 	}
@@ -66,3 +69,9 @@ func Decide(t *rules.Target, obj patch.Object, nsLabels rules.NamespaceLabels, m
 	d.Requests = requests
 	return d, nil
 }
+
+// Prune returns the target of r once no rule names it: it has no rule, so
+// that Decide on it deletes every key the deciding manager owns, and
+// touches nothing else. Pruning reads no values from objects: a metadata
+// cache is enough.
+func Prune(r rules.Resource) *rules.Target { return &rules.Target{Resource: r} }
