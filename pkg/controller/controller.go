@@ -5,6 +5,10 @@
 // unless a rule reads values from objects: then they are dynamic informers
 // of whole objects.
 //
+// A resource that leaves the rules is pruned: the controller keeps
+// watching it, with no rule, until the keys it set there are deleted, as
+// long as its record lists the resource (see prune.go).
+//
 // It follows the canonical client-go loop (k8s.io/sample-controller):
 // event handlers only enqueue keys, sync reads the object from the
 // informer's cache and writes only when the object differs from what the
@@ -64,6 +68,15 @@ type Options struct {
 	// changes and a Warning event when a change is rejected. When nil, no
 	// event is recorded.
 	Recorder events.EventRecorder
+	// Record lists the resources the controller writes to, durably: a
+	// resource is recorded before the first write to it (and when keys the
+	// controller owns are found on its objects), and pruned when it leaves
+	// the rules. Load it before SetRules. When nil, nothing is recorded and
+	// a resource that leaves the rules is no longer watched.
+	Record Record
+	// Resolver resolves the recorded resources to prune. When nil, none
+	// resolves: they wait, reported as not served.
+	Resolver Resolver
 }
 
 // Controller enforces a rules.Set on the objects of a cluster.
@@ -81,6 +94,17 @@ type Controller struct {
 	informers map[schema.GroupVersionResource]*resourceInformer
 	// namespaces runs while a rule selects by namespace labels.
 	namespaces *resourceInformer
+	// ruled are the resources the rules in force name.
+	ruled map[schema.GroupResource]bool
+	// pending are the recorded resources no rule names that cannot be
+	// pruned now: they are not served.
+	pending map[schema.GroupResource]bool
+
+	// inflight counts the syncs under way, for pruning.
+	inflight inflight
+	// reported is the reason last reported for each pruned resource.
+	reportedMu sync.Mutex
+	reported   map[schema.GroupResource]string
 }
 
 // NewController returns a controller that watches metadata through
@@ -101,6 +125,12 @@ func NewController(client dynamic.Interface, metadataClient metadata.Interface, 
 	if opts.Recorder == nil {
 		opts.Recorder = discardEvents{}
 	}
+	if opts.Record == nil {
+		opts.Record = noRecord{}
+	}
+	if opts.Resolver == nil {
+		opts.Resolver = noResolver{}
+	}
 	qcfg := workqueue.TypedRateLimitingQueueConfig[Key]{Name: "kube-annotator", MetricsProvider: opts.Metrics.Workqueue}
 	c := &Controller{
 		client:    client,
@@ -111,7 +141,7 @@ func NewController(client dynamic.Interface, metadataClient metadata.Interface, 
 		failed:    make(chan error, 1),
 		informers: map[schema.GroupVersionResource]*resourceInformer{},
 	}
-	c.writer = reconcile.NewWriter(client, opts.FieldManager, func(gvr schema.GroupVersionResource, err error) {
+	c.writer = reconcile.NewWriter(client, opts.FieldManager, opts.Record, func(gvr schema.GroupVersionResource, err error) {
 		count(opts.Metrics.Writes, gvr, err)
 	})
 	return c
@@ -140,6 +170,7 @@ func (c *Controller) Run(ctx context.Context) (err error) {
 	for range c.opts.Workers {
 		wg.Go(func() { wait.UntilWithContext(ctx, c.runWorker, time.Second) })
 	}
+	wg.Go(func() { c.runPrunes(ctx) })
 	go c.watchSynced(ctx)
 
 	select {
@@ -166,11 +197,12 @@ func (c *Controller) Run(ctx context.Context) (err error) {
 }
 
 // SetRules makes set the rules in force: it starts informers for newly
-// ruled resources, stops those of resources no longer ruled, and enqueues
-// the cached objects of resources whose annotations changed, so that the
-// new rules apply to existing objects at once. Informers live until ctx
-// ends or a later SetRules stops them. An informer that cannot be set up
-// is an error that stops Run: without its handlers or cache transform, the
+// ruled resources, prunes recorded resources no longer ruled (and stops the
+// informers of the others), and enqueues the cached objects of resources
+// whose annotations changed, so that the new rules apply to existing
+// objects at once. Informers live until ctx ends or a later SetRules (or
+// the end of a prune) stops them. An informer that cannot be set up is an
+// error that stops Run: without its handlers or cache transform, the
 // controller would not enforce the rules as they say.
 func (c *Controller) SetRules(ctx context.Context, set *rules.Set) {
 	if err := c.setRules(ctx, set); err != nil {
@@ -187,45 +219,25 @@ func (c *Controller) fail(err error) {
 }
 
 func (c *Controller) setRules(ctx context.Context, set *rules.Set) error {
-	logger := klog.FromContext(ctx)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for gvr, ri := range c.informers {
-		if _, ok := set.Targets[gvr]; !ok {
-			logger.Info("Stopping informer", "resource", rules.GVRString(gvr))
-			ri.stop()
-			delete(c.informers, gvr)
-			c.expect.forgetResource(gvr)
-		}
+	c.ruled = map[schema.GroupResource]bool{}
+	for gvr := range set.Targets {
+		c.ruled[gvr.GroupResource()] = true
 	}
+	if err := c.dropUnruled(ctx, set); err != nil {
+		return err
+	}
+	c.unpend(ctx)
 	needNamespaces := false
 	for _, t := range set.SortedTargets() {
 		needNamespaces = needNamespaces || t.NeedsNamespaceLabels
-		ri, ok := c.informers[t.GVR]
-		if ok && ri.target.ReadsObjects != t.ReadsObjects {
-			// The cache keeps whole objects only when a rule reads them:
-			// rebuild it with the other transform.
-			ri.stop()
-			delete(c.informers, t.GVR)
-			ok = false
+		if err := c.enforce(ctx, t); err != nil {
+			return err
 		}
-		if !ok {
-			logger.Info("Starting informer", "resource", rules.GVRString(t.GVR), "rules", t.RuleNames())
-			c.opts.Metrics.InitResource(t.GVR.GroupResource().String())
-			ri, err := c.startInformer(ctx, t)
-			if err != nil {
-				return err
-			}
-			c.informers[t.GVR] = ri
-			continue
-		}
-		changed := !ri.target.SameRules(t)
-		ri.target = t
-		if changed {
-			for _, k := range ri.informer.GetStore().ListKeys() {
-				c.enqueueStoreKey(t.GVR, k)
-			}
-		}
+	}
+	if err := c.pruneRecorded(ctx); err != nil {
+		return err
 	}
 	switch {
 	case needNamespaces && c.namespaces == nil:
@@ -241,19 +253,22 @@ func (c *Controller) setRules(ctx context.Context, set *rules.Set) error {
 	return nil
 }
 
-// HasSynced reports whether every informer has completed its initial list.
+// HasSynced reports whether the informer of every ruled resource has
+// completed its initial list. Those of pruned resources do not count: a
+// prune that waits does not keep the rules from being enforced.
 func (c *Controller) HasSynced() bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	for _, ri := range c.informers {
-		if !ri.informer.HasSynced() {
+		if !ri.status.pruning.Load() && !ri.informer.HasSynced() {
 			return false
 		}
 	}
 	return c.namespaces == nil || c.namespaces.informer.HasSynced()
 }
 
-// Informers returns the number of running informers.
+// Informers returns the number of running informers, pruning ones
+// included.
 func (c *Controller) Informers() int {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -349,24 +364,4 @@ func (c *Controller) syncSafely(ctx context.Context, key Key) (err error) {
 func isPermanent(err error) bool {
 	return apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) ||
 		apierrors.IsMethodNotSupported(err) || apierrors.IsRequestEntityTooLargeError(err)
-}
-
-// cachedObject returns the object key names from its informer's cache, the
-// target of its resource, and whether both exist.
-func (c *Controller) cachedObject(key Key) (cached, *rules.Target, error) {
-	c.mu.RLock()
-	ri := c.informers[key.GVR]
-	c.mu.RUnlock()
-	if ri == nil {
-		return nil, nil, nil
-	}
-	obj, exists, err := ri.informer.GetIndexer().GetByKey(key.storeKey())
-	if err != nil || !exists {
-		return nil, nil, err
-	}
-	o, ok := obj.(cached)
-	if !ok {
-		return nil, nil, fmt.Errorf("cached %s is a %T, not an object with metadata", key, obj)
-	}
-	return o, ri.target, nil
 }

@@ -21,7 +21,8 @@ var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namesp
 // rules with a namespaceSelector. When a namespace's labels change, every
 // object in it of a resource that selects by namespace labels is synced.
 func (c *Controller) startNamespaces(ctx context.Context) (*resourceInformer, error) {
-	inf, err := c.newInformer(rules.Resource{GVR: namespacesGVR, Kind: "Namespace"}, "", false, cache.Indexers{})
+	ri := &resourceInformer{}
+	inf, err := c.newInformer(rules.Resource{GVR: namespacesGVR, Kind: "Namespace"}, "", false, cache.Indexers{}, &ri.status)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +61,8 @@ func (c *Controller) startNamespaces(ctx context.Context) (*resourceInformer, er
 		return nil, fmt.Errorf("namespace informer: event handler: %w", err)
 	}
 	klog.FromContext(ctx).Info("Starting namespace informer", "reason", "a rule selects by namespace labels")
-	return runInformer(ctx, nil, inf), nil
+	ri.run(ctx, inf)
+	return ri, nil
 }
 
 // namespaceLabels returns a namespace's labels from the namespace informer.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/klog/v2"
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
@@ -19,26 +20,37 @@ import (
 // reads the object from the informer's cache (never from the API server),
 // lets reconcile decide what must change — keys to set, and keys to delete
 // because this controller set them and no rule wants them any more — and
-// sends the requests that make that change, or nothing.
+// sends the requests that make that change, or nothing. The writer
+// records the resource before it writes; a converged object that carries
+// keys the controller owns (set before the resource was recorded) gets its
+// resource recorded too, so that those keys are pruned when it leaves the
+// rules.
 func (c *Controller) syncHandler(ctx context.Context, key Key) error {
-	obj, target, err := c.cachedObject(key)
+	e, done, err := c.cachedObject(key)
+	defer done()
 	if err != nil {
 		return err
 	}
+	obj := e.obj
 	if obj == nil {
-		c.expect.forget(key) // deleted, or no longer ruled: nothing to do
+		c.expect.forget(key) // deleted, or no longer watched: nothing to do
 		return nil
 	}
 	rv := obj.GetResourceVersion()
 	if c.expect.pending(key, rv) {
 		return nil // our last write's echo has not reached the cache yet
 	}
-	d, err := reconcile.Decide(target, obj, c.namespaceLabels, c.opts.FieldManager)
+	d, err := reconcile.Decide(e.target, obj, c.namespaceLabels, c.opts.FieldManager)
 	if err != nil {
 		return fmt.Errorf("encode patch for %s: %w", key, err)
 	}
 	c.report(ctx, key, obj, d.Evaluation)
 	if d.Empty() {
+		if d.Owns {
+			if err := c.opts.Record.Ensure(ctx, key.GVR.GroupResource()); err != nil {
+				return fmt.Errorf("%s carries keys the controller owns, but its resource is not recorded: %v", key, err)
+			}
+		}
 		return nil
 	}
 
@@ -50,6 +62,9 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 	res, err := c.writer.Send(wctx, reconcile.Ref(key), d.Requests)
 	switch {
 	case err != nil:
+		if apierrors.IsForbidden(err) {
+			e.status.forbidden.Store(true)
+		}
 		if isPermanent(err) {
 			// The event is about the object: it needs only the server's
 			// reason, which Send's error wraps.
@@ -59,12 +74,48 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 	case res.Gone:
 		return nil // deleted meanwhile: nothing to do
 	}
+	e.status.forbidden.Store(false)
 	c.expect.record(key, rv, res.ResourceVersion)
 	if logger := klog.FromContext(ctx).V(2); logger.Enabled() {
 		logger.Info("Patched metadata", "key", key.String(), "change", summary)
 	}
 	c.opts.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "Annotated", "Patch", "Changed %s", summary)
 	return nil
+}
+
+// cachedEntry is an object from an informer's cache, with what its sync
+// needs of the informer.
+type cachedEntry struct {
+	obj    cached // nil when the object or its informer does not exist
+	target *rules.Target
+	status *informerStatus
+}
+
+// cachedObject returns the object key names from its informer's cache,
+// with its target and its informer's status. Until done is called, the
+// sync counts as under way for the prune of key's resource, which waits
+// for it: the target it read may be the one before the resource left the
+// rules.
+func (c *Controller) cachedObject(key Key) (e cachedEntry, done func(), err error) {
+	c.mu.RLock()
+	ri := c.informers[key.GVR]
+	if ri == nil {
+		c.mu.RUnlock()
+		return cachedEntry{}, func() {}, nil
+	}
+	e.target, e.status = ri.target, &ri.status
+	done = c.inflight.add(key.GVR)
+	c.mu.RUnlock()
+	obj, exists, err := ri.informer.GetIndexer().GetByKey(key.storeKey())
+	if err != nil || !exists {
+		return cachedEntry{}, done, err
+	}
+	o, ok := obj.(cached)
+	if !ok {
+		return cachedEntry{}, done, fmt.Errorf("cached %s is a %T, not an object with metadata", key, obj)
+	}
+	e.obj = o
+	return e, done, nil
 }
 
 // report logs values that could not be read from the object and rules that
