@@ -125,6 +125,8 @@ type session struct {
 	set        *rules.Set
 	unresolved []rules.FieldError
 	dynamic    dynamic.Interface
+	// resolver resolves resources through the cluster's discovery.
+	resolver *resolve.Resolver
 	// nsLabels are the namespaces' labels, listed once when a rule needs them.
 	nsLabels rules.NamespaceLabels
 }
@@ -154,7 +156,7 @@ func connect(ctx context.Context, path string, cf *clusterFlags) (*session, erro
 	if err != nil {
 		return nil, err
 	}
-	return &session{path: path, file: file, cfg: cfg, set: set, unresolved: unresolved, dynamic: dyn, nsLabels: nsLabels}, nil
+	return &session{path: path, file: file, cfg: cfg, set: set, unresolved: unresolved, dynamic: dyn, resolver: r, nsLabels: nsLabels}, nil
 }
 
 // compileRules compiles file, loaded from path, against the cluster that

@@ -9,7 +9,6 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/scan"
 )
@@ -22,10 +21,12 @@ const (
 )
 
 func diffCommand(ctx context.Context, e *env, args []string) int {
-	fs := e.newFlagSet("diff", "Show what run would change, object by object, without writing anything.\n"+
+	fs := e.newFlagSet("diff", "Show what run would change, object by object, without writing anything (the record of the resources\n"+
+		"written to is read, never written): keys to set, and keys to delete, on ruled resources and on recorded ones no rule names.\n"+
 		"Exit status: 0 nothing to change, 1 changes pending, 2 an error.")
 	rulesPath := fs.String("rules", "rules.yaml", "Path to the rules file")
 	output := fs.StringP("output", "o", "", "Output format: \"\" (text), json or yaml")
+	rf := addRecordFlags(fs)
 	cf := addClusterFlags(fs)
 	cf.addExcludeFlag(fs)
 	addLogFlags(fs)
@@ -36,6 +37,9 @@ func diffCommand(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.Err, "%s diff: --output must be json or yaml, got %q\n", e.prog, *output)
 		return diffFailed
 	}
+	if err := rf.validate(); err != nil {
+		return e.usageError(fs, err)
+	}
 	ctx = klog.NewContext(ctx, klog.Background().WithName("kube-annotator"))
 	s, err := connect(ctx, *rulesPath, cf)
 	if err != nil {
@@ -45,10 +49,19 @@ func diffCommand(ctx context.Context, e *env, args []string) int {
 	for _, u := range s.unresolved {
 		fmt.Fprintf(e.Err, "warning: %s: %s: %s; run would skip it\n", s.path, u.Field, u.Message)
 	}
+	rec, err := rf.load(ctx, s.cfg, cf.namespace())
+	if err != nil {
+		fmt.Fprintln(e.Err, err)
+		return diffFailed
+	}
+	prunes, unserved := pruneTargets(rec, s.set, s.resolver.ResolveGroupResource)
+	for _, u := range unserved {
+		fmt.Fprintf(e.Err, "warning: record %s lists %s, which no rule names: %v; run would keep it in the record until it is served\n", rec.Ref(), u.resource, u.err)
+	}
 
 	pending := []*scan.Object{}
-	for _, t := range s.set.SortedTargets() {
-		err := scan.Resource(ctx, s.dynamic, t, cf.namespace(), reconcile.FieldManager, s.nsLabels, func(_ *rules.Target, o *scan.Object) error {
+	for _, t := range append(s.set.SortedTargets(), prunes...) {
+		err := scan.Resource(ctx, s.dynamic, t, cf.namespace(), rf.fieldManager, s.nsLabels, func(_ *rules.Target, o *scan.Object) error {
 			if o != nil {
 				pending = append(pending, o)
 			}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller"
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
+	"github.com/kube-annotator/kube-annotator/pkg/record"
 	"github.com/kube-annotator/kube-annotator/pkg/reloader"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/server"
@@ -52,13 +53,15 @@ type runFlags struct {
 	events       bool
 	metricsAddr  string
 	probeAddr    string
+	record       *recordFlags
 	clusterFlags *clusterFlags
 	leader       *leaderFlags
 }
 
 func runCommand(ctx context.Context, e *env, args []string) int {
 	fs := e.newFlagSet("run", "Run the controller: watch every resource the rules name and keep each object annotated as they say.\n"+
-		"The rules file is reloaded when it changes or on SIGHUP; an invalid file keeps the previous rules in force.")
+		"The rules file is reloaded when it changes or on SIGHUP; an invalid file keeps the previous rules in force.\n"+
+		"Keys set on a resource that no rule names any more are deleted: the resources written to are recorded in a ConfigMap.")
 	var f runFlags
 	fs.StringVar(&f.rules, "rules", "rules.yaml", "Path to the rules file")
 	fs.IntVar(&f.workers, "workers", 8, "Number of objects synced in parallel")
@@ -67,6 +70,7 @@ func runCommand(ctx context.Context, e *env, args []string) int {
 	fs.BoolVar(&f.events, "events", false, "Record a Normal event on every object changed and a Warning event when a change is rejected")
 	fs.StringVar(&f.metricsAddr, "metrics-bind-address", "", "Address to serve Prometheus metrics on at /metrics, e.g. :8080 (default off)")
 	fs.StringVar(&f.probeAddr, "health-probe-bind-address", "", "Address to serve /healthz and /readyz on, e.g. :8081 (default off)")
+	f.record = addRecordFlags(fs)
 	f.leader = addLeaderFlags(fs)
 	f.clusterFlags = addClusterFlags(fs)
 	f.clusterFlags.addExcludeFlag(fs)
@@ -79,6 +83,9 @@ func runCommand(ctx context.Context, e *env, args []string) int {
 	}
 	if f.resync < 0 {
 		return e.usageError(fs, fmt.Errorf("--resync-period must not be negative, got %v", f.resync))
+	}
+	if err := f.record.validate(); err != nil {
+		return e.usageError(fs, err)
 	}
 	logger := klog.Background().WithName("kube-annotator")
 	ctx = klog.NewContext(ctx, logger)
@@ -101,11 +108,13 @@ func run(ctx context.Context, f runFlags) error {
 }
 
 // app is the controller process: the reloader that owns the rules in force,
-// the controller that enforces them, and what reports on both.
+// the controller that enforces them, the record of the resources it writes
+// to, and what reports on them.
 type app struct {
 	flags      runFlags
 	cfg        *rest.Config
 	metrics    *metrics.Metrics
+	record     *record.Record
 	controller *controller.Controller
 	reloader   *reloader.Reloader
 	stopEvents func()
@@ -117,10 +126,10 @@ type app struct {
 
 // newApp builds run's parts, each complete before the next receives it: the
 // rules, loaded (before anything talks to the cluster) and compiled once;
-// the clients; the trigger that has the rules resolved again; the
-// controller, which pulls it when a resource stops being served; and the
-// reloader, which owns the compiled rules and applies new ones to the
-// controller.
+// the clients and the record (read when this replica starts to lead); the
+// trigger that has the rules resolved again; the controller, which pulls it
+// when a resource stops being served; and the reloader, which owns the
+// compiled rules and applies new ones to the controller.
 func newApp(ctx context.Context, f runFlags) (*app, error) {
 	file, err := rules.Load(f.rules)
 	if err != nil {
@@ -145,6 +154,10 @@ func newApp(ctx context.Context, f runFlags) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
+	rec, err := f.record.record(cfg, f.clusterFlags.namespace())
+	if err != nil {
+		return nil, err
+	}
 	m := metrics.New()
 	recorder, stopEvents, err := eventRecorder(ctx, cfg, f.events)
 	if err != nil {
@@ -156,9 +169,12 @@ func newApp(ctx context.Context, f runFlags) (*app, error) {
 		Workers:      f.workers,
 		ResyncPeriod: f.resync,
 		Namespace:    f.clusterFlags.namespace(),
+		FieldManager: f.record.fieldManager,
 		ResourceGone: func(schema.GroupVersionResource) { resolveAgain.Resolve() },
 		Metrics:      m,
 		Recorder:     recorder,
+		Record:       rec,
+		Resolver:     resolver,
 	})
 	rl := reloader.New(reloader.Options{
 		Path:    f.rules,
@@ -170,8 +186,8 @@ func newApp(ctx context.Context, f runFlags) (*app, error) {
 		Metrics: m,
 	}, file, set, unresolved)
 	return &app{
-		flags: f, cfg: cfg, metrics: m, controller: c, reloader: rl, stopEvents: stopEvents,
-		loaded: []any{"rules", len(file.Rules), "resources", len(set.Targets)},
+		flags: f, cfg: cfg, metrics: m, record: rec, controller: c, reloader: rl, stopEvents: stopEvents,
+		loaded: []any{"rules", len(file.Rules), "resources", len(set.Targets), "fieldManager", f.record.fieldManager, "record", rec.Ref()},
 	}, nil
 }
 
@@ -203,9 +219,14 @@ func (a *app) setLeading(leading bool) {
 	}
 }
 
-// lead runs the controller on the rules in force, and the reloader that
-// keeps them up to date, until ctx ends or the reloader fails.
+// lead reads the record, then runs the controller on the rules in force,
+// and the reloader that keeps them up to date, until ctx ends or the
+// reloader fails. A record that cannot be read stops it: without it, the
+// controller could neither prune nor write.
 func (a *app) lead(ctx context.Context) error {
+	if err := a.record.Load(ctx); err != nil {
+		return fmt.Errorf("%w (kube-annotator rbac grants access to the record; --field-manager and --record-namespace name it)", err)
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	var wg sync.WaitGroup
 	defer wg.Wait()
