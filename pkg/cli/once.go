@@ -78,7 +78,7 @@ func onceCommand(ctx context.Context, e *env, args []string) int {
 		case tl.failed():
 			failed = true
 		case ctx.Err() == nil:
-			tl.note = "no rule names it: pruned, and removed from the record"
+			tl.note = "no rule names it: pruned and removed from the record"
 			if err := rec.Remove(ctx, t.GVR.GroupResource()); err != nil {
 				tl.note, failed = err.Error(), true
 			}

@@ -60,6 +60,11 @@ const (
 	FieldManagerKey = "fieldManager"
 	// ResourcesKey holds the entries, one a line.
 	ResourcesKey = "resources"
+	// Writer is the field manager records are written as. It is not the
+	// field manager a record belongs to: were the record written as that
+	// one, a controller whose rules name configmaps would take the
+	// record's label for a key it set, and prune it.
+	Writer = "kube-annotator-record"
 )
 
 // Name is the name of the record of the field manager manager:
@@ -76,6 +81,9 @@ func Name(manager string) string { return manager + "-resources" }
 func ValidateFieldManager(manager string) error {
 	if manager == "" {
 		return errors.New("must not be empty")
+	}
+	if manager == Writer {
+		return fmt.Errorf("%q is the field manager records are written as", Writer)
 	}
 	if errs := metavalidation.ValidateFieldManager(manager, field.NewPath("fieldManager")); len(errs) > 0 {
 		return errors.New(errs[0].Detail)
@@ -228,10 +236,10 @@ func (r *Record) update(ctx context.Context, mutate func(map[Entry]bool) bool) e
 			cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: r.name, Namespace: r.namespace,
 				Labels: map[string]string{ManagedByLabel: ManagedBy}}}
 			cm.Data = encode(nil, r.manager, entries)
-			_, err = r.client.Create(ctx, cm, metav1.CreateOptions{FieldManager: r.manager})
+			_, err = r.client.Create(ctx, cm, metav1.CreateOptions{FieldManager: Writer})
 		} else {
 			cm.Data = encode(cm.Data, r.manager, entries)
-			_, err = r.client.Update(ctx, cm, metav1.UpdateOptions{FieldManager: r.manager})
+			_, err = r.client.Update(ctx, cm, metav1.UpdateOptions{FieldManager: Writer})
 		}
 		if err != nil {
 			return fmt.Errorf("record %s: %w", r.Ref(), err)

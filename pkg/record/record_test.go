@@ -64,6 +64,7 @@ func TestValidateFieldManager(t *testing.T) {
 		{manager: "kube-annotator"},
 		{manager: "team-a.example"},
 		{manager: "", wantErr: "must not be empty"},
+		{manager: Writer, wantErr: `"kube-annotator-record" is the field manager records are written as`},
 		{manager: strings.Repeat("a", 129), wantErr: "128"},
 		{manager: "a\tb", wantErr: "invalid character U+0009"},
 		{manager: "Team_A", wantErr: `"Team_A" would name the record ConfigMap "Team_A-resources", which is not a valid name`},
@@ -179,6 +180,22 @@ func TestEnsureCreatesTheRecord(t *testing.T) {
 	}
 	if got, want := resources(t, client), "deployments.apps\npods\n"; got != want {
 		t.Errorf("record:\n%s\nwant:\n%s", got, want)
+	}
+	// Written as Writer, not as the field manager the record belongs to,
+	// whose controller would prune the label it owned.
+	for _, a := range client.Actions() {
+		var manager string
+		switch a := a.(type) {
+		case k8stesting.CreateActionImpl:
+			manager = a.CreateOptions.FieldManager
+		case k8stesting.UpdateActionImpl:
+			manager = a.UpdateOptions.FieldManager
+		default:
+			continue
+		}
+		if manager != Writer {
+			t.Errorf("%s as field manager %q, want %q", a.GetVerb(), manager, Writer)
+		}
 	}
 }
 

@@ -154,7 +154,7 @@ func TestServiceAccountIdentity(t *testing.T) {
 		t.Fatalf("apply deploy/: %v\n%s", err, out)
 	}
 	sa := []string{"--as", "system:serviceaccount:kube-annotator:kube-annotator",
-		"--leader-elect", "--leader-election-namespace", "kube-annotator", "--rules", rulesPath()}
+		"--leader-elect", "--leader-election-namespace", "kube-annotator", "--record-namespace", "kube-annotator", "--rules", rulesPath()}
 
 	ns := env.NewNamespace(t)
 	seed(t, ns)
