@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -209,20 +208,9 @@ func TestConnectionFlags(t *testing.T) {
 			t.Setenv("HOME", t.TempDir())
 			t.Setenv("KUBERNETES_SERVICE_HOST", "") // not in a cluster
 			t.Setenv("KUBERNETES_MASTER", "")
-			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
-			f := addClusterFlags(fs)
-			if err := fs.Parse(tc.args); err != nil {
-				t.Fatal(err)
-			}
-			cfg, err := f.restConfig()
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("restConfig() error = %v, want one containing %q", err, tc.wantErr)
-				}
+			f, cfg := restConfigFor(t, tc.args, tc.wantErr)
+			if cfg == nil {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if got := viewOf(t, cfg, f.namespace()); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got  %+v\nwant %+v", got, tc.want)
