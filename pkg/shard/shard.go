@@ -1,0 +1,76 @@
+package shard
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Shard is this replica's share of the objects.
+type Shard struct {
+	ranges  Ranges
+	metrics *Metrics
+}
+
+// New returns the shard that owns rs, which must not be empty, reporting
+// to m; members is the number of replicas the objects are split among.
+func New(rs Ranges, members int, m *Metrics) *Shard {
+	m.OwnedFraction.Set(rs.Fraction())
+	m.Ranges.Set(float64(len(rs)))
+	m.Members.Set(float64(members))
+	return &Shard{ranges: rs, metrics: m}
+}
+
+// Ranges are the ranges the shard owns.
+func (s *Shard) Ranges() Ranges { return s.ranges }
+
+const namespace = "kube_annotator_shard"
+
+// Metrics report a replica's shard.
+type Metrics struct {
+	// OwnedFraction is the part of the hash space this replica owns.
+	OwnedFraction prometheus.Gauge
+	// Ranges is the number of ranges this replica owns.
+	Ranges prometheus.Gauge
+	// Members is the number of replicas the objects are split among.
+	Members prometheus.Gauge
+	// Mode is 1 for the mode, server or client, that a resource's
+	// informer runs in.
+	Mode *prometheus.GaugeVec
+	// Received counts objects the API server sent, in lists and watch
+	// events, by resource.
+	Received *prometheus.CounterVec
+	// Dropped counts the objects of other shards that this replica
+	// dropped itself, by resource.
+	Dropped *prometheus.CounterVec
+}
+
+// NewMetrics returns the shard metrics, registered in reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		OwnedFraction: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "owned_fraction",
+			Help: "Part of the hash space of objects (FNV-1a 64 of metadata.uid) that this replica owns, from 0 to 1.",
+		}),
+		Ranges: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "ranges",
+			Help: "Ranges of the hash space that this replica owns.",
+		}),
+		Members: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "members",
+			Help: "Replicas the objects are split among.",
+		}),
+		Mode: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "informer_mode",
+			Help: "1 for the mode a resource's informer runs in: server (the API server applies the shard selector) or client (this replica drops other shards' objects).",
+		}, []string{"resource", "mode"}),
+		Received: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "objects_received_total",
+			Help: "Objects the API server sent in lists and watch events, by resource.",
+		}, []string{"resource"}),
+		Dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "objects_dropped_total",
+			Help: "Objects of other shards that this replica dropped itself (client mode), by resource.",
+		}, []string{"resource"}),
+	}
+	reg.MustRegister(m.OwnedFraction, m.Ranges, m.Members, m.Mode, m.Received, m.Dropped)
+	return m
+}
