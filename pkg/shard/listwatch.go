@@ -46,10 +46,10 @@ type listWatch struct {
 
 // ListWatch returns lw with its lists and watches limited to the shard's
 // objects. resource names the resource in logs and metrics.
-func (s *Shard) ListWatch(logger klog.Logger, resource string, lw *cache.ListWatch) *cache.ListWatch {
+func (s *Shard) ListWatch(resource string, lw *cache.ListWatch) *cache.ListWatch {
 	w := &listWatch{
 		inner: lw, resource: resource, selector: s.ranges.Selector(), metrics: s.metrics,
-		logger: logger.WithValues("resource", resource),
+		logger: s.logger.WithValues("resource", resource),
 	}
 	w.expr = w.selector.String()
 	return &cache.ListWatch{ListWithContextFunc: w.list, WatchFuncWithContext: w.watch}

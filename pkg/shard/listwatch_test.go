@@ -65,7 +65,7 @@ func TestListWatch(t *testing.T) {
 		t.Run(string(wantMode), func(t *testing.T) {
 			m := NewMetrics(prometheus.NewRegistry())
 			srv := &fakeServer{sharded: sharded, objs: objects(300), watcher: watch.NewFakeWithChanSize(10, false)}
-			lw := New(rs, 3, m).ListWatch(klog.Background(), "configmaps", srv.listWatch(mine))
+			lw := New(klog.Background(), rs, 3, m).ListWatch("configmaps", srv.listWatch(mine))
 
 			obj, err := lw.ListWithContext(context.Background(), metav1.ListOptions{})
 			if err != nil {

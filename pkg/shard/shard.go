@@ -2,21 +2,24 @@ package shard
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/klog/v2"
 )
 
 // Shard is this replica's share of the objects.
 type Shard struct {
 	ranges  Ranges
 	metrics *Metrics
+	logger  klog.Logger
 }
 
 // New returns the shard that owns rs, which must not be empty, reporting
-// to m; members is the number of replicas the objects are split among.
-func New(rs Ranges, members int, m *Metrics) *Shard {
+// to m and logging to logger; members is the number of replicas the
+// objects are split among.
+func New(logger klog.Logger, rs Ranges, members int, m *Metrics) *Shard {
 	m.OwnedFraction.Set(rs.Fraction())
 	m.Ranges.Set(float64(len(rs)))
 	m.Members.Set(float64(members))
-	return &Shard{ranges: rs, metrics: m}
+	return &Shard{ranges: rs, metrics: m, logger: logger}
 }
 
 // Ranges are the ranges the shard owns.
