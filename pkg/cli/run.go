@@ -164,7 +164,7 @@ func newApp(ctx context.Context, f runFlags) (*app, error) {
 		ResourceGone: func(schema.GroupVersionResource) { resolveAgain.Resolve() },
 		Metrics:      m,
 		Recorder:     recorder,
-		Shard:        f.shard.shardListWatch(klog.FromContext(ctx), m.Registry),
+		Shard:        f.shard.shardListWatch(klog.FromContext(ctx), dyn, m.Registry),
 	})
 	m.Registry.MustRegister(cachedObjectsGauge(c))
 	rl := reloader.New(reloader.Options{

@@ -5,6 +5,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -50,14 +52,15 @@ func (f *shardFlags) validate(changed func(string) bool, leader *leaderFlags) er
 }
 
 // shardListWatch returns what limits the informers to this replica's
-// shard, reporting to reg: nothing when not sharding.
-func (f *shardFlags) shardListWatch(logger klog.Logger, reg prometheus.Registerer) func(string, *cache.ListWatch) *cache.ListWatch {
+// shard, asking client whether the API server applies shard selectors and
+// reporting to reg: nothing when not sharding.
+func (f *shardFlags) shardListWatch(logger klog.Logger, client dynamic.Interface, reg prometheus.Registerer) func(schema.GroupVersionResource, string, *cache.ListWatch) *cache.ListWatch {
 	if !f.enabled() {
 		return nil
 	}
 	rs := shard.NewRanges(shard.Static(f.shard, f.total))
 	logger.Info("Sharding", "shard", f.shard, "totalShards", f.total, "ranges", rs.String())
-	return shard.New(logger, rs, f.total, shard.NewMetrics(reg)).ListWatch
+	return shard.New(logger, client, rs, f.total, shard.NewMetrics(reg)).ListWatch
 }
 
 // cachedObjectsGauge reports the objects in c's caches.

@@ -60,11 +60,11 @@ type Options struct {
 	// nil, the controller keeps them in a registry of its own that nothing
 	// serves.
 	Metrics *metrics.Metrics
-	// Shard limits the list and watch of each ruled resource's informer
-	// (named by resource) to this replica's share of the objects; the
-	// namespace informer is never sharded. When nil, informers see every
-	// object.
-	Shard func(resource string, lw *cache.ListWatch) *cache.ListWatch
+	// Shard limits lw, the list and watch of a ruled resource's informer
+	// in a namespace ("" for all), to this replica's share of the
+	// objects; the namespace informer is never sharded. When nil,
+	// informers see every object.
+	Shard func(gvr schema.GroupVersionResource, namespace string, lw *cache.ListWatch) *cache.ListWatch
 	// Recorder records a Normal event on every object the controller
 	// changes and a Warning event when a change is rejected. When nil, no
 	// event is recorded.
@@ -104,7 +104,7 @@ func NewController(client dynamic.Interface, metadataClient metadata.Interface, 
 		opts.Metrics = metrics.New()
 	}
 	if opts.Shard == nil {
-		opts.Shard = func(_ string, lw *cache.ListWatch) *cache.ListWatch { return lw }
+		opts.Shard = func(_ schema.GroupVersionResource, _ string, lw *cache.ListWatch) *cache.ListWatch { return lw }
 	}
 	if opts.Recorder == nil {
 		opts.Recorder = discardEvents{}

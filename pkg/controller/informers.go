@@ -84,7 +84,7 @@ func (c *Controller) newInformer(r rules.Resource, ns string, wholeObjects bool,
 		client, example, transform = c.metadata, &metav1.PartialObjectMetadata{}, metadataTransform(c.opts.FieldManager, r)
 	}
 	if sharded {
-		lw = c.opts.Shard(rules.GVRString(r.GVR), lw)
+		lw = c.opts.Shard(r.GVR, ns, lw)
 	}
 	inf := cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, client), example,
 		cache.SharedIndexInformerOptions{ResyncPeriod: c.opts.ResyncPeriod, Indexers: indexers, ObjectDescription: rules.GVRString(r.GVR)})

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
@@ -34,6 +35,7 @@ var Modes = []Mode{Server, Client}
 // and else filters the answer and the watch events.
 type listWatch struct {
 	inner    *cache.ListWatch
+	probe    func(context.Context, metav1.ListOptions) (runtime.Object, error)
 	resource string
 	selector sharding.Selector
 	expr     string
@@ -44,12 +46,16 @@ type listWatch struct {
 	mode Mode // "" until the server has answered a list
 }
 
-// ListWatch returns lw with its lists and watches limited to the shard's
-// objects. resource names the resource in logs and metrics.
-func (s *Shard) ListWatch(resource string, lw *cache.ListWatch) *cache.ListWatch {
+// ListWatch returns lw, the list and watch of gvr in namespace ns, with
+// its lists and watches limited to the shard's objects.
+func (s *Shard) ListWatch(gvr schema.GroupVersionResource, ns string, lw *cache.ListWatch) *cache.ListWatch {
+	resource := gvr.GroupResource().String()
 	w := &listWatch{
 		inner: lw, resource: resource, selector: s.ranges.Selector(), metrics: s.metrics,
 		logger: s.logger.WithValues("resource", resource),
+		probe: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return s.probe(ctx, gvr, ns, o)
+		},
 	}
 	w.expr = w.selector.String()
 	return &cache.ListWatch{ListWithContextFunc: w.list, WatchFuncWithContext: w.watch}
@@ -68,7 +74,13 @@ func (w *listWatch) list(ctx context.Context, opts metav1.ListOptions) (runtime.
 		return nil, fmt.Errorf("list of %s: %w", w.resource, err)
 	}
 	w.metrics.Received.WithLabelValues(w.resource).Add(float64(len(items)))
-	if w.setMode(shardInfo(obj) != "") == Server {
+	applied := shardInfo(obj) != ""
+	if !applied {
+		if applied, err = w.applies(ctx, opts); err != nil {
+			return nil, err
+		}
+	}
+	if w.setMode(applied) == Server {
 		return obj, nil
 	}
 	kept := items[:0]
@@ -84,16 +96,15 @@ func (w *listWatch) list(ctx context.Context, opts metav1.ListOptions) (runtime.
 }
 
 // watch watches with the shard selector. A watch that streams its initial
-// list (sendInitialEvents) has no list answer to tell the mode by; a list
-// of one object does, first.
+// list (sendInitialEvents) has no list answer to tell the mode by: a probe
+// does, first.
 func (w *listWatch) watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	if w.currentMode() == "" || (opts.SendInitialEvents != nil && *opts.SendInitialEvents) {
-		probe := metav1.ListOptions{ShardSelector: w.expr, Limit: 1, LabelSelector: opts.LabelSelector, FieldSelector: opts.FieldSelector}
-		obj, err := w.inner.ListWithContextFunc(ctx, probe)
+		applied, err := w.applies(ctx, opts)
 		if err != nil {
 			return nil, err
 		}
-		w.setMode(shardInfo(obj) != "")
+		w.setMode(applied)
 	}
 	opts.ShardSelector = w.expr
 	wi, err := w.inner.WatchFuncWithContext(ctx, opts)
@@ -109,6 +120,19 @@ func (w *listWatch) watch(ctx context.Context, opts metav1.ListOptions) (watch.I
 		}
 		return e, true // bookmarks (among them the end of the initial events) and errors
 	}), nil
+}
+
+// applies asks the API server whether it applies the shard selector, by
+// a list of at most one whole object: its answer carries shardInfo when
+// it did. (Lists of PartialObjectMetadata, the metadata informers', come
+// without it: the server does not copy it into them.)
+func (w *listWatch) applies(ctx context.Context, opts metav1.ListOptions) (bool, error) {
+	probe := metav1.ListOptions{ShardSelector: w.expr, Limit: 1, LabelSelector: opts.LabelSelector, FieldSelector: opts.FieldSelector}
+	obj, err := w.probe(ctx, probe)
+	if err != nil {
+		return false, fmt.Errorf("shard selector probe of %s: %w", w.resource, err)
+	}
+	return shardInfo(obj) != "", nil
 }
 
 // matches reports whether obj is in this replica's ranges, as the API

@@ -8,7 +8,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
@@ -17,13 +19,25 @@ import (
 
 // fakeServer answers lists of objs and hands out one watcher, applying the
 // shard selector only when sharded, as the API server with the
-// ShardedListAndWatch feature on or off.
+// ShardedListAndWatch feature on or off. Like the API server, it says in
+// lists of whole objects (probes) that it applied the selector, but not
+// in lists of PartialObjectMetadata.
 type fakeServer struct {
 	sharded bool
 	objs    []metav1.PartialObjectMetadata
 	watcher *watch.FakeWatcher
 	lists   []metav1.ListOptions
+	probes  []metav1.ListOptions
 	watches []metav1.ListOptions
+}
+
+func (f *fakeServer) probe(_ context.Context, _ schema.GroupVersionResource, _ string, o metav1.ListOptions) (runtime.Object, error) {
+	f.probes = append(f.probes, o)
+	l := &unstructured.UnstructuredList{Object: map[string]any{"metadata": map[string]any{}}}
+	if f.sharded && o.ShardSelector != "" {
+		l.Object["metadata"] = map[string]any{"shardInfo": map[string]any{"selector": o.ShardSelector}}
+	}
+	return l, nil
 }
 
 func (f *fakeServer) listWatch(sel func(runtime.Object) bool) *cache.ListWatch {
@@ -35,9 +49,6 @@ func (f *fakeServer) listWatch(sel func(runtime.Object) bool) *cache.ListWatch {
 				if !f.sharded || sel(&f.objs[i]) {
 					l.Items = append(l.Items, f.objs[i])
 				}
-			}
-			if f.sharded && o.ShardSelector != "" {
-				l.ShardInfo = &metav1.ShardInfo{Selector: o.ShardSelector}
 			}
 			return l, nil
 		},
@@ -65,7 +76,9 @@ func TestListWatch(t *testing.T) {
 		t.Run(string(wantMode), func(t *testing.T) {
 			m := NewMetrics(prometheus.NewRegistry())
 			srv := &fakeServer{sharded: sharded, objs: objects(300), watcher: watch.NewFakeWithChanSize(10, false)}
-			lw := New(klog.Background(), rs, 3, m).ListWatch("configmaps", srv.listWatch(mine))
+			sh := New(klog.Background(), nil, rs, 3, m)
+			sh.probe = srv.probe
+			lw := sh.ListWatch(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, "", srv.listWatch(mine))
 
 			obj, err := lw.ListWithContext(context.Background(), metav1.ListOptions{})
 			if err != nil {
@@ -99,8 +112,8 @@ func TestListWatch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(srv.lists) != 2 || srv.lists[1].Limit != 1 || srv.watches[0].ShardSelector == "" {
-				t.Errorf("watch: lists %+v, watch %+v; want a probe of one object and the selector sent", srv.lists, srv.watches)
+			if len(srv.probes) != 2 || srv.probes[1].Limit != 1 || srv.probes[1].ShardSelector == "" || srv.watches[0].ShardSelector == "" {
+				t.Errorf("watch: probes %+v, watch %+v; want a probe of one object and the selector sent", srv.probes, srv.watches)
 			}
 			end := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"}}}
 			var theirs *metav1.PartialObjectMetadata

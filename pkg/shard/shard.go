@@ -1,7 +1,13 @@
 package shard
 
 import (
+	"context"
+
 	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/klog/v2"
 )
 
@@ -10,16 +16,23 @@ type Shard struct {
 	ranges  Ranges
 	metrics *Metrics
 	logger  klog.Logger
+	// probe lists whole objects of a resource, to learn whether the API
+	// server applies shard selectors.
+	probe func(ctx context.Context, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (runtime.Object, error)
 }
 
 // New returns the shard that owns rs, which must not be empty, reporting
 // to m and logging to logger; members is the number of replicas the
-// objects are split among.
-func New(logger klog.Logger, rs Ranges, members int, m *Metrics) *Shard {
+// objects are split among. client asks the API server whether it applies
+// shard selectors.
+func New(logger klog.Logger, client dynamic.Interface, rs Ranges, members int, m *Metrics) *Shard {
 	m.OwnedFraction.Set(rs.Fraction())
 	m.Ranges.Set(float64(len(rs)))
 	m.Members.Set(float64(members))
-	return &Shard{ranges: rs, metrics: m, logger: logger}
+	probe := func(ctx context.Context, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (runtime.Object, error) {
+		return client.Resource(gvr).Namespace(ns).List(ctx, opts)
+	}
+	return &Shard{ranges: rs, metrics: m, logger: logger, probe: probe}
 }
 
 // Ranges are the ranges the shard owns.
