@@ -3,7 +3,10 @@ package e2e
 import (
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -111,5 +114,42 @@ func checkServerFiltered(t *testing.T, e *h.Env) {
 	// Each patch is an event that two of the three watches do not get.
 	if filtered < 2*shardedObjects {
 		t.Errorf("API server filtered %v events out of sharded watches, want at least %d", filtered, 2*shardedObjects)
+	}
+}
+
+// deploy/sharded, a component on top of deploy/, renders and applies to a
+// real API server: a StatefulSet of three shards instead of the
+// Deployment, a PodDisruptionBudget, and no Lease permissions (nothing
+// elects a leader).
+func TestDeployShardedApplies(t *testing.T) {
+	dir := t.TempDir()
+	deploy, err := filepath.Rel(dir, filepath.Join(h.RepoRoot(), "deploy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kustomization := "resources: [" + deploy + "]\ncomponents: [" + deploy + "/sharded]\n"
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(kustomization), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rendered, err := kubectl(t, "", "kustomize", dir)
+	if err != nil {
+		t.Fatalf("kubectl kustomize deploy/ with deploy/sharded: %v", err)
+	}
+	for _, want := range []string{
+		"kind: StatefulSet", "replicas: 3", "--shard=$(SHARD)", "--total-shards=3",
+		"fieldPath: metadata.labels['apps.kubernetes.io/pod-index']", "kind: PodDisruptionBudget", "maxUnavailable: 1",
+		"kind: ClusterRole\n", "name: kube-annotator-rules\n", "path: /readyz",
+	} {
+		if !strings.Contains(rendered, want) {
+			t.Errorf("rendered deploy/sharded lacks %q", want)
+		}
+	}
+	for _, unwanted := range []string{"kind: Deployment", "leases", "--leader-elect"} {
+		if strings.Contains(rendered, unwanted) {
+			t.Errorf("rendered deploy/sharded has %q", unwanted)
+		}
+	}
+	if out, err := kubectl(t, rendered, "apply", "--server-side", "-f", "-"); err != nil {
+		t.Fatalf("apply deploy/sharded: %v\n%s", err, out)
 	}
 }
