@@ -37,6 +37,7 @@ func rbacCommand(_ context.Context, e *env, args []string) int {
 		return 1
 	}
 	var grs []schema.GroupResource
+	resolved := map[string]schema.GroupResource{}
 	failed := false
 	for i, rule := range file.Rules {
 		for j, res := range rule.Resources {
@@ -49,12 +50,14 @@ func rbacCommand(_ context.Context, e *env, args []string) int {
 			if warning != "" {
 				fmt.Fprintf(e.Err, "warning: %s: rules[%d].resources[%d]: %s\n", *rulesPath, i, j, warning)
 			}
+			resolved[res] = gr
 			grs = append(grs, gr)
 		}
 	}
 	if failed {
 		return 1
 	}
+	warnSensitive(e.Err, *rulesPath, file, resolved)
 	for _, r := range file.Rules {
 		if r.NamespaceSelector != "" { // the controller watches namespace labels
 			grs = append(grs, schema.GroupResource{Resource: "namespaces"})
