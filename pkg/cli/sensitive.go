@@ -33,14 +33,10 @@ var sensitiveResources = []sensitiveResource{
 		can: "change any ServiceAccount: its annotations, which on some platforms choose the cloud identity its Pods get (workload identity), its image pull secrets, and whether its token is mounted"},
 	{gr: core("namespaces"), names: []string{"namespace", "ns"},
 		can: "change any Namespace's labels, which switch Pod Security admission for it (pod-security.kubernetes.io/enforce) and select it in network and admission policies"},
-	{gr: rbacGR("roles"), names: []string{"role"},
-		can: "read who may do what, and change what any Role grants: remove permissions, or add those it holds itself (the API server refuses the others)"},
-	{gr: rbacGR("clusterroles"), names: []string{"clusterrole"},
-		can: "read who may do what, and change what any ClusterRole grants: remove permissions, or add those it holds itself (the API server refuses the others)"},
-	{gr: rbacGR("rolebindings"), names: []string{"rolebinding"},
-		can: "change the subjects of any RoleBinding: take a role away from its users, or hand it to others when it holds the role's permissions itself"},
-	{gr: rbacGR("clusterrolebindings"), names: []string{"clusterrolebinding"},
-		can: "change the subjects of any ClusterRoleBinding: take a role away from its users, or hand it to others when it holds the role's permissions itself"},
+	{gr: rbacGR("roles"), names: []string{"role"}, can: roleCan("Role")},
+	{gr: rbacGR("clusterroles"), names: []string{"clusterrole"}, can: roleCan("ClusterRole")},
+	{gr: rbacGR("rolebindings"), names: []string{"rolebinding"}, can: bindingCan("RoleBinding")},
+	{gr: rbacGR("clusterrolebindings"), names: []string{"clusterrolebinding"}, can: bindingCan("ClusterRoleBinding")},
 	{gr: admissionGR("validatingwebhookconfigurations"), names: []string{"validatingwebhookconfiguration"},
 		can: "change the cluster's validating webhooks: turn their checks off, or send the objects of the requests they match to another service"},
 	{gr: admissionGR("mutatingwebhookconfigurations"), names: []string{"mutatingwebhookconfiguration"},
@@ -56,6 +52,22 @@ var sensitiveResources = []sensitiveResource{
 	{gr: schema.GroupResource{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"},
 		names: []string{"customresourcedefinition", "crd", "crds"},
 		can:   "change any custom resource's definition: stop serving it, loosen its schema, or send its objects to another conversion webhook"},
+}
+
+// roleCan is what patching every role of kind allows. The API server's
+// escalation check refuses an update, even of an annotation, after which
+// the role would grant something the service account does not hold.
+func roleCan(kind string) string {
+	return "read what every " + kind + " allows, and rewrite any " + kind + " so that it grants nothing beyond the service account's own permissions: " +
+		"strip it of what it grants, or give it the service account's own (the API server refuses other changes, even of an annotation, so the rule fails on roles that grant more)"
+}
+
+// bindingCan is what patching every binding of kind allows. The API
+// server refuses an update, even of an annotation, of a binding whose role
+// grants something the service account does not hold.
+func bindingCan(kind string) string {
+	return "read who holds which role, and change the subjects of any " + kind + " whose role grants nothing beyond the service account's own permissions: " +
+		"hand that role to anyone, or take it from its holders (the API server refuses any change, even of an annotation, to the other bindings, so the rule fails on them)"
 }
 
 func core(resource string) schema.GroupResource { return schema.GroupResource{Resource: resource} }
