@@ -62,37 +62,18 @@ func TestInCluster(t *testing.T) {
 	shipped, _, _ := unstructured.NestedString(cm.Object, "data", "rules.yaml")
 	vol := h.NewConfigMapVolume(t, t.TempDir(), map[string]string{"rules.yaml": shipped})
 
-	mountpoint, err := h.PodMountpoint()
-	if err != nil {
-		t.Fatal(err)
-	}
-	hostBefore := hostMounts(t, mountpoint)
-	_, secretsErrBefore := os.Stat("/var/run/secrets")
-
-	// The Deployment's arguments, without --leader-elect (on by default in
-	// a cluster), the servers on loopback, and the test's namespace only.
-	metrics, probes := freeAddr(t), freeAddr(t)
-	p := startProc(t, "kube-annotator (in a Pod)", pod.Command(t, binary, "run",
-		"--rules="+filepath.Join(vol.Dir, "rules.yaml"), "--leader-election-id=kube-annotator",
-		"--metrics-bind-address="+metrics, "--health-probe-bind-address="+probes, "-n", ns))
-	p.metrics, p.probes = metrics, probes
+	host := captureHost(t)
+	p := startInPod(t, pod, filepath.Join(vol.Dir, "rules.yaml"), ns)
 
 	t.Run("it sees the Pod's files, the host does not", func(t *testing.T) {
-		waitPodMount(t, p, mountpoint)
-		if got := hostMounts(t, mountpoint); !slices.Equal(got, hostBefore) {
-			t.Errorf("the host's mounts under %s changed while the controller runs:\n%s", mountpoint, strings.Join(got, "\n"))
+		waitPodMount(t, p, host.mountpoint)
+		host.checkUnchanged(t, "while the controller runs")
+		if v := environ(t, p, "KUBECONFIG"); v != "" {
+			t.Errorf("the controller's environment has %s", v)
 		}
-		if _, err := os.Stat("/var/run/secrets"); (err == nil) != (secretsErrBefore == nil) {
-			t.Errorf("/var/run/secrets on the host: before the test %v, now %v", secretsErrBefore, err)
-		}
-		environ, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.PID()), "environ"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, v := range strings.Split(string(environ), "\x00") {
-			if strings.HasPrefix(v, "KUBECONFIG=") {
-				t.Errorf("the controller's environment has %s", v)
-			}
+		home := strings.TrimPrefix(environ(t, p, "HOME"), "HOME=")
+		if _, err := os.Stat(filepath.Join(home, ".kube", "config")); home == "" || err == nil {
+			t.Errorf("the controller's HOME %q is unset or has a kubeconfig", home)
 		}
 	})
 
@@ -116,29 +97,69 @@ func TestInCluster(t *testing.T) {
 	})
 
 	t.Run("a ConfigMap volume update reloads the rules", func(t *testing.T) {
+		const reloaded = "kube-annotator.test/reloaded"
 		vol.Update(map[string]string{"rules.yaml": withRule(t, shipped, map[string]any{
 			"name":        "in-cluster",
 			"resources":   []string{"deployments", "replicasets", "pods", "frigates.ship.nwiizo.dev"},
-			"annotations": map[string]string{"kube-annotator.test/reloaded": "yes"},
+			"annotations": map[string]string{reloaded: "yes"},
 		})})
-		env.WaitForAnnotation(t, 10*time.Second, h.Deployments, ns, "web", "kube-annotator.test/reloaded", "yes")
-		env.WaitForAnnotation(t, 5*time.Second, h.ReplicaSets, ns, "web-rs", "kube-annotator.test/reloaded", "yes")
-		env.WaitForAnnotation(t, 5*time.Second, h.Pods, ns, "web-pod", "kube-annotator.test/reloaded", "yes")
-		env.WaitForAnnotation(t, 5*time.Second, h.Frigates, ns, "frigate-sample", "kube-annotator.test/reloaded", "yes")
+		env.WaitForAnnotation(t, 10*time.Second, h.Deployments, ns, "web", reloaded, "yes")
+		env.WaitForAnnotation(t, 5*time.Second, h.ReplicaSets, ns, "web-rs", reloaded, "yes")
+		env.WaitForAnnotation(t, 5*time.Second, h.Pods, ns, "web-pod", reloaded, "yes")
+		env.WaitForAnnotation(t, 5*time.Second, h.Frigates, ns, "frigate-sample", reloaded, "yes")
 		p.waitMetric(t, 5*time.Second, "kube_annotator_rules", 3)
 	})
 
 	p.stop(t)
-	if identity != "" {
-		if got := leaseHolder(t, podNamespace, "kube-annotator"); got == identity {
-			t.Errorf("the Lease is still held by the stopped process")
-		}
+	if identity != "" && leaseHolder(t, podNamespace, "kube-annotator") == identity {
+		t.Errorf("the Lease is still held by the stopped process")
 	}
-	if got := hostMounts(t, mountpoint); !slices.Equal(got, hostBefore) {
-		t.Errorf("the host's mounts under %s changed:\n%s", mountpoint, strings.Join(got, "\n"))
+	host.checkUnchanged(t, "after the controller stopped")
+}
+
+// startInPod starts `kube-annotator run` as a container of pod, with the
+// Deployment's arguments but for --leader-elect (on by default in a
+// cluster), its servers on loopback, and only namespace ns.
+func startInPod(t *testing.T, pod h.PodIdentity, rulesFile, ns string) *proc {
+	t.Helper()
+	metrics, probes := freeAddr(t), freeAddr(t)
+	p := startProc(t, "kube-annotator (in a Pod)", pod.Command(t, binary, "run",
+		"--rules="+rulesFile, "--leader-election-id=kube-annotator",
+		"--metrics-bind-address="+metrics, "--health-probe-bind-address="+probes, "-n", ns))
+	p.metrics, p.probes = metrics, probes
+	return p
+}
+
+// hostState is what a Pod's mounts must leave unchanged on the host.
+type hostState struct {
+	mountpoint string
+	mounts     []string // the test process's mounts at or under mountpoint
+	secrets    error    // os.Stat's error for /var/run/secrets
+}
+
+func captureHost(t *testing.T) hostState {
+	t.Helper()
+	mountpoint, err := h.PodMountpoint()
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := os.Stat("/var/run/secrets"); (err == nil) != (secretsErrBefore == nil) {
-		t.Errorf("/var/run/secrets on the host: before the test %v, after %v", secretsErrBefore, err)
+	mounts, err := h.Mounts("self", mountpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, secrets := os.Stat("/var/run/secrets")
+	return hostState{mountpoint: mountpoint, mounts: mounts, secrets: secrets}
+}
+
+// checkUnchanged fails the test if the host's state differs from s.
+func (s hostState) checkUnchanged(t *testing.T, when string) {
+	t.Helper()
+	now := captureHost(t)
+	if !slices.Equal(now.mounts, s.mounts) {
+		t.Errorf("the host's mounts under %s changed %s:\n%s", s.mountpoint, when, strings.Join(now.mounts, "\n"))
+	}
+	if (now.secrets == nil) != (s.secrets == nil) {
+		t.Errorf("/var/run/secrets on the host %s: %v; before the test: %v", when, now.secrets, s.secrets)
 	}
 }
 
@@ -157,14 +178,19 @@ func checkServingCert(t *testing.T, pod h.PodIdentity) {
 	conn.Close()
 }
 
-// hostMounts returns the test process's mounts at or under dir.
-func hostMounts(t *testing.T, dir string) []string {
+// environ returns the entry "name=value" of p's environment, or "".
+func environ(t *testing.T, p *proc, name string) string {
 	t.Helper()
-	m, err := h.Mounts("self", dir)
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.PID()), "environ"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m
+	for _, v := range strings.Split(string(data), "\x00") {
+		if strings.HasPrefix(v, name+"=") {
+			return v
+		}
+	}
+	return ""
 }
 
 // waitPodMount waits until p runs with the Pod's files: the read-only
