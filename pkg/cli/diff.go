@@ -9,7 +9,7 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kube-annotator/kube-annotator/pkg/controller"
+	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/scan"
 )
@@ -48,7 +48,7 @@ func diffCommand(ctx context.Context, e *env, args []string) int {
 
 	pending := []*scan.Object{}
 	for _, t := range s.set.SortedTargets() {
-		err := scan.Resource(ctx, s.dynamic, t, cf.namespace(), controller.DefaultFieldManager, s.nsLabels, func(_ *rules.Target, o *scan.Object) error {
+		err := scan.Resource(ctx, s.dynamic, t, cf.namespace(), reconcile.FieldManager, s.nsLabels, func(_ *rules.Target, o *scan.Object) error {
 			if o != nil {
 				pending = append(pending, o)
 			}

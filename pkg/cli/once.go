@@ -7,10 +7,9 @@ import (
 	"sync/atomic"
 	"text/tabwriter"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
-	"github.com/kube-annotator/kube-annotator/pkg/controller"
+	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/scan"
 )
@@ -73,25 +72,28 @@ func onceCommand(ctx context.Context, e *env, args []string) int {
 }
 
 // converge lists every object of t and patches those that differ, with
-// workers in parallel.
+// workers in parallel. An object deleted before its patch is neither
+// changed nor an error.
 func converge(ctx context.Context, s *session, t *rules.Target, namespace string, workers int, tl *tally) error {
 	logger := klog.FromContext(ctx)
+	w := reconcile.NewWriter(s.dynamic, reconcile.FieldManager, nil)
 	jobs := make(chan *scan.Object)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
 			for o := range jobs {
-				err := write(ctx, s, t, o)
-				if err != nil {
+				res, err := w.Send(ctx, reconcile.Ref{GVR: t.GVR, Namespace: o.Namespace, Name: o.Name}, o.Requests)
+				switch {
+				case err != nil:
 					tl.errors.Add(1)
 					logger.Error(err, "Patch failed", "resource", o.Resource, "object", klog.KRef(o.Namespace, o.Name))
-					continue
+				case !res.Gone:
+					tl.changed.Add(1)
 				}
-				tl.changed.Add(1)
 			}
 		})
 	}
-	err := scan.Resource(ctx, s.dynamic, t, namespace, controller.DefaultFieldManager, s.nsLabels, func(_ *rules.Target, pending *scan.Object) error {
+	err := scan.Resource(ctx, s.dynamic, t, namespace, reconcile.FieldManager, s.nsLabels, func(_ *rules.Target, pending *scan.Object) error {
 		tl.examined.Add(1)
 		if pending != nil {
 			select {
@@ -117,18 +119,4 @@ func printSummary(e *env, tallies []*tally) {
 	}
 	fmt.Fprintf(w, "TOTAL\t%d\t%d\t%d\t\n", ex, ch, er)
 	_ = w.Flush()
-}
-
-// write sends the requests that make o's change.
-func write(ctx context.Context, s *session, t *rules.Target, o *scan.Object) error {
-	for _, r := range o.Requests {
-		opts := metav1.PatchOptions{FieldManager: controller.DefaultFieldManager}
-		if r.Force {
-			opts.Force = &r.Force
-		}
-		if _, err := s.dynamic.Resource(t.GVR).Namespace(o.Namespace).Patch(ctx, o.Name, r.Type, r.Body, opts); err != nil {
-			return err
-		}
-	}
-	return nil
 }

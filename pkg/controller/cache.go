@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
@@ -50,10 +51,10 @@ func metadataTransform(manager string, r rules.Resource) cache.TransformFunc {
 // ownManagedFields returns what the cache keeps of an object's
 // managedFields: manager's entries, with the field set the API server sent
 // and the strings the decoder allocated replaced by shared ones. An object
-// that has only other managers' entries gets a shared stub entry instead,
-// so that the cache still tells an object that has managedFields from one
-// that has none: the API server tracks ownership differently for the
-// latter (patch.Requests).
+// that has only other managers' entries gets one shared entry named
+// reconcile.OtherManagers instead, which stands for them: reconcile.Decide
+// must still tell an object that has managedFields from one that has
+// none, as the API server tracks ownership differently for the latter.
 func ownManagedFields(entries []metav1.ManagedFieldsEntry, manager string) []metav1.ManagedFieldsEntry {
 	n := 0
 	for i := range entries {
@@ -79,7 +80,7 @@ func ownManagedFields(entries []metav1.ManagedFieldsEntry, manager string) []met
 // otherManagersOnly is the managedFields the cache keeps of every object
 // whose fields only other managers own. Cached objects are read only, so
 // they can all share it.
-var otherManagersOnly = []metav1.ManagedFieldsEntry{{Manager: "(other managers)"}}
+var otherManagersOnly = []metav1.ManagedFieldsEntry{{Manager: reconcile.OtherManagers}}
 
 // shared returns the package's copy of the usual values of a
 // managedFields entry's operation and fieldsType, or s.
@@ -93,10 +94,10 @@ func shared(s string) string {
 }
 
 // wholeObjectTransform is the transform of the cache of whole objects,
-// kept when a rule reads values from them: it drops other managers'
-// managedFields entries, most of a typical object's metadata, but for a
-// stub of the first one (its manager's name), which tells an object that
-// has managedFields from one that has none.
+// kept when a rule reads values from them: it replaces other managers'
+// managedFields entries, most of a typical object's metadata, with one
+// entry named reconcile.OtherManagers, which tells an object that has
+// managedFields from one that has none.
 func wholeObjectTransform(manager string) cache.TransformFunc {
 	return func(obj any) (any, error) {
 		u, ok := obj.(*unstructured.Unstructured)
@@ -106,16 +107,16 @@ func wholeObjectTransform(manager string) cache.TransformFunc {
 		md, _ := u.Object["metadata"].(map[string]any)
 		entries, _ := md["managedFields"].([]any)
 		var own []any
-		stub := false
+		others := false
 		for _, e := range entries {
 			m, ok := e.(map[string]any)
 			switch {
 			case !ok:
 			case m["manager"] == manager:
 				own = append(own, e)
-			case !stub:
-				own = append(own, map[string]any{"manager": m["manager"]})
-				stub = true
+			case !others:
+				own = append(own, map[string]any{"manager": reconcile.OtherManagers})
+				others = true
 			}
 		}
 		if own != nil {

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -11,40 +12,17 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/kube-annotator/kube-annotator/pkg/patch"
+	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
-// entry returns a managedFields entry in which manager owns the
-// annotation keys, as the metadata client decodes it.
-func entry(manager string, keys ...string) metav1.ManagedFieldsEntry {
-	raw := `{"f:metadata":{"f:annotations":{`
-	for i, k := range keys {
-		if i > 0 {
-			raw += ","
-		}
-		raw += `"f:` + k + `":{}`
-	}
-	return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1",
-		Time: &metav1.Time{}, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(raw + "}}}")}}
-}
-
-// decoded returns a ConfigMap's metadata as a metadata informer decodes
-// it: everything the API server sends, and no TypeMeta.
-func decoded(managedFields ...metav1.ManagedFieldsEntry) *metav1.PartialObjectMetadata {
-	return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
-		Name: "x", Namespace: "ns", UID: "u-1", ResourceVersion: "7", Generation: 2,
-		CreationTimestamp: metav1.Now(), Finalizers: []string{"f"},
-		Labels: map[string]string{"l": "1"}, Annotations: map[string]string{"a": "1"},
-		OwnerReferences: []metav1.OwnerReference{{Name: "owner"}},
-		ManagedFields:   managedFields,
-	}}
-}
-
 func TestMetadataTransform(t *testing.T) {
-	ours, theirs := entry(DefaultFieldManager, "b"), entry("kubectl", "a")
+	ours, theirs := entry(reconcile.FieldManager, "b"), entry("kubectl", "a")
 	// Of our entries, what OwnedBy and relevantUpdate read; of other
-	// managers' entries nothing, but a stub when there is no entry of ours,
-	// so that the cache tells an object with managedFields from one without.
+	// managers' entries nothing, but the reconcile.OtherManagers marker
+	// when there is no entry of ours, so that the cache tells an object
+	// with managedFields from one without.
 	kept := metav1.ManagedFieldsEntry{Manager: ours.Manager, Operation: ours.Operation, FieldsType: ours.FieldsType, FieldsV1: ours.FieldsV1}
 	slim := func(managedFields ...metav1.ManagedFieldsEntry) *metav1.PartialObjectMetadata {
 		return &metav1.PartialObjectMetadata{
@@ -67,7 +45,7 @@ func TestMetadataTransform(t *testing.T) {
 	cm := rules.Resource{GVR: configMaps, Kind: "ConfigMap", Namespaced: true}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := metadataTransform(DefaultFieldManager, cm)(tc.in)
+			got, err := metadataTransform(reconcile.FieldManager, cm)(tc.in)
 			if err != nil {
 				t.Fatalf("metadataTransform() error = %v", err)
 			}
@@ -77,11 +55,11 @@ func TestMetadataTransform(t *testing.T) {
 		})
 	}
 	// The strings kept are shared, not the decoder's copies.
-	decodedEntry := entry(string([]byte(DefaultFieldManager)), "b")
+	decodedEntry := entry(string([]byte(reconcile.FieldManager)), "b")
 	decodedEntry.Operation = metav1.ManagedFieldsOperationType([]byte("Update"))
-	got, _ := metadataTransform(DefaultFieldManager, cm)(decoded(decodedEntry))
+	got, _ := metadataTransform(reconcile.FieldManager, cm)(decoded(decodedEntry))
 	e := got.(*metav1.PartialObjectMetadata).ManagedFields[0]
-	if unsafe.StringData(e.Manager) != unsafe.StringData(DefaultFieldManager) ||
+	if unsafe.StringData(e.Manager) != unsafe.StringData(reconcile.FieldManager) ||
 		unsafe.StringData(string(e.Operation)) != unsafe.StringData(string(metav1.ManagedFieldsOperationUpdate)) {
 		t.Errorf("the cached entry keeps the decoder's strings, want shared ones")
 	}
@@ -98,21 +76,21 @@ func TestWholeObjectTransform(t *testing.T) {
 			"data": map[string]any{"k": "v"}, "status": map[string]any{"phase": "x"},
 		}}
 	}
-	ours, theirs := owned(DefaultFieldManager, "b")[0], owned("kubectl", "a")[0]
-	stub := map[string]any{"manager": "kubectl"}
+	ours, theirs := owned(reconcile.FieldManager, "b")[0], owned("kubectl", "a")[0]
+	others := map[string]any{"manager": reconcile.OtherManagers}
 	tests := []struct {
 		name     string
 		in, want any
 	}{
-		{"others reduced to a stub", full([]any{theirs, ours, "junk", owned("kubelet")[0]}), full([]any{stub, ours})},
-		{"only others", full([]any{theirs}), full([]any{stub})},
+		{"others reduced to the marker", full([]any{theirs, ours, "junk", owned("kubelet")[0]}), full([]any{others, ours})},
+		{"only others", full([]any{theirs}), full([]any{others})},
 		{"no managedFields", full(nil), full(nil)},
 		{"no metadata", &unstructured.Unstructured{Object: map[string]any{"kind": "X"}}, &unstructured.Unstructured{Object: map[string]any{"kind": "X"}}},
 		{"not an object", "x", "x"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := wholeObjectTransform(DefaultFieldManager)(tc.in)
+			got, err := wholeObjectTransform(reconcile.FieldManager)(tc.in)
 			if err != nil {
 				t.Fatalf("wholeObjectTransform() error = %v", err)
 			}
@@ -126,14 +104,53 @@ func TestWholeObjectTransform(t *testing.T) {
 	}
 }
 
+// TestCachedDecidesAsWhole checks that what either cache keeps of an
+// object gets the decision the whole object gets, as once and diff see it.
+func TestCachedDecidesAsWhole(t *testing.T) {
+	const (
+		literal = "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1', b: '2'}, labels: {l: x}}\n"
+		reads   = "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1', b: {jsonPath: '{.data.b}'}}, labels: {l: x}}\n"
+	)
+	anns := map[string]string{"a": "0", "b": "2", "stale": "s", "user": "u"}
+	tests := []struct {
+		name string
+		obj  *unstructured.Unstructured
+	}{
+		{"no managedFields", untracked("ConfigMap", "ns", "x", anns)},
+		{"others only", configMap("ns", "x", anns)},
+		{"ours only", withOwned(untracked("ConfigMap", "ns", "x", anns), reconcile.FieldManager, "a", "stale")},
+		{"ours and others", withOwned(withOwned(configMap("ns", "x", anns), "kubectl", "user"), reconcile.FieldManager, "a", "stale")},
+		{"another manager owns what we set", withOwned(configMap("ns", "x", anns), "kubectl", "a", "stale")},
+	}
+	for _, rulesYAML := range []string{literal, reads} {
+		tg := compile(t, rulesYAML).Targets[configMaps]
+		for _, tc := range tests {
+			t.Run(fmt.Sprintf("%s, whole objects cached: %v", tc.name, tg.ReadsObjects), func(t *testing.T) {
+				tc.obj.Object["data"] = map[string]any{"b": "2"}
+				want, err := reconcile.Decide(tg, tc.obj, nil, reconcile.FieldManager)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := reconcile.Decide(tg, asCached(t, tg, tc.obj.DeepCopy()).(patch.Object), nil, reconcile.FieldManager)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(got.Change, want.Change) || !reflect.DeepEqual(got.Requests, want.Requests) {
+					t.Errorf("cached object: %v %v\nwhole object: %v %v", describe(got.Change), got.Requests, describe(want.Change), want.Requests)
+				}
+			})
+		}
+	}
+}
+
 func TestRelevantUpdate(t *testing.T) {
 	cm := rules.Resource{GVR: configMaps, Kind: "ConfigMap", Namespaced: true}
 	base := func(f func(m *metav1.PartialObjectMetadata)) any {
-		m := decoded(entry("kubectl", "a"), entry(DefaultFieldManager, "b"))
+		m := decoded(entry("kubectl", "a"), entry(reconcile.FieldManager, "b"))
 		if f != nil {
 			f(m)
 		}
-		out, _ := metadataTransform(DefaultFieldManager, cm)(m)
+		out, _ := metadataTransform(reconcile.FieldManager, cm)(m)
 		return out
 	}
 	tests := []struct {
@@ -150,7 +167,7 @@ func TestRelevantUpdate(t *testing.T) {
 		{"annotation value", base(nil), base(func(m *metav1.PartialObjectMetadata) { m.Annotations = map[string]string{"a": "2"} }), true},
 		{"annotations gone", base(nil), base(func(m *metav1.PartialObjectMetadata) { m.Annotations = nil }), true},
 		{"label added", base(nil), base(func(m *metav1.PartialObjectMetadata) { m.Labels["m"] = "2" }), true},
-		{"our fields", base(nil), base(func(m *metav1.PartialObjectMetadata) { m.ManagedFields[1] = entry(DefaultFieldManager, "b", "c") }), true},
+		{"our fields", base(nil), base(func(m *metav1.PartialObjectMetadata) { m.ManagedFields[1] = entry(reconcile.FieldManager, "b", "c") }), true},
 		{"our entry gone", base(nil), base(func(m *metav1.PartialObjectMetadata) { m.ManagedFields = m.ManagedFields[:1] }), true},
 		{"whole objects", configMap("ns", "x", nil), configMap("ns", "x", nil), true},
 		{"old not metadata", "x", base(nil), true},
@@ -193,7 +210,7 @@ func TestIsResync(t *testing.T) {
 // has not changed.
 func TestHandlerSameVersion(t *testing.T) {
 	cm := rules.Resource{GVR: configMaps, Kind: "ConfigMap", Namespaced: true}
-	obj, _ := metadataTransform(DefaultFieldManager, cm)(decoded(entry(DefaultFieldManager, "a")))
+	obj, _ := metadataTransform(reconcile.FieldManager, cm)(decoded(entry(reconcile.FieldManager, "a")))
 	for _, tc := range []struct {
 		resync time.Duration
 		want   int

@@ -19,6 +19,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -30,11 +31,9 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
+	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
-
-// DefaultFieldManager is the field manager the controller writes as.
-const DefaultFieldManager = "kube-annotator"
 
 // Options configure a Controller.
 type Options struct {
@@ -46,7 +45,8 @@ type Options struct {
 	ResyncPeriod time.Duration
 	// Namespace limits namespaced resources to one namespace; "" is all.
 	Namespace string
-	// FieldManager names the controller in the objects' managedFields.
+	// FieldManager names the controller in the objects' managedFields;
+	// reconcile.FieldManager when empty.
 	FieldManager string
 	// WriteTimeout bounds one write to the API server. Writes do not end
 	// when the controller is asked to stop, so that a write in flight is
@@ -56,10 +56,13 @@ type Options struct {
 	// informer's list or watch with NotFound: the resource is no longer
 	// served (its CRD was deleted), and the rules should be resolved again.
 	ResourceGone func(gvr schema.GroupVersionResource)
-	// Metrics, when set, count syncs and writes and carry the queue's metrics.
+	// Metrics count syncs and writes and carry the queue's metrics. When
+	// nil, the controller keeps them in a registry of its own that nothing
+	// serves.
 	Metrics *metrics.Metrics
-	// Recorder, when set, records a Normal event on every object the
-	// controller changes and a Warning event when a change is rejected.
+	// Recorder records a Normal event on every object the controller
+	// changes and a Warning event when a change is rejected. When nil, no
+	// event is recorded.
 	Recorder events.EventRecorder
 }
 
@@ -70,6 +73,9 @@ type Controller struct {
 	opts     Options
 	queue    workqueue.TypedRateLimitingInterface[Key]
 	expect   *expectations
+	writer   *reconcile.Writer
+	// failed carries a setup error of SetRules to Run, which stops on it.
+	failed chan error
 
 	mu        sync.RWMutex
 	informers map[schema.GroupVersionResource]*resourceInformer
@@ -84,34 +90,50 @@ func NewController(client dynamic.Interface, metadataClient metadata.Interface, 
 		opts.Workers = 1
 	}
 	if opts.FieldManager == "" {
-		opts.FieldManager = DefaultFieldManager
+		opts.FieldManager = reconcile.FieldManager
 	}
 	if opts.WriteTimeout <= 0 {
 		opts.WriteTimeout = 30 * time.Second
 	}
-	qcfg := workqueue.TypedRateLimitingQueueConfig[Key]{Name: "kube-annotator"}
-	if opts.Metrics != nil {
-		qcfg.MetricsProvider = opts.Metrics.Workqueue
+	if opts.Metrics == nil {
+		opts.Metrics = metrics.New()
 	}
-	return &Controller{
+	if opts.Recorder == nil {
+		opts.Recorder = discardEvents{}
+	}
+	qcfg := workqueue.TypedRateLimitingQueueConfig[Key]{Name: "kube-annotator", MetricsProvider: opts.Metrics.Workqueue}
+	c := &Controller{
 		client:    client,
 		metadata:  metadataClient,
 		opts:      opts,
 		queue:     workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[Key](), qcfg),
 		expect:    newExpectations(),
+		failed:    make(chan error, 1),
 		informers: map[schema.GroupVersionResource]*resourceInformer{},
 	}
+	c.writer = reconcile.NewWriter(client, opts.FieldManager, func(gvr schema.GroupVersionResource, err error) {
+		count(opts.Metrics.Writes, gvr, err)
+	})
+	return c
 }
+
+// discardEvents is the event recorder of a controller that records none.
+type discardEvents struct{}
+
+func (discardEvents) Eventf(runtime.Object, runtime.Object, string, string, string, string, ...any) {}
 
 // Run runs the workers until ctx is cancelled; SetRules, called before or
 // while Run runs with a context that lives as long, says what to enforce.
 // Workers do not wait for every cache to sync: each object is synced on its
 // own, so a resource whose list is slow or forbidden does not hold up the
 // others. On cancellation Run stops taking work, lets in-flight writes
-// finish, stops the informers and returns nil.
-func (c *Controller) Run(ctx context.Context) error {
+// finish, stops the informers and returns nil. If SetRules could not set
+// up an informer, Run stops the same way and returns that error.
+func (c *Controller) Run(ctx context.Context) (err error) {
 	defer utilruntime.HandleCrashWithContext(ctx)
 	logger := klog.FromContext(ctx)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 
 	logger.Info("Starting workers", "count", c.opts.Workers)
 	var wg sync.WaitGroup
@@ -120,7 +142,12 @@ func (c *Controller) Run(ctx context.Context) error {
 	}
 	go c.watchSynced(ctx)
 
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+	case err = <-c.failed:
+		logger.Error(err, "Cannot enforce the rules")
+		cancel()
+	}
 	logger.Info("Shutting down: finishing in-flight work")
 	c.queue.ShutDown()
 	wg.Wait()
@@ -135,15 +162,31 @@ func (c *Controller) Run(ctx context.Context) error {
 	}
 	c.mu.Unlock()
 	logger.Info("Stopped")
-	return nil
+	return err
 }
 
 // SetRules makes set the rules in force: it starts informers for newly
 // ruled resources, stops those of resources no longer ruled, and enqueues
 // the cached objects of resources whose annotations changed, so that the
 // new rules apply to existing objects at once. Informers live until ctx
-// ends or a later SetRules stops them.
+// ends or a later SetRules stops them. An informer that cannot be set up
+// is an error that stops Run: without its handlers or cache transform, the
+// controller would not enforce the rules as they say.
 func (c *Controller) SetRules(ctx context.Context, set *rules.Set) {
+	if err := c.setRules(ctx, set); err != nil {
+		c.fail(err)
+	}
+}
+
+// fail makes Run stop and return err.
+func (c *Controller) fail(err error) {
+	select {
+	case c.failed <- err:
+	default: // Run stops on an earlier error already
+	}
+}
+
+func (c *Controller) setRules(ctx context.Context, set *rules.Set) error {
 	logger := klog.FromContext(ctx)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -168,10 +211,12 @@ func (c *Controller) SetRules(ctx context.Context, set *rules.Set) {
 		}
 		if !ok {
 			logger.Info("Starting informer", "resource", rules.GVRString(t.GVR), "rules", t.RuleNames())
-			if c.opts.Metrics != nil {
-				c.opts.Metrics.InitResource(t.GVR.GroupResource().String())
+			c.opts.Metrics.InitResource(t.GVR.GroupResource().String())
+			ri, err := c.startInformer(ctx, t)
+			if err != nil {
+				return err
 			}
-			c.informers[t.GVR] = c.startInformer(ctx, t)
+			c.informers[t.GVR] = ri
 			continue
 		}
 		changed := !ri.target.SameRules(t)
@@ -184,11 +229,16 @@ func (c *Controller) SetRules(ctx context.Context, set *rules.Set) {
 	}
 	switch {
 	case needNamespaces && c.namespaces == nil:
-		c.namespaces = c.startNamespaces(ctx)
+		ri, err := c.startNamespaces(ctx)
+		if err != nil {
+			return err
+		}
+		c.namespaces = ri
 	case !needNamespaces && c.namespaces != nil:
 		c.namespaces.stop()
 		c.namespaces = nil
 	}
+	return nil
 }
 
 // HasSynced reports whether every informer has completed its initial list.
@@ -223,10 +273,8 @@ func (c *Controller) watchSynced(ctx context.Context) {
 			}
 		}
 		c.mu.RUnlock()
-		if m := c.opts.Metrics; m != nil {
-			m.Informers.Set(float64(running))
-			m.InformersSynced.Set(float64(synced))
-		}
+		c.opts.Metrics.Informers.Set(float64(running))
+		c.opts.Metrics.InformersSynced.Set(float64(synced))
 		if synced == running && !logged {
 			klog.FromContext(ctx).Info("Caches synced", "informers", running)
 		}
@@ -261,7 +309,7 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	}
 	logger := klog.FromContext(ctx)
 	err := c.syncSafely(ctx, key)
-	c.count(c.syncs(), key, err)
+	count(c.opts.Metrics.Syncs, key.GVR, err)
 	switch {
 	case err == nil:
 		c.queue.Forget(key)
@@ -275,30 +323,13 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	return true
 }
 
-// count adds one to the series of vec for key's resource and err's result.
-func (c *Controller) count(vec *prometheus.CounterVec, key Key, err error) {
-	if vec == nil {
-		return
-	}
+// count adds one to the series of vec for gvr's resource and err's result.
+func count(vec *prometheus.CounterVec, gvr schema.GroupVersionResource, err error) {
 	result := metrics.Success
 	if err != nil {
 		result = metrics.Error
 	}
-	vec.WithLabelValues(key.GVR.GroupResource().String(), result).Inc()
-}
-
-func (c *Controller) syncs() *prometheus.CounterVec {
-	if c.opts.Metrics == nil {
-		return nil
-	}
-	return c.opts.Metrics.Syncs
-}
-
-func (c *Controller) writes() *prometheus.CounterVec {
-	if c.opts.Metrics == nil {
-		return nil
-	}
-	return c.opts.Metrics.Writes
+	vec.WithLabelValues(gvr.GroupResource().String(), result).Inc()
 }
 
 // syncSafely runs syncHandler, turning a panic into an error so that one

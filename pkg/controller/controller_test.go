@@ -1,8 +1,8 @@
 package controller
 
 import (
-	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"reflect"
 	"slices"
@@ -21,69 +21,9 @@ import (
 	"k8s.io/klog/v2/ktesting"
 
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
+	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
-
-// runController runs c until the test ends, and returns a stop that
-// cancels it and returns what Run returned.
-func runController(t *testing.T, ctx context.Context, c *Controller) (stop func() error) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx) }()
-	stopped := false
-	stop = func() error {
-		t.Helper()
-		cancel()
-		if stopped {
-			return nil
-		}
-		stopped = true
-		select {
-		case err := <-done:
-			return err
-		case <-time.After(10 * time.Second):
-			t.Fatal("Run did not return within 10s of cancellation")
-			return nil
-		}
-	}
-	t.Cleanup(func() { _ = stop() })
-	return stop
-}
-
-// converged reports whether c's cache holds n objects of gvr, all carrying
-// the annotations want, and c has nothing queued.
-func converged(c *Controller, gvr schema.GroupVersionResource, n int, want map[string]string) bool {
-	c.mu.RLock()
-	ri := c.informers[gvr]
-	c.mu.RUnlock()
-	if ri == nil || c.queue.Len() != 0 {
-		return false
-	}
-	objs := ri.informer.GetStore().List()
-	if len(objs) != n {
-		return false
-	}
-	for _, o := range objs {
-		have := o.(cached).GetAnnotations()
-		for k, v := range want {
-			if have[k] != v {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// stays fails the test if cond stops holding within d.
-func stays(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-		if !cond() {
-			t.Fatalf("%s stopped holding", what)
-		}
-	}
-}
 
 func TestRunPatchesOnlyWhatDiffers(t *testing.T) {
 	want := map[string]string{"a": "1", "b": "2"}
@@ -177,7 +117,7 @@ func TestSetRulesReenqueuesOnlyOnChange(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
-			c := withCache(t, newClient(), compile(t, before), configMap("ns", "x", nil), configMap("other", "y", nil))
+			c := withCache(t, newClient(), Options{}, compile(t, before), configMap("ns", "x", nil), configMap("other", "y", nil))
 			next := compile(t, tc.next)
 			c.SetRules(ctx, next)
 			if got := c.queue.Len(); got != tc.wantQueued {
@@ -332,8 +272,8 @@ func TestProcessNextWorkItemRecoversPanic(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	c := withCache(t, client, compile(t, setAB), a, b)
-	c.opts.Metrics = metrics.New()
+	m := metrics.New()
+	c := withCache(t, client, Options{Metrics: m}, compile(t, setAB), a, b)
 	keyA, keyB := Key{configMaps, "ns", "a"}, Key{configMaps, "ns", "b"}
 	c.queue.Add(keyA)
 	c.queue.Add(keyB)
@@ -373,7 +313,7 @@ func TestProcessNextWorkItemRecoversPanic(t *testing.T) {
 		t.Errorf("patched %v, want %v", names, want)
 	}
 	for result, want := range map[string]float64{metrics.Success: 2, metrics.Error: 1} {
-		if got := value(t, c.opts.Metrics.Syncs.WithLabelValues("configmaps", result)); got != want {
+		if got := value(t, m.Syncs.WithLabelValues("configmaps", result)); got != want {
 			t.Errorf("syncs_total{result=%q} = %v, want %v", result, got, want)
 		}
 	}
@@ -383,12 +323,69 @@ func TestSyncSafelyPanicError(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	client := newClient()
 	client.PrependReactor("patch", "*", func(k8stesting.Action) (bool, runtime.Object, error) { panic("boom") })
-	c := withCache(t, client, compile(t, setAB), configMap("ns", "a", nil))
+	c := withCache(t, client, Options{}, compile(t, setAB), configMap("ns", "a", nil))
 	err := c.syncSafely(ctx, Key{configMaps, "ns", "a"})
 	if err == nil || err.Error() != "panic syncing configmaps.v1 ns/a: boom" {
 		t.Fatalf("syncSafely() = %v, want the panic as an error naming the key", err)
 	}
 	if isPermanent(err) || errors.Unwrap(err) != nil {
 		t.Errorf("panic error is permanent or wraps something: %v", err)
+	}
+}
+
+// A controller built without Metrics or Recorder counts into metrics of
+// its own and records no event, on every path of a sync.
+func TestNewControllerDefaults(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	x := configMap("ns", "x", nil)
+	x.SetLabels(map[string]string{"app": "web"})
+	client := newClient(x)
+	client.PrependReactor("patch", "*", react(apierrors.NewInvalid(schema.GroupKind{Kind: "ConfigMap"}, "x", nil)))
+	c := withCache(t, client, Options{}, compile(t, twoTeams), x)
+	if c.opts.Metrics == nil || c.opts.Recorder == nil || c.opts.FieldManager != reconcile.FieldManager {
+		t.Fatalf("NewController(Options{}) left Metrics %v, Recorder %v, FieldManager %q", c.opts.Metrics, c.opts.Recorder, c.opts.FieldManager)
+	}
+	// A conflict, a write and its rejection: every sink is used.
+	if err := c.syncHandler(ctx, Key{configMaps, "ns", "x"}); !isPermanent(err) {
+		t.Fatalf("syncHandler() = %v, want the rejection", err)
+	}
+	if got := value(t, c.opts.Metrics.Conflicts.WithLabelValues("configmaps")); got != 1 {
+		t.Errorf("conflicts counted %v, want 1", got)
+	}
+	if got := value(t, c.opts.Metrics.Writes.WithLabelValues("configmaps", metrics.Error)); got != 1 {
+		t.Errorf("failed writes counted %v, want 1", got)
+	}
+}
+
+// A setup error of SetRules stops Run, which returns it once its informers
+// are stopped, whether it came before Run started or while it ran.
+func TestRunStopsOnSetupError(t *testing.T) {
+	setupErr := errors.New("informer of configmaps.v1: cache transform: already started")
+	for _, during := range []bool{false, true} {
+		t.Run(fmt.Sprintf("while running: %v", during), func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			c := newController(newClient(configMap("ns", "x", nil)), Options{})
+			c.SetRules(ctx, compile(t, setAB))
+			if !during {
+				c.fail(setupErr)
+			}
+			done := make(chan error, 1)
+			go func() { done <- c.Run(ctx) }()
+			if during {
+				waitFor(t, 10*time.Second, "caches to sync", c.HasSynced)
+				c.fail(setupErr)
+			}
+			select {
+			case err := <-done:
+				if !errors.Is(err, setupErr) {
+					t.Errorf("Run() = %v, want %v", err, setupErr)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("Run did not return within 10s of a setup error")
+			}
+			if n := c.Informers(); n != 0 {
+				t.Errorf("Informers() = %d after Run returned, want 0", n)
+			}
+		})
 	}
 }

@@ -12,25 +12,70 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
+	"k8s.io/client-go/metadata"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
 // Test helpers shared by this package's tests.
 
+// Fixtures: resources, rules and objects.
+
 var (
 	configMaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	namespaces = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 )
+
+const (
+	setAB = "rules:\n- {name: ab, resources: [configmaps, namespaces], annotations: {a: '1', b: '2'}}\n"
+	// Two rules that meet on objects labelled app=web and want different
+	// values of team there.
+	twoTeams = "rules:\n- {name: one, resources: [configmaps], selector: app=web, annotations: {team: a}}\n" +
+		"- {name: two, resources: [configmaps], names: ['x*'], annotations: {team: b}}\n"
+)
+
+// resolve resolves resource names as a cluster serving configmaps and
+// namespaces would.
+func resolve(name string) (rules.Resource, error) {
+	switch name {
+	case "configmaps":
+		return rules.Resource{GVR: configMaps, Kind: "ConfigMap", Namespaced: true}, nil
+	case "namespaces":
+		return rules.Resource{GVR: namespaces, Kind: "Namespace"}, nil
+	}
+	return rules.Resource{}, fmt.Errorf("the server doesn't have a resource type %q", name)
+}
+
+// compile compiles a rules file's content, with the cluster's own
+// namespaces excluded as the controller runs by default.
+func compile(t *testing.T, content string) *rules.Set {
+	t.Helper()
+	f, err := rules.Parse("rules.yaml", []byte(content))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, unresolved, err := rules.Compile("rules.yaml", f, resolve)
+	if err != nil || len(unresolved) > 0 {
+		t.Fatalf("Compile() = %v, unresolved %v", err, unresolved)
+	}
+	if err := set.ExcludeNamespaces(rules.DefaultExcludedNamespaces); err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
 
 // object returns an object of kind (a ConfigMap or a Namespace) at
 // resourceVersion "1", with annotations when ann is not nil, as kubectl
@@ -61,6 +106,55 @@ func untracked(kind, namespace, name string, ann map[string]string) *unstructure
 func configMap(namespace, name string, ann map[string]string) *unstructured.Unstructured {
 	return object("ConfigMap", namespace, name, ann)
 }
+
+// owned returns managedFields in which manager owns the annotations keys.
+func owned(manager string, keys ...string) []any {
+	fields := map[string]any{}
+	for _, k := range keys {
+		fields["f:"+k] = map[string]any{}
+	}
+	return []any{map[string]any{
+		"manager": manager, "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1",
+		"fieldsV1": map[string]any{"f:metadata": map[string]any{"f:annotations": fields}},
+	}}
+}
+
+// withOwned returns u on which manager also owns the annotations keys.
+func withOwned(u *unstructured.Unstructured, manager string, keys ...string) *unstructured.Unstructured {
+	md := u.Object["metadata"].(map[string]any)
+	mf, _ := md["managedFields"].([]any)
+	md["managedFields"] = append(mf, owned(manager, keys...)...)
+	return u
+}
+
+// entry returns a managedFields entry in which manager owns the
+// annotation keys, as the metadata client decodes it.
+func entry(manager string, keys ...string) metav1.ManagedFieldsEntry {
+	raw := `{"f:metadata":{"f:annotations":{`
+	for i, k := range keys {
+		if i > 0 {
+			raw += ","
+		}
+		raw += `"f:` + k + `":{}`
+	}
+	return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1",
+		Time: &metav1.Time{}, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(raw + "}}}")}}
+}
+
+// decoded returns a ConfigMap's metadata as a metadata informer decodes
+// it: everything the API server sends, and no TypeMeta.
+func decoded(managedFields ...metav1.ManagedFieldsEntry) *metav1.PartialObjectMetadata {
+	return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+		Name: "x", Namespace: "ns", UID: "u-1", ResourceVersion: "7", Generation: 2,
+		CreationTimestamp: metav1.Now(), Finalizers: []string{"f"},
+		Labels: map[string]string{"l": "1"}, Annotations: map[string]string{"a": "1"},
+		OwnerReferences: []metav1.OwnerReference{{Name: "owner"}},
+		ManagedFields:   managedFields,
+	}}
+}
+
+// The fake API server: a dynamic client whose merge patches move the
+// resourceVersion, seen through a metadata client as well.
 
 // newClient returns a fake dynamic client that serves configmaps and
 // namespaces and holds objs. Unlike the fake's own, its merge patches give
@@ -118,53 +212,106 @@ func mergePatch(dst, patch map[string]any) {
 	}
 }
 
-// resolve resolves resource names as a cluster serving configmaps and
-// namespaces would.
-func resolve(name string) (rules.Resource, error) {
-	switch name {
-	case "configmaps":
-		return rules.Resource{GVR: configMaps, Kind: "ConfigMap", Namespaced: true}, nil
-	case "namespaces":
-		return rules.Resource{GVR: namespaces, Kind: "Namespace"}, nil
-	}
-	return rules.Resource{}, fmt.Errorf("the server doesn't have a resource type %q", name)
+// react returns a patch reactor that answers with err.
+func react(err error) k8stesting.ReactionFunc {
+	return func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, err }
 }
 
-// compile compiles a rules file's content, with the cluster's own
-// namespaces excluded as the controller runs by default.
-func compile(t *testing.T, content string) *rules.Set {
-	t.Helper()
-	f, err := rules.Parse("rules.yaml", []byte(content))
+// answer is a patch reactor that answers with u, as a server that applied
+// the patch would.
+func answer(u *unstructured.Unstructured) k8stesting.ReactionFunc {
+	return func(k8stesting.Action) (bool, runtime.Object, error) { return true, u.DeepCopy(), nil }
+}
+
+// metadataOf serves a dynamic client's objects as a metadata client does,
+// so that the fake dynamic client's tracker is the one source of truth
+// for both kinds of informer in this package's tests.
+func metadataOf(client dynamic.Interface) metadata.Interface { return metadataView{client} }
+
+type metadataView struct{ client dynamic.Interface }
+
+// IsWatchListSemanticsUnSupported tells informers to list and watch, as
+// the fake dynamic client does not stream lists.
+func (metadataView) IsWatchListSemanticsUnSupported() bool { return true }
+
+func (m metadataView) Resource(gvr schema.GroupVersionResource) metadata.Getter {
+	return resourceView{m.client.Resource(gvr), m.client.Resource(gvr)}
+}
+
+type resourceView struct {
+	dynamic.ResourceInterface
+	nsable dynamic.NamespaceableResourceInterface
+}
+
+func (r resourceView) Namespace(ns string) metadata.ResourceInterface {
+	return resourceView{r.nsable.Namespace(ns), r.nsable}
+}
+
+func (r resourceView) Get(ctx context.Context, name string, opts metav1.GetOptions, sub ...string) (*metav1.PartialObjectMetadata, error) {
+	u, err := r.ResourceInterface.Get(ctx, name, opts, sub...)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	set, unresolved, err := rules.Compile("rules.yaml", f, resolve)
-	if err != nil || len(unresolved) > 0 {
-		t.Fatalf("Compile() = %v, unresolved %v", err, unresolved)
-	}
-	if err := set.ExcludeNamespaces(rules.DefaultExcludedNamespaces); err != nil {
-		t.Fatal(err)
-	}
-	return set
+	return partial(u), nil
 }
 
-// owned returns managedFields in which manager owns the annotations keys.
-func owned(manager string, keys ...string) []any {
-	fields := map[string]any{}
-	for _, k := range keys {
-		fields["f:"+k] = map[string]any{}
+func (r resourceView) List(ctx context.Context, opts metav1.ListOptions) (*metav1.PartialObjectMetadataList, error) {
+	list, err := r.ResourceInterface.List(ctx, opts)
+	if err != nil {
+		return nil, err
 	}
-	return []any{map[string]any{
-		"manager": manager, "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1",
-		"fieldsV1": map[string]any{"f:metadata": map[string]any{"f:annotations": fields}},
-	}}
+	out := &metav1.PartialObjectMetadataList{ListMeta: metav1.ListMeta{ResourceVersion: list.GetResourceVersion()}}
+	for i := range list.Items {
+		out.Items = append(out.Items, *partial(&list.Items[i]))
+	}
+	return out, nil
 }
 
-// withCache returns a controller for set whose informers are never
-// started: their stores hold objs, as if they had listed them.
-func withCache(t *testing.T, client *dynamicfake.FakeDynamicClient, set *rules.Set, objs ...*unstructured.Unstructured) *Controller {
+func (r resourceView) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	w, err := r.ResourceInterface.Watch(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return watch.Filter(w, func(e watch.Event) (watch.Event, bool) {
+		if u, ok := e.Object.(*unstructured.Unstructured); ok {
+			e.Object = partial(u)
+		}
+		return e, true
+	}), nil
+}
+
+func (r resourceView) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, sub ...string) (*metav1.PartialObjectMetadata, error) {
+	u, err := r.ResourceInterface.Patch(ctx, name, pt, data, opts, sub...)
+	if err != nil {
+		return nil, err
+	}
+	return partial(u), nil
+}
+
+// partial converts u as the API server does for a metadata client: the
+// metadata only, and no TypeMeta.
+func partial(u *unstructured.Unstructured) *metav1.PartialObjectMetadata {
+	p := &metav1.PartialObjectMetadata{}
+	md, _ := u.Object["metadata"].(map[string]any)
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(md, &p.ObjectMeta); err != nil {
+		panic(err) // test objects are well formed
+	}
+	return p
+}
+
+// Controllers under test.
+
+// newController returns a controller on the fake client, whose metadata
+// client serves the same objects.
+func newController(client *dynamicfake.FakeDynamicClient, opts Options) *Controller {
+	return NewController(client, metadataOf(client), opts)
+}
+
+// withCache returns a controller with opts for set whose informers are
+// never started: their stores hold objs, as if they had listed them.
+func withCache(t *testing.T, client *dynamicfake.FakeDynamicClient, opts Options, set *rules.Set, objs ...*unstructured.Unstructured) *Controller {
 	t.Helper()
-	c := newController(client, Options{})
+	c := newController(client, opts)
 	t.Cleanup(c.queue.ShutDown)
 	for gvr, tg := range set.Targets {
 		inf := dynamicinformer.NewFilteredDynamicInformer(client, gvr, "", 0,
@@ -187,9 +334,9 @@ func asCached(t *testing.T, tg *rules.Target, o *unstructured.Unstructured) any 
 	var out any
 	var err error
 	if tg.ReadsObjects {
-		out, err = wholeObjectTransform(DefaultFieldManager)(o)
+		out, err = wholeObjectTransform(reconcile.FieldManager)(o)
 	} else {
-		out, err = metadataTransform(DefaultFieldManager, tg.Resource)(partial(o))
+		out, err = metadataTransform(reconcile.FieldManager, tg.Resource)(partial(o))
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -197,11 +344,38 @@ func asCached(t *testing.T, tg *rules.Target, o *unstructured.Unstructured) any 
 	return out
 }
 
-// newController returns a controller on the fake client, whose metadata
-// client serves the same objects.
-func newController(client *dynamicfake.FakeDynamicClient, opts Options) *Controller {
-	return NewController(client, metadataOf(client), opts)
+// runController runs c until the test ends, and returns a stop that
+// cancels it and returns what Run returned.
+func runController(t *testing.T, ctx context.Context, c *Controller) (stop func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	stopped := false
+	stop = func() error {
+		t.Helper()
+		cancel()
+		if stopped {
+			return nil
+		}
+		stopped = true
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(10 * time.Second):
+			t.Fatal("Run did not return within 10s of cancellation")
+			return nil
+		}
+	}
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
+			t.Errorf("Run() = %v, want nil", err)
+		}
+	})
+	return stop
 }
+
+// What the controller did.
 
 // patchCall is a recorded patch request.
 type patchCall struct {
@@ -214,13 +388,13 @@ type patchCall struct {
 
 // merge is the merge patch the controller sends to set or delete keys.
 func merge(namespace, name, body string) patchCall {
-	return patchCall{namespace, name, types.MergePatchType, body, DefaultFieldManager, false}
+	return patchCall{namespace, name, types.MergePatchType, body, reconcile.FieldManager, false}
 }
 
 // apply is the server-side apply the controller sends to set keys on an
 // object whose managedFields the API server does not track.
 func apply(namespace, name, body string) patchCall {
-	return patchCall{namespace, name, types.ApplyPatchType, body, DefaultFieldManager, true}
+	return patchCall{namespace, name, types.ApplyPatchType, body, reconcile.FieldManager, true}
 }
 
 // patches returns the patch requests client received, in order.
@@ -278,5 +452,39 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 		func(context.Context) (bool, error) { return cond(), nil })
 	if err != nil {
 		t.Fatalf("timed out after %v waiting for %s", timeout, what)
+	}
+}
+
+// converged reports whether c's cache holds n objects of gvr, all carrying
+// the annotations want, and c has nothing queued.
+func converged(c *Controller, gvr schema.GroupVersionResource, n int, want map[string]string) bool {
+	c.mu.RLock()
+	ri := c.informers[gvr]
+	c.mu.RUnlock()
+	if ri == nil || c.queue.Len() != 0 {
+		return false
+	}
+	objs := ri.informer.GetStore().List()
+	if len(objs) != n {
+		return false
+	}
+	for _, o := range objs {
+		have := o.(cached).GetAnnotations()
+		for k, v := range want {
+			if have[k] != v {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// stays fails the test if cond stops holding within d.
+func stays(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if !cond() {
+			t.Fatalf("%s stopped holding", what)
+		}
 	}
 }

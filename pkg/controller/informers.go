@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -26,14 +27,24 @@ type resourceInformer struct {
 }
 
 // startInformer starts the informer for t under ctx.
-func (c *Controller) startInformer(ctx context.Context, t *rules.Target) *resourceInformer {
+func (c *Controller) startInformer(ctx context.Context, t *rules.Target) (*resourceInformer, error) {
 	ns := ""
 	if t.Namespaced {
 		ns = c.opts.Namespace
 	}
-	inf := c.newInformer(t.Resource, ns, t.ReadsObjects, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-	_, _ = inf.AddEventHandler(c.handlerFor(klog.FromContext(ctx), t.GVR))
+	inf, err := c.newInformer(t.Resource, ns, t.ReadsObjects, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := inf.AddEventHandler(c.handlerFor(klog.FromContext(ctx), t.GVR)); err != nil {
+		return nil, fmt.Errorf("informer of %s: event handler: %w", rules.GVRString(t.GVR), err)
+	}
+	return runInformer(ctx, t, inf), nil
+}
 
+// runInformer runs inf, the informer of t (nil for the namespace
+// informer), until ctx ends or it is stopped.
+func runInformer(ctx context.Context, t *rules.Target, inf cache.SharedIndexInformer) *resourceInformer {
 	ctx, cancel := context.WithCancel(ctx)
 	ri := &resourceInformer{target: t, informer: inf, cancel: cancel, done: make(chan struct{})}
 	go func() {
@@ -51,11 +62,12 @@ func (c *Controller) startInformer(ctx context.Context, t *rules.Target) *resour
 // about it name the resource (metadatainformer's say
 // "*v1.PartialObjectMetadata" for every resource). Both stream their
 // initial list when the API server supports it (WatchListClient).
-func (c *Controller) newInformer(r rules.Resource, ns string, wholeObjects bool, indexers cache.Indexers) cache.SharedIndexInformer {
+func (c *Controller) newInformer(r rules.Resource, ns string, wholeObjects bool, indexers cache.Indexers) (cache.SharedIndexInformer, error) {
 	var inf cache.SharedIndexInformer
+	var transform cache.TransformFunc
 	if wholeObjects {
 		inf = dynamicinformer.NewFilteredDynamicInformer(c.client, r.GVR, ns, c.opts.ResyncPeriod, indexers, nil).Informer()
-		_ = inf.SetTransform(wholeObjectTransform(c.opts.FieldManager))
+		transform = wholeObjectTransform(c.opts.FieldManager)
 	} else {
 		client := c.metadata.Resource(r.GVR).Namespace(ns)
 		lw := &cache.ListWatch{
@@ -64,10 +76,15 @@ func (c *Controller) newInformer(r rules.Resource, ns string, wholeObjects bool,
 		}
 		inf = cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, c.metadata), &metav1.PartialObjectMetadata{},
 			cache.SharedIndexInformerOptions{ResyncPeriod: c.opts.ResyncPeriod, Indexers: indexers, ObjectDescription: rules.GVRString(r.GVR)})
-		_ = inf.SetTransform(metadataTransform(c.opts.FieldManager, r))
+		transform = metadataTransform(c.opts.FieldManager, r)
 	}
-	_ = inf.SetWatchErrorHandlerWithContext(c.watchErrorHandler(r.GVR))
-	return inf
+	if err := inf.SetTransform(transform); err != nil {
+		return nil, fmt.Errorf("informer of %s: cache transform: %w", rules.GVRString(r.GVR), err)
+	}
+	if err := inf.SetWatchErrorHandlerWithContext(c.watchErrorHandler(r.GVR)); err != nil {
+		return nil, fmt.Errorf("informer of %s: watch error handler: %w", rules.GVRString(r.GVR), err)
+	}
+	return inf, nil
 }
 
 // stop stops the informer and waits until its watch is closed.
@@ -81,9 +98,7 @@ func (ri *resourceInformer) stop() {
 // informer is stopped instead of retrying a 404 forever.
 func (c *Controller) watchErrorHandler(gvr schema.GroupVersionResource) cache.WatchErrorHandlerWithContext {
 	return func(ctx context.Context, r *cache.Reflector, err error) {
-		if m := c.opts.Metrics; m != nil {
-			m.ListWatchErrors.WithLabelValues(gvr.GroupResource().String(), errorReason(err)).Inc()
-		}
+		c.opts.Metrics.ListWatchErrors.WithLabelValues(gvr.GroupResource().String(), errorReason(err)).Inc()
 		if apierrors.IsNotFound(err) && c.opts.ResourceGone != nil {
 			klog.FromContext(ctx).Info("Resource no longer served", "resource", rules.GVRString(gvr))
 			c.opts.ResourceGone(gvr)

@@ -5,9 +5,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/klog/v2"
 
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 )
 
 // Key identifies one object of one resource in the work queue. It is a
@@ -20,9 +19,7 @@ type Key struct {
 }
 
 // String formats the key as "resource.version.group namespace/name".
-func (k Key) String() string {
-	return rules.GVRString(k.GVR) + " " + klog.KRef(k.Namespace, k.Name).String()
-}
+func (k Key) String() string { return reconcile.Ref(k).String() }
 
 // storeKey is the key of the object in its informer's store.
 func (k Key) storeKey() string {

@@ -2,11 +2,13 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"maps"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -18,8 +20,11 @@ var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namesp
 // startNamespaces starts the informer that keeps namespace labels for
 // rules with a namespaceSelector. When a namespace's labels change, every
 // object in it of a resource that selects by namespace labels is synced.
-func (c *Controller) startNamespaces(ctx context.Context) *resourceInformer {
-	inf := c.newInformer(rules.Resource{GVR: namespacesGVR, Kind: "Namespace"}, "", false, cache.Indexers{})
+func (c *Controller) startNamespaces(ctx context.Context) (*resourceInformer, error) {
+	inf, err := c.newInformer(rules.Resource{GVR: namespacesGVR, Kind: "Namespace"}, "", false, cache.Indexers{})
+	if err != nil {
+		return nil, err
+	}
 	enqueueNamespace := func(obj any) {
 		m, ok := obj.(*metav1.PartialObjectMetadata)
 		if !ok {
@@ -31,13 +36,17 @@ func (c *Controller) startNamespaces(ctx context.Context) *resourceInformer {
 			if !ri.target.NeedsNamespaceLabels {
 				continue
 			}
-			keys, _ := ri.informer.GetIndexer().IndexKeys(cache.NamespaceIndex, m.Name)
+			keys, err := ri.informer.GetIndexer().IndexKeys(cache.NamespaceIndex, m.Name)
+			if err != nil {
+				utilruntime.HandleError(fmt.Errorf("objects of %s in namespace %s: %w", rules.GVRString(gvr), m.Name, err))
+				continue
+			}
 			for _, k := range keys {
 				c.enqueueStoreKey(gvr, k)
 			}
 		}
 	}
-	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	_, err = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: enqueueNamespace,
 		UpdateFunc: func(oldObj, newObj any) {
 			o, ok1 := oldObj.(*metav1.PartialObjectMetadata)
@@ -47,14 +56,11 @@ func (c *Controller) startNamespaces(ctx context.Context) *resourceInformer {
 			}
 		},
 	})
-	ctx, cancel := context.WithCancel(ctx)
-	ri := &resourceInformer{informer: inf, cancel: cancel, done: make(chan struct{})}
+	if err != nil {
+		return nil, fmt.Errorf("namespace informer: event handler: %w", err)
+	}
 	klog.FromContext(ctx).Info("Starting namespace informer", "reason", "a rule selects by namespace labels")
-	go func() {
-		defer close(ri.done)
-		inf.RunWithContext(ctx)
-	}()
-	return ri
+	return runInformer(ctx, nil, inf), nil
 }
 
 // namespaceLabels returns a namespace's labels from the namespace informer.

@@ -2,24 +2,24 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
+	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
 // syncHandler makes the object named by key carry what the rules want. It
 // reads the object from the informer's cache (never from the API server),
-// and writes one merge patch carrying only the keys that must change —
-// set, or deleted because this controller set them and no rule wants them
-// any more — or nothing.
+// lets reconcile decide what must change — keys to set, and keys to delete
+// because this controller set them and no rule wants them any more — and
+// sends the requests that make that change, or nothing.
 func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 	obj, target, err := c.cachedObject(key)
 	if err != nil {
@@ -33,49 +33,37 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 	if c.expect.pending(key, rv) {
 		return nil // our last write's echo has not reached the cache yet
 	}
-	ev := target.Evaluate(obj, c.namespaceLabels)
-	c.report(ctx, key, obj, ev)
-	change := patch.Plan(obj.GetAnnotations(), obj.GetLabels(),
-		patch.OwnedBy(obj.GetManagedFields(), c.opts.FieldManager), ev.Desired)
-	if change.Empty() {
-		return nil
-	}
-	requests, err := patch.Requests(obj, change)
+	d, err := reconcile.Decide(target, obj, c.namespaceLabels, c.opts.FieldManager)
 	if err != nil {
 		return fmt.Errorf("encode patch for %s: %w", key, err)
+	}
+	c.report(ctx, key, obj, d.Evaluation)
+	if d.Empty() {
+		return nil
 	}
 
 	// A write in flight is finished even when ctx is cancelled: abandoning
 	// it would leave its outcome unknown.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.WriteTimeout)
 	defer cancel()
-	summary := describe(change)
-	newRV := rv
-	for _, r := range requests {
-		opts := metav1.PatchOptions{FieldManager: c.opts.FieldManager}
-		if r.Force {
-			opts.Force = &r.Force
+	summary := describe(d.Change)
+	res, err := c.writer.Send(wctx, reconcile.Ref(key), d.Requests)
+	switch {
+	case err != nil:
+		if isPermanent(err) {
+			// The event is about the object: it needs only the server's
+			// reason, which Send's error wraps.
+			c.opts.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "AnnotateFailed", "Patch", "Could not change %s: %v", summary, errors.Unwrap(err))
 		}
-		res, err := c.client.Resource(key.GVR).Namespace(key.Namespace).Patch(wctx, key.Name, r.Type, r.Body, opts)
-		c.count(c.writes(), key, err)
-		if apierrors.IsNotFound(err) {
-			return nil // deleted meanwhile: nothing to do
-		}
-		if err != nil {
-			if isPermanent(err) && c.opts.Recorder != nil {
-				c.opts.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "AnnotateFailed", "Patch", "Could not change %s: %v", summary, err)
-			}
-			return fmt.Errorf("patch %s: %w", key, err)
-		}
-		newRV = res.GetResourceVersion()
+		return err
+	case res.Gone:
+		return nil // deleted meanwhile: nothing to do
 	}
-	c.expect.record(key, rv, newRV)
+	c.expect.record(key, rv, res.ResourceVersion)
 	if logger := klog.FromContext(ctx).V(2); logger.Enabled() {
 		logger.Info("Patched metadata", "key", key.String(), "change", summary)
 	}
-	if c.opts.Recorder != nil {
-		c.opts.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "Annotated", "Patch", "Changed %s", summary)
-	}
+	c.opts.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "Annotated", "Patch", "Changed %s", summary)
 	return nil
 }
 
@@ -88,13 +76,9 @@ func (c *Controller) report(ctx context.Context, key Key, obj cached, ev *rules.
 	}
 	for _, cf := range ev.Conflicts {
 		logger.Info("Rules conflict; file order decides", "key", key.String(), cf.Kind, cf.Key, "kept", cf.Kept, "dropped", cf.Dropped)
-		if c.opts.Metrics != nil {
-			c.opts.Metrics.Conflicts.WithLabelValues(key.GVR.GroupResource().String()).Inc()
-		}
-		if c.opts.Recorder != nil {
-			c.opts.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "RulesConflict", "Evaluate",
-				"Rules %s and %s want different values for %s %s; %s wins (file order)", cf.Kept, cf.Dropped, cf.Kind, cf.Key, cf.Kept)
-		}
+		c.opts.Metrics.Conflicts.WithLabelValues(key.GVR.GroupResource().String()).Inc()
+		c.opts.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "RulesConflict", "Evaluate",
+			"Rules %s and %s want different values for %s %s; %s wins (file order)", cf.Kept, cf.Dropped, cf.Kind, cf.Key, cf.Kept)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
+	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 )
 
 func TestIsPermanent(t *testing.T) {
@@ -53,33 +54,6 @@ func TestIsPermanent(t *testing.T) {
 		})
 	}
 }
-
-// react returns a patch reactor that answers with err.
-func react(err error) k8stesting.ReactionFunc {
-	return func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, err }
-}
-
-// withOwned returns u on which manager also owns the annotations keys.
-func withOwned(u *unstructured.Unstructured, manager string, keys ...string) *unstructured.Unstructured {
-	md := u.Object["metadata"].(map[string]any)
-	mf, _ := md["managedFields"].([]any)
-	md["managedFields"] = append(mf, owned(manager, keys...)...)
-	return u
-}
-
-// answer is a patch reactor that answers with u, as a server that applied
-// the patch would.
-func answer(u *unstructured.Unstructured) k8stesting.ReactionFunc {
-	return func(k8stesting.Action) (bool, runtime.Object, error) { return true, u.DeepCopy(), nil }
-}
-
-const (
-	setAB = "rules:\n- {name: ab, resources: [configmaps, namespaces], annotations: {a: '1', b: '2'}}\n"
-	// Two rules that meet on objects labelled app=web and want different
-	// values of team there.
-	twoTeams = "rules:\n- {name: one, resources: [configmaps], selector: app=web, annotations: {team: a}}\n" +
-		"- {name: two, resources: [configmaps], names: ['x*'], annotations: {team: b}}\n"
-)
 
 func TestSyncHandler(t *testing.T) {
 	secrets := schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
@@ -118,13 +92,13 @@ func TestSyncHandler(t *testing.T) {
 			wantPatches: []patchCall{merge("ns", "x", `{"metadata":{"annotations":{"old":null},"labels":{"tier":"web"}}}`)},
 			wantEvents:  []string{"Normal Annotated Changed annotations -old; labels tier"}, wantWrites: [2]float64{1, 0}},
 		{name: "keys we set that no rule wants are deleted", rules: setAB,
-			cached: withOwned(configMap("ns", "x", map[string]string{"a": "1", "b": "2", "stale": "x"}), DefaultFieldManager, "a", "stale"),
+			cached: withOwned(configMap("ns", "x", map[string]string{"a": "1", "b": "2", "stale": "x"}), reconcile.FieldManager, "a", "stale"),
 			key:    x, wantPatches: []patchCall{merge("ns", "x", `{"metadata":{"annotations":{"stale":null}}}`)},
 			wantEvents: []string{"Normal Annotated Changed annotations -stale"}, wantWrites: [2]float64{1, 0}},
 		{name: "keys others set are kept", rules: setAB,
 			cached: withOwned(configMap("ns", "x", map[string]string{"a": "1", "b": "2", "stale": "x"}), "kubectl", "stale"), key: x},
 		{name: "excluded namespace: only our keys deleted", rules: setAB,
-			cached:      withOwned(configMap("kube-system", "x", map[string]string{"a": "1", "user": "x"}), DefaultFieldManager, "a"),
+			cached:      withOwned(configMap("kube-system", "x", map[string]string{"a": "1", "user": "x"}), reconcile.FieldManager, "a"),
 			key:         Key{configMaps, "kube-system", "x"},
 			wantPatches: []patchCall{merge("kube-system", "x", `{"metadata":{"annotations":{"a":null}}}`)},
 			wantEvents:  []string{"Normal Annotated Changed annotations -a"}, wantWrites: [2]float64{1, 0}},
@@ -180,9 +154,8 @@ func TestSyncHandler(t *testing.T) {
 			if tc.react != nil {
 				client.PrependReactor("patch", "*", tc.react)
 			}
-			c := withCache(t, client, compile(t, tc.rules), tc.cached)
-			recorder := events.NewFakeRecorder(10)
-			c.opts.Recorder, c.opts.Metrics = recorder, metrics.New()
+			recorder, m := events.NewFakeRecorder(10), metrics.New()
+			c := withCache(t, client, Options{Recorder: recorder, Metrics: m}, compile(t, tc.rules), tc.cached)
 
 			err := c.syncHandler(ctx, tc.key)
 			switch {
@@ -204,7 +177,7 @@ func TestSyncHandler(t *testing.T) {
 			}
 			resource := tc.key.GVR.GroupResource().String()
 			for i, result := range []string{metrics.Success, metrics.Error} {
-				if got := value(t, c.opts.Metrics.Writes.WithLabelValues(resource, result)); got != tc.wantWrites[i] {
+				if got := value(t, m.Writes.WithLabelValues(resource, result)); got != tc.wantWrites[i] {
 					t.Errorf("writes_total{result=%q} = %v, want %v", result, got, tc.wantWrites[i])
 				}
 			}
@@ -212,7 +185,7 @@ func TestSyncHandler(t *testing.T) {
 			if tc.rules == twoTeams && tc.cached == labelled {
 				wantConflicts = 1
 			}
-			if got := value(t, c.opts.Metrics.Conflicts.WithLabelValues(resource)); got != wantConflicts {
+			if got := value(t, m.Conflicts.WithLabelValues(resource)); got != wantConflicts {
 				t.Errorf("conflicts = %v, want %v", got, wantConflicts)
 			}
 		})
@@ -265,7 +238,7 @@ func TestSyncHandlerExpectations(t *testing.T) {
 				u.SetResourceVersion(serverRV)
 				return true, u, nil
 			})
-			c := withCache(t, client, compile(t, "rules:\n- {name: a, resources: [configmaps], annotations: {a: '1'}}\n"))
+			c := withCache(t, client, Options{}, compile(t, "rules:\n- {name: a, resources: [configmaps], annotations: {a: '1'}}\n"))
 			store := c.informers[configMaps].informer.GetStore()
 			for i, s := range tc.steps {
 				u := configMap("ns", "x", s.cachedAnn)

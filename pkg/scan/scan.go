@@ -1,6 +1,7 @@
-// Package scan lists every object of the ruled resources once and reports
-// which annotations each would have changed: the one-shot counterpart of
-// the controller, used by `once` and `diff`. It never writes.
+// Package scan lists every object of the ruled resources once and reports,
+// as package reconcile decides it, which annotations and labels each must
+// change: the one-shot counterpart of the controller's informers, used by
+// `once` and `diff`. It never writes.
 package scan
 
 import (
@@ -18,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/pager"
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
+	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
@@ -42,7 +44,7 @@ type Object struct {
 	Namespace string   `json:"namespace,omitempty"`
 	Name      string   `json:"name"`
 	Changes   []Change `json:"changes"`
-	// Requests are the writes that make the change (see patch.Requests).
+	// Requests are the writes that make the change, for reconcile.Writer.
 	Requests []patch.Request `json:"-"`
 }
 
@@ -52,7 +54,8 @@ type Visit func(t *rules.Target, pending *Object) error
 
 // Resource lists every object of t (in namespace, or all namespaces when
 // namespace is "" or the resource is cluster-scoped) and calls visit for
-// each, in list order. manager is the field manager whose keys are owned.
+// each, in list order, with what reconcile.Decide decided for it as the
+// field manager manager.
 func Resource(ctx context.Context, client dynamic.Interface, t *rules.Target, namespace, manager string, nsLabels rules.NamespaceLabels, visit Visit) error {
 	if !t.Namespaced {
 		namespace = ""
@@ -67,28 +70,23 @@ func Resource(ctx context.Context, client dynamic.Interface, t *rules.Target, na
 		if !ok {
 			return fmt.Errorf("list %s: unexpected item %T", rules.GVRString(t.GVR), obj)
 		}
-		pending, err := Pending(t, u, manager, nsLabels)
+		d, err := reconcile.Decide(t, u, nsLabels, manager)
 		if err != nil {
-			return err
+			return fmt.Errorf("encode patch for %s: %w", reconcile.Ref{GVR: t.GVR, Namespace: u.GetNamespace(), Name: u.GetName()}, err)
 		}
-		return visit(t, pending)
+		return visit(t, pending(t, u, d))
 	})
 }
 
-// Pending returns what must change on u for t, or nil when nothing must.
-func Pending(t *rules.Target, u *unstructured.Unstructured, manager string, nsLabels rules.NamespaceLabels) (*Object, error) {
-	annotations, labels := u.GetAnnotations(), u.GetLabels()
-	change := patch.Plan(annotations, labels, patch.OwnedBy(u.GetManagedFields(), manager), t.Evaluate(u, nsLabels).Desired)
-	if change.Empty() {
-		return nil, nil
+// pending describes what d changes on u, an object of t, or returns nil
+// when d changes nothing.
+func pending(t *rules.Target, u *unstructured.Unstructured, d reconcile.Decision) *Object {
+	if d.Empty() {
+		return nil
 	}
-	requests, err := patch.Requests(u, change)
-	if err != nil {
-		return nil, err
-	}
-	o := &Object{Resource: rules.GVRString(t.GVR), Namespace: u.GetNamespace(), Name: u.GetName(), Requests: requests}
-	o.Changes = append(changes("annotation", annotations, change.Annotations), changes("label", labels, change.Labels)...)
-	return o, nil
+	o := &Object{Resource: rules.GVRString(t.GVR), Namespace: u.GetNamespace(), Name: u.GetName(), Requests: d.Requests}
+	o.Changes = append(changes("annotation", u.GetAnnotations(), d.Change.Annotations), changes("label", u.GetLabels(), d.Change.Labels)...)
+	return o
 }
 
 // changes lists the changes of one kind, sorted by key.

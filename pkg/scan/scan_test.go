@@ -18,10 +18,11 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
+	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
-const manager = "kube-annotator"
+const manager = reconcile.FieldManager
 
 var (
 	configMaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
@@ -167,15 +168,16 @@ func TestPending(t *testing.T) {
 			set := compile(t, tc.rules)
 			tg := set.SortedTargets()[0]
 			before := tc.obj.DeepCopy()
-			got, err := Pending(tg, tc.obj, manager, nsLabels)
+			d, err := reconcile.Decide(tg, tc.obj, nsLabels, manager)
 			if err != nil {
-				t.Fatalf("Pending() error = %v", err)
+				t.Fatalf("Decide() error = %v", err)
 			}
+			got := pending(tg, tc.obj, d)
 			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("Pending() =\n%s\nwant\n%s", format(got), format(tc.want))
+				t.Errorf("pending() =\n%s\nwant\n%s", format(got), format(tc.want))
 			}
 			if !reflect.DeepEqual(tc.obj, before) {
-				t.Errorf("Pending() modified the object")
+				t.Errorf("Decide() or pending() modified the object")
 			}
 		})
 	}

@@ -1,0 +1,68 @@
+// Package reconcile decides what one object's annotations and labels must
+// become under the rules, and makes that change: the one place where the
+// decision and the write are made. The controller (run) and the one-shot
+// commands (once, diff) all go through it, so they cannot disagree about
+// what an object needs.
+//
+// It also owns the ownership invariant: the keys this program may delete
+// are those its field manager, FieldManager, owns in the object's
+// managedFields as the API server records them, and every write is sent as
+// that same field manager, so that the API server records them so.
+package reconcile
+
+import (
+	"github.com/kube-annotator/kube-annotator/pkg/patch"
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
+)
+
+// FieldManager is the field manager kube-annotator writes as, and whose
+// entries in an object's managedFields say which keys it set.
+const FieldManager = "kube-annotator"
+
+// OtherManagers is the manager name of a managedFields entry that stands
+// for the entries of every other field manager, in an object whose
+// managedFields a cache trimmed to save memory. Decide needs of other
+// managers' entries only whether there are any (an object with no
+// managedFields at all is written differently, see patch.Requests), never
+// what they own: an object whose other managers' entries are replaced by
+// one entry named OtherManagers — or dropped, when entries of the deciding
+// manager remain — gets the same Decision as the whole object.
+const OtherManagers = "(other managers)"
+
+// Decision is what Decide found for one object.
+type Decision struct {
+	// Evaluation is what the rules want of the object, with the rules that
+	// conflict on it and the values that could not be read from it.
+	Evaluation *rules.Evaluation
+	// Change is what must change; empty when the object already carries
+	// what the rules want.
+	Change patch.Change
+	// Requests are the writes that make Change, in order; none when Change
+	// is empty.
+	Requests []patch.Request
+}
+
+// Empty reports whether nothing must change.
+func (d Decision) Empty() bool { return d.Change.Empty() }
+
+// Decide returns what must change on obj for the rules of t to hold, and
+// the requests that make that change as manager. Keys are deleted only
+// when a rule removes them or when manager owns them in obj's
+// managedFields and no rule wants them any more. nsLabels gives the labels
+// of obj's namespace to rules that select by them. Decide only reads obj,
+// which may be an object from an informer's cache.
+func Decide(t *rules.Target, obj patch.Object, nsLabels rules.NamespaceLabels, manager string) (Decision, error) {
+	ev := t.Evaluate(obj, nsLabels)
+	owned := patch.OwnedBy(obj.GetManagedFields(), manager)
+	change := patch.Plan(obj.GetAnnotations(), obj.GetLabels(), owned, ev.Desired)
+	d := Decision{Evaluation: ev, Change: change}
+	if change.Empty() {
+		return d, nil
+	}
+	requests, err := patch.Requests(obj, change)
+	if err != nil {
+		return Decision{}, err
+	}
+	d.Requests = requests
+	return d, nil
+}

@@ -1,0 +1,87 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/klog/v2"
+
+	"github.com/kube-annotator/kube-annotator/pkg/patch"
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
+)
+
+// Ref names one object of one resource.
+type Ref struct {
+	GVR       schema.GroupVersionResource
+	Namespace string
+	Name      string
+}
+
+// String formats the reference as "resource.version.group namespace/name".
+func (r Ref) String() string {
+	return rules.GVRString(r.GVR) + " " + klog.KRef(r.Namespace, r.Name).String()
+}
+
+// Result is what Send did.
+type Result struct {
+	// ResourceVersion is the object's resourceVersion after the last
+	// request, as the API server answered it.
+	ResourceVersion string
+	// Gone is set when the API server answered NotFound: the object was
+	// deleted after it was read, so nothing is left to change. That is not
+	// an error.
+	Gone bool
+}
+
+// Observer is told the result of every request a Writer sends, e.g. to
+// count them.
+type Observer func(gvr schema.GroupVersionResource, err error)
+
+// Writer sends the requests of Decisions to the API server as one field
+// manager.
+type Writer struct {
+	client  dynamic.Interface
+	manager string
+	observe Observer
+}
+
+// NewWriter returns a Writer that sends through client as the field
+// manager manager — the one its Decisions were decided for — and tells
+// observe, when not nil, the result of every request.
+func NewWriter(client dynamic.Interface, manager string, observe Observer) *Writer {
+	if observe == nil {
+		observe = func(schema.GroupVersionResource, error) {}
+	}
+	return &Writer{client: client, manager: manager, observe: observe}
+}
+
+// Send sends requests, a Decision's, to the object ref names, in order,
+// and stops at the first that fails. A server-side apply (Force set) takes
+// the keys it sets over from any other field manager: the rules name them.
+// Errors name ref and wrap the API server's error, so that
+// k8s.io/apimachinery/pkg/api/errors can classify them.
+func (w *Writer) Send(ctx context.Context, ref Ref, requests []patch.Request) (Result, error) {
+	ri := w.client.Resource(ref.GVR).Namespace(ref.Namespace)
+	var res Result
+	for _, r := range requests {
+		opts := metav1.PatchOptions{FieldManager: w.manager}
+		if r.Force {
+			force := true
+			opts.Force = &force
+		}
+		obj, err := ri.Patch(ctx, ref.Name, r.Type, r.Body, opts)
+		w.observe(ref.GVR, err)
+		if apierrors.IsNotFound(err) {
+			return Result{Gone: true}, nil
+		}
+		if err != nil {
+			return res, fmt.Errorf("patch %s: %w", ref, err)
+		}
+		res.ResourceVersion = obj.GetResourceVersion()
+	}
+	return res, nil
+}

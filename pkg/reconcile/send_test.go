@@ -1,0 +1,184 @@
+package reconcile
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/kube-annotator/kube-annotator/pkg/patch"
+)
+
+// mustJSON is v in JSON, for comparisons and messages.
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // test values are plain data
+	}
+	return string(b)
+}
+
+// requests formats requests for messages.
+func requests(rs []patch.Request) string {
+	var parts []string
+	for _, r := range rs {
+		parts = append(parts, fmt.Sprintf("%s force=%v %s", r.Type, r.Force, r.Body))
+	}
+	return "[" + strings.Join(parts, "; ") + "]"
+}
+
+// sent is one patch request as the API server received it.
+type sent struct {
+	namespace, name string
+	typ             types.PatchType
+	body            string
+	manager         string
+	force           bool
+}
+
+// observed is one call of an Observer.
+type observed struct {
+	gvr schema.GroupVersionResource
+	err error
+}
+
+func TestSend(t *testing.T) {
+	x := Ref{GVR: configMaps, Namespace: "ns", Name: "x"}
+	apply := patch.Request{Type: types.ApplyPatchType, Force: true, Body: []byte(`{"apply":1}`)}
+	del := patch.Request{Type: types.MergePatchType, Body: []byte(`{"metadata":{"annotations":{"old":null}}}`)}
+	conflict := apierrors.NewConflict(configMaps.GroupResource(), "x", errors.New("changed"))
+	notFound := apierrors.NewNotFound(configMaps.GroupResource(), "x")
+	tests := []struct {
+		name     string
+		ref      Ref
+		manager  string
+		requests []patch.Request
+		answers  []error // the server's answer to each request; nil: applied
+		want     Result
+		wantErr  error
+		wantSent []sent
+	}{
+		{name: "one merge patch", ref: x, manager: FieldManager,
+			requests: merge(`{"metadata":{"annotations":{"a":"1"}}}`), answers: []error{nil},
+			want:     Result{ResourceVersion: "101"},
+			wantSent: []sent{{"ns", "x", types.MergePatchType, `{"metadata":{"annotations":{"a":"1"}}}`, FieldManager, false}}},
+		{name: "apply with force, then a merge patch; the last answer's resourceVersion", ref: x, manager: "custom",
+			requests: []patch.Request{apply, del}, answers: []error{nil, nil},
+			want: Result{ResourceVersion: "102"},
+			wantSent: []sent{
+				{"ns", "x", types.ApplyPatchType, `{"apply":1}`, "custom", true},
+				{"ns", "x", types.MergePatchType, string(del.Body), "custom", false},
+			}},
+		{name: "cluster-scoped", ref: Ref{GVR: namespaces, Name: "team-a"}, manager: FieldManager,
+			requests: []patch.Request{del}, answers: []error{nil},
+			want:     Result{ResourceVersion: "101"},
+			wantSent: []sent{{"", "team-a", types.MergePatchType, string(del.Body), FieldManager, false}}},
+		{name: "deleted meanwhile: gone, not an error", ref: x, manager: FieldManager,
+			requests: []patch.Request{apply, del}, answers: []error{notFound},
+			want:     Result{Gone: true},
+			wantSent: []sent{{"ns", "x", types.ApplyPatchType, `{"apply":1}`, FieldManager, true}}},
+		{name: "the first error stops", ref: x, manager: FieldManager,
+			requests: []patch.Request{apply, del}, answers: []error{conflict}, wantErr: conflict,
+			wantSent: []sent{{"ns", "x", types.ApplyPatchType, `{"apply":1}`, FieldManager, true}}},
+		{name: "an error after a write", ref: x, manager: FieldManager,
+			requests: []patch.Request{apply, del}, answers: []error{nil, conflict}, wantErr: conflict,
+			want: Result{ResourceVersion: "101"},
+			wantSent: []sent{
+				{"ns", "x", types.ApplyPatchType, `{"apply":1}`, FieldManager, true},
+				{"ns", "x", types.MergePatchType, string(del.Body), FieldManager, false},
+			}},
+		{name: "nothing to send", ref: x, manager: FieldManager},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			client := dynamicfake.NewSimpleDynamicClient(runtime.NewScheme())
+			n := 0
+			client.PrependReactor("patch", "*", func(k8stesting.Action) (bool, runtime.Object, error) {
+				err := tc.answers[n]
+				n++
+				if err != nil {
+					return true, nil, err
+				}
+				u := &unstructured.Unstructured{}
+				u.SetResourceVersion(fmt.Sprint(100 + n))
+				return true, u, nil
+			})
+			var seen []observed
+			w := NewWriter(client, tc.manager, func(gvr schema.GroupVersionResource, err error) { seen = append(seen, observed{gvr, err}) })
+
+			got, err := w.Send(t.Context(), tc.ref, tc.requests)
+			if !errors.Is(err, tc.wantErr) {
+				t.Errorf("Send() error = %v, want %v", err, tc.wantErr)
+			}
+			if err != nil && !strings.HasPrefix(err.Error(), "patch "+tc.ref.String()+": ") {
+				t.Errorf("Send() error = %q, want it to name %s", err, tc.ref)
+			}
+			if err != nil && !apierrors.IsConflict(err) {
+				t.Errorf("Send() error %v cannot be classified", err)
+			}
+			if got != tc.want {
+				t.Errorf("Send() = %+v, want %+v", got, tc.want)
+			}
+			var gotSent []sent
+			for _, a := range client.Actions() {
+				pa := a.(k8stesting.PatchActionImpl)
+				if a.GetResource() != tc.ref.GVR {
+					t.Errorf("patch of %v, want %v", a.GetResource(), tc.ref.GVR)
+				}
+				o := pa.PatchOptions
+				gotSent = append(gotSent, sent{pa.GetNamespace(), pa.GetName(), pa.GetPatchType(), string(pa.GetPatch()),
+					o.FieldManager, o.Force != nil && *o.Force})
+			}
+			if !reflect.DeepEqual(gotSent, tc.wantSent) {
+				t.Errorf("sent %+v, want %+v", gotSent, tc.wantSent)
+			}
+			var wantSeen []observed
+			for _, err := range tc.answers[:len(tc.wantSent)] {
+				wantSeen = append(wantSeen, observed{tc.ref.GVR, err})
+			}
+			if !reflect.DeepEqual(seen, wantSeen) {
+				t.Errorf("observed %v, want %v", seen, wantSeen)
+			}
+		})
+	}
+}
+
+// A Writer without an Observer sends all the same.
+func TestSendWithoutObserver(t *testing.T) {
+	client := dynamicfake.NewSimpleDynamicClient(runtime.NewScheme())
+	client.PrependReactor("patch", "*", func(k8stesting.Action) (bool, runtime.Object, error) {
+		u := &unstructured.Unstructured{}
+		u.SetResourceVersion("9")
+		return true, u, nil
+	})
+	got, err := NewWriter(client, FieldManager, nil).Send(t.Context(), Ref{GVR: configMaps, Namespace: "ns", Name: "x"},
+		merge(`{"metadata":{"annotations":{"a":"1"}}}`))
+	if err != nil || got.ResourceVersion != "9" || len(client.Actions()) != 1 {
+		t.Errorf("Send() = %+v, %v after %d requests; want resourceVersion 9 after 1", got, err, len(client.Actions()))
+	}
+}
+
+func TestRefString(t *testing.T) {
+	for _, tc := range []struct {
+		ref  Ref
+		want string
+	}{
+		{Ref{GVR: configMaps, Namespace: "ns", Name: "x"}, "configmaps.v1 ns/x"},
+		{Ref{GVR: namespaces, Name: "team-a"}, "namespaces.v1 team-a"},
+		{Ref{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Namespace: "ns", Name: "web"}, "deployments.v1.apps ns/web"},
+	} {
+		if got := tc.ref.String(); got != tc.want {
+			t.Errorf("String() = %q, want %q", got, tc.want)
+		}
+	}
+}
