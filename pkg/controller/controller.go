@@ -85,6 +85,7 @@ type Controller struct {
 	opts     Options
 	queue    workqueue.TypedRateLimitingInterface[Key]
 	limiter  *retryLimiter
+	failures *failureLog
 	expect   *expectations
 	writer   *reconcile.Writer
 	// failed carries a setup error of SetRules to Run, which stops on it.
@@ -125,6 +126,7 @@ func NewController(client dynamic.Interface, metadataClient metadata.Interface, 
 		opts:      opts,
 		queue:     workqueue.NewTypedRateLimitingQueueWithConfig(limiter, qcfg),
 		limiter:   limiter,
+		failures:  newFailureLog(clock.RealClock{}, failureLogInterval),
 		expect:    newExpectations(),
 		failed:    make(chan error, 1),
 		informers: map[schema.GroupVersionResource]*resourceInformer{},

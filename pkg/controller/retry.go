@@ -8,10 +8,10 @@ import (
 )
 
 // retryLater schedules key, whose sync failed with the transient err, to
-// be synced again: it logs the failure, tells the rate limiter why it
-// failed, and requeues key after the limiter's delay.
+// be synced again: it logs the failure through the failure log, tells the
+// rate limiter why it failed, and requeues key after the limiter's delay.
 func (c *Controller) retryLater(ctx context.Context, key Key, err error) {
-	klog.FromContext(ctx).Error(err, "Sync failed; will retry", "key", key.String(), "retries", c.queue.NumRequeues(key))
+	c.failures.failed(klog.FromContext(ctx), key, err, c.queue.NumRequeues(key))
 	c.limiter.failed(key, err)
 	c.queue.AddRateLimited(key)
 }

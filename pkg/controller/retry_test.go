@@ -15,7 +15,7 @@ import (
 
 // Writes fail without an answer, then the API server is back: the objects
 // that waited for it are retried as soon as one write is answered, not
-// when their wait ends.
+// when their wait ends, and their failures are logged in one line.
 func TestRetryAfterOutage(t *testing.T) {
 	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true)))
 	ctx := klog.NewContext(t.Context(), logger)
@@ -33,6 +33,7 @@ func TestRetryAfterOutage(t *testing.T) {
 	// Time stands still: only a release moves the objects' waits forward.
 	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
 	ctl.limiter = newRetryLimiter(clk, -1, 0)
+	ctl.failures = newFailureLog(clk, failureLogInterval)
 	ctl.queue.ShutDown()
 	ctl.queue = workqueue.NewTypedRateLimitingQueueWithConfig(ctl.limiter, workqueue.TypedRateLimitingQueueConfig[Key]{Clock: clk})
 	t.Cleanup(ctl.queue.ShutDown)
@@ -59,5 +60,14 @@ func TestRetryAfterOutage(t *testing.T) {
 	}
 	if got := len(patches(client)); got != 5 {
 		t.Errorf("%d patches, want 5: a and b twice, c once", got)
+	}
+	errs := 0
+	for _, e := range logger.GetSink().(ktesting.Underlier).GetBuffer().Data() {
+		if e.Type == ktesting.LogError {
+			errs++
+		}
+	}
+	if errs != 1 {
+		t.Errorf("%d error lines, want 1: the first failure; the second is counted", errs)
 	}
 }
