@@ -40,10 +40,12 @@ func TestFaultRecoveryAfterOutage(t *testing.T) {
 	logged := lines(p.output(t))[len(linesAtDown):]
 
 	written.wait(t, n, 60*time.Second)
-	took := written.last().Sub(back)
+	first, last := written.between(back)
+	took := last.Sub(back)
 	limit := time.Second + time.Duration(left)*time.Second/qps
-	t.Logf("outage of %v with %d of %d objects left: all written %v after the API server was back (limit %v); %d lines logged during the outage",
-		outage, left, n, took.Round(time.Millisecond), limit, len(logged))
+	t.Logf("outage of %v with %d of %d objects left: the first written %v and all %v after the API server was back (limit %v); "+
+		"%d lines logged during the outage",
+		outage, left, n, first.Sub(back).Round(time.Millisecond), took.Round(time.Millisecond), limit, len(logged))
 	if left < 120 {
 		t.Errorf("%d objects left at the outage, want at least 120: the scenario did not happen", left)
 	}
@@ -120,17 +122,20 @@ func (a *annotatedTimes) count() int {
 	return len(a.at)
 }
 
-// last is when the last of them was seen annotated.
-func (a *annotatedTimes) last() time.Time {
+// between returns when the first ConfigMap seen annotated after since was,
+// and when the last of all was.
+func (a *annotatedTimes) between(since time.Time) (first, last time.Time) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	var last time.Time
 	for _, at := range a.at {
+		if at.After(since) && (first.IsZero() || at.Before(first)) {
+			first = at
+		}
 		if at.After(last) {
 			last = at
 		}
 	}
-	return last
+	return first, last
 }
 
 // wait waits until n ConfigMaps have been seen annotated.
