@@ -165,6 +165,8 @@ func newApp(ctx context.Context, f runFlags) (*app, error) {
 		Metrics:      m,
 		Recorder:     recorder,
 		Shard:        f.shard.shardListWatch(klog.FromContext(ctx), dyn, m.Registry),
+		ClientQPS:    cfg.QPS,
+		ClientBurst:  cfg.Burst,
 	})
 	m.Registry.MustRegister(cachedObjectsGauge(c))
 	rl := reloader.New(reloader.Options{
