@@ -56,6 +56,7 @@ type runFlags struct {
 	record       *recordFlags
 	clusterFlags *clusterFlags
 	leader       *leaderFlags
+	shard        *shardFlags
 }
 
 func runCommand(ctx context.Context, e *env, args []string) int {
@@ -72,6 +73,7 @@ func runCommand(ctx context.Context, e *env, args []string) int {
 	fs.StringVar(&f.probeAddr, "health-probe-bind-address", "", "Address to serve /healthz and /readyz on, e.g. :8081 (default off)")
 	f.record = addRecordFlags(fs)
 	f.leader = addLeaderFlags(fs)
+	f.shard = addShardFlags(fs)
 	f.clusterFlags = addClusterFlags(fs)
 	f.clusterFlags.addExcludeFlag(fs)
 	addLogFlags(fs)
@@ -83,6 +85,9 @@ func runCommand(ctx context.Context, e *env, args []string) int {
 	}
 	if f.resync < 0 {
 		return e.usageError(fs, fmt.Errorf("--resync-period must not be negative, got %v", f.resync))
+	}
+	if err := f.shard.validate(fs.Changed, f.leader); err != nil {
+		return e.usageError(fs, err)
 	}
 	if err := f.record.validate(); err != nil {
 		return e.usageError(fs, err)
@@ -173,9 +178,13 @@ func newApp(ctx context.Context, f runFlags) (*app, error) {
 		ResourceGone: func(schema.GroupVersionResource) { resolveAgain.Resolve() },
 		Metrics:      m,
 		Recorder:     recorder,
+		Shard:        f.shard.shardListWatch(klog.FromContext(ctx), dyn, m.Registry),
+		ClientQPS:    cfg.QPS,
+		ClientBurst:  cfg.Burst,
 		Record:       rec,
 		Resolver:     resolver,
 	})
+	m.Registry.MustRegister(cachedObjectsGauge(c))
 	rl := reloader.New(reloader.Options{
 		Path:    f.rules,
 		Compile: compile,

@@ -22,7 +22,7 @@ var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namesp
 // object in it of a resource that selects by namespace labels is synced.
 func (c *Controller) startNamespaces(ctx context.Context) (*resourceInformer, error) {
 	ri := &resourceInformer{}
-	inf, err := c.newInformer(rules.Resource{GVR: namespacesGVR, Kind: "Namespace"}, "", false, cache.Indexers{}, &ri.status)
+	inf, err := c.newInformer(rules.Resource{GVR: namespacesGVR, Kind: "Namespace"}, "", false, cache.Indexers{}, false, &ri.status)
 	if err != nil {
 		return nil, err
 	}
