@@ -183,6 +183,7 @@ func newApp(ctx context.Context, f runFlags) (*app, error) {
 		ClientBurst:  cfg.Burst,
 		Record:       rec,
 		Resolver:     resolver,
+		Partial:      f.shard.enabled(),
 	})
 	m.Registry.MustRegister(cachedObjectsGauge(c))
 	rl := reloader.New(reloader.Options{

@@ -89,6 +89,11 @@ type Options struct {
 	// Resolver resolves the recorded resources to prune. When nil, none
 	// resolves: they wait, reported as not served.
 	Resolver Resolver
+	// Partial is set when the controller sees only its share of the
+	// objects (Shard): a prune then deletes the keys on its share, and
+	// leaves the resource in the record, as the other shards' objects may
+	// still carry keys. A process that sees every object removes it.
+	Partial bool
 }
 
 // Controller enforces a rules.Set on the objects of a cluster.

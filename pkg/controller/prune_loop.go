@@ -52,14 +52,17 @@ func (c *Controller) checkPrunes(ctx context.Context) {
 	logger := klog.FromContext(ctx)
 	for _, p := range done {
 		gr := p.gvr.GroupResource()
-		// Removed first: were the informer stopped and the removal to fail,
-		// nothing would retry it.
-		if err := c.opts.Record.Remove(ctx, gr); err != nil {
+		msg := "Pruned a resource no rule names; removed it from the record"
+		if c.opts.Partial {
+			msg = "Pruned this shard's objects of a resource no rule names; it stays in the record for the other shards"
+		} else if err := c.opts.Record.Remove(ctx, gr); err != nil {
+			// Removed first: were the informer stopped and the removal to
+			// fail, nothing would retry it.
 			logger.Error(err, "Pruned a resource, but cannot remove it from the record; will retry", "resource", rules.GVRString(p.gvr))
 			continue
 		}
 		c.stopPrune(p, func() {
-			logger.Info("Pruned a resource no rule names; removed it from the record", "resource", rules.GVRString(p.gvr), "record", c.opts.Record.Ref())
+			logger.Info(msg, "resource", rules.GVRString(p.gvr), "record", c.opts.Record.Ref())
 			c.setPruneReason(ctx, gr, "", nil)
 		})
 	}

@@ -314,3 +314,22 @@ func TestSyncRecords(t *testing.T) {
 		})
 	}
 }
+
+// A shard prunes its share of the objects, and leaves the resource in the
+// record for the other shards.
+func TestPrunePartialKeepsTheRecord(t *testing.T) {
+	client := newClient(ours("x"))
+	rec := newRecord(cmGR)
+	_, ctx := ktesting.NewTestContext(t)
+	m := metrics.New()
+	c := newController(client, Options{Metrics: m, Record: rec, Resolver: &fakeResolver{}, Partial: true})
+	c.SetRules(ctx, compile(t, onlyNamespaces))
+	runController(t, ctx, c)
+	waitFor(t, 10*time.Second, "the prune informer to stop", func() bool { return len(patches(client)) == 1 && c.Informers() == 1 })
+	if !rec.has(cmGR) || rec.removes != 0 {
+		t.Errorf("recorded %v after %d removals; want configmaps kept, never removed", rec.has(cmGR), rec.removes)
+	}
+	if got := pending(t, m, cmGR, metrics.PruneRunning); got != 0 {
+		t.Errorf("prune_pending{configmaps,Pruning} = %v once this shard is done, want 0", got)
+	}
+}
