@@ -21,8 +21,8 @@ const (
 )
 
 func diffCommand(ctx context.Context, e *env, args []string) int {
-	fs := e.newFlagSet("diff", "Show what run would change, object by object, without writing anything (the record of the resources\n"+
-		"written to is read, never written): keys to set, and keys to delete, on ruled resources and on recorded ones no rule names.\n"+
+	fs := e.newFlagSet("diff", "Show what run would change, object by object, without writing anything: keys to set and to delete,\n"+
+		"on the ruled resources and on the recorded ones no rule names (the record is read, never written).\n"+
 		"Exit status: 0 nothing to change, 1 changes pending, 2 an error.")
 	rulesPath := fs.String("rules", "rules.yaml", "Path to the rules file")
 	output := fs.StringP("output", "o", "", "Output format: \"\" (text), json or yaml")
