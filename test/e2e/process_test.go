@@ -42,6 +42,28 @@ func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	return runCmd(t, exec.Command(binary, args...), "")
 }
 
+// runCLIReadOnly is runCLI for a command that must not write: it fails
+// the test if the API server served a write request while it ran (other
+// than its own Lease heartbeat).
+func runCLIReadOnly(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	before, err := env.APIRequests(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code = runCLI(t, args...)
+	after, err := env.APIRequests(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	delta := after.Sub(before)
+	delete(delta, h.Request{Verb: "PUT", Group: "coordination.k8s.io", Resource: "leases"})
+	if n := delta.Writes(); n != 0 {
+		t.Errorf("%s made %d write requests, want 0: %v", args[0], n, delta)
+	}
+	return stdout, stderr, code
+}
+
 // kubectlCmd is a command that runs the kubectl built with the control
 // plane, as the administrator (KUBECONFIG).
 func kubectlCmd(args ...string) *exec.Cmd {

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -46,25 +47,12 @@ func TestPruneDiffAndOnce(t *testing.T) {
 
 	t.Run("diff lists the removals and writes nothing", func(t *testing.T) {
 		rvs := resourceVersions(t, ns)
-		reqs, err := env.APIRequests(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
-		stdout, stderr, code := runCLI(t, append([]string{"diff"}, base...)...)
-		after, err := env.APIRequests(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
+		stdout, stderr, code := runCLIReadOnly(t, append([]string{"diff"}, base...)...)
 		want := "deployments.v1.apps " + ns + "/web\n" + `  sample-controller: "True" → <none>` + "\n"
 		if code != 1 || stdout != want {
 			t.Errorf("diff: exit %d, stdout:\n%s\nstderr:\n%s\nwant exit 1 and:\n%s", code, stdout, stderr, want)
 		}
-		delta := after.Sub(reqs)
-		delete(delta, h.Request{Verb: "PUT", Group: "coordination.k8s.io", Resource: "leases"}) // the API server's own heartbeat
-		if n := delta.Writes(); n != 0 {
-			t.Errorf("diff made %d write requests, want 0: %v", n, delta)
-		}
-		if got := resourceVersions(t, ns); !mapsEqual(got, rvs) {
+		if got := resourceVersions(t, ns); !maps.Equal(got, rvs) {
 			t.Errorf("resourceVersions changed across diff: %v, were %v", got, rvs)
 		}
 	})
@@ -85,18 +73,6 @@ func TestPruneDiffAndOnce(t *testing.T) {
 	})
 
 	t.Run("keys of others are byte-identical", func(t *testing.T) { checkOthersKept(t, ns, before) })
-}
-
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // The record lists a resource before the first write to it: the API
