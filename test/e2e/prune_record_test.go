@@ -238,3 +238,54 @@ func TestDeployShardedKeepsTheRecord(t *testing.T) {
 		t.Errorf("the sharded render lacks the RoleBinding of its Role")
 	}
 }
+
+// A recorded resource that RBAC no longer lets the controller patch is
+// reported and kept in the record; its keys stay until it may.
+func TestPruneForbiddenIsKept(t *testing.T) {
+	ns := seedPrune(t)
+	rulesFile := writeFile(t, "rules.yaml", workloadsRules)
+	args := []string{"--rules", rulesFile, "-n", ns, "--record-namespace", ns}
+	p := startRun(t, args...)
+	waitKey(t, 15*time.Second, ns, web, "sample-controller", true)
+	waitKey(t, 5*time.Second, ns, webPod, "sample-controller", true)
+	p.stop(t)
+
+	// A user who may read deployments but no longer patch them.
+	const user = "e2e-prune-restricted"
+	roles := schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"}
+	roleBindings := schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"}
+	env.Create(t, roles, ns, h.FromYAML(t, `
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: restricted}
+rules:
+- {apiGroups: [""], resources: [pods], verbs: [get, list, watch, patch]}
+- {apiGroups: [apps], resources: [deployments], verbs: [get, list, watch]}
+- {apiGroups: [""], resources: [configmaps], verbs: [create]}
+- {apiGroups: [""], resources: [configmaps], verbs: [get, update], resourceNames: [kube-annotator-resources]}
+`))
+	env.Create(t, roleBindings, ns, h.FromYAML(t, `
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: restricted}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: restricted}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: `+user+`}]
+`))
+	replaceFile(t, rulesFile, podsRules)
+	p = startRun(t, append(args, "--as", user)...)
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
+		body, err := p.readMetrics()
+		return err == nil && h.MetricValue(body, "kube_annotator_prune_pending", map[string]string{"resource": "deployments.apps", "reason": "Forbidden"}) == 1, nil
+	})
+	if err != nil {
+		t.Fatalf("kube_annotator_prune_pending{resource=deployments.apps,reason=Forbidden} not 1 within 15s:\n%s", p.output(t))
+	}
+	waitLog(t, p, 5*time.Second, "Cannot prune a resource no rule names; it stays in the record", "deployments.apps", 1)
+	waitRecord(t, time.Second, ns, "kube-annotator", "deployments.apps@"+ns, "pods@"+ns)
+	if !hasKey(t, ns, web, "sample-controller") {
+		t.Errorf("the Deployment lost its key although patching it is forbidden")
+	}
+	if code := p.ready(t); code != 200 {
+		t.Errorf("/readyz = %d while a forbidden prune waits, want 200", code)
+	}
+}
