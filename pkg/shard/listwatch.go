@@ -51,7 +51,7 @@ type listWatch struct {
 func (s *Shard) ListWatch(gvr schema.GroupVersionResource, ns string, lw *cache.ListWatch) *cache.ListWatch {
 	resource := gvr.GroupResource().String()
 	w := &listWatch{
-		inner: lw, resource: resource, selector: s.ranges.Selector(), metrics: s.metrics,
+		inner: lw, resource: resource, selector: s.Ranges().Selector(), metrics: s.metrics,
 		logger: s.logger.WithValues("resource", resource),
 		probe: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return s.probe(ctx, gvr, ns, o)
