@@ -238,3 +238,28 @@ func (g *shardGroup) create(t *testing.T, prefix string, n int) {
 		g.created.Add(1)
 	}
 }
+
+// deploy/sharded/group, a component on top of deploy/, renders and
+// applies to a real API server: three replicas of the Deployment in one
+// shard group, no leader election, a Role on the group's Leases that
+// lets a member create, list, watch, renew and delete them, and a
+// PodDisruptionBudget.
+func TestDeployShardGroupApplies(t *testing.T) {
+	rendered := renderWithComponent(t, "sharded/group")
+	for _, want := range []string{
+		"kind: Deployment", "replicas: 3", "--shard-group=kube-annotator", "kind: PodDisruptionBudget", "maxUnavailable: 1",
+		"kind: Role\n", "  - leases\n  verbs:\n  - create\n  - get\n  - list\n  - watch\n  - update\n  - delete\n", "path: /readyz",
+	} {
+		if !strings.Contains(rendered, want) {
+			t.Errorf("rendered deploy/sharded/group lacks %q", want)
+		}
+	}
+	for _, unwanted := range []string{"kind: StatefulSet", "--leader-elect", "resourceNames"} {
+		if strings.Contains(rendered, unwanted) {
+			t.Errorf("rendered deploy/sharded/group has %q", unwanted)
+		}
+	}
+	if out, err := kubectl(t, rendered, "apply", "--server-side", "-f", "-"); err != nil {
+		t.Fatalf("apply deploy/sharded/group: %v\n%s", err, out)
+	}
+}

@@ -122,19 +122,7 @@ func checkServerFiltered(t *testing.T, e *h.Env) {
 // Deployment, a PodDisruptionBudget, and no Lease permissions (nothing
 // elects a leader).
 func TestDeployShardedApplies(t *testing.T) {
-	dir := t.TempDir()
-	deploy, err := filepath.Rel(dir, filepath.Join(h.RepoRoot(), "deploy"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	kustomization := "resources: [" + deploy + "]\ncomponents: [" + deploy + "/sharded]\n"
-	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(kustomization), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	rendered, err := kubectl(t, "", "kustomize", dir)
-	if err != nil {
-		t.Fatalf("kubectl kustomize deploy/ with deploy/sharded: %v", err)
-	}
+	rendered := renderWithComponent(t, "sharded")
 	for _, want := range []string{
 		"kind: StatefulSet", "replicas: 3", "--shard=$(SHARD)", "--total-shards=3",
 		"fieldPath: metadata.labels['apps.kubernetes.io/pod-index']", "kind: PodDisruptionBudget", "maxUnavailable: 1",
@@ -152,4 +140,25 @@ func TestDeployShardedApplies(t *testing.T) {
 	if out, err := kubectl(t, rendered, "apply", "--server-side", "-f", "-"); err != nil {
 		t.Fatalf("apply deploy/sharded: %v\n%s", err, out)
 	}
+}
+
+// renderWithComponent renders deploy/ with the kustomize component
+// deploy/component, as a user's kustomization does (kustomize does not let
+// an overlay inside deploy/ build on deploy/).
+func renderWithComponent(t *testing.T, component string) string {
+	t.Helper()
+	dir := t.TempDir()
+	deploy, err := filepath.Rel(dir, filepath.Join(h.RepoRoot(), "deploy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kustomization := "resources: [" + deploy + "]\ncomponents: [" + deploy + "/" + component + "]\n"
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(kustomization), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rendered, err := kubectl(t, "", "kustomize", dir)
+	if err != nil {
+		t.Fatalf("kubectl kustomize deploy/ with deploy/%s: %v", component, err)
+	}
+	return rendered
 }
