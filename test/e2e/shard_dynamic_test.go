@@ -179,6 +179,7 @@ func (g *shardGroup) killOne(t *testing.T) {
 // annotated. It returns the new owners.
 func (g *shardGroup) changeWhileCreating(t *testing.T, name string, before map[int]string, n int, change func()) map[int]string {
 	t.Helper()
+	g.created.Store(0)
 	ctx, stop := context.WithCancel(t.Context())
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -221,7 +222,6 @@ func (g *shardGroup) changeWhileCreating(t *testing.T, name string, before map[i
 	if frac > 1.0/3+0.10 {
 		t.Errorf("%s moved %.3f of the objects, want at most 1/3 + 10%%", name, frac)
 	}
-	g.created.Store(0)
 	return after
 }
 
