@@ -8,9 +8,13 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 )
 
 // member is a Dynamic under test whose reshards can be held back, as
@@ -121,4 +125,33 @@ func TestDynamicHandoff(t *testing.T) {
 	}
 	a.releaseReshards()
 	waitFor(t, "a to serve everything and be ready", func() bool { return a.served() == 1 && a.Ready() == nil })
+}
+
+// A Lease expired for ten lease durations is deleted; one expired for
+// less is kept, though no member counts it.
+func TestGroupCollectsDeadLeases(t *testing.T) {
+	client := fake.NewClientset()
+	for name, age := range map[string]time.Duration{"dead": 25 * time.Second, "expired": 5 * time.Second} {
+		_, err := client.CoordinationV1().Leases("ns").Create(t.Context(), &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", Labels: map[string]string{GroupLabel: "g"}},
+			Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(name), LeaseDurationSeconds: ptr.To(int32(2)),
+				RenewTime: ptr.To(metav1.NewMicroTime(time.Now().Add(-age)))},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	m := newMember(t, ctx, client, "a", false)
+	if peers, _ := m.group.Peers(time.Now()); len(peers) != 1 {
+		t.Errorf("%d live members, want 1 (a): expired Leases count", len(peers))
+	}
+	waitFor(t, "the dead member's Lease to be deleted", func() bool {
+		_, err := client.CoordinationV1().Leases("ns").Get(t.Context(), "dead", metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	})
+	if _, err := client.CoordinationV1().Leases("ns").Get(t.Context(), "expired", metav1.GetOptions{}); err != nil {
+		t.Errorf("the recently expired Lease: %v, want it kept", err)
+	}
 }

@@ -172,6 +172,31 @@ func (g *Group) Renew(ctx context.Context) {
 		if err := g.renew(ctx); err != nil && ctx.Err() == nil {
 			logger.Error(err, "Cannot renew the shard Lease")
 		}
+		g.collect(ctx, logger)
+	}
+}
+
+// collect deletes the Leases of members that died without deleting them
+// (killed, or on a lost node), once expired for ten lease durations: no
+// member counts them, but they would pile up. Members may race to delete
+// the same Lease; the precondition lets only a Lease that nobody renewed
+// meanwhile go.
+func (g *Group) collect(ctx context.Context, logger klog.Logger) {
+	leases, err := g.leases.List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, l := range leases {
+		if l.Spec.RenewTime == nil || l.Spec.LeaseDurationSeconds == nil ||
+			time.Since(l.Spec.RenewTime.Time) < 10*time.Duration(*l.Spec.LeaseDurationSeconds)*time.Second {
+			continue
+		}
+		err := g.client.CoordinationV1().Leases(l.Namespace).Delete(ctx, l.Name, metav1.DeleteOptions{
+			Preconditions: &metav1.Preconditions{ResourceVersion: ptr.To(l.ResourceVersion)},
+		})
+		if err == nil {
+			logger.Info("Deleted the Lease of a member that died", "expiredLease", klog.KObj(l))
+		}
 	}
 }
 
