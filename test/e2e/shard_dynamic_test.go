@@ -194,8 +194,14 @@ func (g *shardGroup) changeWhileCreating(t *testing.T, name string, before map[i
 	stop()
 	wg.Wait()
 	took := waitConvergedOn(t, g.e, g.ns, 30*time.Second)
-	d := requestsOn(t, g.e).Sub(writesBefore)
-	writes := d.Count("PATCH", "configmaps") + d.Count("APPLY", "configmaps")
+	// The API server counts a request once it has answered it: wait a
+	// moment for the count of the last patches.
+	var writes int
+	_ = wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 2*time.Second, true, func(context.Context) (bool, error) {
+		d := requestsOn(t, g.e).Sub(writesBefore)
+		writes = d.Count("PATCH", "configmaps") + d.Count("APPLY", "configmaps")
+		return writes >= int(g.created.Load()), nil
+	})
 	movedRanges, movedObjects, objects := 0, 0, 0
 	for v := range shard.VirtualRanges {
 		if before[v] != after[v] {
