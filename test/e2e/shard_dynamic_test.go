@@ -180,6 +180,7 @@ func (g *shardGroup) killOne(t *testing.T) {
 func (g *shardGroup) changeWhileCreating(t *testing.T, name string, before map[int]string, n int, change func()) map[int]string {
 	t.Helper()
 	g.created.Store(0)
+	start, writesBefore := time.Now(), requestsOn(t, g.e)
 	ctx, stop := context.WithCancel(t.Context())
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -188,7 +189,6 @@ func (g *shardGroup) changeWhileCreating(t *testing.T, name string, before map[i
 			time.Sleep(100 * time.Millisecond)
 		}
 	})
-	start, writesBefore := time.Now(), requestsOn(t, g.e)
 	change()
 	after := g.waitSteady(t, n)
 	stop()
