@@ -168,7 +168,7 @@ func TestPending(t *testing.T) {
 			set := compile(t, tc.rules)
 			tg := set.SortedTargets()[0]
 			before := tc.obj.DeepCopy()
-			d, err := reconcile.Decide(tg, tc.obj, nsLabels, manager)
+			d, err := reconcile.Decide(tg, tc.obj, nsLabels, nil, manager)
 			if err != nil {
 				t.Fatalf("Decide() error = %v", err)
 			}
@@ -243,7 +243,7 @@ func TestResource(t *testing.T) {
 			client := newClient(objs...)
 			tg := set.Targets[tc.gvr]
 			var visits []visited
-			err := Resource(t.Context(), client, tg, tc.namespace, manager, nil, func(got *rules.Target, o *Object) error {
+			err := Resource(t.Context(), client, tg, tc.namespace, manager, nil, nil, func(got *rules.Target, o *Object) error {
 				if got != tg {
 					t.Errorf("visit got target %v, want the one listed", got.GVR)
 				}
@@ -306,7 +306,7 @@ func TestResourceErrors(t *testing.T) {
 				client.PrependReactor("list", "configmaps", tc.react)
 			}
 			visits := 0
-			err := Resource(context.Background(), client, set.Targets[configMaps], "", manager, nil,
+			err := Resource(context.Background(), client, set.Targets[configMaps], "", manager, nil, nil,
 				func(*rules.Target, *Object) error { visits++; return tc.visitErr })
 			if !errors.Is(err, tc.wantErr) {
 				t.Errorf("Resource() error = %v, want %v", err, tc.wantErr)
