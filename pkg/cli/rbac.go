@@ -55,17 +55,14 @@ func rbacCommand(_ context.Context, e *env, args []string) int {
 	if failed {
 		return 1
 	}
-	for _, r := range file.Rules {
-		if r.NamespaceSelector != "" { // the controller watches namespace labels
-			grs = append(grs, schema.GroupResource{Resource: "namespaces"})
-			break
-		}
-	}
+	// The controller watches namespaces, for their labels (namespaceSelector)
+	// and to learn which opt out (kube-annotator.io/ignore).
+	readNamespaces := !slices.Contains(grs, schema.GroupResource{Resource: "namespaces"})
 	ns := cf.namespace()
 	if ns == "" {
 		ns = "kube-annotator"
 	}
-	out, err := rbacManifests(rbacOptions{name: *name, namespace: ns, resources: grs, leases: *leases, events: *withEvents})
+	out, err := rbacManifests(rbacOptions{name: *name, namespace: ns, resources: grs, readNamespaces: readNamespaces, leases: *leases, events: *withEvents})
 	if err != nil {
 		fmt.Fprintln(e.Err, err)
 		return 1
@@ -91,7 +88,9 @@ func groupResource(r *resolve.Resolver, name string) (schema.GroupResource, stri
 type rbacOptions struct {
 	name, namespace string
 	resources       []schema.GroupResource
-	leases, events  bool
+	// readNamespaces grants reading namespaces, which resources does not name.
+	readNamespaces bool
+	leases, events bool
 }
 
 // rbacManifests renders the ServiceAccount, ClusterRole (one rule per API
@@ -113,6 +112,9 @@ func rbacManifests(o rbacOptions) (string, error) {
 	for _, g := range groups {
 		slices.Sort(byGroup[g])
 		policy = append(policy, policyRule(g, byGroup[g], requiredVerbs, ""))
+	}
+	if o.readNamespaces {
+		policy = append(policy, policyRule("", []string{"namespaces"}, []string{"get", "list", "watch"}, ""))
 	}
 	if o.events {
 		policy = append(policy, policyRule("events.k8s.io", []string{"events"}, []string{"create", "patch"}, ""))

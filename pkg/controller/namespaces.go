@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -18,10 +19,9 @@ import (
 
 var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 
-// namespacesWait is how long an object of a namespaced resource waits for
-// the namespace informer's initial list, before which it is not known
-// whether its namespace opts out.
-const namespacesWait = 200 * time.Millisecond
+// namespacesPoll is how often a sync waiting for the namespace informer's
+// initial list checks it.
+const namespacesPoll = 50 * time.Millisecond
 
 // needsNamespaces reports whether the objects of t need the namespace
 // informer: for their namespace's labels (namespaceSelector), or to know
@@ -127,4 +127,16 @@ func (c *Controller) namespacesReady(t *rules.Target) bool {
 	ns := c.namespaces
 	c.mu.RUnlock()
 	return ns == nil || ns.informer.HasSynced()
+}
+
+// waitNamespaces waits until namespacesReady(t): before the namespace
+// informer's initial list, it is not known whether an object's namespace
+// opts out, nor what its labels are. It returns false when ctx ends first.
+// (Waiting in the worker, rather than requeueing the object, keeps the
+// queue's retry metrics for failures.)
+func (c *Controller) waitNamespaces(ctx context.Context, t *rules.Target) bool {
+	err := wait.PollUntilContextCancel(ctx, namespacesPoll, true, func(context.Context) (bool, error) {
+		return c.namespacesReady(t), nil
+	})
+	return err == nil
 }

@@ -33,10 +33,8 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 	if c.expect.pending(key, rv) {
 		return nil // our last write's echo has not reached the cache yet
 	}
-	if !c.namespacesReady(target) {
-		// Whether its namespace opts out is not known yet.
-		c.queue.AddAfter(key, namespacesWait)
-		return nil
+	if !c.waitNamespaces(ctx, target) {
+		return nil // stopping: a restart syncs the object
 	}
 	d, err := reconcile.Decide(target, obj, c.namespaceLabels, c.namespaceIgnored, c.opts.FieldManager)
 	if err != nil {
