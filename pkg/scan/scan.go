@@ -7,6 +7,8 @@ package scan
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -86,11 +88,7 @@ func pending(t *rules.Target, u *unstructured.Unstructured, d reconcile.Decision
 // NamespaceLabels lists the namespaces once, for rules that select by
 // namespace labels, when set needs them; otherwise it returns nil.
 func NamespaceLabels(ctx context.Context, client dynamic.Interface, set *rules.Set) (rules.NamespaceLabels, error) {
-	needed := false
-	for _, t := range set.Targets {
-		needed = needed || t.NeedsNamespaceLabels
-	}
-	if !needed {
+	if !slices.ContainsFunc(slices.Collect(maps.Values(set.Targets)), func(t *rules.Target) bool { return t.NeedsNamespaceLabels }) {
 		return nil, nil
 	}
 	list, err := listNamespaces(ctx, client, "namespaceSelector")
@@ -111,11 +109,7 @@ func NamespaceLabels(ctx context.Context, client dynamic.Interface, set *rules.S
 // resource, and returns those that opt out (rules.IgnoreAnnotation);
 // otherwise it returns nil.
 func IgnoredNamespaces(ctx context.Context, client dynamic.Interface, set *rules.Set) (rules.IgnoredNamespaces, error) {
-	needed := false
-	for _, t := range set.Targets {
-		needed = needed || t.Namespaced
-	}
-	if !needed {
+	if !slices.ContainsFunc(slices.Collect(maps.Values(set.Targets)), func(t *rules.Target) bool { return t.Namespaced }) {
 		return nil, nil
 	}
 	list, err := listNamespaces(ctx, client, rules.IgnoreAnnotation)

@@ -107,8 +107,11 @@ func TestPending(t *testing.T) {
 		l, ok := map[string]labels.Set{"ns-a": {"team": "a"}, "ns-b": {"team": "b"}}[ns]
 		return l, ok
 	}
-	ann := func(kind, key string, old, new *string) Change {
-		return Change{Kind: kind, Key: key, Old: old, New: new}
+	ann := func(kind, key string, old, new *string) Change { // what rule r wants
+		return Change{Kind: kind, Key: key, Old: old, New: new, Rule: "r"}
+	}
+	pruned := func(key string, old *string) Change { // no rule wants it
+		return Change{Kind: "annotation", Key: key, Old: old}
 	}
 	tests := []struct {
 		name  string
@@ -135,13 +138,13 @@ func TestPending(t *testing.T) {
 			}},
 		{"our key no rule wants is deleted", abc, cm("ns", "x", map[string]string{"a": "1", "b": "2", "c": "", "stale": "s"}, "a", "stale"), &Object{
 			Resource: "configmaps.v1", Namespace: "ns", Name: "x",
-			Changes:  []Change{ann("annotation", "stale", ptr("s"), nil)},
+			Changes:  []Change{pruned("stale", ptr("s"))},
 			Requests: merge(`{"metadata":{"annotations":{"stale":null}}}`),
 		}},
 		{"excluded namespace", abc, cm("kube-system", "x", nil), nil},
 		{"excluded namespace: our keys deleted", abc, cm("kube-system", "x", map[string]string{"a": "1"}, "a"), &Object{
 			Resource: "configmaps.v1", Namespace: "kube-system", Name: "x",
-			Changes:  []Change{ann("annotation", "a", ptr("1"), nil)},
+			Changes:  []Change{pruned("a", ptr("1"))},
 			Requests: merge(`{"metadata":{"annotations":{"a":null}}}`),
 		}},
 		{"namespace selected", nsSelector, cm("ns-a", "x", nil), &Object{
