@@ -32,3 +32,8 @@ func (t *Target) Ignored(obj metav1.Object, nsIgnored IgnoredNamespaces) string 
 	}
 	return ""
 }
+
+// ControlAnnotations are the annotation keys the controller reads whatever
+// the rules say. A cache that keeps only the keys the rules name must keep
+// these too.
+var ControlAnnotations = []string{IgnoreAnnotation}

@@ -53,6 +53,12 @@ func TestIgnoreOptOut(t *testing.T) {
   annotations: {team: web}
 `, ns, quiet))
 
+	// diff (and once, through the same decision) leaves them out.
+	out, stderr, code := runCLI(t, "diff", "--rules", rulesFile, "--kubeconfig", env.Kubeconfig)
+	if code != 1 || !strings.Contains(out, ns+"/a") || strings.Contains(out, ns+"/ignored") || strings.Contains(out, quiet+"/c") {
+		t.Errorf("diff: exit %d, stdout:\n%s\nstderr:\n%s\nwant %s/a and b, not the opted-out objects", code, out, stderr, ns)
+	}
+
 	p := startRun(t, "--rules", rulesFile)
 	defer p.stop(t)
 	for _, n := range []string{"a", "b"} {
@@ -70,7 +76,7 @@ func TestIgnoreOptOut(t *testing.T) {
 	}
 
 	// explain says why.
-	out, stderr, code := runCLI(t, "explain", "configmaps/c", "-n", quiet, "--rules", rulesFile, "--kubeconfig", env.Kubeconfig)
+	out, stderr, code = runCLI(t, "explain", "configmaps/c", "-n", quiet, "--rules", rulesFile, "--kubeconfig", env.Kubeconfig)
 	if code != 0 || !strings.Contains(out, `Ignored: namespace "`+quiet+`" carries kube-annotator.io/ignore`) {
 		t.Errorf("explain configmaps/c: exit %d, stdout:\n%s\nstderr:\n%s", code, out, stderr)
 	}
