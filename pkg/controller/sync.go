@@ -71,11 +71,15 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 	return nil
 }
 
-// report logs values that could not be read from the object and rules that
-// conflict on it, with a Warning event and metrics for conflicts; reports
-// what rules in audit mode would change; and keeps the per-rule gauges.
+// report keeps the per-rule gauges and, unless the object opts out, logs
+// values that could not be read from it and rules that conflict on it,
+// with a Warning event and metrics for conflicts, and reports what rules in
+// audit mode would change.
 func (c *Controller) report(ctx context.Context, key Key, obj cached, d reconcile.Decision) {
 	c.stats.record(key, statsOf(obj, d))
+	if d.Ignored != "" {
+		return // left alone: the rules' verdicts do not apply
+	}
 	c.reportAudit(ctx, key, obj, d)
 	ev := d.Evaluation
 	logger := klog.FromContext(ctx)

@@ -61,7 +61,7 @@ func (t *Target) isNamespaces() bool {
 // that read values from objects need obj's content (an
 // *unstructured.Unstructured); any other rule needs only its metadata.
 func (t *Target) Evaluate(obj metav1.Object, nsLabels NamespaceLabels) *Evaluation {
-	if t.excludedBy(obj) != "" {
+	if glob, _ := t.excludedBy(obj); glob != "" {
 		return nothing
 	}
 	if t.static != nil {
@@ -85,24 +85,24 @@ func (t *Target) Evaluate(obj metav1.Object, nsLabels NamespaceLabels) *Evaluati
 }
 
 // excludedBy returns the --exclude-namespaces glob that leaves obj out of
-// every rule, or "".
-func (t *Target) excludedBy(obj metav1.Object) string {
+// every rule, or "", and the namespace it was matched with.
+func (t *Target) excludedBy(obj metav1.Object) (glob, namespace string) {
 	if len(t.excluded) == 0 {
-		return ""
+		return "", ""
 	}
 	ns := obj.GetNamespace()
 	if t.isNamespaces() {
 		ns = obj.GetName()
 	}
 	if ns == "" {
-		return ""
+		return "", ""
 	}
 	for _, g := range t.excluded {
 		if ok, _ := path.Match(g, ns); ok {
-			return g
+			return g, ns
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // SameRules reports whether t and o hold the same rules.

@@ -38,13 +38,13 @@ type Want struct {
 // obj and, if not, why; and, if so, what it wants of obj. Like Evaluate,
 // it only reads obj.
 func (t *Target) Explain(obj metav1.Object, nsLabels NamespaceLabels) []Verdict {
-	excluded := t.excludedBy(obj)
+	excluded, ns := t.excludedBy(obj)
 	out := make([]Verdict, 0, len(t.Rules))
 	for _, r := range t.Rules {
 		v := Verdict{Rule: r.Name, Index: r.Index, Mode: r.EffectiveMode()}
 		switch {
 		case excluded != "":
-			v.Reason = fmt.Sprintf("--exclude-namespaces %q leaves out namespace %q", excluded, excludedNamespace(t, obj))
+			v.Reason = fmt.Sprintf("--exclude-namespaces %q leaves out namespace %q", excluded, ns)
 		default:
 			v.Reason = r.Unselected(obj, t.isNamespaces(), nsLabels)
 		}
@@ -55,14 +55,6 @@ func (t *Target) Explain(obj metav1.Object, nsLabels NamespaceLabels) []Verdict 
 		out = append(out, v)
 	}
 	return out
-}
-
-// excludedNamespace is the namespace --exclude-namespaces is matched with.
-func excludedNamespace(t *Target, obj metav1.Object) string {
-	if t.isNamespaces() {
-		return obj.GetName()
-	}
-	return obj.GetNamespace()
 }
 
 // wants lists what e wants, annotations before labels, each sorted by key.
