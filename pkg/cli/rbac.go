@@ -37,6 +37,7 @@ func rbacCommand(_ context.Context, e *env, args []string) int {
 		return 1
 	}
 	var grs []schema.GroupResource
+	resolved := map[string]schema.GroupResource{}
 	failed := false
 	for i, rule := range file.Rules {
 		for j, res := range rule.Resources {
@@ -49,20 +50,26 @@ func rbacCommand(_ context.Context, e *env, args []string) int {
 			if warning != "" {
 				fmt.Fprintf(e.Err, "warning: %s: rules[%d].resources[%d]: %s\n", *rulesPath, i, j, warning)
 			}
+			resolved[res] = gr
 			grs = append(grs, gr)
 		}
 	}
 	if failed {
 		return 1
 	}
-	// The controller watches namespaces, for their labels (namespaceSelector)
-	// and to learn which opt out (kube-annotator.io/ignore).
-	readNamespaces := !slices.Contains(grs, schema.GroupResource{Resource: "namespaces"})
+	warnSensitive(e.Err, *rulesPath, file, resolved)
+	// The controller watches namespaces: their labels for a
+	// namespaceSelector, and their annotations to learn which opt out
+	// (kube-annotator.io/ignore) when a namespaced resource is ruled (any
+	// but namespaces may be).
+	watchNamespaces := slices.ContainsFunc(file.Rules, func(r rules.Rule) bool { return r.NamespaceSelector != "" }) ||
+		slices.ContainsFunc(grs, func(gr schema.GroupResource) bool { return gr != schema.GroupResource{Resource: "namespaces"} })
 	ns := cf.namespace()
 	if ns == "" {
 		ns = "kube-annotator"
 	}
-	out, err := rbacManifests(rbacOptions{name: *name, namespace: ns, resources: grs, readNamespaces: readNamespaces, leases: *leases, events: *withEvents})
+	out, err := rbacManifests(rbacOptions{name: *name, namespace: ns, resources: grs,
+		watchNamespaces: watchNamespaces, leases: *leases, events: *withEvents})
 	if err != nil {
 		fmt.Fprintln(e.Err, err)
 		return 1
@@ -88,9 +95,11 @@ func groupResource(r *resolve.Resolver, name string) (schema.GroupResource, stri
 type rbacOptions struct {
 	name, namespace string
 	resources       []schema.GroupResource
-	// readNamespaces grants reading namespaces, which resources does not name.
-	readNamespaces bool
-	leases, events bool
+	// watchNamespaces grants watching namespaces, for their labels
+	// (namespaceSelector) and opt-outs: list and watch, and no patch
+	// unless namespaces are among resources.
+	watchNamespaces bool
+	leases, events  bool
 }
 
 // rbacManifests renders the ServiceAccount, ClusterRole (one rule per API
@@ -113,8 +122,8 @@ func rbacManifests(o rbacOptions) (string, error) {
 		slices.Sort(byGroup[g])
 		policy = append(policy, policyRule(g, byGroup[g], requiredVerbs, ""))
 	}
-	if o.readNamespaces {
-		policy = append(policy, policyRule("", []string{"namespaces"}, []string{"get", "list", "watch"}, ""))
+	if o.watchNamespaces && !slices.Contains(byGroup[""], "namespaces") {
+		policy = append(policy, policyRule("", []string{"namespaces"}, []string{"list", "watch"}, ""))
 	}
 	if o.events {
 		policy = append(policy, policyRule("events.k8s.io", []string{"events"}, []string{"create", "patch"}, ""))

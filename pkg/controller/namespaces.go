@@ -34,7 +34,7 @@ func needsNamespaces(t *rules.Target) bool { return t.NeedsNamespaceLabels || t.
 // resource that selects by namespace labels is synced; when it opts in or
 // out, every ruled object in it is.
 func (c *Controller) startNamespaces(ctx context.Context) (*resourceInformer, error) {
-	inf, err := c.newInformer(rules.Resource{GVR: namespacesGVR, Kind: "Namespace"}, "", false, cache.Indexers{})
+	inf, err := c.newInformer(rules.Resource{GVR: namespacesGVR, Kind: "Namespace"}, "", false, cache.Indexers{}, false)
 	if err != nil {
 		return nil, err
 	}
