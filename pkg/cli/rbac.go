@@ -37,6 +37,7 @@ func rbacCommand(_ context.Context, e *env, args []string) int {
 		return 1
 	}
 	var grs []schema.GroupResource
+	resolved := map[string]schema.GroupResource{}
 	failed := false
 	for i, rule := range file.Rules {
 		for j, res := range rule.Resources {
@@ -49,23 +50,26 @@ func rbacCommand(_ context.Context, e *env, args []string) int {
 			if warning != "" {
 				fmt.Fprintf(e.Err, "warning: %s: rules[%d].resources[%d]: %s\n", *rulesPath, i, j, warning)
 			}
+			resolved[res] = gr
 			grs = append(grs, gr)
 		}
 	}
 	if failed {
 		return 1
 	}
-	for _, r := range file.Rules {
-		if r.NamespaceSelector != "" { // the controller watches namespace labels
-			grs = append(grs, schema.GroupResource{Resource: "namespaces"})
-			break
-		}
-	}
+	warnSensitive(e.Err, *rulesPath, file, resolved)
+	// The controller watches namespaces: their labels for a
+	// namespaceSelector, and their annotations to learn which opt out
+	// (kube-annotator.io/ignore) when a namespaced resource is ruled (any
+	// but namespaces may be).
+	watchNamespaces := slices.ContainsFunc(file.Rules, func(r rules.Rule) bool { return r.NamespaceSelector != "" }) ||
+		slices.ContainsFunc(grs, func(gr schema.GroupResource) bool { return gr != schema.GroupResource{Resource: "namespaces"} })
 	ns := cf.namespace()
 	if ns == "" {
 		ns = "kube-annotator"
 	}
-	out, err := rbacManifests(rbacOptions{name: *name, namespace: ns, resources: grs, leases: *leases, events: *withEvents})
+	out, err := rbacManifests(rbacOptions{name: *name, namespace: ns, resources: grs,
+		watchNamespaces: watchNamespaces, leases: *leases, events: *withEvents})
 	if err != nil {
 		fmt.Fprintln(e.Err, err)
 		return 1
@@ -91,6 +95,10 @@ func groupResource(r *resolve.Resolver, name string) (schema.GroupResource, stri
 type rbacOptions struct {
 	name, namespace string
 	resources       []schema.GroupResource
+	// watchNamespaces grants watching namespaces, for their labels
+	// (namespaceSelector) and opt-outs: list and watch, and no patch
+	// unless namespaces are among resources.
+	watchNamespaces bool
 	leases, events  bool
 }
 
@@ -113,6 +121,9 @@ func rbacManifests(o rbacOptions) (string, error) {
 	for _, g := range groups {
 		slices.Sort(byGroup[g])
 		policy = append(policy, policyRule(g, byGroup[g], requiredVerbs, ""))
+	}
+	if o.watchNamespaces && !slices.Contains(byGroup[""], "namespaces") {
+		policy = append(policy, policyRule("", []string{"namespaces"}, []string{"list", "watch"}, ""))
 	}
 	if o.events {
 		policy = append(policy, policyRule("events.k8s.io", []string{"events"}, []string{"create", "patch"}, ""))

@@ -171,6 +171,8 @@ func newApp(ctx context.Context, f runFlags) (*app, error) {
 		Metrics:      m,
 		Recorder:     recorder,
 		Shard:        shardListWatch,
+		ClientQPS:    cfg.QPS,
+		ClientBurst:  cfg.Burst,
 	})
 	m.Registry.MustRegister(cachedObjectsGauge(c))
 	rl := reloader.New(reloader.Options{

@@ -29,6 +29,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
@@ -69,6 +70,12 @@ type Options struct {
 	// changes and a Warning event when a change is rejected. When nil, no
 	// event is recorded.
 	Recorder events.EventRecorder
+	// ClientQPS and ClientBurst are the client's rate limit (rest.Config's
+	// QPS and Burst). Retries of failed syncs follow it in all, on top of
+	// each object's exponential backoff; a ClientQPS of zero or less is no
+	// limit.
+	ClientQPS   float32
+	ClientBurst int
 }
 
 // Controller enforces a rules.Set on the objects of a cluster.
@@ -77,14 +84,18 @@ type Controller struct {
 	metadata metadata.Interface
 	opts     Options
 	queue    workqueue.TypedRateLimitingInterface[Key]
+	limiter  *retryLimiter
+	failures *failureLog
 	expect   *expectations
+	stats    *ruleStats
 	writer   *reconcile.Writer
 	// failed carries a setup error of SetRules to Run, which stops on it.
 	failed chan error
 
 	mu        sync.RWMutex
 	informers map[schema.GroupVersionResource]*resourceInformer
-	// namespaces runs while a rule selects by namespace labels.
+	// namespaces runs while a rule selects by namespace labels or a
+	// namespaced resource is ruled (see needsNamespaces).
 	namespaces *resourceInformer
 }
 
@@ -110,17 +121,22 @@ func NewController(client dynamic.Interface, metadataClient metadata.Interface, 
 		opts.Recorder = discardEvents{}
 	}
 	qcfg := workqueue.TypedRateLimitingQueueConfig[Key]{Name: "kube-annotator", MetricsProvider: opts.Metrics.Workqueue}
+	limiter := newRetryLimiter(clock.RealClock{}, opts.ClientQPS, opts.ClientBurst)
 	c := &Controller{
 		client:    client,
 		metadata:  metadataClient,
 		opts:      opts,
-		queue:     workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[Key](), qcfg),
+		queue:     workqueue.NewTypedRateLimitingQueueWithConfig(limiter, qcfg),
+		limiter:   limiter,
+		failures:  newFailureLog(clock.RealClock{}, failureLogInterval),
 		expect:    newExpectations(),
+		stats:     newRuleStats(opts.Metrics),
 		failed:    make(chan error, 1),
 		informers: map[schema.GroupVersionResource]*resourceInformer{},
 	}
 	c.writer = reconcile.NewWriter(client, opts.FieldManager, func(gvr schema.GroupVersionResource, err error) {
 		count(opts.Metrics.Writes, gvr, err)
+		c.observeWrite(err)
 	})
 	return c
 }
@@ -204,11 +220,13 @@ func (c *Controller) setRules(ctx context.Context, set *rules.Set) error {
 			ri.stop()
 			delete(c.informers, gvr)
 			c.expect.forgetResource(gvr)
+			c.stats.forgetResource(gvr)
 		}
 	}
+	c.initRules(set)
 	needNamespaces := false
 	for _, t := range set.SortedTargets() {
-		needNamespaces = needNamespaces || t.NeedsNamespaceLabels
+		needNamespaces = needNamespaces || needsNamespaces(t)
 		ri, ok := c.informers[t.GVR]
 		if ok && ri.target.ReadsObjects != t.ReadsObjects {
 			// The cache keeps whole objects only when a rule reads them:
@@ -325,8 +343,7 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 		logger.Error(err, "Giving up on object until it or the rules change", "key", key.String())
 		c.queue.Forget(key)
 	default:
-		logger.Error(err, "Sync failed; will retry", "key", key.String(), "retries", c.queue.NumRequeues(key))
-		c.queue.AddRateLimited(key)
+		c.retryLater(ctx, key, err)
 	}
 	return true
 }
