@@ -2,12 +2,10 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 
 	"k8s.io/klog/v2"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/scan"
@@ -59,11 +57,14 @@ func diffCommand(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.Err, "warning: record %s lists %s, which no rule names: %v; run would keep it in the record until it is served\n", rec.Ref(), u.resource, u.err)
 	}
 
-	pending := []*scan.Object{}
+	pending, audited := []*scan.Object{}, []*scan.Object{}
 	for _, t := range append(s.set.SortedTargets(), prunes...) {
-		err := scan.Resource(ctx, s.dynamic, t, cf.namespace(), rf.fieldManager, s.nsLabels, func(_ *rules.Target, o *scan.Object) error {
-			if o != nil {
+		err := scan.Resource(ctx, s.dynamic, t, cf.namespace(), rf.fieldManager, s.nsLabels, s.nsIgnored, func(_ *rules.Target, o *scan.Object) error {
+			if o != nil && len(o.Changes) > 0 {
 				pending = append(pending, o)
+			}
+			if o != nil && len(o.Audit) > 0 {
+				audited = append(audited, o)
 			}
 			return nil
 		})
@@ -76,6 +77,9 @@ func diffCommand(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.Err, err)
 		return diffFailed
 	}
+	for _, line := range ruleSummary(pending, audited) {
+		fmt.Fprintln(e.Err, line)
+	}
 	if len(pending) > 0 {
 		return diffPending
 	}
@@ -83,18 +87,8 @@ func diffCommand(ctx context.Context, e *env, args []string) int {
 }
 
 func printDiff(e *env, output string, pending []*scan.Object) error {
-	switch output {
-	case "json":
-		enc := json.NewEncoder(e.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(pending)
-	case "yaml":
-		data, err := yaml.Marshal(pending)
-		if err != nil {
-			return err
-		}
-		_, err = e.Out.Write(data)
-		return err
+	if output != "" {
+		return encode(e.Out, output, pending)
 	}
 	for _, o := range pending {
 		ref := o.Name

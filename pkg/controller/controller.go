@@ -105,13 +105,15 @@ type Controller struct {
 	limiter  *retryLimiter
 	failures *failureLog
 	expect   *expectations
+	stats    *ruleStats
 	writer   *reconcile.Writer
 	// failed carries a setup error of SetRules to Run, which stops on it.
 	failed chan error
 
 	mu        sync.RWMutex
 	informers map[schema.GroupVersionResource]*resourceInformer
-	// namespaces runs while a rule selects by namespace labels.
+	// namespaces runs while a rule selects by namespace labels or a
+	// namespaced resource is ruled (see needsNamespaces).
 	namespaces *resourceInformer
 	// ruled are the resources the rules in force name.
 	ruled map[schema.GroupResource]bool
@@ -163,6 +165,7 @@ func NewController(client dynamic.Interface, metadataClient metadata.Interface, 
 		limiter:   limiter,
 		failures:  newFailureLog(clock.RealClock{}, failureLogInterval),
 		expect:    newExpectations(),
+		stats:     newRuleStats(opts.Metrics),
 		failed:    make(chan error, 1),
 		informers: map[schema.GroupVersionResource]*resourceInformer{},
 	}
@@ -255,9 +258,8 @@ func (c *Controller) setRules(ctx context.Context, set *rules.Set) error {
 		return err
 	}
 	c.unpend(ctx)
-	needNamespaces := false
+	c.initRules(set)
 	for _, t := range set.SortedTargets() {
-		needNamespaces = needNamespaces || t.NeedsNamespaceLabels
 		if err := c.enforce(ctx, t); err != nil {
 			return err
 		}
@@ -265,14 +267,25 @@ func (c *Controller) setRules(ctx context.Context, set *rules.Set) error {
 	if err := c.pruneRecorded(ctx); err != nil {
 		return err
 	}
+	return c.runNamespaces(ctx)
+}
+
+// runNamespaces starts the namespace informer when the target of a
+// running informer, ruled or pruned, needs it, and stops it when none
+// does. c.mu is held.
+func (c *Controller) runNamespaces(ctx context.Context) error {
+	need := false
+	for _, ri := range c.informers {
+		need = need || needsNamespaces(ri.target)
+	}
 	switch {
-	case needNamespaces && c.namespaces == nil:
+	case need && c.namespaces == nil:
 		ri, err := c.startNamespaces(ctx)
 		if err != nil {
 			return err
 		}
 		c.namespaces = ri
-	case !needNamespaces && c.namespaces != nil:
+	case !need && c.namespaces != nil:
 		c.namespaces.stop()
 		c.namespaces = nil
 	}

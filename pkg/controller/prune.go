@@ -141,6 +141,7 @@ func (c *Controller) dropUnruled(ctx context.Context, set *rules.Set) error {
 			ri.stop()
 			delete(c.informers, gvr)
 			c.expect.forgetResource(gvr)
+			c.stats.forgetResource(gvr)
 			if ri.status.pruning.Load() { // the rules name it at another version
 				c.setPruneReason(ctx, gr, "", nil)
 			}

@@ -69,11 +69,12 @@ func (c *Controller) checkPrunes(ctx context.Context) {
 }
 
 // pruned reports whether the prune of gvr by ri is complete: its cache
-// has synced, no cached object carries a key the controller owns, no
-// write awaits its echo and no sync is under way — one that started
-// before the resource left the rules may still write what they wanted.
-// Keys still queued do not matter: with nothing to delete, their syncs
-// write nothing. c.mu is held.
+// has synced, no cached object carries a key the controller owns — one
+// that opts out keeps the prune going until it opts in again or loses the
+// key —, no write awaits its echo and no sync is under way: one that
+// started before the resource left the rules may still write what they
+// wanted. Keys still queued do not matter: with nothing to delete, their
+// syncs write nothing. c.mu is held.
 func (c *Controller) pruned(gvr schema.GroupVersionResource, ri *resourceInformer) bool {
 	if !ri.informer.HasSynced() || c.inflight.count(gvr) > 0 || c.expect.waiting(gvr) {
 		return false
@@ -83,8 +84,8 @@ func (c *Controller) pruned(gvr schema.GroupVersionResource, ri *resourceInforme
 		if !ok {
 			return false
 		}
-		d, err := reconcile.Decide(ri.target, obj, nil, c.opts.FieldManager)
-		if err != nil || !d.Empty() {
+		d, err := reconcile.Decide(ri.target, obj, nil, nil, c.opts.FieldManager)
+		if err != nil || d.Owns {
 			return false
 		}
 	}
@@ -102,6 +103,7 @@ func (c *Controller) stopPrune(p pruneInformer, then func()) {
 	p.ri.stop()
 	delete(c.informers, p.gvr)
 	c.expect.forgetResource(p.gvr)
+	c.stats.forgetResource(p.gvr)
 	then()
 }
 
@@ -152,6 +154,9 @@ func (c *Controller) retryPending(ctx context.Context) {
 				c.fail(err)
 			}
 		}
+	}
+	if err := c.runNamespaces(ctx); err != nil {
+		c.fail(err)
 	}
 }
 

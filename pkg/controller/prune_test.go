@@ -73,6 +73,9 @@ func TestPruneLiveRemoval(t *testing.T) {
 			c.SetRules(ctx, compile(t, tc.rules))
 			runController(t, ctx, c)
 			waitFor(t, 10*time.Second, "caches to sync", c.HasSynced)
+			if rec != nil {
+				waitFor(t, 10*time.Second, "both resources recorded", func() bool { return rec.has(cmGR) && rec.has(nsGR) })
+			}
 
 			c.SetRules(ctx, compile(t, onlyNamespaces))
 			waitFor(t, 10*time.Second, "the configmaps informer to stop", func() bool { return c.Informers() == 1 })
@@ -247,6 +250,11 @@ func TestPruned(t *testing.T) {
 	}{
 		{name: "nothing of ours", cached: clean, want: true},
 		{name: "a key of ours", cached: ours("x")},
+		{name: "a key of ours on an object that opts out", cached: func() *unstructured.Unstructured {
+			u := ours("x")
+			u.SetAnnotations(map[string]string{"a": "1", rules.IgnoreAnnotation: "true"})
+			return u
+		}()},
 		{name: "a sync under way", cached: clean, setup: func(c *Controller) func() { return c.inflight.add(configMaps) }},
 		{name: "a write awaits its echo", cached: clean, setup: func(c *Controller) func() {
 			c.expect.record(Key{configMaps, "ns", "x"}, "1", "2")

@@ -154,7 +154,7 @@ func TestDecide(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			before := mustJSON(tc.obj)
-			d, err := Decide(target(t, tc.rules), tc.obj, nsLabels, FieldManager)
+			d, err := Decide(target(t, tc.rules), tc.obj, nsLabels, nil, FieldManager)
 			if err != nil {
 				t.Fatalf("Decide() error = %v", err)
 			}
@@ -197,11 +197,11 @@ func TestDecideTrimmed(t *testing.T) {
 	tg := target(t, rulesAB)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			full, err := Decide(tg, obj("ns", "x", anns, nil, tc.managedFields...), nil, FieldManager)
+			full, err := Decide(tg, obj("ns", "x", anns, nil, tc.managedFields...), nil, nil, FieldManager)
 			if err != nil {
 				t.Fatal(err)
 			}
-			trimmed, err := Decide(tg, obj("ns", "x", anns, nil, trim(tc.managedFields)...), nil, FieldManager)
+			trimmed, err := Decide(tg, obj("ns", "x", anns, nil, trim(tc.managedFields)...), nil, nil, FieldManager)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -265,12 +265,15 @@ func TestDecidePruneAndOwns(t *testing.T) {
 			wantOwns: true},
 		{name: "pruned: nothing of ours", target: pruned, obj: obj("ns", "x", anns, lbls, theirs)},
 		{name: "pruned: no managedFields", target: pruned, obj: obj("ns", "x", anns, lbls)},
+		{name: "pruned: keys ours no longer on the object", target: pruned, obj: obj("ns", "x", map[string]string{"user": "u"}, nil, ours)},
+		{name: "pruned: an object that opts out is left alone, but its keys still count", target: pruned,
+			obj: obj("ns", "x", map[string]string{"a": "1", rules.IgnoreAnnotation: "true"}, lbls, ours), wantOwns: true},
 		{name: "ruled and converged, keys ours", target: target(t, ab), obj: obj("ns", "x", anns, nil, ours), wantOwns: true},
 		{name: "ruled and converged, keys theirs", target: target(t, ab), obj: obj("ns", "x", anns, nil, theirs)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			d, err := Decide(tc.target, tc.obj, nil, FieldManager)
+			d, err := Decide(tc.target, tc.obj, nil, nil, FieldManager)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -34,15 +34,30 @@ type Decision struct {
 	// Evaluation is what the rules want of the object, with the rules that
 	// conflict on it and the values that could not be read from it.
 	Evaluation *rules.Evaluation
+	// Ignored says why the object is left alone — it or its namespace
+	// carries rules.IgnoreAnnotation — or is "" when the rules apply.
+	// An ignored object gets no Change and no Audit.
+	Ignored string
 	// Change is what must change; empty when the object already carries
 	// what the rules want.
 	Change patch.Change
 	// Requests are the writes that make Change, in order; none when Change
 	// is empty.
 	Requests []patch.Request
-	// Owns is set when the deciding manager owns keys of the object (before
-	// Change): its resource must be recorded, even when nothing changes.
+	// Audit is, for each selecting rule in audit mode that would change
+	// the object, what it would change. Nothing is written for it.
+	Audit []AuditChange
+	// Owns is set when the object carries keys the deciding manager owns
+	// (before Change), whether it opts out or not: its resource must be
+	// recorded, even when nothing changes, and is not pruned yet.
 	Owns bool
+}
+
+// AuditChange is what one rule in audit mode would change on an object,
+// were it enforced alone.
+type AuditChange struct {
+	Rule   string
+	Change patch.Change
 }
 
 // Empty reports whether nothing must change.
@@ -51,18 +66,30 @@ func (d Decision) Empty() bool { return d.Change.Empty() }
 // Decide returns what must change on obj for the rules of t to hold, and
 // the requests that make that change as manager. Keys are deleted only
 // when a rule removes them or when manager owns them in obj's
-// managedFields and no rule wants them any more. nsLabels gives the labels
-// of obj's namespace to rules that select by them. Decide only reads obj,
-// which may be an object from an informer's cache.
-func Decide(t *rules.Target, obj patch.Object, nsLabels rules.NamespaceLabels, manager string) (Decision, error) {
+// managedFields and no rule wants them any more; keys a rule in audit mode
+// wants are never deleted that way, so that putting a rule in audit mode
+// changes nothing. An object that opts out, or whose namespace does
+// (nsIgnored), is left alone. nsLabels gives the labels of obj's namespace
+// to rules that select by them. Decide only reads obj, which may be an
+// object from an informer's cache.
+func Decide(t *rules.Target, obj patch.Object, nsLabels rules.NamespaceLabels, nsIgnored rules.IgnoredNamespaces, manager string) (Decision, error) {
 	ev := t.Evaluate(obj, nsLabels)
 	owned := patch.OwnedBy(obj.GetManagedFields(), manager)
-	change := patch.Plan(obj.GetAnnotations(), obj.GetLabels(), owned, ev.Desired)
-	d := Decision{Evaluation: ev, Change: change, Owns: len(owned.Annotations) > 0 || len(owned.Labels) > 0}
-	if change.Empty() {
+	d := Decision{Evaluation: ev, Ignored: t.Ignored(obj, nsIgnored), Owns: carries(obj, owned)}
+	if d.Ignored != "" {
 		return d, nil
 	}
-	requests, err := patch.Requests(obj, change)
+	for _, a := range ev.Audited {
+		owned = keep(owned, a.Desired)
+		if ch := patch.Plan(obj.GetAnnotations(), obj.GetLabels(), patch.Owned{}, a.Desired); !ch.Empty() {
+			d.Audit = append(d.Audit, AuditChange{Rule: a.Rule.Name, Change: ch})
+		}
+	}
+	d.Change = patch.Plan(obj.GetAnnotations(), obj.GetLabels(), owned, ev.Desired)
+	if d.Change.Empty() {
+		return d, nil
+	}
+	requests, err := patch.Requests(obj, d.Change)
 	if err != nil {
 		return Decision{}, err
 	}
@@ -70,8 +97,35 @@ func Decide(t *rules.Target, obj patch.Object, nsLabels rules.NamespaceLabels, m
 	return d, nil
 }
 
+// carries reports whether obj carries a key of owned.
+func carries(obj patch.Object, owned patch.Owned) bool {
+	for _, kv := range []struct {
+		keys map[string]bool
+		have map[string]string
+	}{{owned.Annotations, obj.GetAnnotations()}, {owned.Labels, obj.GetLabels()}} {
+		for k := range kv.keys {
+			if _, ok := kv.have[k]; ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// keep drops from owned, which it may modify, the keys want sets, so that
+// they are not deleted.
+func keep(owned patch.Owned, want patch.Desired) patch.Owned {
+	for k := range want.Annotations {
+		delete(owned.Annotations, k)
+	}
+	for k := range want.Labels {
+		delete(owned.Labels, k)
+	}
+	return owned
+}
+
 // Prune returns the target of r once no rule names it: it has no rule, so
-// that Decide on it deletes every key the deciding manager owns, and
-// touches nothing else. Pruning reads no values from objects: a metadata
+// that Decide on it deletes every key the deciding manager owns — unless
+// the object opts out — and touches nothing else. Pruning reads no values from objects: a metadata
 // cache is enough.
 func Prune(r rules.Resource) *rules.Target { return &rules.Target{Resource: r} }

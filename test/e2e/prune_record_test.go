@@ -3,8 +3,7 @@ package e2e
 import (
 	"context"
 	"maps"
-	"os"
-	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -198,44 +197,33 @@ func TestPruneCRDDeletedWhilePending(t *testing.T) {
 	})
 }
 
-// deploy/sharded drops the Lease from the Role, and keeps the record's
-// ConfigMap: every shard records what it writes.
+// The sharding components replace the leader Lease's rules in the Role and
+// keep the record's ConfigMap: every shard records what it writes.
 func TestDeployShardedKeepsTheRecord(t *testing.T) {
-	dir := t.TempDir()
-	base, err := filepath.Rel(dir, filepath.Join(h.RepoRoot(), "deploy"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	kustomization := "resources: [" + base + "]\ncomponents: [" + filepath.Join(base, "sharded") + "]\n"
-	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(kustomization), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	rendered, err := kubectl(t, "", "kustomize", dir)
-	if err != nil {
-		t.Fatalf("kubectl kustomize deploy/ with deploy/sharded: %v", err)
-	}
-	var role struct {
-		Rules []struct {
-			Resources, Verbs, ResourceNames []string
-		}
-	}
-	for _, doc := range strings.Split(rendered, "\n---\n") {
-		if strings.Contains(doc, "\nkind: Role\n") || strings.HasPrefix(doc, "kind: Role\n") {
-			if err := yaml.Unmarshal([]byte(doc), &role); err != nil {
-				t.Fatal(err)
+	record := []string{"configmaps create ", "configmaps get,update kube-annotator-resources"}
+	for component, want := range map[string][]string{
+		"sharded":       record,
+		"sharded/group": append(record, "leases create,get,list,watch,update,delete "),
+	} {
+		t.Run(component, func(t *testing.T) {
+			var role struct {
+				Rules []struct{ Resources, Verbs, ResourceNames []string }
 			}
-		}
-	}
-	var got []string
-	for _, r := range role.Rules {
-		got = append(got, strings.Join(r.Resources, ",")+" "+strings.Join(r.Verbs, ",")+" "+strings.Join(r.ResourceNames, ","))
-	}
-	want := []string{"configmaps create ", "configmaps get,update kube-annotator-resources"}
-	if strings.Join(got, "; ") != strings.Join(want, "; ") {
-		t.Errorf("sharded Role rules = %q, want %q", got, want)
-	}
-	if !strings.Contains(rendered, "kind: RoleBinding\n") {
-		t.Errorf("the sharded render lacks the RoleBinding of its Role")
+			for _, doc := range strings.Split(renderWithComponent(t, component), "\n---\n") {
+				if strings.Contains(doc, "\nkind: Role\n") || strings.HasPrefix(doc, "kind: Role\n") {
+					if err := yaml.Unmarshal([]byte(doc), &role); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			var got []string
+			for _, r := range role.Rules {
+				got = append(got, strings.Join(r.Resources, ",")+" "+strings.Join(r.Verbs, ",")+" "+strings.Join(r.ResourceNames, ","))
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("Role rules = %q, want %q", got, want)
+			}
+		})
 	}
 }
 
