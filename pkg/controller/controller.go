@@ -212,15 +212,15 @@ func (c *Controller) Run(ctx context.Context) (err error) {
 	c.queue.ShutDown()
 	wg.Wait()
 	c.mu.Lock()
-	for gvr, ri := range c.informers {
-		ri.stop()
-		delete(c.informers, gvr)
-	}
-	if c.namespaces != nil {
-		c.namespaces.stop()
-		c.namespaces = nil
-	}
+	informers, namespaces := c.informers, c.namespaces
+	c.informers, c.namespaces = map[schema.GroupVersionResource]*resourceInformer{}, nil
 	c.mu.Unlock()
+	// Stopped without c.mu: the namespace informer's handler takes it, and
+	// an informer stops only once its handler returns.
+	for _, ri := range informers {
+		ri.stop()
+	}
+	namespaces.stopIfRunning()
 	logger.Info("Stopped")
 	return err
 }
@@ -249,31 +249,40 @@ func (c *Controller) fail(err error) {
 
 func (c *Controller) setRules(ctx context.Context, set *rules.Set) error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	dropped, err := c.applyRules(ctx, set)
+	c.mu.Unlock()
+	dropped.stopIfRunning() // without c.mu, which its handler takes
+	return err
+}
+
+// applyRules is setRules with c.mu held. It returns the namespace
+// informer if it is no longer needed, for the caller to stop.
+func (c *Controller) applyRules(ctx context.Context, set *rules.Set) (*resourceInformer, error) {
 	c.ruled = map[schema.GroupResource]bool{}
 	for gvr := range set.Targets {
 		c.ruled[gvr.GroupResource()] = true
 	}
 	if err := c.dropUnruled(ctx, set); err != nil {
-		return err
+		return nil, err
 	}
 	c.unpend(ctx)
 	c.initRules(set)
 	for _, t := range set.SortedTargets() {
 		if err := c.enforce(ctx, t); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if err := c.pruneRecorded(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	return c.runNamespaces(ctx)
 }
 
 // runNamespaces starts the namespace informer when the target of a
-// running informer, ruled or pruned, needs it, and stops it when none
-// does. c.mu is held.
-func (c *Controller) runNamespaces(ctx context.Context) error {
+// running informer, ruled or pruned, needs it. When none does, it returns
+// the namespace informer for the caller to stop once it has released
+// c.mu, which the informer's handler takes. c.mu is held.
+func (c *Controller) runNamespaces(ctx context.Context) (dropped *resourceInformer, err error) {
 	need := false
 	for _, ri := range c.informers {
 		need = need || needsNamespaces(ri.target)
@@ -282,14 +291,13 @@ func (c *Controller) runNamespaces(ctx context.Context) error {
 	case need && c.namespaces == nil:
 		ri, err := c.startNamespaces(ctx)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		c.namespaces = ri
 	case !need && c.namespaces != nil:
-		c.namespaces.stop()
-		c.namespaces = nil
+		dropped, c.namespaces = c.namespaces, nil
 	}
-	return nil
+	return dropped, nil
 }
 
 // HasSynced reports whether the informer of every ruled resource has

@@ -138,6 +138,13 @@ func (c *Controller) newInformer(r rules.Resource, ns string, wholeObjects bool,
 	return inf, nil
 }
 
+// stopIfRunning stops ri unless it is nil.
+func (ri *resourceInformer) stopIfRunning() {
+	if ri != nil {
+		ri.stop()
+	}
+}
+
 // stop stops the informer and waits until its watch is closed.
 func (ri *resourceInformer) stop() {
 	ri.cancel()

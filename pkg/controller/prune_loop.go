@@ -136,7 +136,6 @@ func (c *Controller) retryPending(ctx context.Context) {
 	}
 
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	recorded := c.opts.Record.Recorded()
 	for gr, res := range found {
 		switch {
@@ -155,7 +154,10 @@ func (c *Controller) retryPending(ctx context.Context) {
 			}
 		}
 	}
-	if err := c.runNamespaces(ctx); err != nil {
+	dropped, err := c.runNamespaces(ctx)
+	c.mu.Unlock()
+	dropped.stopIfRunning()
+	if err != nil {
 		c.fail(err)
 	}
 }
