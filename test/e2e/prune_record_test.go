@@ -228,7 +228,8 @@ func TestDeployShardedKeepsTheRecord(t *testing.T) {
 }
 
 // A recorded resource that RBAC no longer lets the controller patch is
-// reported and kept in the record; its keys stay until it may.
+// reported and kept in the record; its keys stay until it may. (Its prune
+// also needs the namespaces, as every sync of a namespaced resource does.)
 func TestPruneForbiddenIsKept(t *testing.T) {
 	ns := seedPrune(t)
 	rulesFile := writeFile(t, "rules.yaml", workloadsRules)
@@ -259,6 +260,27 @@ metadata: {name: restricted}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: restricted}
 subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: `+user+`}]
 `))
+	// And namespaces, which the controller watches for opt-outs.
+	name := "e2e-prune-restricted-" + ns
+	env.Create(t, clusterRoles, "", h.FromYAML(t, `
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: `+name+`}
+rules:
+- {apiGroups: [""], resources: [namespaces], verbs: [list, watch]}
+`))
+	env.Create(t, clusterRoleBindings, "", h.FromYAML(t, `
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: `+name+`}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: `+name+`}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: `+user+`}]
+`))
+	t.Cleanup(func() {
+		for _, gvr := range []schema.GroupVersionResource{clusterRoleBindings, clusterRoles} {
+			_ = env.Dynamic.Resource(gvr).Delete(context.Background(), name, metav1.DeleteOptions{})
+		}
+	})
 	replaceFile(t, rulesFile, podsRules)
 	p = startRun(t, append(args, "--as", user)...)
 	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
