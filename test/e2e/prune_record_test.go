@@ -232,12 +232,7 @@ func TestDeployShardedKeepsTheRecord(t *testing.T) {
 // also needs the namespaces, as every sync of a namespaced resource does.)
 func TestPruneForbiddenIsKept(t *testing.T) {
 	ns := seedPrune(t)
-	rulesFile := writeFile(t, "rules.yaml", workloadsRules)
-	args := []string{"--rules", rulesFile, "-n", ns, "--record-namespace", ns}
-	p := startRun(t, args...)
-	waitKey(t, 15*time.Second, ns, web, "sample-controller", true)
-	waitKey(t, 5*time.Second, ns, webPod, "sample-controller", true)
-	p.stop(t)
+	rulesFile, args := annotatedThenStopped(t, ns)
 
 	// A user who may read deployments but no longer patch them.
 	const user = "e2e-prune-restricted"
@@ -282,7 +277,7 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: `+user+`}]
 		}
 	})
 	replaceFile(t, rulesFile, podsRules)
-	p = startRun(t, append(args, "--as", user)...)
+	p := startRun(t, append(args, "--as", user)...)
 	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
 		body, err := p.readMetrics()
 		return err == nil && h.MetricValue(body, "kube_annotator_prune_pending", map[string]string{"resource": "deployments.apps", "reason": "Forbidden"}) == 1, nil

@@ -153,6 +153,21 @@ func waitRecord(t *testing.T, timeout time.Duration, ns, manager string, want ..
 	}
 }
 
+// annotatedThenStopped runs the controller in ns, with its record there,
+// on a rules file of workloadsRules until the Deployment and the Pod carry
+// the key, then stops it; it returns the file and the arguments it ran
+// with.
+func annotatedThenStopped(t *testing.T, ns string) (rulesFile string, args []string) {
+	t.Helper()
+	rulesFile = writeFile(t, "rules.yaml", workloadsRules)
+	args = []string{"--rules", rulesFile, "-n", ns, "--record-namespace", ns}
+	p := startRun(t, args...)
+	waitKey(t, 15*time.Second, ns, web, "sample-controller", true)
+	waitKey(t, 5*time.Second, ns, webPod, "sample-controller", true)
+	p.stop(t)
+	return rulesFile, args
+}
+
 // prunePending reads p's kube_annotator_prune_pending for resource and
 // reason.
 func prunePending(t *testing.T, p *proc, resource, reason string) float64 {
@@ -201,12 +216,7 @@ func TestPruneWhileRunning(t *testing.T) {
 func TestPruneWhileStopped(t *testing.T) {
 	ns := seedPrune(t)
 	before := othersKeys(t, ns)
-	rulesFile := writeFile(t, "rules.yaml", workloadsRules)
-	args := []string{"--rules", rulesFile, "-n", ns, "--record-namespace", ns}
-	p := startRun(t, args...)
-	waitKey(t, 15*time.Second, ns, web, "sample-controller", true)
-	waitKey(t, 5*time.Second, ns, webPod, "sample-controller", true)
-	p.stop(t)
+	rulesFile, args := annotatedThenStopped(t, ns)
 
 	t.Run("a resource removed from a rule", func(t *testing.T) {
 		replaceFile(t, rulesFile, podsRules)
