@@ -45,4 +45,3 @@ func (a *app) readyNotes() []string {
 	}
 	return nil
 }
-

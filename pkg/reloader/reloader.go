@@ -78,7 +78,7 @@ type Reloader struct {
 	file       *rules.File
 	set        *rules.Set
 	unresolved []rules.FieldError
-	failed     bool      // the file on disk is invalid
+	failed     bool // the file on disk is invalid
 	held       *heldReload
 	lookedUp   time.Time // when the resources were last resolved
 

@@ -94,9 +94,7 @@ func (t *Target) NamespaceKeys() (labelKeys, annotationKeys []string) {
 		l, a := r.namespaceKeys()
 		labelKeys, annotationKeys = append(labelKeys, l...), append(annotationKeys, a...)
 	}
-	slices.Sort(labelKeys)
-	slices.Sort(annotationKeys)
-	return slices.Compact(labelKeys), slices.Compact(annotationKeys)
+	return sortedSet(labelKeys), sortedSet(annotationKeys)
 }
 
 // NamespaceKeys returns, sorted, the label and annotation keys of
@@ -108,9 +106,13 @@ func (s *Set) NamespaceKeys() (labelKeys, annotationKeys []string) {
 		l, a := t.NamespaceKeys()
 		labelKeys, annotationKeys = append(labelKeys, l...), append(annotationKeys, a...)
 	}
-	slices.Sort(labelKeys)
-	slices.Sort(annotationKeys)
-	return slices.Compact(labelKeys), slices.Compact(annotationKeys)
+	return sortedSet(labelKeys), sortedSet(annotationKeys)
+}
+
+// sortedSet sorts keys, which it modifies, and drops repeats.
+func sortedSet(keys []string) []string {
+	slices.Sort(keys)
+	return slices.Compact(keys)
 }
 
 // NamespaceChangeMatters reports whether a change of a namespace from old

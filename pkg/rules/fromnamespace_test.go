@@ -52,24 +52,26 @@ func TestFromNamespace(t *testing.T) {
 		wantAnns       map[string]string
 		wantLabels     map[string]string
 		wantProblem    string
+		// bare, when set, knows every namespace, without labels or
+		// annotations.
+		bare bool
 	}{
 		{"label and annotation of the namespace", "configmaps", &metav1.ObjectMeta{Namespace: "prod-1", Name: "a"},
-			map[string]string{"cost": "c-prod-1", "fixed": "x"}, map[string]string{"env": "prod"}, ""},
+			map[string]string{"cost": "c-prod-1", "fixed": "x"}, map[string]string{"env": "prod"}, "", false},
 		{"unknown namespace sets nothing", "configmaps", &metav1.ObjectMeta{Namespace: "gone", Name: "a"},
-			map[string]string{"fixed": "x"}, nil, `namespace "gone" is not known`},
+			map[string]string{"fixed": "x"}, nil, `namespace "gone" is not known`, false},
 		{"a key the namespace lacks is not set", "configmaps", &metav1.ObjectMeta{Namespace: "prod-1", Name: "a"},
-			nil, nil, ""},
+			map[string]string{"fixed": "x"}, nil, `namespace "prod-1" has no annotation "example.com/cost"`, true},
 		{"a cluster-scoped object reads nothing", "nodes", &metav1.ObjectMeta{Name: "n1"},
-			map[string]string{"fixed": "x"}, nil, "cluster-scoped"},
+			map[string]string{"fixed": "x"}, nil, "cluster-scoped", false},
 		{"a Namespace reads its own keys", "namespaces",
 			&metav1.ObjectMeta{Name: "own", Labels: map[string]string{"env": "own"}, Annotations: map[string]string{"example.com/cost": "own-cost"}},
-			map[string]string{"cost": "own-cost", "fixed": "x"}, map[string]string{"env": "own"}, ""},
+			map[string]string{"cost": "own-cost", "fixed": "x"}, map[string]string{"env": "own"}, "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			namespaces := rules.Namespaces(nsLabels)
-			if tc.name == "a key the namespace lacks is not set" {
+			if tc.bare {
 				namespaces = func(name string) (metav1.Object, bool) { return &metav1.ObjectMeta{Name: name}, true }
-				tc.wantAnns, tc.wantProblem = map[string]string{"fixed": "x"}, `namespace "prod-1" has no annotation "example.com/cost"`
 			}
 			ev := target(tc.resource).Evaluate(tc.obj, namespaces)
 			if !reflect.DeepEqual(ev.Desired.Annotations, tc.wantAnns) || !reflect.DeepEqual(ev.Desired.Labels, tc.wantLabels) {
