@@ -81,6 +81,7 @@ func TestRunFlagValidation(t *testing.T) {
 	}{
 		{[]string{"--workers", "0"}, "error: --workers must be at least 1, got 0\n"},
 		{[]string{"--resync-period", "-1m"}, "error: --resync-period must not be negative, got -1m0s\n"},
+		{[]string{"--max-changes", "-1"}, "error: --max-changes must not be negative, got -1 (0 turns the guard off)\n"},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

@@ -117,8 +117,9 @@ type session struct {
 	set        *rules.Set
 	unresolved []rules.FieldError
 	dynamic    dynamic.Interface
-	// nsLabels are the namespaces' labels, listed once when a rule needs them.
-	nsLabels rules.NamespaceLabels
+	// nsLabels are the namespaces, listed once when a rule needs their
+	// labels or annotations.
+	nsLabels rules.Namespaces
 	// nsIgnored are the namespaces that opt out, listed once.
 	nsIgnored rules.IgnoredNamespaces
 }

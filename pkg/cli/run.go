@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"runtime/debug"
 	"sync"
@@ -55,6 +56,7 @@ type runFlags struct {
 	clusterFlags *clusterFlags
 	leader       *leaderFlags
 	shard        *shardFlags
+	maxChanges   int
 }
 
 func runCommand(ctx context.Context, e *env, args []string) int {
@@ -68,6 +70,7 @@ func runCommand(ctx context.Context, e *env, args []string) int {
 	fs.BoolVar(&f.events, "events", false, "Record a Normal event on every object changed and a Warning event when a change is rejected")
 	fs.StringVar(&f.metricsAddr, "metrics-bind-address", "", "Address to serve Prometheus metrics on at /metrics, e.g. :8080 (default off)")
 	fs.StringVar(&f.probeAddr, "health-probe-bind-address", "", "Address to serve /healthz and /readyz on, e.g. :8081 (default off)")
+	fs.IntVar(&f.maxChanges, "max-changes", 0, "Hold a reload of the rules file that would change more objects than this (as the caches count them) until SIGHUP confirms it with the file unchanged (0: never hold)")
 	f.leader = addLeaderFlags(fs)
 	f.shard = addShardFlags(fs)
 	f.clusterFlags = addClusterFlags(fs)
@@ -81,6 +84,9 @@ func runCommand(ctx context.Context, e *env, args []string) int {
 	}
 	if f.resync < 0 {
 		return e.usageError(fs, fmt.Errorf("--resync-period must not be negative, got %v", f.resync))
+	}
+	if err := checkMaxChanges(f.maxChanges); err != nil {
+		return e.usageError(fs, err)
 	}
 	if err := f.shard.validate(fs.Changed, f.leader); err != nil {
 		return e.usageError(fs, err)
@@ -183,6 +189,7 @@ func newApp(ctx context.Context, f runFlags) (*app, error) {
 		Trigger: resolveAgain,
 		Watch:   f.watchRules,
 		Metrics: m,
+		Guard:   changeGuard(f.maxChanges, c.Preview),
 	}, file, set, unresolved)
 	return &app{
 		flags: f, cfg: cfg, metrics: m, controller: c, reloader: rl, stopEvents: stopEvents, sharding: sharding,
@@ -192,7 +199,7 @@ func newApp(ctx context.Context, f runFlags) (*app, error) {
 
 // run starts the servers, then enforces the rules while this replica leads.
 func (a *app) run(ctx context.Context) error {
-	if err := startServers(ctx, a.flags, a.metrics, a.ready); err != nil {
+	if err := startServers(ctx, a.flags, a.metrics, server.HealthWithNotes(a.ready, a.readyNotes)); err != nil {
 		return err
 	}
 	klog.FromContext(ctx).Info("Starting", append([]any{"version", version.Version, "server", a.cfg.Host}, a.loaded...)...)
@@ -250,14 +257,14 @@ func (a *app) lead(ctx context.Context) error {
 }
 
 // startServers starts the metrics and probe servers that are configured.
-func startServers(ctx context.Context, f runFlags, m *metrics.Metrics, ready server.Check) error {
+func startServers(ctx context.Context, f runFlags, m *metrics.Metrics, health http.Handler) error {
 	if f.metricsAddr != "" {
 		if _, err := server.Start(ctx, "metrics", f.metricsAddr, server.Metrics(m.Registry)); err != nil {
 			return err
 		}
 	}
 	if f.probeAddr != "" {
-		if _, err := server.Start(ctx, "health probes", f.probeAddr, server.Health(ready)); err != nil {
+		if _, err := server.Start(ctx, "health probes", f.probeAddr, health); err != nil {
 			return err
 		}
 	}

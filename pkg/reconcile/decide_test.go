@@ -84,9 +84,9 @@ func TestDecide(t *testing.T) {
 	const ab = "rules:\n- {name: ab, resources: [configmaps], annotations: {a: '1', b: '2'}}\n"
 	const teams = "rules:\n- {name: one, resources: [configmaps], selector: app=web, annotations: {team: a}}\n" +
 		"- {name: two, resources: [configmaps], names: ['x*'], annotations: {team: b}}\n"
-	nsLabels := func(ns string) (labels.Set, bool) {
+	nsLabels := func(ns string) (metav1.Object, bool) {
 		l, ok := map[string]labels.Set{"ns-a": {"team": "a"}}[ns]
-		return l, ok
+		return &metav1.ObjectMeta{Name: ns, Labels: l}, ok
 	}
 	tests := []struct {
 		name          string

@@ -65,10 +65,10 @@ func (d Decision) Empty() bool { return d.Change.Empty() }
 // managedFields and no rule wants them any more; keys a rule in audit mode
 // wants are never deleted that way, so that putting a rule in audit mode
 // changes nothing. An object that opts out, or whose namespace does
-// (nsIgnored), is left alone. nsLabels gives the labels of obj's namespace
-// to rules that select by them. Decide only reads obj, which may be an
+// (nsIgnored), is left alone. nsLabels gives obj's namespace to rules
+// that select by its labels or read its labels or annotations. Decide only reads obj, which may be an
 // object from an informer's cache.
-func Decide(t *rules.Target, obj patch.Object, nsLabels rules.NamespaceLabels, nsIgnored rules.IgnoredNamespaces, manager string) (Decision, error) {
+func Decide(t *rules.Target, obj patch.Object, nsLabels rules.Namespaces, nsIgnored rules.IgnoredNamespaces, manager string) (Decision, error) {
 	ev := t.Evaluate(obj, nsLabels)
 	d := Decision{Evaluation: ev, Ignored: t.Ignored(obj, nsIgnored)}
 	if d.Ignored != "" {

@@ -66,6 +66,8 @@ type Options struct {
 	RetryInterval, Interval time.Duration
 	// Metrics receive reload results and describe the rules in force.
 	Metrics *metrics.Metrics
+	// Guard may hold a reload of the file; by default none is held.
+	Guard Guard
 }
 
 // Reloader owns the rules in force. Create it with New; Run it.
@@ -76,7 +78,8 @@ type Reloader struct {
 	file       *rules.File
 	set        *rules.Set
 	unresolved []rules.FieldError
-	failed     bool      // the file on disk is invalid
+	failed     bool // the file on disk is invalid
+	held       *heldReload
 	lookedUp   time.Time // when the resources were last resolved
 
 	// reported are the unresolved resources last logged. Only Run's
@@ -102,6 +105,9 @@ func New(opts Options, file *rules.File, set *rules.Set, unresolved []rules.Fiel
 	}
 	if opts.Metrics == nil {
 		opts.Metrics = metrics.New()
+	}
+	if opts.Guard == nil {
+		opts.Guard = func(context.Context, *rules.Set) error { return nil }
 	}
 	r := &Reloader{opts: opts, file: file, set: set, unresolved: unresolved, lookedUp: time.Now()}
 	opts.Metrics.RulesLastReloadSuccessful.Set(1) // the caller loaded file; Run counts its loads
@@ -205,12 +211,14 @@ type cause struct {
 	resolve bool
 	// count counts the load although the rules did not change.
 	count bool
+	// guard has Options.Guard decide whether new rules may be applied.
+	guard bool
 }
 
 var (
 	atStart     = cause{name: "start", count: true}
-	fileChanged = cause{name: "file changed"}
-	hangUp      = cause{name: "SIGHUP", resolve: true, count: true}
+	fileChanged = cause{name: "file changed", guard: true}
+	hangUp      = cause{name: "SIGHUP", resolve: true, count: true, guard: true}
 )
 
 // reload loads the file; an invalid file, or one whose rules conflict, is
@@ -226,6 +234,9 @@ func (r *Reloader) reload(ctx context.Context, c cause) {
 	r.mu.Lock()
 	same, wasFailed := reflect.DeepEqual(file, r.file), r.failed
 	r.mu.Unlock()
+	if same {
+		r.release(ctx) // the file is back to the rules in force
+	}
 	if same && !c.resolve {
 		if wasFailed {
 			r.succeed()
@@ -235,9 +246,18 @@ func (r *Reloader) reload(ctx context.Context, c cause) {
 		}
 		return
 	}
-	if err := r.apply(ctx, file); err != nil {
+	confirmed := r.confirms(file, c)
+	var held errHeld
+	switch err := r.apply(ctx, file, c.guard && !confirmed); {
+	case errors.As(err, &held):
+		r.hold(ctx, file, held.error)
+		return
+	case err != nil:
 		r.fail(ctx, c, err)
 		return
+	}
+	if !same {
+		r.release(ctx)
 	}
 	r.succeed()
 	if !same {
@@ -268,15 +288,16 @@ func (r *Reloader) resolve(ctx context.Context) {
 	r.mu.Lock()
 	file := r.file
 	r.mu.Unlock()
-	if err := r.apply(ctx, file); err != nil {
+	if err := r.apply(ctx, file, false); err != nil {
 		klog.FromContext(ctx).Error(err, "Rules conflict on the resources now served; the previous rules are still enforced")
 	}
 }
 
 // apply compiles file against the cluster as it is now and, unless its
 // rules conflict, makes it the file in force, applying the compiled set
-// when it differs from the one in force.
-func (r *Reloader) apply(ctx context.Context, file *rules.File) error {
+// when it differs from the one in force — unless, when guard, the Guard
+// holds it: then it returns the Guard's error as an errHeld.
+func (r *Reloader) apply(ctx context.Context, file *rules.File, guard bool) error {
 	r.opts.Reset()
 	r.mu.Lock()
 	r.lookedUp = time.Now()
@@ -287,6 +308,13 @@ func (r *Reloader) apply(ctx context.Context, file *rules.File) error {
 	}
 	r.mu.Lock()
 	changed := !reflect.DeepEqual(set, r.set)
+	r.mu.Unlock()
+	if changed && guard {
+		if err := r.opts.Guard(ctx, set); err != nil {
+			return errHeld{err}
+		}
+	}
+	r.mu.Lock()
 	r.file, r.set, r.unresolved = file, set, unresolved
 	r.mu.Unlock()
 	r.report(ctx)
