@@ -74,6 +74,9 @@ func obj(namespace, name string, anns, lbls map[string]string, managedFields ...
 
 var kubectl = entry("kubectl", nil, nil)
 
+// marker is the admission marker of FieldManager.
+const marker = "admission.kube-annotator.io/kube-annotator"
+
 func ptr(s string) *string { return &s }
 
 func merge(body string) []patch.Request {
@@ -145,6 +148,16 @@ func TestDecide(t *testing.T) {
 		{name: "whole object", rules: ab, obj: whole(obj("ns", "x", map[string]string{"b": "2"}, nil, kubectl)),
 			want:         patch.Change{Annotations: map[string]*string{"a": ptr("1")}},
 			wantRequests: merge(`{"metadata":{"annotations":{"a":"1"}}}`)},
+		{name: "set at admission and still wanted: no write", rules: ab,
+			obj: obj("ns", "x", map[string]string{"a": "1", "b": "2", marker: "a,b"}, nil, kubectl)},
+		{name: "set at admission, no rule wants it: deleted with the marker",
+			rules: "rules:\n- {name: r, resources: [configmaps], labels: {l: x}}\n",
+			obj: obj("ns", "x", map[string]string{"a": "1", "user": "u", marker: "a,label:gone,label:l"}, map[string]string{"gone": "g", "l": "x"},
+				entry("kubectl", []string{"a", "user"}, []string{"gone"})),
+			want:         patch.Change{Annotations: map[string]*string{"a": nil, marker: ptr("label:l")}, Labels: map[string]*string{"gone": nil}},
+			wantRequests: merge(`{"metadata":{"annotations":{"a":null,"admission.kube-annotator.io/kube-annotator":"label:l"},"labels":{"gone":null}}}`)},
+		{name: "another field manager's marker is not ours", rules: ab,
+			obj: obj("ns", "x", map[string]string{"a": "1", "b": "2", "old": "o", "admission.kube-annotator.io/other": "old"}, nil, kubectl)},
 		{name: "rules conflict: file order decides", rules: teams,
 			obj:           obj("ns", "x", nil, map[string]string{"app": "web"}, kubectl),
 			want:          patch.Change{Annotations: map[string]*string{"team": ptr("a")}},
@@ -184,7 +197,7 @@ func TestDecideTrimmed(t *testing.T) {
 	const rulesAB = "rules:\n- {name: ab, resources: [configmaps], annotations: {a: '1', b: '2'}}\n"
 	ours := entry(FieldManager, []string{"a", "old"}, nil)
 	theirs := entry("kubectl", []string{"b", "user"}, nil)
-	anns := map[string]string{"a": "0", "old": "o", "user": "u"}
+	anns := map[string]string{"a": "0", "old": "o", "user": "u", "adm": "x", marker: "adm,user"}
 	tests := []struct {
 		name          string
 		managedFields []metav1.ManagedFieldsEntry

@@ -8,6 +8,16 @@
 // are those its field manager, FieldManager, owns in the object's
 // managedFields as the API server records them, and every write is sent as
 // that same field manager, so that the API server records them so.
+//
+// Keys that the field manager's admission policies (package admission) set
+// when an object was created or updated are owned too. The API server
+// records no owner for them, so the policies list them in a marker
+// annotation, patch.MarkerKey(manager), and Decide counts the keys listed
+// there as owned, whoever managedFields names. An object annotated at
+// admission therefore needs no write while the rules still want what it
+// carries, and loses the keys no rule wants any more, exactly as an object
+// annotated by the controller does; the write that deletes listed keys also
+// rewrites the marker to list what remains, or deletes it.
 package reconcile
 
 import (
@@ -47,14 +57,15 @@ func (d Decision) Empty() bool { return d.Change.Empty() }
 
 // Decide returns what must change on obj for the rules of t to hold, and
 // the requests that make that change as manager. Keys are deleted only
-// when a rule removes them or when manager owns them in obj's
-// managedFields and no rule wants them any more. nsLabels gives the labels
+// when a rule removes them or when manager owns them — in obj's
+// managedFields, or listed in its admission marker — and no rule wants them
+// any more. nsLabels gives the labels
 // of obj's namespace to rules that select by them. Decide only reads obj,
 // which may be an object from an informer's cache.
 func Decide(t *rules.Target, obj patch.Object, nsLabels rules.NamespaceLabels, manager string) (Decision, error) {
 	ev := t.Evaluate(obj, nsLabels)
 	owned := patch.OwnedBy(obj.GetManagedFields(), manager)
-	change := patch.Plan(obj.GetAnnotations(), obj.GetLabels(), owned, ev.Desired)
+	change := patch.PlanMarked(obj.GetAnnotations(), obj.GetLabels(), owned, patch.MarkerKey(manager), ev.Desired)
 	d := Decision{Evaluation: ev, Change: change}
 	if change.Empty() {
 		return d, nil

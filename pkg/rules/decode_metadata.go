@@ -7,6 +7,8 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/kube-annotator/kube-annotator/pkg/patch"
 )
 
 // metadata decodes an annotations or labels mapping: keys to literal string
@@ -66,6 +68,10 @@ func (d *decoder) metadataKey(line int, path, kind, key string) {
 	}
 	for _, msg := range validation.IsQualifiedName(check) {
 		d.errs = append(d.errs, FieldError{Line: line, Field: path, Message: fmt.Sprintf("invalid %s key: %s", kind, msg)})
+	}
+	if kind == annotationKind && strings.HasPrefix(check, patch.MarkerPrefix) {
+		d.errs = append(d.errs, FieldError{Line: line, Field: path, Message: fmt.Sprintf(
+			"reserved annotation key: kube-annotator's admission policies record in %s* annotations the keys they set", patch.MarkerPrefix)})
 	}
 }
 

@@ -1,0 +1,140 @@
+package patch
+
+import (
+	"maps"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// MarkerPrefix begins the key of every marker annotation (see MarkerKey).
+const MarkerPrefix = "admission.kube-annotator.io/"
+
+// MarkerLabel prefixes a label key in a marker's value; annotation keys are
+// listed as they are. No annotation or label key contains a colon or a
+// comma, so a value is never ambiguous.
+const MarkerLabel = "label:"
+
+// MarkerKey returns the annotation in which the admission policies of the
+// field manager manager list the keys they set on an object:
+// "admission.kube-annotator.io/<manager>". It returns "" when manager
+// cannot be the name part of an annotation key (a DNS label, say, can);
+// such a manager has no admission policies and no marker.
+//
+// The API server records no owner for a key that a mutating admission
+// policy sets: the managedFields of the request that created or updated the
+// object are computed before admission, and list only what the client sent.
+// The marker is that record instead, kept on the object like managedFields.
+func MarkerKey(manager string) string {
+	key := MarkerPrefix + manager
+	if manager == "" || len(validation.IsQualifiedName(key)) > 0 {
+		return ""
+	}
+	return key
+}
+
+// ParseMarker returns the keys a marker's value lists: comma-separated
+// annotation keys, and label keys prefixed with MarkerLabel. Empty entries
+// are ignored.
+func ParseMarker(value string) Owned {
+	var o Owned
+	for entry := range strings.SplitSeq(value, ",") {
+		entry = strings.TrimSpace(entry)
+		switch {
+		case entry == "":
+		case strings.HasPrefix(entry, MarkerLabel):
+			if k := strings.TrimPrefix(entry, MarkerLabel); k != "" {
+				o.Labels = addKey(o.Labels, k)
+			}
+		default:
+			o.Annotations = addKey(o.Annotations, entry)
+		}
+	}
+	return o
+}
+
+// FormatMarker is the marker value that lists o's keys, sorted: the form
+// the admission policies write. It is "" when o has no keys.
+func FormatMarker(o Owned) string {
+	entries := slices.Collect(maps.Keys(o.Annotations))
+	for k := range o.Labels {
+		entries = append(entries, MarkerLabel+k)
+	}
+	slices.Sort(entries)
+	return strings.Join(entries, ",")
+}
+
+// PlanMarked is Plan for an object that may carry the marker annotation
+// marker (from MarkerKey; "" for none). The keys the marker lists count as
+// owned, as though the field manager had written them, so that a key an
+// admission policy set is deleted when no rule wants it any more, exactly
+// like a key the controller set. The marker itself is never deleted as an
+// owned key. When the change is not empty, it also rewrites the marker to
+// list only the listed keys that remain after the change, or deletes the
+// marker when none does; an object that needs no other change is never
+// written for its marker alone.
+func PlanMarked(annotations, labels map[string]string, owned Owned, marker string, d Desired) Change {
+	value, marked := annotations[marker]
+	if marker == "" || !marked {
+		return Plan(annotations, labels, owned, d)
+	}
+	listed := ParseMarker(value)
+	all := Owned{Annotations: union(owned.Annotations, listed.Annotations), Labels: union(owned.Labels, listed.Labels)}
+	delete(all.Annotations, marker)
+	change := Plan(annotations, labels, all, d)
+	if change.Empty() {
+		return change
+	}
+	remain := Owned{Annotations: remaining(listed.Annotations, annotations, change.Annotations), Labels: remaining(listed.Labels, labels, change.Labels)}
+	delete(remain.Annotations, marker)
+	next := FormatMarker(remain)
+	switch {
+	case next == "":
+		change.Annotations = setKey(change.Annotations, marker, nil)
+	case next != value:
+		change.Annotations = setKey(change.Annotations, marker, &next)
+	}
+	return change
+}
+
+// union returns the keys of a and b in a new map, or nil when there are none.
+func union(a, b map[string]bool) map[string]bool {
+	if len(a)+len(b) == 0 {
+		return nil
+	}
+	out := make(map[string]bool, len(a)+len(b))
+	maps.Copy(out, a)
+	maps.Copy(out, b)
+	return out
+}
+
+// remaining returns the keys of listed that current still has once change
+// is made.
+func remaining(listed map[string]bool, current map[string]string, change map[string]*string) map[string]bool {
+	var out map[string]bool
+	for k := range listed {
+		v, changed := change[k]
+		_, present := current[k]
+		if (changed && v != nil) || (!changed && present) {
+			out = addKey(out, k)
+		}
+	}
+	return out
+}
+
+func addKey(m map[string]bool, k string) map[string]bool {
+	if m == nil {
+		m = map[string]bool{}
+	}
+	m[k] = true
+	return m
+}
+
+func setKey(m map[string]*string, k string, v *string) map[string]*string {
+	if m == nil {
+		m = map[string]*string{}
+	}
+	m[k] = v
+	return m
+}
