@@ -27,7 +27,7 @@ func TestUsageErrors(t *testing.T) {
 	// A flag of each command that takes a number; version takes no flags.
 	numeric := map[string]string{
 		"run": "--workers", "once": "--workers", "diff": "--kube-api-qps",
-		"check": "--kube-api-qps", "rbac": "--kube-api-burst", "version": "",
+		"check": "--kube-api-qps", "rbac": "--kube-api-burst", "admission": "--kube-api-qps", "version": "",
 	}
 	for _, c := range commands() {
 		flag, ok := numeric[c.name]
