@@ -62,3 +62,31 @@ func TestAdmissionCommand(t *testing.T) {
 		t.Errorf("bad --field-manager: exit %d, stderr %q; want 1 and an error naming the flag", code, stderr)
 	}
 }
+
+// rbac grants what run --admission-policies needs only when asked, and
+// warns what the grant means.
+func TestRBACAdmissionPolicies(t *testing.T) {
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
+	srv := httptest.NewServer(&fakeAPIServer{})
+	t.Cleanup(srv.Close)
+	path := filepath.Join(t.TempDir(), "rules.yaml")
+	if err := os.WriteFile(path, []byte("rules:\n- {name: cms, resources: [cm], annotations: {a: '1'}}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, asked := range []bool{false, true} {
+		args := []string{"rbac", "--rules", path, "--server", srv.URL}
+		if asked {
+			args = append(args, "--admission-policies")
+		}
+		stdout, stderr, code := invoke("kube-annotator", args...)
+		if code != 0 {
+			t.Fatalf("rbac %v: exit %d: %s", args, code, stderr)
+		}
+		granted := strings.Contains(stdout, "admissionregistration.k8s.io") &&
+			strings.Contains(stdout, "- mutatingadmissionpolicies\n  - mutatingadmissionpolicybindings\n  verbs:\n  - list\n  - create\n  - patch\n  - delete\n")
+		warned := strings.Contains(stderr, "warning: --admission-policies lets the ServiceAccount create MutatingAdmissionPolicies")
+		if granted != asked || warned != asked {
+			t.Errorf("rbac --admission-policies=%v: granted %v, warned %v\n%s%s", asked, granted, warned, stdout, stderr)
+		}
+	}
+}

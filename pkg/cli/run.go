@@ -21,6 +21,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller"
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
+	"github.com/kube-annotator/kube-annotator/pkg/policysync"
 	"github.com/kube-annotator/kube-annotator/pkg/reloader"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/server"
@@ -54,6 +55,8 @@ type runFlags struct {
 	probeAddr    string
 	clusterFlags *clusterFlags
 	leader       *leaderFlags
+	// admissionPolicies keeps admission policies in sync with the rules.
+	admissionPolicies bool
 }
 
 func runCommand(ctx context.Context, e *env, args []string) int {
@@ -67,6 +70,7 @@ func runCommand(ctx context.Context, e *env, args []string) int {
 	fs.BoolVar(&f.events, "events", false, "Record a Normal event on every object changed and a Warning event when a change is rejected")
 	fs.StringVar(&f.metricsAddr, "metrics-bind-address", "", "Address to serve Prometheus metrics on at /metrics, e.g. :8080 (default off)")
 	fs.StringVar(&f.probeAddr, "health-probe-bind-address", "", "Address to serve /healthz and /readyz on, e.g. :8081 (default off)")
+	fs.BoolVar(&f.admissionPolicies, "admission-policies", false, "Also keep MutatingAdmissionPolicies in the cluster that apply the rules as objects are created or updated (see 'admission'); they are created, updated and deleted with the rules")
 	f.leader = addLeaderFlags(fs)
 	f.clusterFlags = addClusterFlags(fs)
 	f.clusterFlags.addExcludeFlag(fs)
@@ -109,6 +113,9 @@ type app struct {
 	controller *controller.Controller
 	reloader   *reloader.Reloader
 	stopEvents func()
+	// apply puts rules in force: the admission policies, then the controller.
+	apply     policysync.ApplyFunc
+	admission *admissionSync
 	// loaded describes the rules loaded at start, for the start log.
 	loaded []any
 	// leading says whether this replica leads, for the readiness probe.
@@ -160,17 +167,22 @@ func newApp(ctx context.Context, f runFlags) (*app, error) {
 		Metrics:      m,
 		Recorder:     recorder,
 	})
+	adm, err := newAdmissionSync(f, cfg)
+	if err != nil {
+		return nil, err
+	}
+	apply := adm.wrap(c.SetRules)
 	rl := reloader.New(reloader.Options{
 		Path:    f.rules,
 		Compile: compile,
 		Reset:   resolver.Reset,
-		Apply:   c.SetRules,
+		Apply:   apply,
 		Trigger: resolveAgain,
 		Watch:   f.watchRules,
 		Metrics: m,
 	}, file, set, unresolved)
 	return &app{
-		flags: f, cfg: cfg, metrics: m, controller: c, reloader: rl, stopEvents: stopEvents,
+		flags: f, cfg: cfg, metrics: m, controller: c, reloader: rl, stopEvents: stopEvents, apply: apply, admission: adm,
 		loaded: []any{"rules", len(file.Rules), "resources", len(set.Targets)},
 	}, nil
 }
@@ -210,7 +222,8 @@ func (a *app) lead(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel(nil)
-	a.controller.SetRules(ctx, a.reloader.Set())
+	a.apply(ctx, a.reloader.Set())
+	wg.Go(func() { a.admission.run(ctx) })
 	wg.Go(func() {
 		if err := a.reloader.Run(ctx); err != nil {
 			cancel(err) // e.g. the rules file cannot be watched: stop
