@@ -20,9 +20,9 @@
 // did not set.
 //
 // The policy also lists the keys it added or changed in the marker
-// annotation patch.MarkerKey(field manager), so that the controller counts
-// them as its own (see package reconcile): the API server records no owner
-// for keys set at admission.
+// annotation patch.MarkerKey(field manager, resource), so that the
+// controller counts them as its own (see package reconcile): the API server
+// records no owner for keys set at admission.
 //
 // What a rule asks that cannot be done at admission is left to the
 // controller, and Translate says so in a Note: removals (removeAnnotations,
@@ -98,7 +98,7 @@ func Translate(set *rules.Set, opts Options) ([]Policy, []Note, error) {
 	if msgs := validation.IsDNS1123Label(opts.FieldManager); len(msgs) > 0 {
 		return nil, nil, fmt.Errorf("field manager %q cannot name admission policies: %s", opts.FieldManager, strings.Join(msgs, "; "))
 	}
-	tr := &translator{opts: opts, marker: patch.MarkerKey(opts.FieldManager)}
+	tr := &translator{opts: opts}
 	if err := tr.collect(set); err != nil {
 		return nil, nil, err
 	}
@@ -117,10 +117,9 @@ func Translate(set *rules.Set, opts Options) ([]Policy, []Note, error) {
 
 // translator holds what Translate needs across rules.
 type translator struct {
-	opts   Options
-	marker string
-	rules  []*rule // in file order
-	notes  []Note
+	opts  Options
+	rules []*rule // in file order
+	notes []Note
 }
 
 // rule is a compiled rule with its resources and what it sets.
@@ -167,6 +166,9 @@ func (tr *translator) collect(set *rules.Set) error {
 				r = &rule{Compiled: c}
 				byIndex[c.Index] = r
 				tr.rules = append(tr.rules, r)
+			}
+			if patch.MarkerKey(tr.opts.FieldManager, t.GVR.GroupResource()) == "" {
+				return fmt.Errorf("rule %s: field manager %q and resource %s cannot name a marker annotation", c.Name, tr.opts.FieldManager, rules.GVRString(t.GVR))
 			}
 			r.resources = append(r.resources, t.GVR)
 		}

@@ -22,7 +22,12 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
-const marker = "admission.kube-annotator.io/kube-annotator"
+// The markers of the default field manager.
+const (
+	marker    = "configmaps.admission.kube-annotator.io/kube-annotator"
+	nsMarker  = "namespaces.admission.kube-annotator.io/kube-annotator"
+	depMarker = "deployments.apps.admission.kube-annotator.io/kube-annotator"
+)
 
 var (
 	configMaps  = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
@@ -125,7 +130,7 @@ func TestTranslate(t *testing.T) {
 					wantAnns:   map[string]string{"team": "a", "example.com/x": "y", marker: "label:tier,old,team"},
 					wantLabels: map[string]string{"tier": "web"}},
 				{name: "a deployment", gvr: deployments, obj: deployment("ns", "d", 1, "nginx"),
-					wantAnns:   map[string]string{"team": "a", "example.com/x": "y", marker: "example.com/x,label:tier,team"},
+					wantAnns:   map[string]string{"team": "a", "example.com/x": "y", depMarker: "example.com/x,label:tier,team"},
 					wantLabels: map[string]string{"tier": "web"}},
 				{name: "excluded namespace", gvr: configMaps, obj: cm("kube-system", "x", nil, nil, nil)},
 			}},
@@ -137,7 +142,7 @@ func TestTranslate(t *testing.T) {
 				{name: "in", gvr: configMaps, obj: cm("team-a", "x", nil, nil, nil), wantAnns: map[string]string{"a": "1", marker: "a"}},
 				{name: "excluded by the rule", gvr: configMaps, obj: cm("team-b1", "x", nil, nil, nil)},
 				{name: "not in", gvr: configMaps, obj: cm("other", "x", nil, nil, nil)},
-				{name: "a Namespace by its own name", gvr: namespaces, obj: namespace("team-c", nil), wantAnns: map[string]string{"a": "1", marker: "a"}},
+				{name: "a Namespace by its own name", gvr: namespaces, obj: namespace("team-c", nil), wantAnns: map[string]string{"a": "1", nsMarker: "a"}},
 				{name: "a Namespace not selected", gvr: namespaces, obj: namespace("other", nil)},
 				{name: "a Namespace excluded", gvr: namespaces, obj: namespace("kube-team-a", nil)},
 			}},
@@ -148,7 +153,7 @@ func TestTranslate(t *testing.T) {
 			requests: []request{
 				{name: "in", gvr: configMaps, obj: cm("team-a", "x", nil, nil, nil), wantAnns: map[string]string{"a": "1", marker: "a"}},
 				{name: "elsewhere", gvr: configMaps, obj: cm("team-b", "x", nil, nil, nil), unwatched: true},
-				{name: "Namespaces are cluster-scoped", gvr: namespaces, obj: namespace("team-b", nil), wantAnns: map[string]string{"a": "1", marker: "a"}},
+				{name: "Namespaces are cluster-scoped", gvr: namespaces, obj: namespace("team-b", nil), wantAnns: map[string]string{"a": "1", nsMarker: "a"}},
 			}},
 		{name: "namespace selectors",
 			rules: "rules:\n- {name: prod, resources: [configmaps, namespaces], namespaceSelector: 'env in (prod)', annotations: {p: '1'}}\n" +
@@ -159,7 +164,7 @@ func TestTranslate(t *testing.T) {
 					wantAnns: map[string]string{"p": "1", "b": "1", marker: "b,p"}},
 				{name: "not selected", gvr: configMaps, obj: cm("ns", "x", nil, nil, nil), ns: map[string]string{"env": "dev", "size": "2"}},
 				{name: "a Namespace by its own labels", gvr: namespaces, obj: namespace("ns", map[string]string{"env": "prod"}),
-					wantAnns: map[string]string{"p": "1", marker: "p"}, wantLabels: map[string]string{"env": "prod"}},
+					wantAnns: map[string]string{"p": "1", nsMarker: "p"}, wantLabels: map[string]string{"env": "prod"}},
 			}},
 		{name: "object selectors and names",
 			rules: "rules:\n- {name: sel, resources: [configmaps], selector: 'app=web', annotations: {s: '1'}}\n" +
@@ -188,7 +193,7 @@ func TestTranslate(t *testing.T) {
 				{name: "not a label value: the label is left unset", gvr: configMaps, obj: cm("ns", "x", nil, nil, map[string]string{"k": "a b"}),
 					wantAnns: map[string]string{"k": "a b", marker: "k"}},
 				{name: "a number and a list item", gvr: deployments, obj: deployment("ns", "d", 3, "nginx:1"),
-					wantAnns: map[string]string{"img": "nginx:1", "replicas": "3", marker: "img,replicas"}},
+					wantAnns: map[string]string{"img": "nginx:1", "replicas": "3", depMarker: "img,replicas"}},
 			}},
 		{name: "a value of the wrong type: the policy fails and is ignored",
 			rules:    "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1', d: {jsonPath: '{.data}'}}}\n",
@@ -211,7 +216,7 @@ func TestTranslate(t *testing.T) {
 				{name: "no value: the third rule's", gvr: configMaps, obj: cm("ns", "read-1", nil, nil, nil),
 					wantAnns: map[string]string{"team": "b", "same": "s", marker: "same,team"}},
 				{name: "only the third rule", gvr: deployments, obj: deployment("ns", "read-1", 1, "x"),
-					wantAnns: map[string]string{"team": "b", "same": "s", marker: "same,team"}},
+					wantAnns: map[string]string{"team": "b", "same": "s", depMarker: "same,team"}},
 			}},
 		{name: "what is left to the controller",
 			rules: "rules:\n- {name: wild, resources: [configmaps], selector: app, annotations: {w: {jsonPath: '{.data[*]}'}}}\n" +

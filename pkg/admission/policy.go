@@ -7,6 +7,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
@@ -184,12 +185,14 @@ func (tr *translator) values(r *rule) ([]admissionregistrationv1.Variable, map[s
 	if len(vars) == 0 {
 		return nil, nil, nil
 	}
-	vars = append(vars, admissionregistrationv1.Variable{Name: "added",
-		Expression: "[" + strings.Join(added, ", ") + `].filter(k, k != "")`})
-	current := fmt.Sprintf("object.metadata.?annotations[?%s]", quote(tr.marker))
-	entries["annotation"] = append(entries["annotation"], fmt.Sprintf(
-		`?%s: variables.added.size() > 0 ? optional.of((%s.orValue("").split(",") + variables.added).filter(k, k != "").distinct().sort().join(",")) : optional.none()`,
-		quote(tr.marker), current))
+	vars = append(vars,
+		admissionregistrationv1.Variable{Name: "added", Expression: "[" + strings.Join(added, ", ") + `].filter(k, k != "")`},
+		// patch.MarkerKey of the resource requested.
+		admissionregistrationv1.Variable{Name: "marker", Expression: fmt.Sprintf(
+			`request.resource.resource + (request.resource.group == "" ? "" : "." + request.resource.group) + %s`,
+			quote("."+patch.MarkerDomain+"/"+tr.opts.FieldManager))})
+	entries["annotation"] = append(entries["annotation"], "?string(variables.marker): variables.added.size() > 0 ? "+
+		`optional.of((object.metadata.?annotations[?string(variables.marker)].orValue("").split(",") + variables.added).filter(k, k != "").distinct().sort().join(",")) : optional.none()`)
 	return vars, entries, nil
 }
 

@@ -45,8 +45,8 @@ func TestAdmissionCommand(t *testing.T) {
 	if rr := p.Spec.MatchConstraints.ResourceRules; len(rr) != 1 || rr[0].Resources[0] != "configmaps" || rr[0].APIVersions[0] != "v1" {
 		t.Errorf("resource rules %+v, want configmaps v1", rr)
 	}
-	if !strings.Contains(p.Spec.Mutations[0].ApplyConfiguration.Expression, `"admission.kube-annotator.io/team-a"`) {
-		t.Errorf("the mutation does not write the marker of field manager team-a: %s", p.Spec.Mutations[0].ApplyConfiguration.Expression)
+	if v := p.Spec.Variables[len(p.Spec.Variables)-1]; v.Name != "marker" || !strings.Contains(v.Expression, `".admission.kube-annotator.io/team-a"`) {
+		t.Errorf("the policy does not write the marker of field manager team-a: %s = %s", v.Name, v.Expression)
 	}
 	for _, want := range []string{
 		"warning: " + path + ": rules[1].resources[0]: resource \"widgets.example.com\" not found",

@@ -5,11 +5,13 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// MarkerPrefix begins the key of every marker annotation (see MarkerKey).
-const MarkerPrefix = "admission.kube-annotator.io/"
+// MarkerDomain ends the prefix of every marker annotation's key (see
+// MarkerKey).
+const MarkerDomain = "admission.kube-annotator.io"
 
 // MarkerLabel prefixes a label key in a marker's value; annotation keys are
 // listed as they are. No annotation or label key contains a colon or a
@@ -17,21 +19,38 @@ const MarkerPrefix = "admission.kube-annotator.io/"
 const MarkerLabel = "label:"
 
 // MarkerKey returns the annotation in which the admission policies of the
-// field manager manager list the keys they set on an object:
-// "admission.kube-annotator.io/<manager>". It returns "" when manager
-// cannot be the name part of an annotation key (a DNS label, say, can);
-// such a manager has no admission policies and no marker.
+// field manager manager list the keys they set on an object of the
+// resource gr: "<resource>[.<group>].admission.kube-annotator.io/<manager>",
+// such as "deployments.apps.admission.kube-annotator.io/kube-annotator".
+// It returns "" when they cannot form an annotation key (a manager that is a
+// DNS label and a resource as the API server names it can); such a
+// manager has no admission policies there and no marker.
 //
 // The API server records no owner for a key that a mutating admission
 // policy sets: the managedFields of the request that created or updated the
 // object are computed before admission, and list only what the client sent.
 // The marker is that record instead, kept on the object like managedFields.
-func MarkerKey(manager string) string {
-	key := MarkerPrefix + manager
-	if manager == "" || len(validation.IsQualifiedName(key)) > 0 {
+// It names the resource because controllers copy annotations from one kind
+// to another (kube-controller-manager copies a Deployment's onto its
+// ReplicaSets): a marker copied so names the resource it was written for,
+// and says nothing of the object it was copied onto.
+func MarkerKey(manager string, gr schema.GroupResource) string {
+	prefix := gr.Resource
+	if gr.Group != "" {
+		prefix += "." + gr.Group
+	}
+	key := prefix + "." + MarkerDomain + "/" + manager
+	if manager == "" || gr.Resource == "" || len(validation.IsQualifiedName(key)) > 0 {
 		return ""
 	}
 	return key
+}
+
+// IsMarker reports whether an annotation key is one that MarkerKey returns,
+// for some field manager and resource.
+func IsMarker(key string) bool {
+	prefix, _, ok := strings.Cut(strings.ToLower(key), "/")
+	return ok && strings.HasSuffix(prefix, "."+MarkerDomain)
 }
 
 // ParseMarker returns the keys a marker's value lists: comma-separated

@@ -8,22 +8,42 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 )
 
-const marker = "admission.kube-annotator.io/kube-annotator"
+const marker = "configmaps.admission.kube-annotator.io/kube-annotator"
 
 func TestMarkerKey(t *testing.T) {
-	for manager, want := range map[string]string{
-		"kube-annotator":        marker,
-		"team-a.v2":             "admission.kube-annotator.io/team-a.v2",
-		"":                      "",
-		"has space":             "",
-		"kubectl:apply":         "",
-		strings.Repeat("m", 64): "",
-	} {
-		if got := patch.MarkerKey(manager); got != want {
-			t.Errorf("MarkerKey(%q) = %q, want %q", manager, got, want)
+	cms := schema.GroupResource{Resource: "configmaps"}
+	tests := []struct {
+		manager string
+		gr      schema.GroupResource
+		want    string
+	}{
+		{"kube-annotator", cms, marker},
+		{"team-a.v2", schema.GroupResource{Group: "apps", Resource: "deployments"}, "deployments.apps.admission.kube-annotator.io/team-a.v2"},
+		{"kube-annotator", schema.GroupResource{Group: "ship.nwiizo.dev", Resource: "frigates"}, "frigates.ship.nwiizo.dev.admission.kube-annotator.io/kube-annotator"},
+		{"", cms, ""},
+		{"kube-annotator", schema.GroupResource{}, ""},
+		{"has space", cms, ""},
+		{"kubectl:apply", cms, ""},
+		{strings.Repeat("m", 64), cms, ""},
+	}
+	for _, tc := range tests {
+		got := patch.MarkerKey(tc.manager, tc.gr)
+		if got != tc.want {
+			t.Errorf("MarkerKey(%q, %v) = %q, want %q", tc.manager, tc.gr, got, tc.want)
+		}
+		if got != "" && !patch.IsMarker(got) {
+			t.Errorf("IsMarker(%q) = false", got)
+		}
+	}
+	for key, want := range map[string]bool{"a": false, "admission.kube-annotator.io/x": false, "x.admission.kube-annotator.io": false,
+		"Pods.Admission.kube-annotator.io/x": true, "example.com/admission.kube-annotator.io": false} {
+		if got := patch.IsMarker(key); got != want {
+			t.Errorf("IsMarker(%q) = %v, want %v", key, got, want)
 		}
 	}
 }
@@ -103,7 +123,7 @@ func TestPlanMarked(t *testing.T) {
 		{name: "no marker key: Plan, the annotation is a key like any other",
 			annotations: map[string]string{"a": "1", marker: "a"}},
 		{name: "another manager's marker lists nothing of ours",
-			annotations: map[string]string{"a": "1", "admission.kube-annotator.io/other": "a"}, marker: marker},
+			annotations: map[string]string{"a": "1", "configmaps.admission.kube-annotator.io/other": "a"}, marker: marker},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

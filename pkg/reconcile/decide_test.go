@@ -74,8 +74,8 @@ func obj(namespace, name string, anns, lbls map[string]string, managedFields ...
 
 var kubectl = entry("kubectl", nil, nil)
 
-// marker is the admission marker of FieldManager.
-const marker = "admission.kube-annotator.io/kube-annotator"
+// marker is the admission marker of FieldManager for configmaps.
+const marker = "configmaps.admission.kube-annotator.io/kube-annotator"
 
 func ptr(s string) *string { return &s }
 
@@ -155,9 +155,9 @@ func TestDecide(t *testing.T) {
 			obj: obj("ns", "x", map[string]string{"a": "1", "user": "u", marker: "a,label:gone,label:l"}, map[string]string{"gone": "g", "l": "x"},
 				entry("kubectl", []string{"a", "user"}, []string{"gone"})),
 			want:         patch.Change{Annotations: map[string]*string{"a": nil, marker: ptr("label:l")}, Labels: map[string]*string{"gone": nil}},
-			wantRequests: merge(`{"metadata":{"annotations":{"a":null,"admission.kube-annotator.io/kube-annotator":"label:l"},"labels":{"gone":null}}}`)},
-		{name: "another field manager's marker is not ours", rules: ab,
-			obj: obj("ns", "x", map[string]string{"a": "1", "b": "2", "old": "o", "admission.kube-annotator.io/other": "old"}, nil, kubectl)},
+			wantRequests: merge(`{"metadata":{"annotations":{"a":null,"configmaps.admission.kube-annotator.io/kube-annotator":"label:l"},"labels":{"gone":null}}}`)},
+		{name: "another field manager's marker, or another resource's, is not ours", rules: ab,
+			obj: obj("ns", "x", map[string]string{"a": "1", "b": "2", "old": "o", "configmaps.admission.kube-annotator.io/other": "old", "deployments.apps.admission.kube-annotator.io/kube-annotator": "old"}, nil, kubectl)},
 		{name: "rules conflict: file order decides", rules: teams,
 			obj:           obj("ns", "x", nil, map[string]string{"app": "web"}, kubectl),
 			want:          patch.Change{Annotations: map[string]*string{"team": ptr("a")}},

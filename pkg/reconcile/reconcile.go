@@ -12,7 +12,7 @@
 // Keys that the field manager's admission policies (package admission) set
 // when an object was created or updated are owned too. The API server
 // records no owner for them, so the policies list them in a marker
-// annotation, patch.MarkerKey(manager), and Decide counts the keys listed
+// annotation, patch.MarkerKey(manager, resource), and Decide counts the keys listed
 // there as owned, whoever managedFields names. An object annotated at
 // admission therefore needs no write while the rules still want what it
 // carries, and loses the keys no rule wants any more, exactly as an object
@@ -65,7 +65,7 @@ func (d Decision) Empty() bool { return d.Change.Empty() }
 func Decide(t *rules.Target, obj patch.Object, nsLabels rules.NamespaceLabels, manager string) (Decision, error) {
 	ev := t.Evaluate(obj, nsLabels)
 	owned := patch.OwnedBy(obj.GetManagedFields(), manager)
-	change := patch.PlanMarked(obj.GetAnnotations(), obj.GetLabels(), owned, patch.MarkerKey(manager), ev.Desired)
+	change := patch.PlanMarked(obj.GetAnnotations(), obj.GetLabels(), owned, patch.MarkerKey(manager, t.GVR.GroupResource()), ev.Desired)
 	d := Decision{Evaluation: ev, Change: change}
 	if change.Empty() {
 		return d, nil

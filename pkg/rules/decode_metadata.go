@@ -69,9 +69,9 @@ func (d *decoder) metadataKey(line int, path, kind, key string) {
 	for _, msg := range validation.IsQualifiedName(check) {
 		d.errs = append(d.errs, FieldError{Line: line, Field: path, Message: fmt.Sprintf("invalid %s key: %s", kind, msg)})
 	}
-	if kind == annotationKind && strings.HasPrefix(check, patch.MarkerPrefix) {
+	if kind == annotationKind && patch.IsMarker(check) {
 		d.errs = append(d.errs, FieldError{Line: line, Field: path, Message: fmt.Sprintf(
-			"reserved annotation key: kube-annotator's admission policies record in %s* annotations the keys they set", patch.MarkerPrefix)})
+			"reserved annotation key: kube-annotator's admission policies record in *.%s/* annotations the keys they set", patch.MarkerDomain)})
 	}
 }
 
