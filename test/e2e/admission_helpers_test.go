@@ -50,6 +50,13 @@ func deletePoliciesAtEnd(t *testing.T) {
 	})
 }
 
+// applyArgs are kubectl's arguments to apply what `kube-annotator
+// admission` prints, as the documentation gives them: apply, and delete the
+// policies of rules that are gone.
+var applyArgs = []string{"apply", "--prune", "-l", "kube-annotator.io/field-manager=kube-annotator",
+	"--prune-allowlist=admissionregistration.k8s.io/v1/MutatingAdmissionPolicy",
+	"--prune-allowlist=admissionregistration.k8s.io/v1/MutatingAdmissionPolicyBinding", "-f", "-"}
+
 // applyAdmission runs `kube-annotator admission` on the rules file at path
 // and applies what it prints with kubectl, as a user would; it returns
 // what the command said on stderr. The policies are deleted when the test
@@ -61,7 +68,7 @@ func applyAdmission(t *testing.T, path string) string {
 	if code != 0 {
 		t.Fatalf("admission: exit %d: %s", code, stderr)
 	}
-	if _, err := kubectl(t, stdout, "apply", "-f", "-"); err != nil {
+	if _, err := kubectl(t, stdout, applyArgs...); err != nil {
 		t.Fatalf("%v\nmanifests:\n%s", err, stdout)
 	}
 	return stderr
@@ -84,8 +91,32 @@ func waitPolicies(t *testing.T, ns string, timeout time.Duration) {
 	if err != nil {
 		t.Fatalf("the API server did not apply the admission policies within %v", timeout)
 	}
-	for n := range i {
-		if err := env.Dynamic.Resource(h.ConfigMaps).Namespace(ns).Delete(t.Context(), fmt.Sprintf("probe-%d", n+1), metav1.DeleteOptions{}); err != nil {
+	deleteProbes(t, ns, "probe", i)
+}
+
+// waitPolicyGone waits until the API server no longer applies a deleted
+// policy that set key on the ConfigMaps of ns: it creates ConfigMaps
+// gone-N until one lacks key, then deletes them.
+func waitPolicyGone(t *testing.T, ns, key string, timeout time.Duration) {
+	t.Helper()
+	i := 0
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		i++
+		got := env.Create(t, h.ConfigMaps, ns, h.Object("v1", "ConfigMap", ns, fmt.Sprintf("gone-%d", i)))
+		_, set := got.GetAnnotations()[key]
+		return !set, nil
+	})
+	if err != nil {
+		t.Fatalf("the API server still applied the deleted policy after %v", timeout)
+	}
+	deleteProbes(t, ns, "gone", i)
+}
+
+// deleteProbes deletes the ConfigMaps prefix-1 … prefix-n of ns.
+func deleteProbes(t *testing.T, ns, prefix string, n int) {
+	t.Helper()
+	for j := range n {
+		if err := env.Dynamic.Resource(h.ConfigMaps).Namespace(ns).Delete(t.Context(), fmt.Sprintf("%s-%d", prefix, j+1), metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,12 +37,12 @@ func TestAdmissionAtCreate(t *testing.T) {
 - name: legacy
   resources: [configmaps]
   namespaces: [%[1]s]
-  annotations: {first: {jsonPath: '{.data[*]}'}}
+  annotations: {first: {jsonPath: '{.data.*}'}}
   removeAnnotations: [deprecated]
 `, ns)+probeRule(ns))
 	stderr := applyAdmission(t, rulesFile)
 	for _, want := range []string{
-		"rule legacy: annotations.first: a slice, a wildcard or a negative index cannot be read at admission",
+		"rule legacy: annotations.first: a wildcard cannot be read at admission",
 		"rule legacy: removeAnnotations: left to the controller",
 		"rule legacy: nothing is set at admission; the controller enforces the whole rule",
 	} {
@@ -166,5 +168,76 @@ func TestAdmissionControllerWritesNothing(t *testing.T) {
 	}
 	if n := p.writes(t, "success") + p.writes(t, "error"); n != 0 {
 		t.Errorf("the controller wrote %d times, want 0", n)
+	}
+}
+
+// diffChanges runs diff on the rules file at path in ns and returns the
+// changes it reports, by object, without the markers'.
+func diffChanges(t *testing.T, path, ns string) (map[string][]string, int) {
+	t.Helper()
+	out, errOut, code := runCLI(t, "diff", "--rules", path, "--kubeconfig", env.Kubeconfig, "-n", ns, "-o", "json")
+	if code == 2 {
+		t.Fatalf("diff: exit 2: %s", errOut)
+	}
+	var pending []struct {
+		Name    string
+		Changes []struct{ Kind, Key string }
+	}
+	if err := json.Unmarshal([]byte(out), &pending); err != nil {
+		t.Fatalf("diff -o json: %v\n%s", err, out)
+	}
+	changes := map[string][]string{}
+	for _, o := range pending {
+		for _, c := range o.Changes {
+			if !strings.HasSuffix(c.Key, "admission.kube-annotator.io/kube-annotator") {
+				changes[o.Name] = append(changes[o.Name], c.Kind+" "+c.Key)
+			}
+		}
+	}
+	return changes, code
+}
+
+// diff and once report and do the same for an object annotated at
+// admission as for one the controller annotated: nothing while the rules
+// want what they carry, and the removal of the same keys when a rule goes.
+func TestAdmissionDiffAndOnceAgree(t *testing.T) {
+	ns := env.NewNamespace(t)
+	rule := fmt.Sprintf("- {name: r, resources: [configmaps], namespaces: [%s], annotations: {a: '1'}, labels: {l: x}}\n", ns)
+	rulesFile := writeFile(t, "rules.yaml", "rules:\n"+rule+probeRule(ns))
+	env.Create(t, h.ConfigMaps, ns, h.Object("v1", "ConfigMap", ns, "by-controller"))
+	if out, errOut, code := runCLI(t, "once", "--rules", rulesFile, "--kubeconfig", env.Kubeconfig, "-n", ns); code != 0 {
+		t.Fatalf("once: exit %d\n%s%s", code, out, errOut)
+	}
+	applyAdmission(t, rulesFile)
+	waitPolicies(t, ns, 10*time.Second)
+	adm := env.Create(t, h.ConfigMaps, ns, h.Object("v1", "ConfigMap", ns, "at-admission"))
+	checkAnnotations(t, "created", adm, map[string]string{"a": "1", marker("configmaps"): "a,label:l"})
+
+	if changes, code := diffChanges(t, rulesFile, ns); code != 0 || len(changes) > 0 {
+		t.Errorf("diff with the rules in force: exit %d, changes %v; want 0 and none", code, changes)
+	}
+
+	// The rule goes: its policy with it, then the keys it set.
+	replaceFile(t, rulesFile, "rules:\n"+probeRule(ns))
+	applyAdmission(t, rulesFile)
+	if policyExpression(t, "kube-annotator.r") != "" {
+		t.Fatalf("kubectl apply --prune left the policy of the removed rule")
+	}
+	// Until the API server drops it, the policy would undo once's writes.
+	waitPolicyGone(t, ns, "a", 10*time.Second)
+	changes, code := diffChanges(t, rulesFile, ns)
+	want := []string{"annotation a", "label l"}
+	if code != 1 || !slices.Equal(changes["by-controller"], want) || !slices.Equal(changes["at-admission"], want) {
+		t.Errorf("diff without the rule: exit %d, changes %v; want 1 and %v for both", code, changes, want)
+	}
+	out, errOut, code := runCLI(t, "once", "--rules", rulesFile, "--kubeconfig", env.Kubeconfig, "-n", ns)
+	if code != 0 || !hasRow(out, []string{"configmaps.v1", "2", "2", "0"}) {
+		t.Errorf("once without the rule: exit %d, want 0 and 2 objects changed:\n%s%s", code, out, errOut)
+	}
+	for _, name := range []string{"by-controller", "at-admission"} {
+		got := env.Get(t, h.ConfigMaps, ns, name)
+		if len(got.GetAnnotations())+len(got.GetLabels()) > 0 {
+			t.Errorf("%s after once: annotations %v, labels %v; want none", name, got.GetAnnotations(), got.GetLabels())
+		}
 	}
 }
