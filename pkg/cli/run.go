@@ -55,6 +55,7 @@ type runFlags struct {
 	probeAddr    string
 	clusterFlags *clusterFlags
 	leader       *leaderFlags
+	shard        *shardFlags
 	// admissionPolicies keeps admission policies in sync with the rules.
 	admissionPolicies bool
 }
@@ -72,6 +73,7 @@ func runCommand(ctx context.Context, e *env, args []string) int {
 	fs.StringVar(&f.probeAddr, "health-probe-bind-address", "", "Address to serve /healthz and /readyz on, e.g. :8081 (default off)")
 	fs.BoolVar(&f.admissionPolicies, "admission-policies", false, "Also keep MutatingAdmissionPolicies in the cluster that apply the rules as objects are created or updated (see 'admission'); they are created, updated and deleted with the rules")
 	f.leader = addLeaderFlags(fs)
+	f.shard = addShardFlags(fs)
 	f.clusterFlags = addClusterFlags(fs)
 	f.clusterFlags.addExcludeFlag(fs)
 	addLogFlags(fs)
@@ -83,6 +85,9 @@ func runCommand(ctx context.Context, e *env, args []string) int {
 	}
 	if f.resync < 0 {
 		return e.usageError(fs, fmt.Errorf("--resync-period must not be negative, got %v", f.resync))
+	}
+	if err := f.shard.validate(fs.Changed, f.leader); err != nil {
+		return e.usageError(fs, err)
 	}
 	logger := klog.Background().WithName("kube-annotator")
 	ctx = klog.NewContext(ctx, logger)
@@ -166,7 +171,11 @@ func newApp(ctx context.Context, f runFlags) (*app, error) {
 		ResourceGone: func(schema.GroupVersionResource) { resolveAgain.Resolve() },
 		Metrics:      m,
 		Recorder:     recorder,
+		Shard:        f.shard.shardListWatch(klog.FromContext(ctx), dyn, m.Registry),
+		ClientQPS:    cfg.QPS,
+		ClientBurst:  cfg.Burst,
 	})
+	m.Registry.MustRegister(cachedObjectsGauge(c))
 	adm, err := newAdmissionSync(f, cfg)
 	if err != nil {
 		return nil, err
