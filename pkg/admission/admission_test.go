@@ -2,7 +2,6 @@ package admission
 
 import (
 	"encoding/json"
-	"fmt"
 	"maps"
 	"reflect"
 	"slices"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 )
 
 // The markers of the default field manager.
@@ -30,37 +30,16 @@ const (
 )
 
 var (
-	configMaps  = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	namespaces  = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
-	deployments = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	configMaps  = rulestest.ConfigMaps.GVR
+	namespaces  = rulestest.Namespaces.GVR
+	deployments = rulestest.Deployments.GVR
 )
 
 // compile compiles a rules file for a cluster serving configmaps,
 // namespaces and deployments, with the cluster's namespaces excluded.
 func compile(t *testing.T, content string) *rules.Set {
 	t.Helper()
-	f, err := rules.Parse("rules.yaml", []byte(content))
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, _, err := rules.Compile("rules.yaml", f, func(name string) (rules.Resource, error) {
-		switch name {
-		case "configmaps":
-			return rules.Resource{GVR: configMaps, Kind: "ConfigMap", Namespaced: true}, nil
-		case "namespaces":
-			return rules.Resource{GVR: namespaces, Kind: "Namespace"}, nil
-		case "deployments":
-			return rules.Resource{GVR: deployments, Kind: "Deployment", Namespaced: true}, nil
-		}
-		return rules.Resource{}, fmt.Errorf("unknown resource %q", name)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := set.ExcludeNamespaces(rules.DefaultExcludedNamespaces); err != nil {
-		t.Fatal(err)
-	}
-	return set
+	return rulestest.Compile(t, content, rulestest.ConfigMaps, rulestest.Namespaces, rulestest.Deployments)
 }
 
 func options() Options {

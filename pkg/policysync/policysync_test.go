@@ -2,37 +2,23 @@ package policysync
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"testing"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/kube-annotator/kube-annotator/pkg/admission"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 )
 
 // compile compiles a rules file for a cluster that serves configmaps.
 func compile(t *testing.T, content string) *rules.Set {
 	t.Helper()
-	f, err := rules.Parse("rules.yaml", []byte(content))
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, _, err := rules.Compile("rules.yaml", f, func(name string) (rules.Resource, error) {
-		if name != "configmaps" {
-			return rules.Resource{}, fmt.Errorf("unknown resource %q", name)
-		}
-		return rules.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true}, nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return set
+	return rulestest.Compile(t, content, rulestest.ConfigMaps)
 }
 
 func translate(manager string) TranslateFunc {

@@ -1,23 +1,22 @@
 package reconcile
 
 import (
-	"fmt"
 	"reflect"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 )
 
 var (
-	configMaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	namespaces = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	configMaps = rulestest.ConfigMaps.GVR
+	namespaces = rulestest.Namespaces.GVR
 )
 
 // target compiles a rules file's content for a cluster that serves
@@ -25,26 +24,7 @@ var (
 // returns its first target.
 func target(t *testing.T, content string) *rules.Target {
 	t.Helper()
-	f, err := rules.Parse("rules.yaml", []byte(content))
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, _, err := rules.Compile("rules.yaml", f, func(name string) (rules.Resource, error) {
-		switch name {
-		case "configmaps":
-			return rules.Resource{GVR: configMaps, Kind: "ConfigMap", Namespaced: true}, nil
-		case "namespaces":
-			return rules.Resource{GVR: namespaces, Kind: "Namespace"}, nil
-		}
-		return rules.Resource{}, fmt.Errorf("unknown resource %q", name)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := set.ExcludeNamespaces(rules.DefaultExcludedNamespaces); err != nil {
-		t.Fatal(err)
-	}
-	return set.SortedTargets()[0]
+	return rulestest.Compile(t, content, rulestest.ConfigMaps, rulestest.Namespaces).SortedTargets()[0]
 }
 
 // entry is a managedFields entry in which manager owns the annotation keys
