@@ -198,14 +198,9 @@ func (tr *translator) values(r *rule) ([]admissionregistrationv1.Variable, map[s
 
 // spec is r's policy spec, with its variables and mutation map entries.
 func (tr *translator) spec(r *rule, vars []admissionregistrationv1.Variable, entries map[string][]string) (*admissionregistrationv1.MutatingAdmissionPolicySpec, error) {
-	match := &admissionregistrationv1.MatchResources{MatchPolicy: ptr(admissionregistrationv1.Equivalent)}
-	for _, gvr := range r.resources {
-		match.ResourceRules = append(match.ResourceRules, admissionregistrationv1.NamedRuleWithOperations{
-			RuleWithOperations: admissionregistrationv1.RuleWithOperations{
-				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
-				Rule: admissionregistrationv1.Rule{APIGroups: []string{gvr.Group}, APIVersions: []string{gvr.Version},
-					Resources: []string{gvr.Resource}, Scope: ptr(admissionregistrationv1.AllScopes)},
-			}})
+	match, nsCEL, err := matchResources(r)
+	if err != nil {
+		return nil, err
 	}
 	conds, err := tr.globalConditions()
 	if err != nil {
@@ -218,13 +213,6 @@ func (tr *translator) spec(r *rule, vars []admissionregistrationv1.Variable, ent
 	for _, c := range own {
 		conds = append(conds, admissionregistrationv1.MatchCondition{Name: c.name, Expression: c.expr})
 	}
-	if r.Selector != "" {
-		// A prefilter: at UPDATE the API server also matches the old
-		// object's labels; the "selector" condition decides on the new.
-		if match.ObjectSelector, err = labelSelector(r.Selector); err != nil {
-			return nil, err
-		}
-	}
 	var parts []string
 	for _, kind := range []string{"annotation", "label"} {
 		if len(entries[kind]) > 0 {
@@ -232,17 +220,8 @@ func (tr *translator) spec(r *rule, vars []admissionregistrationv1.Variable, ent
 		}
 	}
 	expr := "Object{metadata: Object.metadata{" + strings.Join(parts, ", ") + "}}"
-	if r.NamespaceSelector != "" {
-		if match.NamespaceSelector, err = labelSelector(r.NamespaceSelector); err != nil {
-			return nil, err
-		}
-		if match.NamespaceSelector == nil { // a LabelSelector cannot state it
-			ns, err := namespaceSelection(r.Compiled)
-			if err != nil {
-				return nil, err
-			}
-			expr = fmt.Sprintf("%s ? %s : Object{}", ns, expr)
-		}
+	if nsCEL != "" {
+		expr = fmt.Sprintf("%s ? %s : Object{}", nsCEL, expr)
 	}
 	return &admissionregistrationv1.MutatingAdmissionPolicySpec{
 		MatchConstraints: match,
@@ -253,6 +232,37 @@ func (tr *translator) spec(r *rule, vars []admissionregistrationv1.Variable, ent
 		FailurePolicy:      ptr(admissionregistrationv1.Ignore),
 		ReinvocationPolicy: admissionregistrationv1.IfNeededReinvocationPolicy,
 	}, nil
+}
+
+// matchResources are r's resources at CREATE and UPDATE, with its label
+// selectors where a LabelSelector can state them. A namespaceSelector that
+// one cannot is returned as CEL, for the mutation to test.
+func matchResources(r *rule) (match *admissionregistrationv1.MatchResources, nsCEL string, err error) {
+	match = &admissionregistrationv1.MatchResources{MatchPolicy: ptr(admissionregistrationv1.Equivalent)}
+	for _, gvr := range r.resources {
+		match.ResourceRules = append(match.ResourceRules, admissionregistrationv1.NamedRuleWithOperations{
+			RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+				Rule: admissionregistrationv1.Rule{APIGroups: []string{gvr.Group}, APIVersions: []string{gvr.Version},
+					Resources: []string{gvr.Resource}, Scope: ptr(admissionregistrationv1.AllScopes)},
+			}})
+	}
+	if r.Selector != "" {
+		// A prefilter: at UPDATE the API server also matches the old
+		// object's labels; the "selector" condition decides on the new.
+		if match.ObjectSelector, err = labelSelector(r.Selector); err != nil {
+			return nil, "", err
+		}
+	}
+	if r.NamespaceSelector != "" {
+		if match.NamespaceSelector, err = labelSelector(r.NamespaceSelector); err != nil {
+			return nil, "", err
+		}
+		if match.NamespaceSelector == nil {
+			nsCEL, err = namespaceSelection(r.Compiled)
+		}
+	}
+	return match, nsCEL, err
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -113,13 +113,13 @@ func TestSync(t *testing.T) {
 func TestWrapAndRun(t *testing.T) {
 	client := fake.NewClientset()
 	s := New(Options{Client: client.AdmissionregistrationV1(), FieldManager: "kube-annotator", Translate: translate("kube-annotator"),
-		Settle: 50 * time.Millisecond, Interval: time.Hour, Retry: 10 * time.Millisecond})
+		Settle: time.Second, Interval: time.Hour, Retry: 10 * time.Millisecond})
 	var applied []*rules.Set
 	apply := s.Wrap(func(_ context.Context, set *rules.Set) { applied = append(applied, set) })
 	set := compile(t, "rules:\n- {name: a, resources: [configmaps], annotations: {a: '1'}}\n")
 	start := time.Now()
 	apply(t.Context(), set)
-	if len(applied) != 1 || time.Since(start) < 50*time.Millisecond {
+	if len(applied) != 1 || time.Since(start) < time.Second {
 		t.Errorf("applied %d sets after %v, want 1 after the settle time", len(applied), time.Since(start))
 	}
 	if got := names(t, client); len(got) != 2 {
@@ -127,7 +127,7 @@ func TestWrapAndRun(t *testing.T) {
 	}
 	start = time.Now()
 	apply(t.Context(), set)
-	if len(applied) != 2 || time.Since(start) >= 50*time.Millisecond {
+	if len(applied) != 2 || time.Since(start) >= time.Second {
 		t.Errorf("unchanged policies: applied after %v, want no wait", time.Since(start))
 	}
 

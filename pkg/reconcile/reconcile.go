@@ -12,12 +12,12 @@
 // Keys that the field manager's admission policies (package admission) set
 // when an object was created or updated are owned too. The API server
 // records no owner for them, so the policies list them in a marker
-// annotation, patch.MarkerKey(manager, resource), and Decide counts the keys listed
-// there as owned, whoever managedFields names. An object annotated at
-// admission therefore needs no write while the rules still want what it
-// carries, and loses the keys no rule wants any more, exactly as an object
-// annotated by the controller does; the write that deletes listed keys also
-// rewrites the marker to list what remains, or deletes it.
+// annotation, patch.MarkerKey(manager, resource), and Decide counts the
+// keys listed there as owned, whoever managedFields names. An object
+// annotated at admission therefore needs no write while the rules still
+// want what it carries, and loses the keys no rule wants any more, exactly
+// as an object annotated by the controller does; the write that deletes
+// listed keys also rewrites the marker to list what remains, or deletes it.
 package reconcile
 
 import (
