@@ -174,6 +174,14 @@ func TestTranslate(t *testing.T) {
 				{name: "a number and a list item", gvr: deployments, obj: deployment("ns", "d", 3, "nginx:1"),
 					wantAnns: map[string]string{"img": "nginx:1", "replicas": "3", depMarker: "img,replicas"}},
 			}},
+		{name: "fields CEL must escape",
+			rules: "rules:\n- name: read\n  resources: [configmaps]\n" +
+				`  annotations: {ns: {jsonPath: '{.metadata.namespace}'}, app: {jsonPath: '{.metadata.labels.app\.kubernetes\.io/name}'}, d: {jsonPath: '{.data.in}'}}` + "\n",
+			policies: []string{"read"},
+			requests: []request{
+				{name: "read", gvr: configMaps, obj: cm("ns", "x", nil, map[string]string{"app.kubernetes.io/name": "web"}, map[string]string{"in": "i"}),
+					wantAnns: map[string]string{"ns": "ns", "app": "web", "d": "i", marker: "app,d,ns"}, wantLabels: map[string]string{"app.kubernetes.io/name": "web"}},
+			}},
 		{name: "a value of the wrong type: the policy fails and is ignored",
 			rules:    "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1', d: {jsonPath: '{.data}'}}}\n",
 			policies: []string{"r"},

@@ -91,3 +91,34 @@ var labelSets = []labels.Set{
 	{"env": "a", "team": "x"}, {"env": "c", "team": "x"}, {"env": "b", "team": "x", "legacy": "y"},
 	{"replicas": "3"}, {"replicas": "2"}, {"replicas": "x"}, {"replicas": "-5"},
 }
+
+func TestJSONPathValue(t *testing.T) {
+	tests := []struct {
+		template      string
+		present, text string
+		err           string
+	}{
+		{template: "{.spec.x}", present: "object.?spec.?x.hasValue()", text: "string(object.?spec.?x.value())"},
+		{template: "v{.a[2].b}!", present: "object.?a[?2].?b.hasValue()", text: `"v" + string(object.?a[?2].?b.value()) + "!"`},
+		{template: "{.metadata.namespace}", present: `object.?metadata[?"namespace"].hasValue()`, text: `string(object.?metadata[?"namespace"].value())`},
+		{template: "{.a.b-c}", present: `object.?a[?"b-c"].hasValue()`, text: `string(object.?a[?"b-c"].value())`},
+		{template: "{.a[*]}", err: "a slice, a wildcard or a negative index cannot be read at admission"},
+		{template: "{.a[-1]}", err: "a slice, a wildcard or a negative index cannot be read at admission"},
+		{template: "{.a[0:2]}", err: "a slice, a wildcard or a negative index cannot be read at admission"},
+		{template: "{.a.*}", err: "a wildcard cannot be read at admission"},
+		{template: "{..a}", err: "recursive descent (..) cannot be read at admission"},
+		{template: "{.a[?(@.b=='c')]}", err: "a filter [?(...)] cannot be read at admission"},
+		{template: "{.a['x','y']}", err: "a union [a,b] cannot be read at admission"},
+		{template: "{range .a[*]}{.b}{end}", err: "{range} cannot be read at admission"},
+		{template: "text", err: `template "text" reads nothing`},
+	}
+	for _, tc := range tests {
+		v, err := jsonPathValue(tc.template)
+		switch {
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("jsonPathValue(%q) error = %v, want %q", tc.template, err, tc.err)
+		case tc.err == "" && (err != nil || v.present != tc.present || v.text != tc.text):
+			t.Errorf("jsonPathValue(%q) = %+v, %v; want {%s %s}", tc.template, v, err, tc.present, tc.text)
+		}
+	}
+}
