@@ -24,6 +24,10 @@
 // controller counts them as its own (see package reconcile): the API server
 // records no owner for keys set at admission.
 //
+// Objects that opt out (kube-annotator.io/ignore: "true" on the object or
+// its namespace) are left alone, as the controller leaves them; rules in
+// audit mode, which write nothing, have no policy.
+//
 // What a rule asks that cannot be done at admission is left to the
 // controller, and Translate says so in a Note: removals (removeAnnotations,
 // removeLabels), JSONPath values that CEL cannot read the same way, keys an
@@ -242,6 +246,9 @@ func (tr *translator) guard(r *rule, k *key) (cond string, ok bool) {
 	for _, e := range tr.rules {
 		if e.Index >= r.Index {
 			break
+		}
+		if e.Audit() {
+			continue // it writes nothing, so it takes no key from later rules
 		}
 		res, shared := sharesResource(r, e)
 		if !shared {

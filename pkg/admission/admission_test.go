@@ -80,6 +80,8 @@ type request struct {
 	// controller are the annotations the controller still changes: what
 	// the notes leave to it.
 	controller []string
+	// nsIgnored is set when the object's namespace opts out.
+	nsIgnored bool
 }
 
 func TestTranslate(t *testing.T) {
@@ -112,6 +114,20 @@ func TestTranslate(t *testing.T) {
 					wantAnns:   map[string]string{"team": "a", "example.com/x": "y", depMarker: "example.com/x,label:tier,team"},
 					wantLabels: map[string]string{"tier": "web"}},
 				{name: "excluded namespace", gvr: configMaps, obj: cm("kube-system", "x", nil, nil, nil)},
+			}},
+		{name: "opt-outs and audit mode",
+			rules: "rules:\n- {name: r, resources: [configmaps, namespaces], annotations: {a: '1'}}\n" +
+				"- {name: audit, resources: [configmaps], selector: app, mode: audit, annotations: {a: '2', b: '2'}}\n",
+			policies: []string{"r"},
+			notes:    []string{"rule audit: mode: audit mode writes nothing, at admission neither; the controller reports what the rule would change"},
+			requests: []request{
+				{name: "applied", gvr: configMaps, obj: cm("ns", "x", nil, nil, nil), wantAnns: map[string]string{"a": "1", marker: "a"}},
+				{name: "an audit rule takes no key", gvr: configMaps, obj: cm("ns", "x", nil, map[string]string{"app": "x"}, nil),
+					wantAnns: map[string]string{"a": "1", marker: "a"}, wantLabels: map[string]string{"app": "x"}},
+				{name: "the object opts out", gvr: configMaps, obj: cm("ns", "x", map[string]string{rules.IgnoreAnnotation: "true"}, nil, nil)},
+				{name: "its namespace opts out", gvr: configMaps, obj: cm("ns", "x", nil, nil, nil), nsIgnored: true},
+				{name: "a Namespace that opts out", gvr: namespaces, obj: &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
+					ObjectMeta: metav1.ObjectMeta{Name: "n", Annotations: map[string]string{rules.IgnoreAnnotation: "true"}}}},
 			}},
 		{name: "namespace globs",
 			rules:    "rules:\n- {name: r, resources: [configmaps, namespaces], namespaces: ['team-*'], excludeNamespaces: ['team-b*'], annotations: {a: '1'}}\n",
@@ -285,6 +301,9 @@ func checkRequest(t *testing.T, set *rules.Set, policies []*compiled, rq request
 	for _, order := range [][]*compiled{policies, reversed} {
 		obj, ignored := rq.obj, false
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns", Labels: rq.ns}}
+		if rq.nsIgnored {
+			ns.Annotations = map[string]string{rules.IgnoreAnnotation: "true"}
+		}
 		if rq.gvr == namespaces {
 			ns = nil
 		}
@@ -320,7 +339,7 @@ func checkRequest(t *testing.T, set *rules.Set, policies []*compiled, rq request
 		t.Fatal(err)
 	}
 	obj := &unstructured.Unstructured{Object: u}
-	d, err := reconcile.Decide(target, obj, func(string) (labels.Set, bool) { return rq.ns, true }, reconcile.FieldManager)
+	d, err := reconcile.Decide(target, obj, func(string) (labels.Set, bool) { return rq.ns, true }, func(string) bool { return rq.nsIgnored }, reconcile.FieldManager)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,12 @@ const (
 	isNamespace   = `(request.resource.group == "" && request.resource.resource == "namespaces")`
 )
 
+// optsOut is a CEL condition: the object expression obj carries
+// rules.IgnoreAnnotation: "true".
+func optsOut(obj string) string {
+	return fmt.Sprintf(`(%s.metadata.?annotations[?%s].orValue("") == "true")`, obj, quote(rules.IgnoreAnnotation))
+}
+
 // condition is one named CEL condition of a rule's selection.
 type condition struct{ name, expr string }
 
@@ -98,7 +104,7 @@ func selects(c *rules.Compiled) (string, error) {
 // globalConditions are the matchConditions every policy has: the excluded
 // namespaces and the namespace the controller is restricted to.
 func (tr *translator) globalConditions() ([]admissionregistrationv1.MatchCondition, error) {
-	var out []admissionregistrationv1.MatchCondition
+	out := []admissionregistrationv1.MatchCondition{{Name: "not-ignored", Expression: "!" + optsOut("object")}}
 	if len(tr.opts.ExcludeNamespaces) > 0 {
 		m, err := anyGlob("request.namespace", tr.opts.ExcludeNamespaces)
 		if err != nil {
@@ -116,6 +122,10 @@ func (tr *translator) globalConditions() ([]admissionregistrationv1.MatchConditi
 // policy builds r's policy and binding, or returns nil when nothing of r
 // is done at admission.
 func (tr *translator) policy(r *rule) (*Policy, error) {
+	if r.Audit() {
+		tr.note(r, "mode", "audit mode writes nothing, at admission neither; the controller reports what the rule would change")
+		return nil, nil
+	}
 	if len(r.RemoveAnnotations) > 0 {
 		tr.note(r, "removeAnnotations", removalReason)
 	}
@@ -219,10 +229,12 @@ func (tr *translator) spec(r *rule, vars []admissionregistrationv1.Variable, ent
 			parts = append(parts, fmt.Sprintf("%ss: {%s}", kind, strings.Join(entries[kind], ", ")))
 		}
 	}
-	expr := "Object{metadata: Object.metadata{" + strings.Join(parts, ", ") + "}}"
+	// matchConditions do not see namespaceObject: the mutation tests it.
+	cond := "(namespaceObject == null || !" + optsOut("namespaceObject") + ")"
 	if nsCEL != "" {
-		expr = fmt.Sprintf("%s ? %s : Object{}", nsCEL, expr)
+		cond += " && " + nsCEL
 	}
+	expr := fmt.Sprintf("%s ? Object{metadata: Object.metadata{%s}} : Object{}", cond, strings.Join(parts, ", "))
 	return &admissionregistrationv1.MutatingAdmissionPolicySpec{
 		MatchConstraints: match,
 		MatchConditions:  conds,

@@ -84,29 +84,48 @@ func FormatMarker(o Owned) string {
 	return strings.Join(entries, ",")
 }
 
+// MarkedKeys returns the keys that the marker annotation marker (from
+// MarkerKey; "" for none) lists on an object with annotations: keys an
+// admission policy set, which count as owned, as though the field manager
+// had written them. The marker itself is never among them.
+func MarkedKeys(annotations map[string]string, marker string) Owned {
+	value, ok := annotations[marker]
+	if marker == "" || !ok {
+		return Owned{}
+	}
+	o := ParseMarker(value)
+	delete(o.Annotations, marker)
+	return o
+}
+
+// Union returns the keys of o and p, in new maps.
+func (o Owned) Union(p Owned) Owned {
+	return Owned{Annotations: union(o.Annotations, p.Annotations), Labels: union(o.Labels, p.Labels)}
+}
+
 // PlanMarked is Plan for an object that may carry the marker annotation
-// marker (from MarkerKey; "" for none). The keys the marker lists count as
-// owned, as though the field manager had written them, so that a key an
-// admission policy set is deleted when no rule wants it any more, exactly
-// like a key the controller set. The marker itself is never deleted as an
-// owned key. When the change is not empty, it also rewrites the marker to
-// list only the listed keys that remain after the change, or deletes the
-// marker when none does; an object that needs no other change is never
-// written for its marker alone.
+// marker (from MarkerKey; "" for none), where owned includes the keys the
+// marker lists (MarkedKeys), so that a key an admission policy set is
+// deleted when no rule wants it any more, exactly like a key the controller
+// set. The marker itself is never deleted as an owned key. When the change
+// is not empty, it also rewrites the marker to list only the listed keys
+// that remain after the change, or deletes the marker when none does; an
+// object that needs no other change is never written for its marker alone.
 func PlanMarked(annotations, labels map[string]string, owned Owned, marker string, d Desired) Change {
 	value, marked := annotations[marker]
 	if marker == "" || !marked {
 		return Plan(annotations, labels, owned, d)
 	}
-	listed := ParseMarker(value)
-	all := Owned{Annotations: union(owned.Annotations, listed.Annotations), Labels: union(owned.Labels, listed.Labels)}
-	delete(all.Annotations, marker)
-	change := Plan(annotations, labels, all, d)
+	if owned.Annotations[marker] {
+		owned = owned.Union(Owned{})
+		delete(owned.Annotations, marker)
+	}
+	change := Plan(annotations, labels, owned, d)
 	if change.Empty() {
 		return change
 	}
+	listed := MarkedKeys(annotations, marker)
 	remain := Owned{Annotations: remaining(listed.Annotations, annotations, change.Annotations), Labels: remaining(listed.Labels, labels, change.Labels)}
-	delete(remain.Annotations, marker)
 	next := FormatMarker(remain)
 	switch {
 	case next == "":

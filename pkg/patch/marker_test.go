@@ -127,7 +127,8 @@ func TestPlanMarked(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := patch.PlanMarked(tc.annotations, tc.labels, tc.owned, tc.marker, tc.desired)
+			owned := tc.owned.Union(patch.MarkedKeys(tc.annotations, tc.marker))
+			got := patch.PlanMarked(tc.annotations, tc.labels, owned, tc.marker, tc.desired)
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("PlanMarked() = %s, want %s", dump(got), dump(tc.want))
 			}
@@ -167,7 +168,8 @@ func FuzzPlanMarked(f *testing.F) {
 		delete(in.desired.Annotations, marker)
 		in.desired.RemoveAnnotations = slices.DeleteFunc(in.desired.RemoveAnnotations, func(k string) bool { return k == marker })
 		anns0 := maps.Clone(in.annotations)
-		got := patch.PlanMarked(in.annotations, in.labels, in.owned, marker, in.desired)
+		marked := in.owned.Union(patch.MarkedKeys(in.annotations, marker))
+		got := patch.PlanMarked(in.annotations, in.labels, marked, marker, in.desired)
 		if !maps.Equal(in.annotations, anns0) {
 			t.Fatalf("PlanMarked modified its input")
 		}
@@ -176,6 +178,9 @@ func FuzzPlanMarked(f *testing.F) {
 		if hasMarker {
 			owned = patch.Owned{Annotations: unionOf(in.owned.Annotations, listed.Annotations), Labels: unionOf(in.owned.Labels, listed.Labels)}
 			delete(owned.Annotations, marker)
+		}
+		if !reflect.DeepEqual(marked, owned) && hasMarker && !in.owned.Annotations[marker] {
+			t.Errorf("owned with MarkedKeys = %v, want %v", marked, owned)
 		}
 		want := patch.Plan(in.annotations, in.labels, owned, in.desired)
 		gotMarker, markerChanged := got.Annotations[marker]
@@ -203,7 +208,7 @@ func FuzzPlanMarked(f *testing.F) {
 				t.Errorf("marker = %q, want %q", v, patch.FormatMarker(remain))
 			}
 		}
-		if again := patch.PlanMarked(anns, lbls, in.owned, marker, in.desired); !again.Empty() {
+		if again := patch.PlanMarked(anns, lbls, in.owned.Union(patch.MarkedKeys(anns, marker)), marker, in.desired); !again.Empty() {
 			t.Errorf("PlanMarked of the result is not empty: %s", dump(again))
 		}
 	})
@@ -216,7 +221,7 @@ func parseMarked(data string) (patch.Owned, bool) {
 	for line := range strings.Lines(data) {
 		what, k, ok := strings.Cut(strings.TrimRight(line, "\n"), " ")
 		// Keys hold no comma or colon (the API server validates them).
-		if !ok || k == "" || strings.ContainsAny(k, ",: \t") || (what != "m" && what != "ml") {
+		if !ok || k == "" || strings.ContainsAny(k, ",:") || strings.TrimSpace(k) != k || (what != "m" && what != "ml") {
 			continue
 		}
 		seen = true

@@ -128,6 +128,11 @@ func TestDecide(t *testing.T) {
 		{name: "whole object", rules: ab, obj: whole(obj("ns", "x", map[string]string{"b": "2"}, nil, kubectl)),
 			want:         patch.Change{Annotations: map[string]*string{"a": ptr("1")}},
 			wantRequests: merge(`{"metadata":{"annotations":{"a":"1"}}}`)},
+		{name: "set at admission, wanted by a rule in audit mode: kept",
+			rules: "rules:\n- {name: r, resources: [configmaps], mode: audit, annotations: {a: '1'}}\n",
+			obj:   obj("ns", "x", map[string]string{"a": "1", marker: "a"}, nil, kubectl)},
+		{name: "set at admission, the object opts out: left alone", rules: "rules:\n- {name: r, resources: [configmaps], labels: {l: x}}\n",
+			obj: obj("ns", "x", map[string]string{"a": "1", marker: "a", rules.IgnoreAnnotation: "true"}, nil, kubectl)},
 		{name: "set at admission and still wanted: no write", rules: ab,
 			obj: obj("ns", "x", map[string]string{"a": "1", "b": "2", marker: "a,b"}, nil, kubectl)},
 		{name: "set at admission, no rule wants it: deleted with the marker",
@@ -147,7 +152,7 @@ func TestDecide(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			before := mustJSON(tc.obj)
-			d, err := Decide(target(t, tc.rules), tc.obj, nsLabels, FieldManager)
+			d, err := Decide(target(t, tc.rules), tc.obj, nsLabels, nil, FieldManager)
 			if err != nil {
 				t.Fatalf("Decide() error = %v", err)
 			}
@@ -190,11 +195,11 @@ func TestDecideTrimmed(t *testing.T) {
 	tg := target(t, rulesAB)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			full, err := Decide(tg, obj("ns", "x", anns, nil, tc.managedFields...), nil, FieldManager)
+			full, err := Decide(tg, obj("ns", "x", anns, nil, tc.managedFields...), nil, nil, FieldManager)
 			if err != nil {
 				t.Fatal(err)
 			}
-			trimmed, err := Decide(tg, obj("ns", "x", anns, nil, trim(tc.managedFields)...), nil, FieldManager)
+			trimmed, err := Decide(tg, obj("ns", "x", anns, nil, trim(tc.managedFields)...), nil, nil, FieldManager)
 			if err != nil {
 				t.Fatal(err)
 			}
