@@ -65,6 +65,9 @@ func TestAdmissionAtCreate(t *testing.T) {
 	checkAnnotations(t, "created pod", created["pod"], map[string]string{"sample-controller": "True", "app": "", marker("pods"): "sample-controller"})
 	checkAnnotations(t, "created frigate", created["frigate"], map[string]string{
 		"sample-controller": "True", "foo": "bar", marker("frigates.ship.nwiizo.dev"): "foo,sample-controller"})
+	optOut := h.Pod(t, ns, "opted-out")
+	optOut.SetAnnotations(map[string]string{"kube-annotator.io/ignore": "true"})
+	checkAnnotations(t, "created pod that opts out", env.Create(t, h.Pods, ns, optOut), map[string]string{"sample-controller": "", marker("pods"): ""})
 	for what, obj := range created {
 		if owners := ownersOf(t, obj, "sample-controller"); len(owners) > 0 {
 			t.Errorf("created %s: managedFields name %q as owning the key set at admission, want no owner", what, owners)
