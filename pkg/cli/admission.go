@@ -9,7 +9,6 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/admission"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
 func admissionCommand(_ context.Context, e *env, args []string) int {
@@ -57,15 +56,7 @@ func addFieldManagerFlag(fs *pflag.FlagSet) *string {
 // and translates it into admission policies for manager, reporting on
 // warnings what is left to the controller.
 func translate(path, manager string, cf *clusterFlags, warnings io.Writer) ([]admission.Policy, error) {
-	file, err := rules.Load(path)
-	if err != nil {
-		return nil, err
-	}
-	_, r, err := cf.resolver()
-	if err != nil {
-		return nil, err
-	}
-	set, unresolved, err := compileRules(path, file, r.Resolve, cf.exclude)
+	_, _, set, unresolved, err := cf.loadAndCompile(path)
 	if err != nil {
 		return nil, err
 	}
