@@ -28,7 +28,7 @@ func TestUsageErrors(t *testing.T) {
 	numeric := map[string]string{
 		"run": "--workers", "once": "--workers", "diff": "--kube-api-qps",
 		"check": "--kube-api-qps", "rbac": "--kube-api-burst", "version": "",
-		"explain": "--kube-api-qps",
+		"explain": "--kube-api-qps", "admission": "--kube-api-qps",
 	}
 	// Commands that take one RESOURCE/NAME argument.
 	oneObject := map[string]bool{"explain": true}

@@ -129,15 +129,7 @@ type session struct {
 // the server does not serve are returned in unresolved; conflicting rules
 // are an error.
 func connect(ctx context.Context, path string, cf *clusterFlags) (*session, error) {
-	file, err := rules.Load(path)
-	if err != nil {
-		return nil, err
-	}
-	cfg, r, err := cf.resolver()
-	if err != nil {
-		return nil, err
-	}
-	set, unresolved, err := compileRules(path, file, r.Resolve, cf.exclude)
+	file, cfg, set, unresolved, err := cf.loadAndCompile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -154,6 +146,25 @@ func connect(ctx context.Context, path string, cf *clusterFlags) (*session, erro
 		return nil, err
 	}
 	return &session{path: path, file: file, cfg: cfg, set: set, unresolved: unresolved, dynamic: dyn, nsLabels: nsLabels, nsIgnored: nsIgnored}, nil
+}
+
+// loadAndCompile loads and validates the rules file at path — before
+// anything talks to the cluster — and compiles it against the cluster's
+// discovery, with the excluded namespaces.
+func (f *clusterFlags) loadAndCompile(path string) (*rules.File, *rest.Config, *rules.Set, []rules.FieldError, error) {
+	file, err := rules.Load(path)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	cfg, r, err := f.resolver()
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	set, unresolved, err := compileRules(path, file, r.Resolve, f.exclude)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	return file, cfg, set, unresolved, nil
 }
 
 // compileRules compiles file, loaded from path, against the cluster that

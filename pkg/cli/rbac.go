@@ -22,6 +22,7 @@ func rbacCommand(_ context.Context, e *env, args []string) int {
 	name := fs.String("name", "kube-annotator", "Name of the ServiceAccount, ClusterRole and ClusterRoleBinding")
 	leases := fs.Bool("leader-election", true, "Also grant the Lease for leader election (a Role and RoleBinding in the ServiceAccount's namespace)")
 	withEvents := fs.Bool("events", false, "Also grant creating Events (for run --events)")
+	withAdmission := fs.Bool("admission-policies", false, "Also grant managing kube-annotator's MutatingAdmissionPolicies and bindings (for run --admission-policies)")
 	cf := addClusterFlags(fs)
 	if code, ok := e.parse(fs, args); !ok {
 		return code
@@ -68,8 +69,11 @@ func rbacCommand(_ context.Context, e *env, args []string) int {
 	if ns == "" {
 		ns = "kube-annotator"
 	}
+	if *withAdmission {
+		fmt.Fprintln(e.Err, admissionWarning)
+	}
 	out, err := rbacManifests(rbacOptions{name: *name, namespace: ns, resources: grs,
-		watchNamespaces: watchNamespaces, leases: *leases, events: *withEvents})
+		watchNamespaces: watchNamespaces, leases: *leases, events: *withEvents, admission: *withAdmission})
 	if err != nil {
 		fmt.Fprintln(e.Err, err)
 		return 1
@@ -100,6 +104,8 @@ type rbacOptions struct {
 	// unless namespaces are among resources.
 	watchNamespaces bool
 	leases, events  bool
+	// admission grants managing admission policies.
+	admission bool
 }
 
 // rbacManifests renders the ServiceAccount, ClusterRole (one rule per API
@@ -127,6 +133,9 @@ func rbacManifests(o rbacOptions) (string, error) {
 	}
 	if o.events {
 		policy = append(policy, policyRule("events.k8s.io", []string{"events"}, []string{"create", "patch"}, ""))
+	}
+	if o.admission {
+		policy = append(policy, policyRule("admissionregistration.k8s.io", admissionResources, admissionVerbs, ""))
 	}
 	labels := map[string]string{"app.kubernetes.io/name": "kube-annotator"}
 	meta := func(namespaced bool) map[string]any {

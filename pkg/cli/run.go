@@ -22,6 +22,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller"
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
+	"github.com/kube-annotator/kube-annotator/pkg/policysync"
 	"github.com/kube-annotator/kube-annotator/pkg/reloader"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/server"
@@ -57,6 +58,8 @@ type runFlags struct {
 	leader       *leaderFlags
 	shard        *shardFlags
 	maxChanges   int
+	// admissionPolicies keeps admission policies in sync with the rules.
+	admissionPolicies bool
 }
 
 func runCommand(ctx context.Context, e *env, args []string) int {
@@ -71,6 +74,7 @@ func runCommand(ctx context.Context, e *env, args []string) int {
 	fs.StringVar(&f.metricsAddr, "metrics-bind-address", "", "Address to serve Prometheus metrics on at /metrics, e.g. :8080 (default off)")
 	fs.StringVar(&f.probeAddr, "health-probe-bind-address", "", "Address to serve /healthz and /readyz on, e.g. :8081 (default off)")
 	fs.IntVar(&f.maxChanges, "max-changes", 0, "Hold a reload of the rules file that would change more objects than this (as the caches count them) until SIGHUP confirms it with the file unchanged (0: never hold)")
+	fs.BoolVar(&f.admissionPolicies, "admission-policies", false, "Also keep MutatingAdmissionPolicies in the cluster that apply the rules as objects are created or updated (see 'admission'); they are created, updated and deleted with the rules")
 	f.leader = addLeaderFlags(fs)
 	f.shard = addShardFlags(fs)
 	f.clusterFlags = addClusterFlags(fs)
@@ -120,6 +124,9 @@ type app struct {
 	controller *controller.Controller
 	reloader   *reloader.Reloader
 	stopEvents func()
+	// apply puts rules in force: the admission policies, then the controller.
+	apply     policysync.ApplyFunc
+	admission *admissionSync
 	// loaded describes the rules loaded at start, for the start log.
 	loaded []any
 	// sharding keeps this replica's shard current.
@@ -181,11 +188,16 @@ func newApp(ctx context.Context, f runFlags) (*app, error) {
 		ClientBurst:  cfg.Burst,
 	})
 	m.Registry.MustRegister(cachedObjectsGauge(c))
+	adm, err := newAdmissionSync(f, cfg)
+	if err != nil {
+		return nil, err
+	}
+	apply := adm.wrap(c.SetRules)
 	rl := reloader.New(reloader.Options{
 		Path:    f.rules,
 		Compile: compile,
 		Reset:   resolver.Reset,
-		Apply:   c.SetRules,
+		Apply:   apply,
 		Trigger: resolveAgain,
 		Watch:   f.watchRules,
 		Metrics: m,
@@ -193,6 +205,7 @@ func newApp(ctx context.Context, f runFlags) (*app, error) {
 	}, file, set, unresolved)
 	return &app{
 		flags: f, cfg: cfg, metrics: m, controller: c, reloader: rl, stopEvents: stopEvents, sharding: sharding,
+		apply: apply, admission: adm,
 		loaded: []any{"rules", len(file.Rules), "resources", len(set.Targets)},
 	}, nil
 }
@@ -236,7 +249,8 @@ func (a *app) lead(ctx context.Context) error {
 	if err := a.sharding.join(ctx); err != nil {
 		return err
 	}
-	a.controller.SetRules(ctx, a.reloader.Set())
+	a.apply(ctx, a.reloader.Set())
+	wg.Go(func() { a.admission.run(ctx) })
 	wg.Go(func() {
 		if err := a.sharding.run(ctx, a.controller); err != nil {
 			cancel(err)

@@ -8,6 +8,8 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/kube-annotator/kube-annotator/pkg/patch"
 )
 
 // metadataValues are the keys of an annotations or labels mapping, by how
@@ -142,6 +144,10 @@ func (d *decoder) metadataKey(line int, path, kind, key string) {
 	}
 	for _, msg := range validation.IsQualifiedName(check) {
 		d.errs = append(d.errs, FieldError{Line: line, Field: path, Message: fmt.Sprintf("invalid %s key: %s", kind, msg)})
+	}
+	if kind == annotationKind && patch.IsMarker(check) {
+		d.errs = append(d.errs, FieldError{Line: line, Field: path, Message: fmt.Sprintf(
+			"reserved annotation key: kube-annotator's admission policies record in *.%s/* annotations the keys they set", patch.MarkerDomain)})
 	}
 }
 

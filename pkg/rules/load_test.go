@@ -79,6 +79,10 @@ func TestParseErrors(t *testing.T) {
 			`rules.yaml:5: rules[0].annotations.a: value must be a string, got a list`,
 			`rules.yaml:6: rules[0].annotations.b: value must be a string, {jsonPath: '{.path.to.field}'} to read it from the object, or {fromNamespace: {label: KEY}} to read a label (or annotation) of its namespace; got a mapping`,
 			`rules.yaml:7: rules[0].annotations.c: value must be a string; quote it: "2001-12-14"`}},
+		{"reserved marker keys", head + "    pods.admission.kube-annotator.io/kube-annotator: x\n    admission.kube-annotator.io/x: y\n" +
+			"  removeAnnotations: [Deployments.Apps.admission.kube-annotator.io/x]\n  removeLabels: [pods.admission.kube-annotator.io/x]\n", []string{
+			`rules.yaml:5: rules[0].annotations.pods.admission.kube-annotator.io/kube-annotator: reserved annotation key: kube-annotator's admission policies record in *.admission.kube-annotator.io/* annotations the keys they set`,
+			`rules.yaml:7: rules[0].removeAnnotations[0]: reserved annotation key: kube-annotator's admission policies record in *.admission.kube-annotator.io/* annotations the keys they set`}},
 		{"unknown top-level field", "kind: Rules\nrules: []\n",
 			[]string{`rules.yaml:1: kind: unknown field; known fields are version, rules`}},
 		{"unknown top-level field with suggestion", "rule: []\n", []string{
