@@ -133,6 +133,7 @@ func TestAdmissionControllerWritesNothing(t *testing.T) {
 - name: cms
   resources: [configmaps]
   namespaces: [%[1]s]
+  names: ['cm-*'] # not kube-root-ca.crt, which may be created before the policies
   annotations: {team: a, data: {jsonPath: '{.data.k}'}}
   labels: {tier: web}
 `, ns)+probeRule(ns))
