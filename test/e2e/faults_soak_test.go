@@ -217,15 +217,20 @@ func waitSoakSettled(t *testing.T, p *proc, e *h.Env, m *soakModel, namespaces [
 	start := time.Now()
 	gen := m.generation()
 	var done, want int
+	var behind []string
 	err := wait.PollUntilContextTimeout(t.Context(), time.Second, soakSettle, true, func(ctx context.Context) (bool, error) {
 		objs, err := (&chaos{e: e, namespaces: namespaces}).listAll(ctx)
 		if err != nil {
-			return false, err
+			return false, nil // the API server is busy: try again
 		}
-		want = 0
+		want, behind = 0, nil
 		for i := range objs {
-			if objs[i].GetLabels()[selectLabel] == "yes" {
-				want++
+			if objs[i].GetLabels()[selectLabel] != "yes" {
+				continue
+			}
+			want++
+			if !convergedTo(&objs[i], gen) && len(behind) < 5 {
+				behind = append(behind, fmt.Sprintf("%s/%s %v %v", objs[i].GetNamespace(), objs[i].GetName(), soakCarried(&objs[i]), objs[i].GetLabels()))
 			}
 		}
 		done = converged(objs, gen)
@@ -233,7 +238,8 @@ func waitSoakSettled(t *testing.T, p *proc, e *h.Env, m *soakModel, namespaces [
 		return err == nil && done == want && depth == 0, nil
 	})
 	if err != nil {
-		t.Fatalf("%d of %d selected objects carry what the rules want %v after the faults: %v", done, want, soakSettle, err)
+		t.Fatalf("%d of %d selected objects carry what the rules (generation %d) want %v after the faults, e.g. %v; workqueue_depth %v",
+			done, want, gen, soakSettle, behind, p.metric(t, "workqueue_depth"))
 	}
 	return time.Since(start)
 }
