@@ -34,6 +34,7 @@ func checkCommand(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.Err, err)
 		return 1
 	}
+	warnOverlaps(e.Err, *rulesPath, file)
 	if *offline {
 		warnSensitive(e.Err, *rulesPath, file, nil)
 		fmt.Fprintf(e.Out, "%s: valid (%d rules)\n", *rulesPath, len(file.Rules))

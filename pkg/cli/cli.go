@@ -38,6 +38,7 @@ func commands() []command {
 		{"run", "Run the controller: keep every ruled object annotated", runCommand},
 		{"once", "Converge every ruled object once, then exit", onceCommand},
 		{"diff", "Show what run would change, without writing", diffCommand},
+		{"explain", "Explain what the rules make of one object, and why", explainCommand},
 		{"check", "Validate a rules file; resolve and check permissions on a cluster", checkCommand},
 		{"rbac", "Print the least-privilege RBAC for a rules file", rbacCommand},
 		{"version", "Print the version", versionCommand},

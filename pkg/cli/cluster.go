@@ -119,6 +119,8 @@ type session struct {
 	dynamic    dynamic.Interface
 	// nsLabels are the namespaces' labels, listed once when a rule needs them.
 	nsLabels rules.NamespaceLabels
+	// nsIgnored are the namespaces that opt out, listed once.
+	nsIgnored rules.IgnoredNamespaces
 }
 
 // connect loads and validates the rules file — before anything talks to
@@ -146,7 +148,11 @@ func connect(ctx context.Context, path string, cf *clusterFlags) (*session, erro
 	if err != nil {
 		return nil, err
 	}
-	return &session{path: path, file: file, cfg: cfg, set: set, unresolved: unresolved, dynamic: dyn, nsLabels: nsLabels}, nil
+	nsIgnored, err := scan.IgnoredNamespaces(ctx, dyn, set)
+	if err != nil {
+		return nil, err
+	}
+	return &session{path: path, file: file, cfg: cfg, set: set, unresolved: unresolved, dynamic: dyn, nsLabels: nsLabels, nsIgnored: nsIgnored}, nil
 }
 
 // compileRules compiles file, loaded from path, against the cluster that

@@ -2,12 +2,10 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 
 	"k8s.io/klog/v2"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -46,11 +44,14 @@ func diffCommand(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.Err, "warning: %s: %s: %s; run would skip it\n", s.path, u.Field, u.Message)
 	}
 
-	pending := []*scan.Object{}
+	pending, audited := []*scan.Object{}, []*scan.Object{}
 	for _, t := range s.set.SortedTargets() {
-		err := scan.Resource(ctx, s.dynamic, t, cf.namespace(), reconcile.FieldManager, s.nsLabels, func(_ *rules.Target, o *scan.Object) error {
-			if o != nil {
+		err := scan.Resource(ctx, s.dynamic, t, cf.namespace(), reconcile.FieldManager, s.nsLabels, s.nsIgnored, func(_ *rules.Target, o *scan.Object) error {
+			if o != nil && len(o.Changes) > 0 {
 				pending = append(pending, o)
+			}
+			if o != nil && len(o.Audit) > 0 {
+				audited = append(audited, o)
 			}
 			return nil
 		})
@@ -63,6 +64,9 @@ func diffCommand(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.Err, err)
 		return diffFailed
 	}
+	for _, line := range ruleSummary(pending, audited) {
+		fmt.Fprintln(e.Err, line)
+	}
 	if len(pending) > 0 {
 		return diffPending
 	}
@@ -70,18 +74,8 @@ func diffCommand(ctx context.Context, e *env, args []string) int {
 }
 
 func printDiff(e *env, output string, pending []*scan.Object) error {
-	switch output {
-	case "json":
-		enc := json.NewEncoder(e.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(pending)
-	case "yaml":
-		data, err := yaml.Marshal(pending)
-		if err != nil {
-			return err
-		}
-		_, err = e.Out.Write(data)
-		return err
+	if output != "" {
+		return encode(e.Out, output, pending)
 	}
 	for _, o := range pending {
 		ref := o.Name

@@ -93,9 +93,9 @@ func converge(ctx context.Context, s *session, t *rules.Target, namespace string
 			}
 		})
 	}
-	err := scan.Resource(ctx, s.dynamic, t, namespace, reconcile.FieldManager, s.nsLabels, func(_ *rules.Target, pending *scan.Object) error {
+	err := scan.Resource(ctx, s.dynamic, t, namespace, reconcile.FieldManager, s.nsLabels, s.nsIgnored, func(_ *rules.Target, pending *scan.Object) error {
 		tl.examined.Add(1)
-		if pending != nil {
+		if pending != nil && len(pending.Requests) > 0 {
 			select {
 			case jobs <- pending:
 			case <-ctx.Done():

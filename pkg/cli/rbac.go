@@ -58,13 +58,18 @@ func rbacCommand(_ context.Context, e *env, args []string) int {
 		return 1
 	}
 	warnSensitive(e.Err, *rulesPath, file, resolved)
-	namespaceLabels := slices.ContainsFunc(file.Rules, func(r rules.Rule) bool { return r.NamespaceSelector != "" })
+	// The controller watches namespaces: their labels for a
+	// namespaceSelector, and their annotations to learn which opt out
+	// (kube-annotator.io/ignore) when a namespaced resource is ruled (any
+	// but namespaces may be).
+	watchNamespaces := slices.ContainsFunc(file.Rules, func(r rules.Rule) bool { return r.NamespaceSelector != "" }) ||
+		slices.ContainsFunc(grs, func(gr schema.GroupResource) bool { return gr != schema.GroupResource{Resource: "namespaces"} })
 	ns := cf.namespace()
 	if ns == "" {
 		ns = "kube-annotator"
 	}
 	out, err := rbacManifests(rbacOptions{name: *name, namespace: ns, resources: grs,
-		namespaceLabels: namespaceLabels, leases: *leases, events: *withEvents})
+		watchNamespaces: watchNamespaces, leases: *leases, events: *withEvents})
 	if err != nil {
 		fmt.Fprintln(e.Err, err)
 		return 1
@@ -90,10 +95,10 @@ func groupResource(r *resolve.Resolver, name string) (schema.GroupResource, stri
 type rbacOptions struct {
 	name, namespace string
 	resources       []schema.GroupResource
-	// namespaceLabels grants reading namespaces' labels, which rules with
-	// a namespaceSelector need: list and watch, and no patch unless
-	// namespaces are among resources.
-	namespaceLabels bool
+	// watchNamespaces grants watching namespaces, for their labels
+	// (namespaceSelector) and opt-outs: list and watch, and no patch
+	// unless namespaces are among resources.
+	watchNamespaces bool
 	leases, events  bool
 }
 
@@ -117,7 +122,7 @@ func rbacManifests(o rbacOptions) (string, error) {
 		slices.Sort(byGroup[g])
 		policy = append(policy, policyRule(g, byGroup[g], requiredVerbs, ""))
 	}
-	if o.namespaceLabels && !slices.Contains(byGroup[""], "namespaces") {
+	if o.watchNamespaces && !slices.Contains(byGroup[""], "namespaces") {
 		policy = append(policy, policyRule("", []string{"namespaces"}, []string{"list", "watch"}, ""))
 	}
 	if o.events {

@@ -127,11 +127,11 @@ func TestCachedDecidesAsWhole(t *testing.T) {
 		for _, tc := range tests {
 			t.Run(fmt.Sprintf("%s, whole objects cached: %v", tc.name, tg.ReadsObjects), func(t *testing.T) {
 				tc.obj.Object["data"] = map[string]any{"b": "2"}
-				want, err := reconcile.Decide(tg, tc.obj, nil, reconcile.FieldManager)
+				want, err := reconcile.Decide(tg, tc.obj, nil, nil, reconcile.FieldManager)
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := reconcile.Decide(tg, asCached(t, tg, tc.obj.DeepCopy()).(patch.Object), nil, reconcile.FieldManager)
+				got, err := reconcile.Decide(tg, asCached(t, tg, tc.obj.DeepCopy()).(patch.Object), nil, nil, reconcile.FieldManager)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -87,13 +87,15 @@ type Controller struct {
 	limiter  *retryLimiter
 	failures *failureLog
 	expect   *expectations
+	stats    *ruleStats
 	writer   *reconcile.Writer
 	// failed carries a setup error of SetRules to Run, which stops on it.
 	failed chan error
 
 	mu        sync.RWMutex
 	informers map[schema.GroupVersionResource]*resourceInformer
-	// namespaces runs while a rule selects by namespace labels.
+	// namespaces runs while a rule selects by namespace labels or a
+	// namespaced resource is ruled (see needsNamespaces).
 	namespaces *resourceInformer
 }
 
@@ -128,6 +130,7 @@ func NewController(client dynamic.Interface, metadataClient metadata.Interface, 
 		limiter:   limiter,
 		failures:  newFailureLog(clock.RealClock{}, failureLogInterval),
 		expect:    newExpectations(),
+		stats:     newRuleStats(opts.Metrics),
 		failed:    make(chan error, 1),
 		informers: map[schema.GroupVersionResource]*resourceInformer{},
 	}
@@ -217,11 +220,13 @@ func (c *Controller) setRules(ctx context.Context, set *rules.Set) error {
 			ri.stop()
 			delete(c.informers, gvr)
 			c.expect.forgetResource(gvr)
+			c.stats.forgetResource(gvr)
 		}
 	}
+	c.initRules(set)
 	needNamespaces := false
 	for _, t := range set.SortedTargets() {
-		needNamespaces = needNamespaces || t.NeedsNamespaceLabels
+		needNamespaces = needNamespaces || needsNamespaces(t)
 		ri, ok := c.informers[t.GVR]
 		if ok && ri.target.ReadsObjects != t.ReadsObjects {
 			// The cache keeps whole objects only when a rule reads them:

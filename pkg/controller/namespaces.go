@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -17,67 +19,124 @@ import (
 
 var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 
-// startNamespaces starts the informer that keeps namespace labels for
-// rules with a namespaceSelector. When a namespace's labels change, every
-// object in it of a resource that selects by namespace labels is synced.
+// namespacesPoll is how often a sync waiting for the namespace informer's
+// initial list checks it.
+const namespacesPoll = 50 * time.Millisecond
+
+// needsNamespaces reports whether the objects of t need the namespace
+// informer: for their namespace's labels (namespaceSelector), or to know
+// whether their namespace opts out (rules.IgnoreAnnotation).
+func needsNamespaces(t *rules.Target) bool { return t.NeedsNamespaceLabels || t.Namespaced }
+
+// startNamespaces starts the informer that keeps the namespaces' labels,
+// for rules with a namespaceSelector, and annotations, for namespaces that
+// opt out. When a namespace's labels change, every object in it of a
+// resource that selects by namespace labels is synced; when it opts in or
+// out, every ruled object in it is.
 func (c *Controller) startNamespaces(ctx context.Context) (*resourceInformer, error) {
 	inf, err := c.newInformer(rules.Resource{GVR: namespacesGVR, Kind: "Namespace"}, "", false, cache.Indexers{}, false)
 	if err != nil {
 		return nil, err
 	}
-	enqueueNamespace := func(obj any) {
-		m, ok := obj.(*metav1.PartialObjectMetadata)
-		if !ok {
-			return
-		}
-		c.mu.RLock()
-		defer c.mu.RUnlock()
-		for gvr, ri := range c.informers {
-			if !ri.target.NeedsNamespaceLabels {
-				continue
-			}
-			keys, err := ri.informer.GetIndexer().IndexKeys(cache.NamespaceIndex, m.Name)
-			if err != nil {
-				utilruntime.HandleError(fmt.Errorf("objects of %s in namespace %s: %w", rules.GVRString(gvr), m.Name, err))
-				continue
-			}
-			for _, k := range keys {
-				c.enqueueStoreKey(gvr, k)
-			}
-		}
-	}
 	_, err = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: enqueueNamespace,
+		AddFunc: func(obj any) { c.enqueueNamespace(obj, true) },
 		UpdateFunc: func(oldObj, newObj any) {
 			o, ok1 := oldObj.(*metav1.PartialObjectMetadata)
 			n, ok2 := newObj.(*metav1.PartialObjectMetadata)
-			if ok1 && ok2 && !maps.Equal(o.Labels, n.Labels) {
-				enqueueNamespace(newObj)
+			switch {
+			case !ok1 || !ok2:
+			case rules.OptsOut(o.Annotations) != rules.OptsOut(n.Annotations):
+				c.enqueueNamespace(newObj, true)
+			case !maps.Equal(o.Labels, n.Labels):
+				c.enqueueNamespace(newObj, false)
 			}
 		},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("namespace informer: event handler: %w", err)
 	}
-	klog.FromContext(ctx).Info("Starting namespace informer", "reason", "a rule selects by namespace labels")
+	klog.FromContext(ctx).Info("Starting namespace informer", "reason", "rules select by namespace labels, or namespaces may opt out")
 	return runInformer(ctx, nil, inf), nil
 }
 
-// namespaceLabels returns a namespace's labels from the namespace informer.
-func (c *Controller) namespaceLabels(namespace string) (labels.Set, bool) {
+// enqueueNamespace enqueues the cached objects in namespace obj of every
+// resource that selects by namespace labels, or of every ruled resource
+// when all.
+func (c *Controller) enqueueNamespace(obj any, all bool) {
+	m, ok := obj.(*metav1.PartialObjectMetadata)
+	if !ok {
+		return
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for gvr, ri := range c.informers {
+		if !ri.target.Namespaced || (!all && !ri.target.NeedsNamespaceLabels) {
+			continue
+		}
+		keys, err := ri.informer.GetIndexer().IndexKeys(cache.NamespaceIndex, m.Name)
+		if err != nil {
+			utilruntime.HandleError(fmt.Errorf("objects of %s in namespace %s: %w", rules.GVRString(gvr), m.Name, err))
+			continue
+		}
+		for _, k := range keys {
+			c.enqueueStoreKey(gvr, k)
+		}
+	}
+}
+
+// namespace returns a namespace from the namespace informer.
+func (c *Controller) namespace(name string) *metav1.PartialObjectMetadata {
 	c.mu.RLock()
 	ns := c.namespaces
 	c.mu.RUnlock()
 	if ns == nil {
-		return nil, false
+		return nil
 	}
-	obj, ok, err := ns.informer.GetStore().GetByKey(namespace)
+	obj, ok, err := ns.informer.GetStore().GetByKey(name)
 	if err != nil || !ok {
-		return nil, false
+		return nil
 	}
 	m, _ := obj.(*metav1.PartialObjectMetadata)
+	return m
+}
+
+// namespaceLabels returns a namespace's labels from the namespace informer.
+func (c *Controller) namespaceLabels(namespace string) (labels.Set, bool) {
+	m := c.namespace(namespace)
 	if m == nil {
 		return nil, false
 	}
 	return labels.Set(m.Labels), true // shared with the cache: read only
+}
+
+// namespaceIgnored reports whether a namespace opts out of the rules.
+func (c *Controller) namespaceIgnored(namespace string) bool {
+	m := c.namespace(namespace)
+	return m != nil && rules.OptsOut(m.Annotations)
+}
+
+// namespacesReady reports whether the namespace informer, when it runs
+// for the objects of t, has listed the namespaces. (SetRules starts it
+// under the lock that syncs take to read the cache, so that no object of a
+// resource that needs it is synced before it runs.)
+func (c *Controller) namespacesReady(t *rules.Target) bool {
+	if !needsNamespaces(t) {
+		return true
+	}
+	c.mu.RLock()
+	ns := c.namespaces
+	c.mu.RUnlock()
+	return ns == nil || ns.informer.HasSynced()
+}
+
+// waitNamespaces waits until namespacesReady(t): before the namespace
+// informer's initial list, it is not known whether an object's namespace
+// opts out, nor what its labels are. It returns false when ctx ends first.
+// (Waiting in the worker, rather than requeueing the object, keeps the
+// queue's retry metrics for failures.)
+func (c *Controller) waitNamespaces(ctx context.Context, t *rules.Target) bool {
+	err := wait.PollUntilContextCancel(ctx, namespacesPoll, true, func(context.Context) (bool, error) {
+		return c.namespacesReady(t), nil
+	})
+	return err == nil
 }

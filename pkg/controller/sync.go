@@ -12,7 +12,6 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
 // syncHandler makes the object named by key carry what the rules want. It
@@ -27,17 +26,21 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 	}
 	if obj == nil {
 		c.expect.forget(key) // deleted, or no longer ruled: nothing to do
+		c.stats.forget(key)
 		return nil
 	}
 	rv := obj.GetResourceVersion()
 	if c.expect.pending(key, rv) {
 		return nil // our last write's echo has not reached the cache yet
 	}
-	d, err := reconcile.Decide(target, obj, c.namespaceLabels, c.opts.FieldManager)
+	if !c.waitNamespaces(ctx, target) {
+		return nil // stopping: a restart syncs the object
+	}
+	d, err := reconcile.Decide(target, obj, c.namespaceLabels, c.namespaceIgnored, c.opts.FieldManager)
 	if err != nil {
 		return fmt.Errorf("encode patch for %s: %w", key, err)
 	}
-	c.report(ctx, key, obj, d.Evaluation)
+	c.report(ctx, key, obj, d)
 	if d.Empty() {
 		return nil
 	}
@@ -60,6 +63,7 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 		return nil // deleted meanwhile: nothing to do
 	}
 	c.expect.record(key, rv, res.ResourceVersion)
+	c.countKeys(d)
 	if logger := klog.FromContext(ctx).V(2); logger.Enabled() {
 		logger.Info("Patched metadata", "key", key.String(), "change", summary)
 	}
@@ -67,9 +71,17 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 	return nil
 }
 
-// report logs values that could not be read from the object and rules that
-// conflict on it, with a Warning event and a metric for conflicts.
-func (c *Controller) report(ctx context.Context, key Key, obj cached, ev *rules.Evaluation) {
+// report keeps the per-rule gauges and, unless the object opts out, logs
+// values that could not be read from it and rules that conflict on it,
+// with a Warning event and metrics for conflicts, and reports what rules in
+// audit mode would change.
+func (c *Controller) report(ctx context.Context, key Key, obj cached, d reconcile.Decision) {
+	c.stats.record(key, statsOf(obj, d))
+	if d.Ignored != "" {
+		return // left alone: the rules' verdicts do not apply
+	}
+	c.reportAudit(ctx, key, obj, d)
+	ev := d.Evaluation
 	logger := klog.FromContext(ctx)
 	for _, p := range ev.Problems {
 		logger.Info("Value not set", "key", key.String(), "reason", p)
@@ -77,6 +89,8 @@ func (c *Controller) report(ctx context.Context, key Key, obj cached, ev *rules.
 	for _, cf := range ev.Conflicts {
 		logger.Info("Rules conflict; file order decides", "key", key.String(), cf.Kind, cf.Key, "kept", cf.Kept, "dropped", cf.Dropped)
 		c.opts.Metrics.Conflicts.WithLabelValues(key.GVR.GroupResource().String()).Inc()
+		c.opts.Metrics.PerRule.Conflicts.WithLabelValues(cf.Kept).Inc()
+		c.opts.Metrics.PerRule.Conflicts.WithLabelValues(cf.Dropped).Inc()
 		c.opts.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "RulesConflict", "Evaluate",
 			"Rules %s and %s want different values for %s %s; %s wins (file order)", cf.Kept, cf.Dropped, cf.Kind, cf.Key, cf.Kept)
 	}

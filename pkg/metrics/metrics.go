@@ -53,6 +53,8 @@ type Metrics struct {
 	// Leader is 1 while this process holds the leader lease (or runs
 	// without leader election), else 0.
 	Leader prometheus.Gauge
+	// PerRule are the metrics labelled by rule, and the opted-out objects.
+	PerRule RuleMetrics
 	// Workqueue provides the work queue's metrics to client-go.
 	Workqueue workqueue.MetricsProvider
 }
@@ -106,6 +108,8 @@ func New() *Metrics {
 			Help: "1 while this process holds the leader lease or runs without leader election.",
 		}),
 	}
+	m.PerRule = newRuleMetrics()
+	m.Registry.MustRegister(m.PerRule.collectors()...)
 	wq := newWorkqueueMetrics()
 	m.Workqueue = wq
 	for _, r := range []string{Success, Failure} {
@@ -129,6 +133,9 @@ func (m *Metrics) InitResource(resource string) {
 		m.Writes.WithLabelValues(resource, r)
 	}
 	m.Conflicts.WithLabelValues(resource)
+	for _, scope := range []string{ScopeObject, ScopeNamespace} {
+		m.PerRule.Ignored.WithLabelValues(resource, scope)
+	}
 	for _, reason := range ListWatchErrorReasons {
 		m.ListWatchErrors.WithLabelValues(resource, reason)
 	}

@@ -154,7 +154,7 @@ func TestDecide(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			before := mustJSON(tc.obj)
-			d, err := Decide(target(t, tc.rules), tc.obj, nsLabels, FieldManager)
+			d, err := Decide(target(t, tc.rules), tc.obj, nsLabels, nil, FieldManager)
 			if err != nil {
 				t.Fatalf("Decide() error = %v", err)
 			}
@@ -197,11 +197,11 @@ func TestDecideTrimmed(t *testing.T) {
 	tg := target(t, rulesAB)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			full, err := Decide(tg, obj("ns", "x", anns, nil, tc.managedFields...), nil, FieldManager)
+			full, err := Decide(tg, obj("ns", "x", anns, nil, tc.managedFields...), nil, nil, FieldManager)
 			if err != nil {
 				t.Fatal(err)
 			}
-			trimmed, err := Decide(tg, obj("ns", "x", anns, nil, trim(tc.managedFields)...), nil, FieldManager)
+			trimmed, err := Decide(tg, obj("ns", "x", anns, nil, trim(tc.managedFields)...), nil, nil, FieldManager)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -61,25 +61,48 @@ func (t *Target) isNamespaces() bool {
 // that read values from objects need obj's content (an
 // *unstructured.Unstructured); any other rule needs only its metadata.
 func (t *Target) Evaluate(obj metav1.Object, nsLabels NamespaceLabels) *Evaluation {
-	if len(t.excluded) > 0 {
-		ns := obj.GetNamespace()
-		if t.isNamespaces() {
-			ns = obj.GetName()
-		}
-		if ns != "" && anyGlob(t.excluded, ns) {
-			return nothing
-		}
+	if glob, _ := t.excludedBy(obj); glob != "" {
+		return nothing
 	}
 	if t.static != nil {
 		return t.static
 	}
 	e := &Evaluation{}
 	for _, r := range t.Rules {
-		if r.Selects(obj, t.isNamespaces(), nsLabels) {
-			r.contribute(e, obj)
+		if !r.Selects(obj, t.isNamespaces(), nsLabels) {
+			continue
 		}
+		e.Selected = append(e.Selected, r)
+		if r.Audit() {
+			w := r.Wants(obj)
+			e.Audited = append(e.Audited, Audited{Rule: r, Desired: w.Desired})
+			e.Problems = append(e.Problems, w.Problems...)
+			continue
+		}
+		r.contribute(e, obj)
 	}
 	return e
+}
+
+// excludedBy returns the --exclude-namespaces glob that leaves obj out of
+// every rule, or "", and the namespace it was matched with.
+func (t *Target) excludedBy(obj metav1.Object) (glob, namespace string) {
+	if len(t.excluded) == 0 {
+		return "", ""
+	}
+	ns := obj.GetNamespace()
+	if t.isNamespaces() {
+		ns = obj.GetName()
+	}
+	if ns == "" {
+		return "", ""
+	}
+	for _, g := range t.excluded {
+		if ok, _ := path.Match(g, ns); ok {
+			return g, ns
+		}
+	}
+	return "", ""
 }
 
 // SameRules reports whether t and o hold the same rules.

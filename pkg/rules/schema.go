@@ -58,6 +58,8 @@ var ruleSchema = mapping[Rule]{
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.Selector = d.selector(v, p) }},
 	{name: "names", fills: []string{"Names"},
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.Names = d.globs(v, p) }},
+	{name: "mode", fills: []string{"Mode"},
+		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.Mode = d.mode(v, p) }},
 	{name: "annotations", fills: []string{"Annotations", "AnnotationsFrom"}, sets: true,
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) {
 			r.Annotations, r.AnnotationsFrom = d.metadata(v, p, annotationKind)

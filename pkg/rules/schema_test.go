@@ -26,6 +26,7 @@ var fieldExamples = map[string]string{
 	"namespaceSelector": "env=prod",
 	"selector":          "app=web",
 	"names":             `["web-*"]`,
+	"mode":              "audit",
 	"annotations":       "{owner: web, team: {jsonPath: '{.metadata.labels.team}'}}",
 	"labels":            "{owner: web, team: {jsonPath: '{.metadata.labels.team}'}}",
 	"removeAnnotations": "[deprecated.example.com/flag]",

@@ -80,24 +80,31 @@ func (c *Compiled) ReadsObject() bool { return len(c.annotationsFrom)+len(c.labe
 // Selects reports whether the rule applies to obj. isNamespace says obj is
 // a Namespace, which is matched by its own name and labels.
 func (c *Compiled) Selects(obj metav1.Object, isNamespace bool, nsLabels NamespaceLabels) bool {
+	return c.Unselected(obj, isNamespace, nsLabels) == ""
+}
+
+// Unselected returns why the rule does not apply to obj — the first of its
+// selection fields that obj fails, named as in the file — or "" when it
+// applies. isNamespace is as for Selects.
+func (c *Compiled) Unselected(obj metav1.Object, isNamespace bool, nsLabels NamespaceLabels) string {
 	if c.selector != nil && !c.selector.Matches(labels.Set(obj.GetLabels())) {
-		return false
+		return fmt.Sprintf("selector %q does not match the object's labels", c.Selector)
 	}
 	if len(c.Names) > 0 && !anyGlob(c.Names, obj.GetName()) {
-		return false
+		return fmt.Sprintf("names %q do not match %q", c.Names, obj.GetName())
 	}
 	ns := obj.GetNamespace()
 	if isNamespace {
 		ns = obj.GetName()
 	}
 	if ns == "" {
-		return true // cluster-scoped: namespace criteria do not apply
+		return "" // cluster-scoped: namespace criteria do not apply
 	}
 	if len(c.Namespaces) > 0 && !anyGlob(c.Namespaces, ns) {
-		return false
+		return fmt.Sprintf("namespaces %q do not match namespace %q", c.Namespaces, ns)
 	}
 	if anyGlob(c.ExcludeNamespaces, ns) {
-		return false
+		return fmt.Sprintf("excludeNamespaces %q match namespace %q", c.ExcludeNamespaces, ns)
 	}
 	if c.namespaceSelector != nil {
 		var set labels.Set
@@ -106,13 +113,14 @@ func (c *Compiled) Selects(obj metav1.Object, isNamespace bool, nsLabels Namespa
 		} else if l, ok := lookup(nsLabels, ns); ok {
 			set = l
 		} else {
-			return false // namespace not known yet; its arrival enqueues its objects
+			// Not known yet; its arrival enqueues its objects.
+			return fmt.Sprintf("namespaceSelector %q: namespace %q is not known", c.NamespaceSelector, ns)
 		}
 		if !c.namespaceSelector.Matches(set) {
-			return false
+			return fmt.Sprintf("namespaceSelector %q does not match the labels of namespace %q", c.NamespaceSelector, ns)
 		}
 	}
-	return true
+	return ""
 }
 
 // lookup asks nsLabels, which may be nil, for a namespace's labels.
@@ -181,6 +189,30 @@ func (c *Compiled) contribute(e *Evaluation, obj metav1.Object) {
 	e.Desired.Labels = e.merge(e.Desired.Labels, c.Labels, lbls, c.Name, labelKind)
 	e.Desired.RemoveAnnotations = append(e.Desired.RemoveAnnotations, c.RemoveAnnotations...)
 	e.Desired.RemoveLabels = append(e.Desired.RemoveLabels, c.RemoveLabels...)
+	e.removedBy = attribute(e.removedBy, annotationKind, c.RemoveAnnotations, c.Name)
+	e.removedBy = attribute(e.removedBy, labelKind, c.RemoveLabels, c.Name)
+}
+
+// attribute records rule as the remover of keys of kind, unless an earlier
+// rule removes them.
+func attribute(by map[string]string, kind string, keys []string, rule string) map[string]string {
+	for _, k := range keys {
+		if by == nil {
+			by = map[string]string{}
+		}
+		if _, ok := by[kind+"/"+k]; !ok {
+			by[kind+"/"+k] = rule
+		}
+	}
+	return by
+}
+
+// Wants returns what the rule alone wants of obj, as if it were the only
+// rule and enforced: for audit rules and explanations.
+func (c *Compiled) Wants(obj metav1.Object) *Evaluation {
+	e := &Evaluation{}
+	c.contribute(e, obj)
+	return e
 }
 
 // Evaluation is what the rules want of one object.
@@ -190,8 +222,31 @@ type Evaluation struct {
 	Conflicts []Conflict
 	// Problems are values that could not be read from the object.
 	Problems []string
+	// Selected are the rules that select the object, in file order,
+	// whatever their mode.
+	Selected []*Compiled
+	// Audited is what each selecting rule in audit mode wants, in file
+	// order. It is not part of Desired: nothing is written for it.
+	Audited []Audited
 
-	setBy map[string]string // kind/key → rule that set it
+	setBy     map[string]string // kind/key → rule that set it
+	removedBy map[string]string // kind/key → first rule that removes it
+}
+
+// Audited is what one rule in audit mode wants of an object.
+type Audited struct {
+	Rule    *Compiled
+	Desired patch.Desired
+}
+
+// RuleFor names the rule that sets or removes the key of kind
+// ("annotation" or "label") in e, or returns "" when no rule does (a key
+// the controller set before that no rule wants any more).
+func (e *Evaluation) RuleFor(kind, key string) string {
+	if r, ok := e.setBy[kind+"/"+key]; ok {
+		return r
+	}
+	return e.removedBy[kind+"/"+key]
 }
 
 func (e *Evaluation) merge(into, literal, computed map[string]string, rule, kind string) map[string]string {

@@ -69,6 +69,10 @@ type Rule struct {
 	Selector string
 	// Names ("names") selects objects whose name matches any of these globs.
 	Names []string
+	// Mode ("mode") is what the rule does with the objects it selects:
+	// "enforce" (the default) writes what it wants; "audit" only reports
+	// what it would change, in logs, metrics and events, and never writes.
+	Mode string
 
 	// Annotations ("annotations", the keys given a string) are set to these
 	// literal values.

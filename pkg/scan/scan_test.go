@@ -107,8 +107,11 @@ func TestPending(t *testing.T) {
 		l, ok := map[string]labels.Set{"ns-a": {"team": "a"}, "ns-b": {"team": "b"}}[ns]
 		return l, ok
 	}
-	ann := func(kind, key string, old, new *string) Change {
-		return Change{Kind: kind, Key: key, Old: old, New: new}
+	ann := func(kind, key string, old, new *string) Change { // what rule r wants
+		return Change{Kind: kind, Key: key, Old: old, New: new, Rule: "r"}
+	}
+	pruned := func(key string, old *string) Change { // no rule wants it
+		return Change{Kind: "annotation", Key: key, Old: old}
 	}
 	tests := []struct {
 		name  string
@@ -135,13 +138,13 @@ func TestPending(t *testing.T) {
 			}},
 		{"our key no rule wants is deleted", abc, cm("ns", "x", map[string]string{"a": "1", "b": "2", "c": "", "stale": "s"}, "a", "stale"), &Object{
 			Resource: "configmaps.v1", Namespace: "ns", Name: "x",
-			Changes:  []Change{ann("annotation", "stale", ptr("s"), nil)},
+			Changes:  []Change{pruned("stale", ptr("s"))},
 			Requests: merge(`{"metadata":{"annotations":{"stale":null}}}`),
 		}},
 		{"excluded namespace", abc, cm("kube-system", "x", nil), nil},
 		{"excluded namespace: our keys deleted", abc, cm("kube-system", "x", map[string]string{"a": "1"}, "a"), &Object{
 			Resource: "configmaps.v1", Namespace: "kube-system", Name: "x",
-			Changes:  []Change{ann("annotation", "a", ptr("1"), nil)},
+			Changes:  []Change{pruned("a", ptr("1"))},
 			Requests: merge(`{"metadata":{"annotations":{"a":null}}}`),
 		}},
 		{"namespace selected", nsSelector, cm("ns-a", "x", nil), &Object{
@@ -168,7 +171,7 @@ func TestPending(t *testing.T) {
 			set := compile(t, tc.rules)
 			tg := set.SortedTargets()[0]
 			before := tc.obj.DeepCopy()
-			d, err := reconcile.Decide(tg, tc.obj, nsLabels, manager)
+			d, err := reconcile.Decide(tg, tc.obj, nsLabels, nil, manager)
 			if err != nil {
 				t.Fatalf("Decide() error = %v", err)
 			}
@@ -243,7 +246,7 @@ func TestResource(t *testing.T) {
 			client := newClient(objs...)
 			tg := set.Targets[tc.gvr]
 			var visits []visited
-			err := Resource(t.Context(), client, tg, tc.namespace, manager, nil, func(got *rules.Target, o *Object) error {
+			err := Resource(t.Context(), client, tg, tc.namespace, manager, nil, nil, func(got *rules.Target, o *Object) error {
 				if got != tg {
 					t.Errorf("visit got target %v, want the one listed", got.GVR)
 				}
@@ -306,7 +309,7 @@ func TestResourceErrors(t *testing.T) {
 				client.PrependReactor("list", "configmaps", tc.react)
 			}
 			visits := 0
-			err := Resource(context.Background(), client, set.Targets[configMaps], "", manager, nil,
+			err := Resource(context.Background(), client, set.Targets[configMaps], "", manager, nil, nil,
 				func(*rules.Target, *Object) error { visits++; return tc.visitErr })
 			if !errors.Is(err, tc.wantErr) {
 				t.Errorf("Resource() error = %v, want %v", err, tc.wantErr)
