@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -34,6 +35,9 @@ type chaos struct {
 	// around a compaction.
 	proxyMu sync.Mutex
 
+	// over is set once the faults' time is up.
+	over atomic.Bool
+
 	mu   sync.Mutex
 	errs []error
 	// cuts, compactions, reloads and crdCycles count the faults made.
@@ -47,6 +51,9 @@ func (c *chaos) rng(actor uint64) *rand.Rand { return rand.New(rand.NewPCG(c.see
 func (c *chaos) fail(err error) {
 	if err == nil || errors.Is(err, context.Canceled) {
 		return
+	}
+	if errors.Is(err, context.DeadlineExceeded) && c.over.Load() {
+		return // cut short by the end of the faults
 	}
 	c.mu.Lock()
 	c.errs = append(c.errs, err)
@@ -64,6 +71,8 @@ func (c *chaos) count(n *int) {
 func (c *chaos) run(ctx context.Context, d time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
+	stop := context.AfterFunc(ctx, func() { c.over.Store(true) })
+	defer stop()
 	var wg sync.WaitGroup
 	wg.Go(func() { c.cutConnections(ctx) })
 	wg.Go(func() { c.churn(ctx) })
