@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -35,8 +34,8 @@ type chaos struct {
 	// around a compaction.
 	proxyMu sync.Mutex
 
-	// over is set once the faults' time is up.
-	over atomic.Bool
+	// end is when the faults' time is up.
+	end time.Time
 
 	mu   sync.Mutex
 	errs []error
@@ -52,7 +51,7 @@ func (c *chaos) fail(err error) {
 	if err == nil || errors.Is(err, context.Canceled) {
 		return
 	}
-	if errors.Is(err, context.DeadlineExceeded) && c.over.Load() {
+	if errors.Is(err, context.DeadlineExceeded) && !time.Now().Before(c.end) {
 		return // cut short by the end of the faults
 	}
 	c.mu.Lock()
@@ -71,8 +70,7 @@ func (c *chaos) count(n *int) {
 func (c *chaos) run(ctx context.Context, d time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	stop := context.AfterFunc(ctx, func() { c.over.Store(true) })
-	defer stop()
+	c.end, _ = ctx.Deadline()
 	var wg sync.WaitGroup
 	wg.Go(func() { c.cutConnections(ctx) })
 	wg.Go(func() { c.churn(ctx) })
