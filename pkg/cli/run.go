@@ -116,6 +116,8 @@ type app struct {
 	stopEvents func()
 	// loaded describes the rules loaded at start, for the start log.
 	loaded []any
+	// sharding keeps this replica's shard current.
+	sharding sharding
 	// leading says whether this replica leads, for the readiness probe.
 	leading atomic.Bool
 }
@@ -156,6 +158,10 @@ func newApp(ctx context.Context, f runFlags) (*app, error) {
 		return nil, err
 	}
 
+	shardListWatch, sharding, err := f.shard.build(klog.FromContext(ctx), cfg, dyn, f.leader, m.Registry)
+	if err != nil {
+		return nil, err
+	}
 	resolveAgain := reloader.NewTrigger()
 	c := controller.NewController(dyn, metadataClient, controller.Options{
 		Workers:      f.workers,
@@ -164,7 +170,7 @@ func newApp(ctx context.Context, f runFlags) (*app, error) {
 		ResourceGone: func(schema.GroupVersionResource) { resolveAgain.Resolve() },
 		Metrics:      m,
 		Recorder:     recorder,
-		Shard:        f.shard.shardListWatch(klog.FromContext(ctx), dyn, m.Registry),
+		Shard:        shardListWatch,
 		ClientQPS:    cfg.QPS,
 		ClientBurst:  cfg.Burst,
 	})
@@ -179,7 +185,7 @@ func newApp(ctx context.Context, f runFlags) (*app, error) {
 		Metrics: m,
 	}, file, set, unresolved)
 	return &app{
-		flags: f, cfg: cfg, metrics: m, controller: c, reloader: rl, stopEvents: stopEvents,
+		flags: f, cfg: cfg, metrics: m, controller: c, reloader: rl, stopEvents: stopEvents, sharding: sharding,
 		loaded: []any{"rules", len(file.Rules), "resources", len(set.Targets)},
 	}, nil
 }
@@ -194,12 +200,13 @@ func (a *app) run(ctx context.Context) error {
 }
 
 // ready is the readiness check: the leader is ready once its informers
-// have synced; a replica standing by is ready to take over.
+// have synced (a member of a shard group: those of all of its share); a
+// replica standing by is ready to take over.
 func (a *app) ready() error {
 	if a.leading.Load() && !a.controller.HasSynced() {
 		return errors.New("informers not synced")
 	}
-	return nil
+	return a.sharding.ready()
 }
 
 // setLeading records whether this replica leads.
@@ -219,7 +226,15 @@ func (a *app) lead(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel(nil)
+	if err := a.sharding.join(ctx); err != nil {
+		return err
+	}
 	a.controller.SetRules(ctx, a.reloader.Set())
+	wg.Go(func() {
+		if err := a.sharding.run(ctx, a.controller); err != nil {
+			cancel(err)
+		}
+	})
 	wg.Go(func() {
 		if err := a.reloader.Run(ctx); err != nil {
 			cancel(err) // e.g. the rules file cannot be watched: stop
