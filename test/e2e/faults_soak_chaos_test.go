@@ -41,6 +41,8 @@ type chaos struct {
 	errs []error
 	// cuts, compactions, reloads and crdCycles count the faults made.
 	cuts, compactions, reloads, crdCycles int
+	// cutAt are when the cuts began.
+	cutAt []time.Time
 }
 
 // rng returns actor's random source.
@@ -57,6 +59,14 @@ func (c *chaos) fail(err error) {
 	c.mu.Lock()
 	c.errs = append(c.errs, err)
 	c.mu.Unlock()
+}
+
+// down takes the proxy down and records when.
+func (c *chaos) down() {
+	c.mu.Lock()
+	c.cutAt = append(c.cutAt, time.Now())
+	c.mu.Unlock()
+	c.proxy.Down()
 }
 
 // count adds one to a fault counter.
@@ -87,7 +97,7 @@ func (c *chaos) cutConnections(ctx context.Context) {
 	rng := c.rng(1)
 	for sleep(ctx, time.Duration(3000+rng.IntN(5000))*time.Millisecond) {
 		c.proxyMu.Lock()
-		c.proxy.Down()
+		c.down()
 		c.count(&c.cuts)
 		sleep(context.Background(), time.Duration(300+rng.IntN(1700))*time.Millisecond)
 		c.fail(c.proxy.Up())
@@ -206,7 +216,7 @@ func (c *chaos) listAll(ctx context.Context) ([]unstructured.Unstructured, error
 func (c *chaos) compact(ctx context.Context) error {
 	c.proxyMu.Lock()
 	defer c.proxyMu.Unlock()
-	c.proxy.Down()
+	c.down()
 	defer func() { c.fail(c.proxy.Up()) }()
 	if !sleep(ctx, 1500*time.Millisecond) {
 		return nil
