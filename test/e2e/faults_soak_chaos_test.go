@@ -29,6 +29,8 @@ type chaos struct {
 	rulesFile  string
 	namespaces []string
 	seed       uint64
+	// reloaded counts the controller's successful loads of the rules file.
+	reloaded func() (float64, error)
 
 	// proxyMu serialises taking the proxy down: random cuts and the cut
 	// around a compaction.
@@ -173,8 +175,15 @@ func (c *chaos) schedule(ctx context.Context, d time.Duration) {
 
 // reload replaces the rules file by the next generation. Objects that
 // carried what the old rules want need one write each; those that did not
-// yet still need the one write already counted for them.
+// yet still need the one write already counted for them. Objects the
+// controller wrote as the old rules want between the list and its switch
+// to the new rules need one more: they are counted from a second list,
+// once the controller has switched.
 func (c *chaos) reload(ctx context.Context) error {
+	loads, err := c.reloaded()
+	if err != nil {
+		return err
+	}
 	objs, err := c.listAll(ctx)
 	if err != nil {
 		return err
@@ -185,6 +194,16 @@ func (c *chaos) reload(ctx context.Context) error {
 	if err := os.WriteFile(tmp, []byte(next), 0o600); err != nil {
 		return err
 	}
+	if err := c.replaceRules(tmp, objs, gen); err != nil {
+		return err
+	}
+	return c.countLateWrites(ctx, objs, gen, loads)
+}
+
+// replaceRules renames tmp, the rules of generation gen+1, over the rules
+// file, and counts a needed change for each object of objs that carries
+// what the rules of generation gen want.
+func (c *chaos) replaceRules(tmp string, objs []unstructured.Unstructured, gen int) error {
 	c.m.mu.Lock()
 	defer c.m.mu.Unlock()
 	if err := os.Rename(tmp, c.rulesFile); err != nil {
@@ -193,6 +212,37 @@ func (c *chaos) reload(ctx context.Context) error {
 	c.m.gen = gen + 1
 	c.m.needed.Add(int64(converged(objs, gen)))
 	c.count(&c.reloads)
+	return nil
+}
+
+// countLateWrites waits until the controller has loaded the rules file
+// once more than loads, lists the objects again and counts one more needed
+// change for every object that carries what the rules of generation gen
+// want but did not in before, listed before the reload.
+func (c *chaos) countLateWrites(ctx context.Context, before []unstructured.Unstructured, gen int, loads float64) error {
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		n, err := c.reloaded()
+		return err == nil && n > loads, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the controller did not load the rules of generation %d: %w", gen+1, err)
+	}
+	after, err := c.listAll(ctx)
+	if err != nil {
+		return err
+	}
+	was := map[string]bool{}
+	for i := range before {
+		if convergedTo(&before[i], gen) {
+			was[before[i].GetKind()+" "+before[i].GetNamespace()+"/"+before[i].GetName()] = true
+		}
+	}
+	for i := range after {
+		o := &after[i]
+		if o.GetLabels()[selectLabel] == "yes" && convergedTo(o, gen) && !was[o.GetKind()+" "+o.GetNamespace()+"/"+o.GetName()] {
+			c.m.needed.Add(1)
+		}
+	}
 	return nil
 }
 

@@ -203,11 +203,13 @@ func (m *soakModel) remove(ctx context.Context, e *h.Env, ref soakRef) error {
 // write is one change of the other writer to a selected object: it sets
 // the foreign writerKey and writerLabel to n, or, if tamper, changes
 // managedKey to another value if the object carries it as the rules want,
-// which the controller must then restore. An object deleted meanwhile is
-// skipped.
+// which the controller must then restore: a needed change if the object
+// carried everything the rules want (otherwise the write it still needs
+// restores the key too). An object deleted meanwhile is skipped.
 func (m *soakModel) write(ctx context.Context, e *h.Env, ref soakRef, n int, tamper bool) error {
 	client := e.Dynamic.Resource(ref.gvr).Namespace(ref.namespace)
 	var body map[string]any
+	needs := false
 	if tamper {
 		obj, err := client.Get(ctx, ref.name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
@@ -217,6 +219,7 @@ func (m *soakModel) write(ctx context.Context, e *h.Env, ref soakRef, n int, tam
 			return err
 		}
 		body = map[string]any{"annotations": map[string]any{managedKey: fmt.Sprintf("tampered-%d", n)}}
+		needs = convergedTo(obj, m.generation())
 	} else {
 		v := fmt.Sprint(n)
 		body = map[string]any{"annotations": map[string]any{writerKey: v}, "labels": map[string]any{writerLabel: v}}
@@ -235,7 +238,9 @@ func (m *soakModel) write(ctx context.Context, e *h.Env, ref soakRef, n int, tam
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if tamper {
-		m.needed.Add(1)
+		if needs {
+			m.needed.Add(1)
+		}
 		m.tampered.Add(1)
 		return nil
 	}

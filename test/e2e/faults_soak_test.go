@@ -52,16 +52,20 @@ const (
 //   - a selected object created (seeded, by the churn, after the CRD came
 //     back);
 //   - a rules reload, for each object that carried what the old rules
-//     wanted (counted from a list just before the new file is in place;
-//     objects that had not converged yet need only their pending write);
+//     wanted when the controller switched to the new ones (counted from a
+//     list just before the new file is in place, plus the objects that
+//     carry what the old rules want in a list once the controller has
+//     loaded the new file; objects that had not converged yet need only
+//     their pending write);
 //   - the other writer tampering with the managed key of an object that
-//     carried it as the rules want.
+//     carried everything the rules want.
 //
 // An object deleted while not carrying what the rules want (by the churn,
 // or with the CRD) gives back the write it was counted for. Races between
 // these counts and the controller only ever make a write go uncounted
-// (an object converging between the list and the reload), never count a
-// write that was not needed, so the bound is conservative.
+// (an object written as the old rules want after the first list and as
+// the new ones before the second), never count a write that was not
+// needed, so the bound is conservative.
 func TestFaultChaosSoak(t *testing.T) {
 	start := time.Now()
 	seed := soakSeed(t)
@@ -86,7 +90,11 @@ func TestFaultChaosSoak(t *testing.T) {
 	p.waitMetric(t, 60*time.Second, "kube_annotator_informers_synced", 2)
 	goroutines0 := p.metric(t, "go_goroutines")
 
-	c := &chaos{e: cp, m: m, proxy: proxy, rulesFile: rulesFile, namespaces: namespaces, seed: seed}
+	c := &chaos{e: cp, m: m, proxy: proxy, rulesFile: rulesFile, namespaces: namespaces, seed: seed,
+		reloaded: func() (float64, error) {
+			body, err := p.readMetrics()
+			return h.MetricValue(body, "kube_annotator_rules_reloads_total", map[string]string{"result": "success"}), err
+		}}
 	c.run(t.Context(), soakChaos)
 	for _, err := range c.errs {
 		t.Errorf("chaos: %v", err)
