@@ -47,7 +47,10 @@ type auditEvent struct {
 	ObjectRef        struct{ Resource, Namespace, Name string }
 	ResponseStatus   struct{ Code int }
 	ResponseObject   struct {
-		Metadata struct{ ResourceVersion string }
+		Metadata struct {
+			ResourceVersion string
+			Annotations     map[string]string
+		}
 	}
 	RequestReceivedTimestamp, StageTimestamp time.Time
 }
@@ -57,6 +60,20 @@ type auditWrite struct {
 	controller         bool
 	rv                 int64
 	received, answered time.Time
+	// gen is the generation of the rules whose extra annotations the
+	// object carries after the write, -1 if none.
+	gen int
+}
+
+// soakGen is the generation of the rules whose extra annotations
+// annotations carry, or -1.
+func soakGen(annotations map[string]string) int {
+	for g := range 10 {
+		if annotations[fmt.Sprintf("%sextra-%d", soakPrefix, g)] == "on" && annotations[fmt.Sprintf("%sextra-%d", soakPrefix, g+1)] == "on" {
+			return g
+		}
+	}
+	return -1
 }
 
 // patchAudit classifies the controller's PATCH requests that the API
@@ -69,13 +86,17 @@ type patchAudit struct {
 	// was in flight when a connection cut began: the server applied it but
 	// the controller never got the answer, so it had to write again.
 	lostReplies int
+	// late are changes to the rules of a generation older than the file's
+	// when the request was received: written before the controller
+	// switched to the new file, they need another write.
+	late int
 	// most names the objects the controller wrote most often.
 	most []string
 }
 
 // readPatchAudit reads the audit log at path; cuts are when connection cuts
 // began.
-func readPatchAudit(t *testing.T, path, user string, cuts []time.Time) patchAudit {
+func readPatchAudit(t *testing.T, path, user string, cuts, renamed []time.Time) patchAudit {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -101,6 +122,7 @@ func readPatchAudit(t *testing.T, path, user string, cuts []time.Time) patchAudi
 		byObject[key] = append(byObject[key], auditWrite{
 			controller: e.Verb == "patch" && e.ImpersonatedUser != nil && e.ImpersonatedUser.Username == user,
 			rv:         rv, received: e.RequestReceivedTimestamp, answered: e.StageTimestamp,
+			gen: soakGen(e.ResponseObject.Metadata.Annotations),
 		})
 	}
 	if err := sc.Err(); err != nil {
@@ -113,7 +135,7 @@ func readPatchAudit(t *testing.T, path, user string, cuts []time.Time) patchAudi
 	}
 	var counts []count
 	for key, writes := range byObject {
-		n := a.add(writes, cuts)
+		n := a.add(writes, cuts, renamed)
 		counts = append(counts, count{key, n})
 	}
 	slices.SortFunc(counts, func(x, y count) int { return y.n - x.n })
@@ -126,7 +148,7 @@ func readPatchAudit(t *testing.T, path, user string, cuts []time.Time) patchAudi
 // add classifies the controller's writes among writes, all the writes to
 // one object, and returns how many there were. A write that answered the
 // resourceVersion the object already had changed nothing.
-func (a *patchAudit) add(writes []auditWrite, cuts []time.Time) int {
+func (a *patchAudit) add(writes []auditWrite, cuts, renamed []time.Time) int {
 	slices.SortStableFunc(writes, func(x, y auditWrite) int {
 		if x.rv != y.rv {
 			return int(x.rv - y.rv)
@@ -144,6 +166,9 @@ func (a *patchAudit) add(writes []auditWrite, cuts []time.Time) int {
 			switch {
 			case w.rv != prev:
 				a.changed++
+				if w.gen >= 0 && w.gen < fileGen(w.received, renamed) {
+					a.late++
+				}
 			default:
 				a.repeats++
 				if lastController != nil && inFlightAtCut(*lastController, cuts) {
@@ -155,6 +180,18 @@ func (a *patchAudit) add(writes []auditWrite, cuts []time.Time) int {
 		prev = w.rv
 	}
 	return n
+}
+
+// fileGen is the generation of the rules file at time at, renamed being
+// when each generation after the first was put in place.
+func fileGen(at time.Time, renamed []time.Time) int {
+	g := 0
+	for _, r := range renamed {
+		if r.Before(at) {
+			g++
+		}
+	}
+	return g
 }
 
 // inFlightAtCut reports whether w was being served when a cut began: its

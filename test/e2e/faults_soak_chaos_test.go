@@ -43,8 +43,9 @@ type chaos struct {
 	errs []error
 	// cuts, compactions, reloads and crdCycles count the faults made.
 	cuts, compactions, reloads, crdCycles int
-	// cutAt are when the cuts began.
-	cutAt []time.Time
+	// cutAt are when the cuts began; renamedAt when each generation of
+	// the rules after the first was put in place.
+	cutAt, renamedAt []time.Time
 }
 
 // rng returns actor's random source.
@@ -212,6 +213,9 @@ func (c *chaos) replaceRules(tmp string, objs []unstructured.Unstructured, gen i
 	c.m.gen = gen + 1
 	c.m.needed.Add(int64(converged(objs, gen)))
 	c.count(&c.reloads)
+	c.mu.Lock()
+	c.renamedAt = append(c.renamedAt, time.Now())
+	c.mu.Unlock()
 	return nil
 }
 

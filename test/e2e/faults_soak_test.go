@@ -126,7 +126,7 @@ func TestFaultChaosSoak(t *testing.T) {
 	}
 	v := checkSoak(t, cp, m, namespaces)
 	needed := m.needed.Load()
-	audit := readPatchAudit(t, auditLog, soakUser, c.cutAt)
+	audit := readPatchAudit(t, auditLog, soakUser, c.cutAt, c.renamedAt)
 	// A PATCH whose answer a cut lost is applied, and then written again:
 	// duplicate work no controller can avoid, left out of the ratio.
 	ratio := float64(patches-int64(audit.lostReplies)) / float64(needed)
@@ -149,8 +149,8 @@ func TestFaultChaosSoak(t *testing.T) {
 		t.Errorf("%d foreign keys changed and %d lost, want 0", v.foreignChanged, v.foreignLost)
 	}
 	t.Logf("audit: %d PATCH requests of the controller applied: %d changed the object, %d changed nothing, "+
-		"%d of them after a PATCH whose answer a cut may have lost; most written: %v",
-		audit.applied, audit.changed, audit.repeats, audit.lostReplies, audit.most)
+		"%d of them after a PATCH whose answer a cut may have lost; %d wrote the rules of a generation older than the file's; most written: %v",
+		audit.applied, audit.changed, audit.repeats, audit.lostReplies, audit.late, audit.most)
 	if ratio > writesPerChange {
 		t.Errorf("%.4f PATCH requests per needed change (%d for %d), want at most %v", ratio, patches, needed, writesPerChange)
 	}
