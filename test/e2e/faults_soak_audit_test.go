@@ -36,7 +36,8 @@ func soakAuditFlags(t *testing.T, dir string) (flags map[string]string, log stri
 		t.Fatal(err)
 	}
 	log = filepath.Join(dir, "audit.log")
-	return map[string]string{"audit-policy-file": policy, "audit-log-path": log, "audit-log-format": "json"}, log
+	// Not rotated (at 100 MB by default): the soak reads it all.
+	return map[string]string{"audit-policy-file": policy, "audit-log-path": log, "audit-log-format": "json", "audit-log-maxsize": "4096"}, log
 }
 
 // auditEvent is the part of a kube-apiserver audit event the soak reads.

@@ -95,8 +95,10 @@ type soakState struct {
 	// rv is the resourceVersion an unselected object was created with: no
 	// one may write to it.
 	rv string
-	// writer is the value the other writer last wrote, "" if none.
-	writer string
+	// writer is the value the other writer last wrote, "" if none;
+	// unsure a value it sent later whose request failed without saying
+	// whether the server applied it (cut short), "" if none.
+	writer, unsure string
 }
 
 // soakModel is the soak's bookkeeping: the objects that exist and what
@@ -233,6 +235,9 @@ func (m *soakModel) write(ctx context.Context, e *h.Env, ref soakRef, n int, tam
 		return nil
 	}
 	if err != nil {
+		if !tamper {
+			m.unsure(ref, fmt.Sprint(n))
+		}
 		return fmt.Errorf("writer: patch %s/%s: %w", ref.namespace, ref.name, err)
 	}
 	m.mu.Lock()
@@ -246,9 +251,19 @@ func (m *soakModel) write(ctx context.Context, e *h.Env, ref soakRef, n int, tam
 	}
 	m.foreign.Add(1)
 	if st, ok := m.live[ref]; ok {
-		st.writer = fmt.Sprint(n)
+		st.writer, st.unsure = fmt.Sprint(n), ""
 	}
 	return nil
+}
+
+// unsure records v as a value of the foreign keys of ref that the server
+// may or may not have applied.
+func (m *soakModel) unsure(ref soakRef, v string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if st, ok := m.live[ref]; ok {
+		st.unsure = v
+	}
 }
 
 // listSoak lists the objects of gvr in the soak's namespaces.

@@ -309,14 +309,18 @@ func (v *soakVerdict) check(o *unstructured.Unstructured, st *soakState, gen int
 	case !st.selected && o.GetResourceVersion() != st.rv:
 		v.unselectedWritten++
 	}
+	writer := st.writer
+	if st.unsure != "" && o.GetAnnotations()[writerKey] == st.unsure {
+		writer = st.unsure // the failed request was applied after all
+	}
 	foreign := []struct {
 		got  map[string]string
 		key  string
 		want string
 	}{
 		{o.GetAnnotations(), ownerKey, o.GetName()},
-		{o.GetAnnotations(), writerKey, st.writer},
-		{o.GetLabels(), writerLabel, st.writer},
+		{o.GetAnnotations(), writerKey, writer},
+		{o.GetLabels(), writerLabel, writer},
 	}
 	for _, f := range foreign {
 		got, ok := f.got[f.key]
