@@ -108,7 +108,7 @@ type soakModel struct {
 	live map[soakRef]*soakState
 	// gen is the generation of the rules file in place.
 	gen int
-	// needed counts the changes that needed a write; see TestFaultChaosSoak.
+	// needed counts the changes that needed a write; see TestSoakChaos.
 	needed atomic.Int64
 	// tampered and foreign count the other writer's changes.
 	tampered, foreign atomic.Int64

@@ -66,7 +66,7 @@ const (
 // (an object written as the old rules want after the first list and as
 // the new ones before the second), never count a write that was not
 // needed, so the bound is conservative.
-func TestFaultChaosSoak(t *testing.T) {
+func TestSoakChaos(t *testing.T) {
 	start := time.Now()
 	seed := soakSeed(t)
 	t.Logf("seed %d (replay with %s=%d)", seed, SoakSeedEnv, seed)
