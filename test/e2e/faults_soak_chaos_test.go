@@ -43,6 +43,9 @@ type chaos struct {
 	errs []error
 	// cuts, compactions, reloads and crdCycles count the faults made.
 	cuts, compactions, reloads, crdCycles int
+	// lateWrites counts the needed changes the second list of a reload
+	// found.
+	lateWrites int
 	// cutAt are when the cuts began; renamedAt when each generation of
 	// the rules after the first was put in place.
 	cutAt, renamedAt []time.Time
@@ -245,6 +248,7 @@ func (c *chaos) countLateWrites(ctx context.Context, before []unstructured.Unstr
 		o := &after[i]
 		if o.GetLabels()[selectLabel] == "yes" && convergedTo(o, gen) && !was[o.GetKind()+" "+o.GetNamespace()+"/"+o.GetName()] {
 			c.m.needed.Add(1)
+			c.count(&c.lateWrites)
 		}
 	}
 	return nil

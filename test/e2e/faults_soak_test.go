@@ -149,8 +149,9 @@ func TestSoakChaos(t *testing.T) {
 		t.Errorf("%d foreign keys changed and %d lost, want 0", v.foreignChanged, v.foreignLost)
 	}
 	t.Logf("audit: %d PATCH requests of the controller applied: %d changed the object, %d changed nothing, "+
-		"%d of them after a PATCH whose answer a cut may have lost; %d wrote the rules of a generation older than the file's; most written: %v",
-		audit.applied, audit.changed, audit.repeats, audit.lostReplies, audit.late, audit.most)
+		"%d of them after a PATCH whose answer a cut may have lost; %d wrote the rules of a generation older than the file's "+
+		"(the lists after the controller's reloads counted %d); most written: %v",
+		audit.applied, audit.changed, audit.repeats, audit.lostReplies, audit.late, c.lateWrites, audit.most)
 	if ratio > writesPerChange {
 		t.Errorf("%.4f PATCH requests per needed change (%d for %d), want at most %v", ratio, patches, needed, writesPerChange)
 	}
