@@ -153,6 +153,9 @@ func newApp(ctx context.Context, f runFlags) (*app, error) {
 	compile := func(file *rules.File) (*rules.Set, []rules.FieldError, error) {
 		return compileRules(f.rules, file, resolver.Resolve, f.clusterFlags.exclude)
 	}
+	// A server that cannot say which resources it serves fails the start
+	// (reloader.ErrUnreachable): there are no rules in force yet to keep,
+	// and the Pod restarts, with the kubelet's back-off, until it can.
 	set, unresolved, err := compile(file)
 	if err != nil {
 		return nil, err
