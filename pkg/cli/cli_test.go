@@ -28,7 +28,7 @@ func TestUsageErrors(t *testing.T) {
 	numeric := map[string]string{
 		"run": "--workers", "once": "--workers", "diff": "--kube-api-qps",
 		"check": "--kube-api-qps", "rbac": "--kube-api-burst", "version": "",
-		"explain": "--kube-api-qps",
+		"explain": "--kube-api-qps", "admission": "--kube-api-qps",
 	}
 	// Commands that take one RESOURCE/NAME argument.
 	oneObject := map[string]bool{"explain": true}
@@ -81,6 +81,7 @@ func TestRunFlagValidation(t *testing.T) {
 	}{
 		{[]string{"--workers", "0"}, "error: --workers must be at least 1, got 0\n"},
 		{[]string{"--resync-period", "-1m"}, "error: --resync-period must not be negative, got -1m0s\n"},
+		{[]string{"--max-changes", "-1"}, "error: --max-changes must not be negative, got -1 (0 turns the guard off)\n"},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

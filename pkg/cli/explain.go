@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/pflag"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/klog/v2"
@@ -143,7 +142,7 @@ func (f *clusterFlags) defaultNamespace() (string, error) {
 
 // namespaceOf reads namespace ns ("" for none) once and answers for it as
 // the controller's namespace informer would.
-func namespaceOf(ctx context.Context, dyn dynamic.Interface, ns string) (rules.NamespaceLabels, rules.IgnoredNamespaces, error) {
+func namespaceOf(ctx context.Context, dyn dynamic.Interface, ns string) (rules.Namespaces, rules.IgnoredNamespaces, error) {
 	if ns == "" {
 		return nil, nil, nil
 	}
@@ -154,8 +153,8 @@ func namespaceOf(ctx context.Context, dyn dynamic.Interface, ns string) (rules.N
 	if err != nil {
 		return nil, nil, fmt.Errorf("get namespace %s: %w", ns, err)
 	}
-	nsLabels := func(name string) (labels.Set, bool) {
-		return labels.Set(got.GetLabels()), name == ns
+	nsLabels := func(name string) (metav1.Object, bool) {
+		return got, name == ns
 	}
 	nsIgnored := func(name string) bool { return name == ns && rules.OptsOut(got.GetAnnotations()) }
 	return nsLabels, nsIgnored, nil

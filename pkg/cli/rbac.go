@@ -24,13 +24,13 @@ func rbacCommand(_ context.Context, e *env, args []string) int {
 	name := fs.String("name", "kube-annotator", "Name of the ServiceAccount, ClusterRole and ClusterRoleBinding")
 	leases := fs.Bool("leader-election", true, "Also grant the Lease for leader election (in the Role in the ServiceAccount's namespace)")
 	withEvents := fs.Bool("events", false, "Also grant creating Events (for run --events)")
-	var manager string
-	addFieldManagerFlag(fs, &manager)
+	withAdmission := fs.Bool("admission-policies", false, "Also grant managing kube-annotator's MutatingAdmissionPolicies and bindings (for run --admission-policies)")
+	manager := addFieldManagerFlag(fs)
 	cf := addClusterFlags(fs)
 	if code, ok := e.parse(fs, args); !ok {
 		return code
 	}
-	if err := validateFieldManager(manager); err != nil {
+	if err := validateFieldManager(*manager); err != nil {
 		return e.usageError(fs, err)
 	}
 	file, err := rules.Load(*rulesPath)
@@ -75,8 +75,11 @@ func rbacCommand(_ context.Context, e *env, args []string) int {
 	if ns == "" {
 		ns = "kube-annotator"
 	}
-	out, err := rbacManifests(rbacOptions{name: *name, namespace: ns, resources: grs, record: record.Name(manager),
-		watchNamespaces: watchNamespaces, leases: *leases, events: *withEvents})
+	if *withAdmission {
+		fmt.Fprintln(e.Err, admissionWarning)
+	}
+	out, err := rbacManifests(rbacOptions{name: *name, namespace: ns, resources: grs, record: record.Name(*manager),
+		watchNamespaces: watchNamespaces, leases: *leases, events: *withEvents, admission: *withAdmission})
 	if err != nil {
 		fmt.Fprintln(e.Err, err)
 		return 1
@@ -109,6 +112,8 @@ type rbacOptions struct {
 	// record names the ConfigMap that records the resources written to.
 	record         string
 	leases, events bool
+	// admission grants managing admission policies.
+	admission bool
 }
 
 // rbacManifests renders the ServiceAccount, ClusterRole (one rule per API
@@ -138,6 +143,9 @@ func rbacManifests(o rbacOptions) (string, error) {
 	}
 	if o.events {
 		policy = append(policy, policyRule("events.k8s.io", []string{"events"}, []string{"create", "patch"}, ""))
+	}
+	if o.admission {
+		policy = append(policy, policyRule("admissionregistration.k8s.io", admissionResources, admissionVerbs, ""))
 	}
 	labels := map[string]string{"app.kubernetes.io/name": "kube-annotator"}
 	meta := func(namespaced bool) map[string]any {

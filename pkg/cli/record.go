@@ -10,7 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 
+	"github.com/kube-annotator/kube-annotator/pkg/policysync"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/record"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -26,16 +28,10 @@ type recordFlags struct {
 
 func addRecordFlags(fs *pflag.FlagSet) *recordFlags {
 	f := &recordFlags{}
-	addFieldManagerFlag(fs, &f.fieldManager)
+	fieldManagerVar(fs, &f.fieldManager)
 	fs.StringVar(&f.namespace, "record-namespace", "",
 		"Namespace of the ConfigMap that records the resources written to (default: the Pod's namespace in a cluster, else \"default\")")
 	return f
-}
-
-// addFieldManagerFlag adds --field-manager, which rbac shares.
-func addFieldManagerFlag(fs *pflag.FlagSet, p *string) {
-	fs.StringVar(p, "field-manager", reconcile.FieldManager,
-		"Field manager to write as: only keys it owns are pruned when no rule wants them. It names the ConfigMap that records the resources written to, <field-manager>-resources")
 }
 
 // validateFieldManager reports, naming the flag, a field manager that
@@ -88,6 +84,22 @@ func (f *recordFlags) load(ctx context.Context, cfg *rest.Config, scope string) 
 		return nil, err
 	}
 	return rec, nil
+}
+
+// recordRuled returns next preceded by recording every resource that set
+// rules. The admission policies that next puts in force first write to
+// those resources as objects are created, not through the controller's
+// writer; the record must list a resource before the first write to it.
+func recordRuled(rec *record.Record, next policysync.ApplyFunc) policysync.ApplyFunc {
+	return func(ctx context.Context, set *rules.Set) {
+		for _, t := range set.SortedTargets() {
+			if err := rec.Ensure(ctx, t.GVR.GroupResource()); err != nil {
+				klog.FromContext(ctx).Error(err, "Cannot record a resource the admission policies write to; keys they set there may be left when no rule names it",
+					"resource", rules.GVRString(t.GVR))
+			}
+		}
+		next(ctx, set)
+	}
 }
 
 // unservedPrune is a recorded resource to prune that the server does not

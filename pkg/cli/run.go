@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"runtime/debug"
 	"sync"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller"
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
+	"github.com/kube-annotator/kube-annotator/pkg/policysync"
 	"github.com/kube-annotator/kube-annotator/pkg/record"
 	"github.com/kube-annotator/kube-annotator/pkg/reloader"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -57,6 +59,9 @@ type runFlags struct {
 	clusterFlags *clusterFlags
 	leader       *leaderFlags
 	shard        *shardFlags
+	maxChanges   int
+	// admissionPolicies keeps admission policies in sync with the rules.
+	admissionPolicies bool
 }
 
 func runCommand(ctx context.Context, e *env, args []string) int {
@@ -71,6 +76,8 @@ func runCommand(ctx context.Context, e *env, args []string) int {
 	fs.BoolVar(&f.events, "events", false, "Record a Normal event on every object changed and a Warning event when a change is rejected")
 	fs.StringVar(&f.metricsAddr, "metrics-bind-address", "", "Address to serve Prometheus metrics on at /metrics, e.g. :8080 (default off)")
 	fs.StringVar(&f.probeAddr, "health-probe-bind-address", "", "Address to serve /healthz and /readyz on, e.g. :8081 (default off)")
+	fs.IntVar(&f.maxChanges, "max-changes", 0, "Hold a reload of the rules file that would change more objects than this (as the caches count them) until SIGHUP confirms it with the file unchanged (0: never hold)")
+	fs.BoolVar(&f.admissionPolicies, "admission-policies", false, "Also keep MutatingAdmissionPolicies in the cluster that apply the rules as objects are created or updated (see 'admission'); they are created, updated and deleted with the rules")
 	f.record = addRecordFlags(fs)
 	f.leader = addLeaderFlags(fs)
 	f.shard = addShardFlags(fs)
@@ -85,6 +92,9 @@ func runCommand(ctx context.Context, e *env, args []string) int {
 	}
 	if f.resync < 0 {
 		return e.usageError(fs, fmt.Errorf("--resync-period must not be negative, got %v", f.resync))
+	}
+	if err := checkMaxChanges(f.maxChanges); err != nil {
+		return e.usageError(fs, err)
 	}
 	if err := f.shard.validate(fs.Changed, f.leader); err != nil {
 		return e.usageError(fs, err)
@@ -123,6 +133,9 @@ type app struct {
 	controller *controller.Controller
 	reloader   *reloader.Reloader
 	stopEvents func()
+	// apply puts rules in force: the admission policies, then the controller.
+	apply     policysync.ApplyFunc
+	admission *admissionSync
 	// loaded describes the rules loaded at start, for the start log.
 	loaded []any
 	// sharding keeps this replica's shard current.
@@ -149,6 +162,9 @@ func newApp(ctx context.Context, f runFlags) (*app, error) {
 	compile := func(file *rules.File) (*rules.Set, []rules.FieldError, error) {
 		return compileRules(f.rules, file, resolver.Resolve, f.clusterFlags.exclude)
 	}
+	// A server that cannot say which resources it serves fails the start
+	// (reloader.ErrUnreachable): there are no rules in force yet to keep,
+	// and the Pod restarts, with the kubelet's back-off, until it can.
 	set, unresolved, err := compile(file)
 	if err != nil {
 		return nil, err
@@ -192,24 +208,34 @@ func newApp(ctx context.Context, f runFlags) (*app, error) {
 		Partial:      f.shard.enabled(),
 	})
 	m.Registry.MustRegister(cachedObjectsGauge(c))
+	adm, err := newAdmissionSync(f, cfg)
+	if err != nil {
+		return nil, err
+	}
+	apply := adm.wrap(c.SetRules)
+	if f.admissionPolicies {
+		apply = recordRuled(rec, apply)
+	}
 	rl := reloader.New(reloader.Options{
 		Path:    f.rules,
 		Compile: compile,
 		Reset:   resolver.Reset,
-		Apply:   c.SetRules,
+		Apply:   apply,
 		Trigger: resolveAgain,
 		Watch:   f.watchRules,
 		Metrics: m,
+		Guard:   changeGuard(f.maxChanges, c.Preview),
 	}, file, set, unresolved)
 	return &app{
 		flags: f, cfg: cfg, metrics: m, record: rec, controller: c, reloader: rl, stopEvents: stopEvents, sharding: sharding,
+		apply: apply, admission: adm,
 		loaded: []any{"rules", len(file.Rules), "resources", len(set.Targets), "fieldManager", f.record.fieldManager, "record", rec.Ref()},
 	}, nil
 }
 
 // run starts the servers, then enforces the rules while this replica leads.
 func (a *app) run(ctx context.Context) error {
-	if err := startServers(ctx, a.flags, a.metrics, a.ready); err != nil {
+	if err := startServers(ctx, a.flags, a.metrics, server.HealthWithNotes(a.ready, a.readyNotes)); err != nil {
 		return err
 	}
 	klog.FromContext(ctx).Info("Starting", append([]any{"version", version.Version, "server", a.cfg.Host}, a.loaded...)...)
@@ -251,7 +277,8 @@ func (a *app) lead(ctx context.Context) error {
 	if err := a.sharding.join(ctx); err != nil {
 		return err
 	}
-	a.controller.SetRules(ctx, a.reloader.Set())
+	a.apply(ctx, a.reloader.Set())
+	wg.Go(func() { a.admission.run(ctx) })
 	wg.Go(func() {
 		if err := a.sharding.run(ctx, a.controller); err != nil {
 			cancel(err)
@@ -272,14 +299,14 @@ func (a *app) lead(ctx context.Context) error {
 }
 
 // startServers starts the metrics and probe servers that are configured.
-func startServers(ctx context.Context, f runFlags, m *metrics.Metrics, ready server.Check) error {
+func startServers(ctx context.Context, f runFlags, m *metrics.Metrics, health http.Handler) error {
 	if f.metricsAddr != "" {
 		if _, err := server.Start(ctx, "metrics", f.metricsAddr, server.Metrics(m.Registry)); err != nil {
 			return err
 		}
 	}
 	if f.probeAddr != "" {
-		if _, err := server.Start(ctx, "health probes", f.probeAddr, server.Health(ready)); err != nil {
+		if _, err := server.Start(ctx, "health probes", f.probeAddr, health); err != nil {
 			return err
 		}
 	}

@@ -3,11 +3,9 @@ package controller
 import (
 	"context"
 	"fmt"
-	"maps"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -30,9 +28,10 @@ func needsNamespaces(t *rules.Target) bool { return t.NeedsNamespaceLabels || t.
 
 // startNamespaces starts the informer that keeps the namespaces' labels,
 // for rules with a namespaceSelector, and annotations, for namespaces that
-// opt out. When a namespace's labels change, every object in it of a
-// resource that selects by namespace labels is synced; when it opts in or
-// out, every ruled object in it is.
+// opt out, and the keys rules read from namespaces (fromNamespace). When
+// a namespace changes in a way that can change what a resource's rules
+// want (rules.Target.NamespaceChangeMatters), every object in it of that
+// resource is synced; when it opts in or out, every ruled object in it is.
 func (c *Controller) startNamespaces(ctx context.Context) (*resourceInformer, error) {
 	ri := &resourceInformer{}
 	inf, err := c.newInformer(rules.Resource{GVR: namespacesGVR, Kind: "Namespace"}, "", false, cache.Indexers{}, false, &ri.status)
@@ -40,16 +39,16 @@ func (c *Controller) startNamespaces(ctx context.Context) (*resourceInformer, er
 		return nil, err
 	}
 	_, err = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) { c.enqueueNamespace(obj, true) },
+		AddFunc: func(obj any) { c.enqueueNamespace(obj, everyTarget) },
 		UpdateFunc: func(oldObj, newObj any) {
 			o, ok1 := oldObj.(*metav1.PartialObjectMetadata)
 			n, ok2 := newObj.(*metav1.PartialObjectMetadata)
 			switch {
 			case !ok1 || !ok2:
 			case rules.OptsOut(o.Annotations) != rules.OptsOut(n.Annotations):
-				c.enqueueNamespace(newObj, true)
-			case !maps.Equal(o.Labels, n.Labels):
-				c.enqueueNamespace(newObj, false)
+				c.enqueueNamespace(newObj, everyTarget)
+			default:
+				c.enqueueNamespace(newObj, func(t *rules.Target) bool { return t.NamespaceChangeMatters(o, n) })
 			}
 		},
 	})
@@ -61,10 +60,12 @@ func (c *Controller) startNamespaces(ctx context.Context) (*resourceInformer, er
 	return ri, nil
 }
 
+// everyTarget picks every ruled resource, for enqueueNamespace.
+func everyTarget(*rules.Target) bool { return true }
+
 // enqueueNamespace enqueues the cached objects in namespace obj of every
-// resource that selects by namespace labels, or of every ruled resource
-// when all.
-func (c *Controller) enqueueNamespace(obj any, all bool) {
+// namespaced ruled resource that pick picks.
+func (c *Controller) enqueueNamespace(obj any, pick func(*rules.Target) bool) {
 	m, ok := obj.(*metav1.PartialObjectMetadata)
 	if !ok {
 		return
@@ -72,7 +73,7 @@ func (c *Controller) enqueueNamespace(obj any, all bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	for gvr, ri := range c.informers {
-		if !ri.target.Namespaced || (!all && !ri.target.NeedsNamespaceLabels) {
+		if !ri.target.Namespaced || !pick(ri.target) {
 			continue
 		}
 		keys, err := ri.informer.GetIndexer().IndexKeys(cache.NamespaceIndex, m.Name)
@@ -102,13 +103,14 @@ func (c *Controller) namespace(name string) *metav1.PartialObjectMetadata {
 	return m
 }
 
-// namespaceLabels returns a namespace's labels from the namespace informer.
-func (c *Controller) namespaceLabels(namespace string) (labels.Set, bool) {
+// namespaceLabels returns a namespace, for its labels and annotations,
+// from the namespace informer. It is shared with the cache: read only.
+func (c *Controller) namespaceLabels(namespace string) (metav1.Object, bool) {
 	m := c.namespace(namespace)
 	if m == nil {
 		return nil, false
 	}
-	return labels.Set(m.Labels), true // shared with the cache: read only
+	return m, true
 }
 
 // namespaceIgnored reports whether a namespace opts out of the rules.

@@ -60,6 +60,8 @@ type Metrics struct {
 	Leader prometheus.Gauge
 	// PerRule are the metrics labelled by rule, and the opted-out objects.
 	PerRule RuleMetrics
+	// Guard describe reloads held by --max-changes.
+	Guard GuardMetrics
 	// Workqueue provides the work queue's metrics to client-go.
 	Workqueue workqueue.MetricsProvider
 }
@@ -120,6 +122,8 @@ func New() *Metrics {
 	}
 	m.PerRule = newRuleMetrics()
 	m.Registry.MustRegister(m.PerRule.collectors()...)
+	m.Guard = newGuardMetrics()
+	m.Registry.MustRegister(m.Guard.collectors()...)
 	wq := newWorkqueueMetrics()
 	m.Workqueue = wq
 	for _, r := range []string{Success, Failure} {

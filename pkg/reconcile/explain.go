@@ -81,7 +81,7 @@ type Conflict struct {
 
 // Explain explains obj, a whole object of t as the API server returns it
 // (managedFields included), as Decide decides it for manager.
-func Explain(t *rules.Target, obj patch.Object, nsLabels rules.NamespaceLabels, nsIgnored rules.IgnoredNamespaces, manager string) (Explanation, error) {
+func Explain(t *rules.Target, obj patch.Object, nsLabels rules.Namespaces, nsIgnored rules.IgnoredNamespaces, manager string) (Explanation, error) {
 	d, err := Decide(t, obj, nsLabels, nsIgnored, manager)
 	if err != nil {
 		return Explanation{}, err

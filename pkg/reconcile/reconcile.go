@@ -8,6 +8,16 @@
 // are those its field manager, FieldManager, owns in the object's
 // managedFields as the API server records them, and every write is sent as
 // that same field manager, so that the API server records them so.
+//
+// Keys that the field manager's admission policies (package admission) set
+// when an object was created or updated are owned too. The API server
+// records no owner for them, so the policies list them in a marker
+// annotation, patch.MarkerKey(manager, resource), and Decide counts the
+// keys listed there as owned, whoever managedFields names. An object
+// annotated at admission therefore needs no write while the rules still
+// want what it carries, and loses the keys no rule wants any more, exactly
+// as an object annotated by the controller does; the write that deletes
+// listed keys also rewrites the marker to list what remains, or deletes it.
 package reconcile
 
 import (
@@ -65,16 +75,18 @@ func (d Decision) Empty() bool { return d.Change.Empty() }
 
 // Decide returns what must change on obj for the rules of t to hold, and
 // the requests that make that change as manager. Keys are deleted only
-// when a rule removes them or when manager owns them in obj's
-// managedFields and no rule wants them any more; keys a rule in audit mode
-// wants are never deleted that way, so that putting a rule in audit mode
-// changes nothing. An object that opts out, or whose namespace does
-// (nsIgnored), is left alone. nsLabels gives the labels of obj's namespace
-// to rules that select by them. Decide only reads obj, which may be an
-// object from an informer's cache.
-func Decide(t *rules.Target, obj patch.Object, nsLabels rules.NamespaceLabels, nsIgnored rules.IgnoredNamespaces, manager string) (Decision, error) {
+// when a rule removes them or when manager owns them — in obj's
+// managedFields, or listed in its admission marker — and no rule wants them
+// any more; keys a rule in audit mode wants are never deleted that way, so
+// that putting a rule in audit mode changes nothing. An object that opts
+// out, or whose namespace does (nsIgnored), is left alone. nsLabels gives
+// obj's namespace to rules that select by its labels or read its labels or
+// annotations. Decide only reads obj, which may be an object from an
+// informer's cache.
+func Decide(t *rules.Target, obj patch.Object, nsLabels rules.Namespaces, nsIgnored rules.IgnoredNamespaces, manager string) (Decision, error) {
 	ev := t.Evaluate(obj, nsLabels)
-	owned := patch.OwnedBy(obj.GetManagedFields(), manager)
+	marker := patch.MarkerKey(manager, t.GVR.GroupResource())
+	owned := patch.OwnedBy(obj.GetManagedFields(), manager).Union(patch.MarkedKeys(obj.GetAnnotations(), marker))
 	d := Decision{Evaluation: ev, Ignored: t.Ignored(obj, nsIgnored), Owns: carries(obj, owned)}
 	if d.Ignored != "" {
 		return d, nil
@@ -85,7 +97,7 @@ func Decide(t *rules.Target, obj patch.Object, nsLabels rules.NamespaceLabels, n
 			d.Audit = append(d.Audit, AuditChange{Rule: a.Rule.Name, Change: ch})
 		}
 	}
-	d.Change = patch.Plan(obj.GetAnnotations(), obj.GetLabels(), owned, ev.Desired)
+	d.Change = patch.PlanMarked(obj.GetAnnotations(), obj.GetLabels(), owned, marker, ev.Desired)
 	if d.Change.Empty() {
 		return d, nil
 	}

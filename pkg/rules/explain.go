@@ -37,8 +37,12 @@ type Want struct {
 // Explain returns, for every rule of t in file order, whether it selects
 // obj and, if not, why; and, if so, what it wants of obj. Like Evaluate,
 // it only reads obj.
-func (t *Target) Explain(obj metav1.Object, nsLabels NamespaceLabels) []Verdict {
+func (t *Target) Explain(obj metav1.Object, namespaces Namespaces) []Verdict {
 	excluded, ns := t.excludedBy(obj)
+	var h home
+	if t.ReadsNamespaces {
+		h.obj, h.why = t.home(obj, namespaces)
+	}
 	out := make([]Verdict, 0, len(t.Rules))
 	for _, r := range t.Rules {
 		v := Verdict{Rule: r.Name, Index: r.Index, Mode: r.EffectiveMode()}
@@ -46,10 +50,10 @@ func (t *Target) Explain(obj metav1.Object, nsLabels NamespaceLabels) []Verdict 
 		case excluded != "":
 			v.Reason = fmt.Sprintf("--exclude-namespaces %q leaves out namespace %q", excluded, ns)
 		default:
-			v.Reason = r.Unselected(obj, t.isNamespaces(), nsLabels)
+			v.Reason = r.Unselected(obj, t.isNamespaces(), namespaces)
 		}
 		if v.Selects = v.Reason == ""; v.Selects {
-			w := r.Wants(obj)
+			w := r.alone(obj, h)
 			v.Wants, v.Problems = wants(w), w.Problems
 		}
 		out = append(out, v)

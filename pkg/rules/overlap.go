@@ -118,12 +118,13 @@ func differing(a, b *Rule) []string {
 	for _, kind := range []struct {
 		name                 string
 		aSet, bSet, aJP, bJP map[string]string
+		aNS, bNS             map[string]NamespaceKey
 		aRm, bRm             []string
 	}{
-		{annotationKind, a.Annotations, b.Annotations, a.AnnotationsFrom, b.AnnotationsFrom, a.RemoveAnnotations, b.RemoveAnnotations},
-		{labelKind, a.Labels, b.Labels, a.LabelsFrom, b.LabelsFrom, a.RemoveLabels, b.RemoveLabels},
+		{annotationKind, a.Annotations, b.Annotations, a.AnnotationsFrom, b.AnnotationsFrom, a.AnnotationsFromNamespace, b.AnnotationsFromNamespace, a.RemoveAnnotations, b.RemoveAnnotations},
+		{labelKind, a.Labels, b.Labels, a.LabelsFrom, b.LabelsFrom, a.LabelsFromNamespace, b.LabelsFromNamespace, a.RemoveLabels, b.RemoveLabels},
 	} {
-		wa, wb := wanted(kind.aSet, kind.aJP, kind.aRm), wanted(kind.bSet, kind.bJP, kind.bRm)
+		wa, wb := wanted(kind.aSet, kind.aJP, kind.aNS, kind.aRm), wanted(kind.bSet, kind.bJP, kind.bNS, kind.bRm)
 		for _, k := range sortedKeys(wa) {
 			if v, ok := wb[k]; ok && v != wa[k] {
 				out = append(out, kind.name+" "+strconv.Quote(k))
@@ -134,14 +135,17 @@ func differing(a, b *Rule) []string {
 }
 
 // wanted maps each key a rule wants to what it wants: a quoted value,
-// a JSONPath template, or "removed".
-func wanted(set, from map[string]string, remove []string) map[string]string {
+// a JSONPath template, a namespace's key, or "removed".
+func wanted(set, from map[string]string, fromNS map[string]NamespaceKey, remove []string) map[string]string {
 	m := map[string]string{}
 	for k, v := range set {
 		m[k] = strconv.Quote(v)
 	}
 	for k, v := range from {
 		m[k] = "from " + v
+	}
+	for k, v := range fromNS {
+		m[k] = "from the namespace's " + v.String()
 	}
 	for _, k := range remove {
 		m[k] = "removed"

@@ -27,8 +27,8 @@ var fieldExamples = map[string]string{
 	"selector":          "app=web",
 	"names":             `["web-*"]`,
 	"mode":              "audit",
-	"annotations":       "{owner: web, team: {jsonPath: '{.metadata.labels.team}'}}",
-	"labels":            "{owner: web, team: {jsonPath: '{.metadata.labels.team}'}}",
+	"annotations":       "{owner: web, team: {jsonPath: '{.metadata.labels.team}'}, cost: {fromNamespace: {annotation: example.com/cost}}}",
+	"labels":            "{owner: web, team: {jsonPath: '{.metadata.labels.team}'}, tier: {fromNamespace: {label: tier}}}",
 	"removeAnnotations": "[deprecated.example.com/flag]",
 	"removeLabels":      "[legacy]",
 }

@@ -12,7 +12,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
@@ -53,7 +52,7 @@ type Visit func(t *rules.Target, pending *Object) error
 // namespace is "" or the resource is cluster-scoped) and calls visit for
 // each, in list order, with what reconcile.Decide decided for it as the
 // field manager manager.
-func Resource(ctx context.Context, client dynamic.Interface, t *rules.Target, namespace, manager string, nsLabels rules.NamespaceLabels, nsIgnored rules.IgnoredNamespaces, visit Visit) error {
+func Resource(ctx context.Context, client dynamic.Interface, t *rules.Target, namespace, manager string, nsLabels rules.Namespaces, nsIgnored rules.IgnoredNamespaces, visit Visit) error {
 	if !t.Namespaced {
 		namespace = ""
 	}
@@ -86,22 +85,23 @@ func pending(t *rules.Target, u *unstructured.Unstructured, d reconcile.Decision
 }
 
 // NamespaceLabels lists the namespaces once, for rules that select by
-// namespace labels, when set needs them; otherwise it returns nil.
-func NamespaceLabels(ctx context.Context, client dynamic.Interface, set *rules.Set) (rules.NamespaceLabels, error) {
-	if !slices.ContainsFunc(slices.Collect(maps.Values(set.Targets)), func(t *rules.Target) bool { return t.NeedsNamespaceLabels }) {
+// namespace labels or read values from namespaces (fromNamespace), when
+// set has such rules; otherwise it returns nil.
+func NamespaceLabels(ctx context.Context, client dynamic.Interface, set *rules.Set) (rules.Namespaces, error) {
+	if !slices.ContainsFunc(slices.Collect(maps.Values(set.Targets)), func(t *rules.Target) bool { return t.NeedsNamespaceLabels || t.ReadsNamespaces }) {
 		return nil, nil
 	}
-	list, err := listNamespaces(ctx, client, "namespaceSelector")
+	list, err := listNamespaces(ctx, client, "namespaceSelector and fromNamespace")
 	if err != nil {
 		return nil, err
 	}
-	byName := make(map[string]labels.Set, len(list.Items))
-	for _, ns := range list.Items {
-		byName[ns.GetName()] = labels.Set(ns.GetLabels())
+	byName := make(map[string]metav1.Object, len(list.Items))
+	for i := range list.Items {
+		byName[list.Items[i].GetName()] = &list.Items[i]
 	}
-	return func(name string) (labels.Set, bool) {
-		l, ok := byName[name]
-		return l, ok
+	return func(name string) (metav1.Object, bool) {
+		ns, ok := byName[name]
+		return ns, ok
 	}, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -103,9 +104,9 @@ func ptr(s string) *string { return &s }
 func TestPending(t *testing.T) {
 	const abc = "rules:\n- {name: r, resources: [configmaps], annotations: {b: '2', a: '1', c: ''}}\n"
 	const nsSelector = "rules:\n- {name: r, resources: [configmaps], namespaceSelector: team=a, annotations: {a: '1'}}\n"
-	nsLabels := func(ns string) (labels.Set, bool) {
+	nsLabels := func(ns string) (metav1.Object, bool) {
 		l, ok := map[string]labels.Set{"ns-a": {"team": "a"}, "ns-b": {"team": "b"}}[ns]
-		return l, ok
+		return &metav1.ObjectMeta{Name: ns, Labels: l}, ok
 	}
 	ann := func(kind, key string, old, new *string) Change { // what rule r wants
 		return Change{Kind: kind, Key: key, Old: old, New: new, Rule: "r"}
@@ -348,7 +349,7 @@ func TestNamespaceLabels(t *testing.T) {
 				client.PrependReactor("list", "namespaces", tc.react)
 			}
 			got, err := NamespaceLabels(t.Context(), client, compile(t, tc.rules))
-			if !errors.Is(err, tc.wantErr) || (err != nil && !strings.HasPrefix(err.Error(), "list namespaces for namespaceSelector: ")) {
+			if !errors.Is(err, tc.wantErr) || (err != nil && !strings.HasPrefix(err.Error(), "list namespaces for namespaceSelector and fromNamespace: ")) {
 				t.Errorf("NamespaceLabels() error = %v, want %v, with context", err, tc.wantErr)
 			}
 			if (got == nil) != tc.wantNil {
@@ -361,7 +362,11 @@ func TestNamespaceLabels(t *testing.T) {
 				return
 			}
 			for ns, want := range map[string]labels.Set{"ns-a": {"team": "a"}, "bare": {}, "unknown": nil} {
-				l, ok := got(ns)
+				m, ok := got(ns)
+				var l labels.Set
+				if ok {
+					l = m.GetLabels()
+				}
 				if ok != (want != nil) || !reflect.DeepEqual(l, want) && len(l)+len(want) > 0 {
 					t.Errorf("labels of %s = %v, %v; want %v, %v", ns, l, ok, want, want != nil)
 				}

@@ -141,9 +141,11 @@ func (b *bench) phases(ctx context.Context, runners []*runner, res *results) err
 			return err
 		}
 		logf("Converging the new objects with kube-annotator, then measuring its memory at %d objects", n)
-		if _, err := b.idle(ctx, ka, fmt.Sprintf("%d-objects-converge", n), nil, 0); err != nil {
+		converge, err := b.idle(ctx, ka, fmt.Sprintf("%d-objects-converge", n), b.memoryEnv(), 0)
+		if err != nil {
 			return err
 		}
+		logf("kube-annotator converged %d objects with peak RSS %.1f MiB%s", n, float64(converge.peakRSS)/1024, b.memLimitNote(converge.peakRSS))
 		point, _, err := b.memory(ctx, ka, 0)
 		if err != nil {
 			return err

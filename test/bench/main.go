@@ -69,6 +69,7 @@ type options struct {
 	memoryWindow  time.Duration
 	timeout       time.Duration
 	crCacheReads  bool
+	goMemLimit    int64
 }
 
 func main() {
@@ -114,6 +115,7 @@ func parseFlags(args []string) (options, error) {
 	})
 	fs.DurationVar(&o.memoryWindow, "memory-window", 10*time.Second, "how long kube-annotator's heap is sampled once converged")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "longest a runner may take to annotate every object")
+	fs.Int64Var(&o.goMemLimit, "gomemlimit", 0, "GOMEMLIMIT in bytes for kube-annotator while its memory is measured, as deploy/ sets it from the memory limit (268435456 for 256Mi); 0 leaves it unset")
 	fs.BoolVar(&o.crCacheReads, "cr-cache-reads", false, "let the controller-runtime baseline read unstructured objects from its cache instead of its default GET to the API server")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -148,6 +150,9 @@ func (o options) validate() error {
 	}
 	if o.steady <= 0 || o.memoryWindow <= 0 || o.timeout <= 0 {
 		errs = append(errs, errors.New("--steady, --memory-window and --timeout must be positive"))
+	}
+	if o.goMemLimit < 0 {
+		errs = append(errs, fmt.Errorf("--gomemlimit must not be negative, got %d", o.goMemLimit))
 	}
 	if o.latency < 0 {
 		errs = append(errs, fmt.Errorf("--latency must not be negative, got %d", o.latency))

@@ -39,18 +39,35 @@ const liveGOGC = 10
 func (b *bench) memory(ctx context.Context, ka *runner, latency int) (memoryPoint, []time.Duration, error) {
 	p := memoryPoint{objects: b.objects}
 	tag := fmt.Sprintf("%d-objects", b.objects)
-	run, err := b.idle(ctx, ka, tag, nil, latency)
+	run, err := b.idle(ctx, ka, tag, b.memoryEnv(), latency)
 	if err != nil {
 		return p, nil, err
 	}
-	live, err := b.idle(ctx, ka, fmt.Sprintf("%s-gogc%d", tag, liveGOGC), []string{fmt.Sprintf("GOGC=%d", liveGOGC)}, 0)
+	live, err := b.idle(ctx, ka, fmt.Sprintf("%s-gogc%d", tag, liveGOGC), append(b.memoryEnv(), fmt.Sprintf("GOGC=%d", liveGOGC)), 0)
 	if err != nil {
 		return p, nil, err
 	}
 	p.heapInuse, p.liveHeap, p.peakRSS = run.heapInuse, live.heapInuse, run.peakRSS
-	logf("kube-annotator converged at %d objects: heap in use %.1f MiB (%.1f MiB with GOGC=%d), peak RSS %.1f MiB",
-		p.objects, p.heapInuse/(1<<20), p.liveHeap/(1<<20), liveGOGC, float64(p.peakRSS)/1024)
+	logf("kube-annotator converged at %d objects: heap in use %.1f MiB (%.1f MiB with GOGC=%d), peak RSS %.1f MiB%s",
+		p.objects, p.heapInuse/(1<<20), p.liveHeap/(1<<20), liveGOGC, float64(p.peakRSS)/1024, b.memLimitNote(p.peakRSS))
 	return p, run.latency, nil
+}
+
+// memoryEnv is the environment added to kube-annotator while its memory
+// is measured: GOMEMLIMIT if --gomemlimit is set.
+func (b *bench) memoryEnv() []string {
+	if b.opts.goMemLimit == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("GOMEMLIMIT=%d", b.opts.goMemLimit)}
+}
+
+// memLimitNote compares a peak RSS in KiB with --gomemlimit, if set.
+func (b *bench) memLimitNote(peakRSS int64) string {
+	if b.opts.goMemLimit == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (GOMEMLIMIT %.0f MiB: %.0f%% of it)", float64(b.opts.goMemLimit)/(1<<20), 100*float64(peakRSS<<10)/float64(b.opts.goMemLimit))
 }
 
 // idleRun is what one run of idle measured.

@@ -168,6 +168,16 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: e2e-restricte
 	if stdout, stderr, code := runCLI(t, "check", "--rules", okFile, "--kubeconfig", env.Kubeconfig); code != 0 {
 		t.Errorf("check as admin: exit %d\n%s%s", code, stdout, stderr)
 	}
+	// Two rules that may select the same objects and want different
+	// values of one key are a warning, not a failure.
+	overlapFile := writeFile(t, "overlap.yaml", "rules:\n"+
+		"- {name: web, resources: [configmaps], selector: app=web, annotations: {team: web}}\n"+
+		"- {name: front, resources: [configmaps], selector: tier=front, annotations: {team: front}}\n")
+	stdout, stderr, code = runCLI(t, "check", "--rules", overlapFile, "--kubeconfig", env.Kubeconfig)
+	want := `rules web and front may both select configmaps and want different things of annotation "team"`
+	if code != 0 || !strings.Contains(stderr, want) || !hasRow(stdout, []string{"web", "configmaps", "configmaps.v1", "ok"}) {
+		t.Errorf("check of overlapping rules: exit %d, stdout:\n%s\nstderr:\n%s\nwant exit 0, ok rows and the warning %q", code, stdout, stderr, want)
+	}
 	if stdout, _, code := runCLI(t, "check", "--offline", "--rules", rulesFile); code != 0 || !strings.Contains(stdout, "valid (2 rules)") {
 		t.Errorf("check --offline: exit %d: %s", code, stdout)
 	}

@@ -61,7 +61,7 @@ func TestPruneDiffAndOnce(t *testing.T) {
 		if code != 0 || !hasRow(stdout, []string{"deployments.v1.apps", "1", "1", "0", "no", "rule", "names", "it:", "pruned"}) {
 			t.Errorf("once: exit %d, stdout:\n%s\nstderr:\n%s\nwant 0 and the deployment pruned", code, stdout, stderr)
 		}
-		if hasKey(t, ns, web, "sample-controller") || !hasKey(t, ns, webPod, "sample-controller") {
+		if carriesKey(t, ns, web, "sample-controller") || !carriesKey(t, ns, webPod, "sample-controller") {
 			t.Errorf("after once: the Deployment still has the key, or the Pod lost it")
 		}
 		waitRecord(t, time.Second, ns, "kube-annotator", "pods@"+ns)
@@ -287,7 +287,7 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: `+user+`}]
 	}
 	waitLog(t, p, 5*time.Second, "Cannot prune a resource no rule names; it stays in the record", "deployments.apps", 1)
 	waitRecord(t, time.Second, ns, "kube-annotator", "deployments.apps@"+ns, "pods@"+ns)
-	if !hasKey(t, ns, web, "sample-controller") {
+	if !carriesKey(t, ns, web, "sample-controller") {
 		t.Errorf("the Deployment lost its key although patching it is forbidden")
 	}
 	if code := p.ready(t); code != 200 {

@@ -112,8 +112,8 @@ func waitKey(t *testing.T, timeout time.Duration, ns string, o pruned, key strin
 	})
 }
 
-// hasKey reports whether the object carries the annotation key now.
-func hasKey(t *testing.T, ns string, o pruned, key string) bool {
+// carriesKey reports whether the object carries the annotation key now.
+func carriesKey(t *testing.T, ns string, o pruned, key string) bool {
 	t.Helper()
 	a, _ := metadataOf(t, o.gvr, ns, o.name)
 	_, ok := a[key]
@@ -192,7 +192,7 @@ func TestPruneWhileRunning(t *testing.T) {
 		waitKey(t, 10*time.Second, ns, web, "sample-controller", false)
 		waitRecord(t, 5*time.Second, ns, "kube-annotator", "pods@"+ns)
 		p.waitMetric(t, 5*time.Second, "kube_annotator_informers", 1)
-		if !hasKey(t, ns, webPod, "sample-controller") {
+		if !carriesKey(t, ns, webPod, "sample-controller") {
 			t.Errorf("the Pod lost the key its rule still sets")
 		}
 		if got := prunePending(t, p, "deployments.apps", "Pruning"); got != 0 {
