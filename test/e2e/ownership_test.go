@@ -174,10 +174,7 @@ func TestSelectorsAndActions(t *testing.T) {
   excludeNamespaces: [`+nsB+`]
   annotations: {selected/ns: "yes"}
 `)
-	// A record of its own: the shared one lists what other tests wrote,
-	// which a controller that watches every namespace would prune during
-	// this test's steady state.
-	p := startRun(t, "--rules", rulesFile, "--events", "--record-namespace", env.NewNamespace(t))
+	p := startRun(t, "--rules", rulesFile, "--events")
 	waitMetadata(t, 15*time.Second, h.ConfigMaps, nsA, "web-1", "web rule, prod and not-b applied", func(a, l map[string]string) bool {
 		_, legacy := a["legacy"]
 		return a["selected/by"] == "selector" && a["selected/team"] == "blue" && l["role"] == "frontend" &&
