@@ -11,7 +11,8 @@
 // and removed once no object of it carries a key the field manager owns.
 //
 // The record is a ConfigMap named after the field manager (see Name),
-// labelled app.kubernetes.io/managed-by=kube-annotator:
+// labelled app.kubernetes.io/managed-by=kube-annotator and opted out of
+// every rule (rules.IgnoreAnnotation):
 //
 //	data:
 //	  fieldManager: kube-annotator
@@ -48,6 +49,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/util/retry"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
 // Keys of the record ConfigMap.
@@ -233,8 +236,10 @@ func (r *Record) update(ctx context.Context, mutate func(map[Entry]bool) bool) e
 			return nil
 		}
 		if cm == nil {
+			// Opted out of every rule: a rule on configmaps would otherwise
+			// annotate the record, and another controller prune that.
 			cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: r.name, Namespace: r.namespace,
-				Labels: map[string]string{ManagedByLabel: ManagedBy}}}
+				Labels: map[string]string{ManagedByLabel: ManagedBy}, Annotations: map[string]string{rules.IgnoreAnnotation: "true"}}}
 			cm.Data = encode(nil, r.manager, entries)
 			_, err = r.client.Create(ctx, cm, metav1.CreateOptions{FieldManager: Writer})
 		} else {

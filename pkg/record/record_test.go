@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
 var (
@@ -42,6 +44,9 @@ func resources(t *testing.T, client *fake.Clientset) string {
 	}
 	if cm.Labels[ManagedByLabel] != ManagedBy || cm.Data[FieldManagerKey] != "m" {
 		t.Errorf("record labels %v, data %v: want it labelled and naming its field manager", cm.Labels, cm.Data)
+	}
+	if cm.ResourceVersion == "" && cm.Annotations[rules.IgnoreAnnotation] != "true" { // created by the test
+		t.Errorf("record annotations %v: want it opted out of every rule", cm.Annotations)
 	}
 	return cm.Data[ResourcesKey]
 }
