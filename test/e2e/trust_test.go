@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	h "github.com/kube-annotator/kube-annotator/test/harness"
@@ -64,7 +66,9 @@ func TestIgnoreOptOut(t *testing.T) {
 	for _, n := range []string{"a", "b"} {
 		env.WaitForAnnotation(t, 30*time.Second, h.ConfigMaps, ns, n, "team", "web")
 	}
-	p.waitSeries(t, 10*time.Second, "kube_annotator_ignored_objects", map[string]string{"scope": "object"}, 1)
+	// The ConfigMaps of other namespaces that opt out count too: the
+	// controllers' records do.
+	p.waitSeries(t, 10*time.Second, "kube_annotator_ignored_objects", map[string]string{"scope": "object"}, 1+optedOutElsewhere(t, ns, quiet))
 	p.waitSeries(t, 10*time.Second, "kube_annotator_ignored_objects", map[string]string{"scope": "namespace"}, 1)
 	for _, o := range []struct {
 		ns, name, rv string
@@ -86,7 +90,7 @@ func TestIgnoreOptOut(t *testing.T) {
 	env.WaitForAnnotation(t, 10*time.Second, h.ConfigMaps, ns, "ignored", "team", "web")
 	userSet(t, h.Namespaces, "", quiet, `{"metadata":{"annotations":{"kube-annotator.io/ignore":"false"}}}`)
 	env.WaitForAnnotation(t, 10*time.Second, h.ConfigMaps, quiet, "c", "team", "web")
-	p.waitSeries(t, 10*time.Second, "kube_annotator_ignored_objects", nil, 0)
+	p.waitSeries(t, 10*time.Second, "kube_annotator_ignored_objects", nil, optedOutElsewhere(t, ns, quiet))
 }
 
 // A rule in audit mode writes nothing, while its metric counts the objects
@@ -171,4 +175,21 @@ func grepLines(body []byte, s string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// optedOutElsewhere counts the ConfigMaps outside namespaces that opt out
+// of the rules themselves.
+func optedOutElsewhere(t *testing.T, namespaces ...string) float64 {
+	t.Helper()
+	list, err := env.Dynamic.Resource(h.ConfigMaps).List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0.0
+	for _, cm := range list.Items {
+		if !slices.Contains(namespaces, cm.GetNamespace()) && cm.GetAnnotations()["kube-annotator.io/ignore"] == "true" {
+			n++
+		}
+	}
+	return n
 }
