@@ -282,10 +282,6 @@ func (r *Reloader) reload(ctx context.Context, c cause) {
 	}
 }
 
-// retried is the cause of compiling again a file that could not be
-// compiled earlier because the API server could not be asked.
-var retried = cause{name: "retry after the API server could not be asked"}
-
 // succeed records a load of a valid file.
 func (r *Reloader) succeed() {
 	r.mu.Lock()
@@ -308,44 +304,6 @@ func (r *Reloader) fail(ctx context.Context, c cause, err error) {
 	r.mu.Unlock()
 	r.record(metrics.Failure)
 	klog.FromContext(ctx).Error(err, "Rules file invalid; the previous rules are still enforced", "path", r.opts.Path, "reason", c.name)
-}
-
-// resolve resolves the rules in force again, against the cluster as it is
-// now, and applies the result if it changed; or, when a file changed while
-// the API server could not be asked, compiles that file again.
-func (r *Reloader) resolve(ctx context.Context) {
-	r.mu.Lock()
-	file, pending := r.file, r.pending
-	r.mu.Unlock()
-	if pending != nil {
-		r.retry(ctx, pending)
-		return
-	}
-	err := r.apply(ctx, file, false)
-	switch {
-	case errors.Is(err, ErrUnreachable):
-		klog.FromContext(ctx).Error(err, "Could not ask the API server; the previous rules are still enforced until it answers", "retryIn", r.opts.RetryInterval)
-	case err != nil:
-		klog.FromContext(ctx).Error(err, "Rules conflict on the resources now served; the previous rules are still enforced")
-	}
-}
-
-// retry compiles again file, loaded while the API server could not be
-// asked, and puts it in force as a reload of a changed file would have:
-// guarded, so that a large change is held as it would have been.
-func (r *Reloader) retry(ctx context.Context, file *rules.File) {
-	var held errHeld
-	switch err := r.apply(ctx, file, true); {
-	case errors.As(err, &held):
-		r.hold(ctx, file, held.error)
-		return
-	case err != nil:
-		r.fail(ctx, retried, err)
-		return
-	}
-	r.release(ctx)
-	r.succeed()
-	klog.FromContext(ctx).Info("Rules reloaded", "path", r.opts.Path, "reason", retried.name, "rules", len(file.Rules))
 }
 
 // apply compiles file against the cluster as it is now and, unless its
