@@ -9,6 +9,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
@@ -125,6 +126,8 @@ type session struct {
 	set        *rules.Set
 	unresolved []rules.FieldError
 	dynamic    dynamic.Interface
+	// metadata writes, answered with the objects' metadata only.
+	metadata metadata.Interface
 	// nsLabels are the namespaces' labels, listed once when a rule needs them.
 	nsLabels rules.NamespaceLabels
 }
@@ -150,11 +153,15 @@ func connect(ctx context.Context, path string, cf *clusterFlags) (*session, erro
 	if err != nil {
 		return nil, err
 	}
+	metadataClient, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
 	nsLabels, err := scan.NamespaceLabels(ctx, dyn, set)
 	if err != nil {
 		return nil, err
 	}
-	return &session{path: path, file: file, cfg: cfg, set: set, unresolved: unresolved, dynamic: dyn, nsLabels: nsLabels}, nil
+	return &session{path: path, file: file, cfg: cfg, set: set, unresolved: unresolved, dynamic: dyn, metadata: metadataClient, nsLabels: nsLabels}, nil
 }
 
 // compileRules compiles file, loaded from path, against the cluster that

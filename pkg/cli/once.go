@@ -76,7 +76,7 @@ func onceCommand(ctx context.Context, e *env, args []string) int {
 // changed nor an error.
 func converge(ctx context.Context, s *session, t *rules.Target, namespace string, workers int, tl *tally) error {
 	logger := klog.FromContext(ctx)
-	w := reconcile.NewWriter(s.dynamic, reconcile.FieldManager, nil)
+	w := reconcile.NewWriter(s.metadata, reconcile.FieldManager, nil)
 	jobs := make(chan *scan.Object)
 	var wg sync.WaitGroup
 	for range workers {

@@ -24,26 +24,33 @@ type cached interface {
 }
 
 // metadataTransform keeps in the cache only what the rules need of an
-// object a metadata informer decoded: its identity, labels, annotations and
-// this controller's own managedFields entries (its ownership record, kept
-// as the raw field set the API server sent). The metadata client leaves
-// TypeMeta empty; the transform sets the resource's kind, which writes and
-// events need. Everything else the decoder allocated is dropped.
-func metadataTransform(manager string, r rules.Resource) cache.TransformFunc {
+// object a metadata informer decoded: its identity, the annotations and
+// labels keep names or this controller owns (all of them when keep is
+// nil), and this controller's own managedFields entries (its ownership
+// record, kept as the raw field set the API server sent). The metadata
+// client leaves TypeMeta empty; the transform sets the resource's kind,
+// which writes and events need. Everything else the decoder allocated is
+// dropped, and values equal on many objects are shared through shared.
+//
+// It is idempotent, as client-go needs: an informer that streams its
+// initial list transforms each object twice.
+func metadataTransform(manager string, r rules.Resource, keep *rules.Projection, shared *interner) cache.TransformFunc {
 	typeMeta := metav1.TypeMeta{APIVersion: r.GVR.GroupVersion().String(), Kind: r.Kind}
 	return func(obj any) (any, error) {
 		m, ok := obj.(*metav1.PartialObjectMetadata)
 		if !ok {
 			return obj, nil
 		}
+		own := ownManagedFields(m.ManagedFields, manager)
+		anns, lbls := project(m.Annotations, m.Labels, keep, own, manager)
 		return &metav1.PartialObjectMetadata{TypeMeta: typeMeta, ObjectMeta: metav1.ObjectMeta{
 			Name:            m.Name,
-			Namespace:       m.Namespace,
+			Namespace:       shared.string(m.Namespace),
 			UID:             m.UID,
 			ResourceVersion: m.ResourceVersion,
-			Labels:          m.Labels,
-			Annotations:     m.Annotations,
-			ManagedFields:   ownManagedFields(m.ManagedFields, manager),
+			Labels:          shared.stringMap(lbls),
+			Annotations:     shared.stringMap(anns),
+			ManagedFields:   shared.managedFields(own),
 		}}, nil
 	}
 }

@@ -1,9 +1,10 @@
 // Package controller runs the rules: one informer per ruled resource feeds
-// one shared work queue, and workers patch, through the dynamic client, the
-// annotations and labels of objects that do not carry what the rules want.
-// The informers are metadata informers (PartialObjectMetadata in protobuf)
-// unless a rule reads values from objects: then they are dynamic informers
-// of whole objects.
+// one shared work queue, and workers patch, through the metadata client,
+// the annotations and labels of objects that do not carry what the rules
+// want. The informers are metadata informers (PartialObjectMetadata in
+// protobuf), whose cache keeps only the annotations and labels the rules
+// read or the controller owns, unless a rule reads values from objects:
+// then they are dynamic informers of whole objects.
 //
 // It follows the canonical client-go loop (k8s.io/sample-controller):
 // event handlers only enqueue keys, sync reads the object from the
@@ -76,6 +77,8 @@ type Controller struct {
 	writer   *reconcile.Writer
 	// failed carries a setup error of SetRules to Run, which stops on it.
 	failed chan error
+	// shared holds the values cached objects share.
+	shared *interner
 
 	mu        sync.RWMutex
 	informers map[schema.GroupVersionResource]*resourceInformer
@@ -83,8 +86,8 @@ type Controller struct {
 	namespaces *resourceInformer
 }
 
-// NewController returns a controller that watches metadata through
-// metadataClient, and whole objects and writes through client.
+// NewController returns a controller that watches metadata and writes
+// through metadataClient, and watches whole objects through client.
 func NewController(client dynamic.Interface, metadataClient metadata.Interface, opts Options) *Controller {
 	if opts.Workers < 1 {
 		opts.Workers = 1
@@ -108,10 +111,11 @@ func NewController(client dynamic.Interface, metadataClient metadata.Interface, 
 		opts:      opts,
 		queue:     workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[Key](), qcfg),
 		expect:    newExpectations(),
+		shared:    newInterner(),
 		failed:    make(chan error, 1),
 		informers: map[schema.GroupVersionResource]*resourceInformer{},
 	}
-	c.writer = reconcile.NewWriter(client, opts.FieldManager, func(gvr schema.GroupVersionResource, err error) {
+	c.writer = reconcile.NewWriter(metadataClient, opts.FieldManager, func(gvr schema.GroupVersionResource, err error) {
 		count(opts.Metrics.Writes, gvr, err)
 	})
 	return c
@@ -202,9 +206,11 @@ func (c *Controller) setRules(ctx context.Context, set *rules.Set) error {
 	for _, t := range set.SortedTargets() {
 		needNamespaces = needNamespaces || t.NeedsNamespaceLabels
 		ri, ok := c.informers[t.GVR]
-		if ok && ri.target.ReadsObjects != t.ReadsObjects {
-			// The cache keeps whole objects only when a rule reads them:
-			// rebuild it with the other transform.
+		if ok && ri.cannotServe(t) {
+			// The cache lacks what the rules now need (keys it dropped,
+			// or whole objects), or keeps whole objects the rules no
+			// longer read: rebuild it, listing every object again.
+			logger.Info("Rebuilding informer", "resource", rules.GVRString(t.GVR), "reason", "the rules need another part of each object")
 			ri.stop()
 			delete(c.informers, t.GVR)
 			ok = false

@@ -20,10 +20,13 @@ import (
 // stop so that a resource can be dropped from the rules without touching
 // the others.
 type resourceInformer struct {
-	target   *rules.Target
-	informer cache.SharedIndexInformer
-	cancel   context.CancelFunc
-	done     chan struct{}
+	target *rules.Target
+	// projection is what the cache keeps of each object: what the rules
+	// of target needed when the informer was built.
+	projection rules.Projection
+	informer   cache.SharedIndexInformer
+	cancel     context.CancelFunc
+	done       chan struct{}
 }
 
 // startInformer starts the informer for t under ctx.
@@ -32,14 +35,17 @@ func (c *Controller) startInformer(ctx context.Context, t *rules.Target) (*resou
 	if t.Namespaced {
 		ns = c.opts.Namespace
 	}
-	inf, err := c.newInformer(t.Resource, ns, t.ReadsObjects, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	p := t.Projection()
+	inf, err := c.newInformer(t.Resource, ns, &p, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	if err != nil {
 		return nil, err
 	}
 	if _, err := inf.AddEventHandler(c.handlerFor(klog.FromContext(ctx), t.GVR)); err != nil {
 		return nil, fmt.Errorf("informer of %s: event handler: %w", rules.GVRString(t.GVR), err)
 	}
-	return runInformer(ctx, t, inf), nil
+	ri := runInformer(ctx, t, inf)
+	ri.projection = p
+	return ri, nil
 }
 
 // runInformer runs inf, the informer of t (nil for the namespace
@@ -56,16 +62,18 @@ func runInformer(ctx context.Context, t *rules.Target, inf cache.SharedIndexInfo
 
 // newInformer returns an informer of r in namespace ns ("" for all), with
 // its cache transform and watch error handler set: a dynamic informer of
-// whole objects when wholeObjects, else a metadata informer, which lists
-// and watches objects as PartialObjectMetadata in protobuf. The latter is
+// whole objects when keep says so, else a metadata informer, which lists
+// and watches objects as PartialObjectMetadata in protobuf and whose
+// cache keeps what keep names of their annotations and labels (all of
+// them when keep is nil). The latter is
 // built as metadatainformer builds it, except that client-go's log lines
 // about it name the resource (metadatainformer's say
 // "*v1.PartialObjectMetadata" for every resource). Both stream their
 // initial list when the API server supports it (WatchListClient).
-func (c *Controller) newInformer(r rules.Resource, ns string, wholeObjects bool, indexers cache.Indexers) (cache.SharedIndexInformer, error) {
+func (c *Controller) newInformer(r rules.Resource, ns string, keep *rules.Projection, indexers cache.Indexers) (cache.SharedIndexInformer, error) {
 	var inf cache.SharedIndexInformer
 	var transform cache.TransformFunc
-	if wholeObjects {
+	if keep != nil && keep.Whole {
 		inf = dynamicinformer.NewFilteredDynamicInformer(c.client, r.GVR, ns, c.opts.ResyncPeriod, indexers, nil).Informer()
 		transform = wholeObjectTransform(c.opts.FieldManager)
 	} else {
@@ -76,7 +84,7 @@ func (c *Controller) newInformer(r rules.Resource, ns string, wholeObjects bool,
 		}
 		inf = cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, c.metadata), &metav1.PartialObjectMetadata{},
 			cache.SharedIndexInformerOptions{ResyncPeriod: c.opts.ResyncPeriod, Indexers: indexers, ObjectDescription: rules.GVRString(r.GVR)})
-		transform = metadataTransform(c.opts.FieldManager, r)
+		transform = metadataTransform(c.opts.FieldManager, r, keep, c.shared)
 	}
 	if err := inf.SetTransform(transform); err != nil {
 		return nil, fmt.Errorf("informer of %s: cache transform: %w", rules.GVRString(r.GVR), err)

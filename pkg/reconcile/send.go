@@ -7,7 +7,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 	"k8s.io/klog/v2"
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
@@ -42,9 +42,11 @@ type Result struct {
 type Observer func(gvr schema.GroupVersionResource, err error)
 
 // Writer sends the requests of Decisions to the API server as one field
-// manager.
+// manager, through a metadata client: the API server answers each with
+// the object's metadata only (PartialObjectMetadata, in protobuf), so that
+// neither side encodes or decodes the whole object per write.
 type Writer struct {
-	client  dynamic.Interface
+	client  metadata.Interface
 	manager string
 	observe Observer
 }
@@ -52,7 +54,7 @@ type Writer struct {
 // NewWriter returns a Writer that sends through client as the field
 // manager manager — the one its Decisions were decided for — and tells
 // observe, when not nil, the result of every request.
-func NewWriter(client dynamic.Interface, manager string, observe Observer) *Writer {
+func NewWriter(client metadata.Interface, manager string, observe Observer) *Writer {
 	if observe == nil {
 		observe = func(schema.GroupVersionResource, error) {}
 	}
