@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -27,12 +28,10 @@ func TestMetadataTransform(t *testing.T) {
 	// when there is no entry of ours, so that the cache tells an object
 	// with managedFields from one without.
 	kept := metav1.ManagedFieldsEntry{Manager: ours.Manager, Operation: ours.Operation, FieldsType: ours.FieldsType, FieldsV1: ours.FieldsV1}
-	slim := func(managedFields ...metav1.ManagedFieldsEntry) *metav1.PartialObjectMetadata {
-		return &metav1.PartialObjectMetadata{
-			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-			ObjectMeta: metav1.ObjectMeta{Name: "x", Namespace: "ns", UID: "u-1", ResourceVersion: "7",
-				Labels: map[string]string{"l": "1"}, Annotations: map[string]string{"a": "1"}, ManagedFields: managedFields},
-		}
+	slim := func(managedFields ...metav1.ManagedFieldsEntry) *cachedMetadata {
+		return &cachedMetadata{kind: &kindOf{gvk: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}},
+			name: "x", namespace: "ns", uid: "u-1", resourceVersion: "7",
+			labels: map[string]string{"l": "1"}, annotations: map[string]string{"a": "1"}, managedFields: managedFields}
 	}
 	tombstone := cache.DeletedFinalStateUnknown{Key: "ns/x", Obj: decoded()}
 	tests := []struct {
@@ -42,6 +41,7 @@ func TestMetadataTransform(t *testing.T) {
 		{"ours and others'", decoded(theirs, ours, entry("kubelet"), ours), slim(kept, kept)},
 		{"no entry of ours", decoded(theirs, entry("kubelet")), slim(otherManagersOnly...)},
 		{"no managedFields", decoded(), slim()},
+		{"transformed already: passes through", slim(kept), slim(kept)},
 		{"tombstone passes through", tombstone, tombstone},
 		{"not metadata", "x", "x"},
 	}
@@ -61,7 +61,7 @@ func TestMetadataTransform(t *testing.T) {
 	decodedEntry := entry(string([]byte(reconcile.FieldManager)), "b")
 	decodedEntry.Operation = metav1.ManagedFieldsOperationType([]byte("Update"))
 	got, _ := metadataTransform(reconcile.FieldManager, cm, nil, newInterner())(decoded(decodedEntry))
-	e := got.(*metav1.PartialObjectMetadata).ManagedFields[0]
+	e := got.(*cachedMetadata).managedFields[0]
 	if unsafe.StringData(e.Manager) != unsafe.StringData(reconcile.FieldManager) ||
 		unsafe.StringData(string(e.Operation)) != unsafe.StringData(string(metav1.ManagedFieldsOperationUpdate)) {
 		t.Errorf("the cached entry keeps the decoder's strings, want shared ones")

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -26,7 +25,7 @@ func (c *Controller) startNamespaces(ctx context.Context) (*resourceInformer, er
 		return nil, err
 	}
 	enqueueNamespace := func(obj any) {
-		m, ok := obj.(*metav1.PartialObjectMetadata)
+		m, ok := obj.(cached)
 		if !ok {
 			return
 		}
@@ -36,9 +35,9 @@ func (c *Controller) startNamespaces(ctx context.Context) (*resourceInformer, er
 			if !ri.target.NeedsNamespaceLabels {
 				continue
 			}
-			keys, err := ri.informer.GetIndexer().IndexKeys(cache.NamespaceIndex, m.Name)
+			keys, err := ri.informer.GetIndexer().IndexKeys(cache.NamespaceIndex, m.GetName())
 			if err != nil {
-				utilruntime.HandleError(fmt.Errorf("objects of %s in namespace %s: %w", rules.GVRString(gvr), m.Name, err))
+				utilruntime.HandleError(fmt.Errorf("objects of %s in namespace %s: %w", rules.GVRString(gvr), m.GetName(), err))
 				continue
 			}
 			for _, k := range keys {
@@ -49,9 +48,9 @@ func (c *Controller) startNamespaces(ctx context.Context) (*resourceInformer, er
 	_, err = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: enqueueNamespace,
 		UpdateFunc: func(oldObj, newObj any) {
-			o, ok1 := oldObj.(*metav1.PartialObjectMetadata)
-			n, ok2 := newObj.(*metav1.PartialObjectMetadata)
-			if ok1 && ok2 && !maps.Equal(o.Labels, n.Labels) {
+			o, ok1 := oldObj.(cached)
+			n, ok2 := newObj.(cached)
+			if ok1 && ok2 && !maps.Equal(o.GetLabels(), n.GetLabels()) {
 				enqueueNamespace(newObj)
 			}
 		},
@@ -75,9 +74,9 @@ func (c *Controller) namespaceLabels(namespace string) (labels.Set, bool) {
 	if err != nil || !ok {
 		return nil, false
 	}
-	m, _ := obj.(*metav1.PartialObjectMetadata)
-	if m == nil {
+	m, ok := obj.(cached)
+	if !ok {
 		return nil, false
 	}
-	return labels.Set(m.Labels), true // shared with the cache: read only
+	return labels.Set(m.GetLabels()), true // shared with the cache: read only
 }

@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/cache"
@@ -112,43 +113,41 @@ func TestKeepKeysReadsOwnershipOnlyWhenNeeded(t *testing.T) {
 func TestMetadataTransformProjects(t *testing.T) {
 	keep := &rules.Projection{Annotations: sets.New("a"), Labels: sets.New("team")}
 	transform := metadataTransform(reconcile.FieldManager, cmResource, keep, newInterner())
-	once := func(obj any) *metav1.PartialObjectMetadata {
+	once := func(obj any) *cachedMetadata {
 		t.Helper()
 		out, err := transform(obj)
 		if err != nil {
 			t.Fatalf("metadataTransform() error = %v", err)
 		}
-		return out.(*metav1.PartialObjectMetadata)
+		return out.(*cachedMetadata)
 	}
 	in := realistic(1, true)
 	got := once(in.DeepCopy())
-	want := &metav1.PartialObjectMetadata{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: metav1.ObjectMeta{Name: in.Name, Namespace: in.Namespace, UID: in.UID, ResourceVersion: in.ResourceVersion,
-			Annotations: map[string]string{"a": "1"}, Labels: map[string]string{"team": "payments"},
-			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: reconcile.FieldManager, Operation: metav1.ManagedFieldsOperationUpdate,
-				FieldsType: "FieldsV1", FieldsV1: in.ManagedFields[2].FieldsV1}}},
-	}
+	want := &cachedMetadata{kind: &kindOf{gvk: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}},
+		name: in.Name, namespace: in.Namespace, uid: in.UID, resourceVersion: in.ResourceVersion,
+		annotations: map[string]string{"a": "1"}, labels: map[string]string{"team": "payments"},
+		managedFields: []metav1.ManagedFieldsEntry{{Manager: reconcile.FieldManager, Operation: metav1.ManagedFieldsOperationUpdate,
+			FieldsType: "FieldsV1", FieldsV1: in.ManagedFields[2].FieldsV1}}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("metadataTransform() =\n%s\nwant\n%s", mustJSON(got), mustJSON(want))
 	}
 	if again := once(got); !reflect.DeepEqual(again, got) {
 		t.Errorf("metadataTransform() is not idempotent:\n%s\nthen\n%s", mustJSON(got), mustJSON(again))
 	}
-	if unannotated := once(realistic(1, false)); unannotated.Annotations != nil || !reflect.DeepEqual(unannotated.ManagedFields, otherManagersOnly) {
+	if unannotated := once(realistic(1, false)); unannotated.annotations != nil || !reflect.DeepEqual(unannotated.managedFields, otherManagersOnly) {
 		t.Errorf("metadataTransform() of an object we never wrote = %s, want no annotations and the other managers' marker", mustJSON(unannotated))
 	}
 	other := once(realistic(2, true))
 	for what, pair := range map[string][2]any{
-		"annotations":   {got.Annotations, other.Annotations},
-		"labels":        {got.Labels, other.Labels},
-		"managedFields": {got.ManagedFields, other.ManagedFields},
+		"annotations":   {got.annotations, other.annotations},
+		"labels":        {got.labels, other.labels},
+		"managedFields": {got.managedFields, other.managedFields},
 	} {
 		if reflect.ValueOf(pair[0]).UnsafePointer() != reflect.ValueOf(pair[1]).UnsafePointer() {
 			t.Errorf("two objects keep two equal %s, want one shared", what)
 		}
 	}
-	if unsafe.StringData(got.Namespace) != unsafe.StringData(other.Namespace) {
+	if unsafe.StringData(got.namespace) != unsafe.StringData(other.namespace) {
 		t.Errorf("two objects keep two copies of their namespace, want one shared")
 	}
 }
