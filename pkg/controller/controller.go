@@ -362,6 +362,10 @@ func isPermanent(err error) bool {
 func (c *Controller) cachedObject(key Key) (cached, *rules.Target, error) {
 	c.mu.RLock()
 	ri := c.informers[key.GVR]
+	var target *rules.Target
+	if ri != nil {
+		target = ri.target // SetRules replaces it under the lock
+	}
 	c.mu.RUnlock()
 	if ri == nil {
 		return nil, nil, nil
@@ -374,5 +378,5 @@ func (c *Controller) cachedObject(key Key) (cached, *rules.Target, error) {
 	if !ok {
 		return nil, nil, fmt.Errorf("cached %s is a %T, not an object with metadata", key, obj)
 	}
-	return o, ri.target, nil
+	return o, target, nil
 }
