@@ -79,7 +79,7 @@ test-e2e: envtest-assets ## End-to-end tests on etcd + kube-apiserver (race dete
 	go test -race -count=1 -timeout 15m -skip '^TestFault' $(GOTESTFLAGS) ./test/...
 
 .PHONY: test-faults
-test-faults: envtest-assets ## The fault suite: API server outage and restart, watch expiry, deletions, concurrent writer, throttling, SIGTERM
+test-faults: envtest-assets ## The fault suite: API server outage, recovery from it at the client's rate, and restart, watch expiry, deletions, concurrent writer, throttling, SIGTERM
 	go test -count=1 -timeout 15m -run '^TestFault' -v $(GOTESTFLAGS) ./test/e2e | grep -E '^(=== RUN|--- |ok|FAIL|PASS)|faults_[a-z_]*test\.go'
 
 BENCHFLAGS ?=

@@ -10,6 +10,7 @@ import (
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
@@ -34,6 +35,7 @@ func checkCommand(ctx context.Context, e *env, args []string) int {
 		return 1
 	}
 	if *offline {
+		warnSensitive(e.Err, *rulesPath, file, nil)
 		fmt.Fprintf(e.Out, "%s: valid (%d rules)\n", *rulesPath, len(file.Rules))
 		return 0
 	}
@@ -57,6 +59,7 @@ func checkCommand(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.Err, "%v\n%s\n", err, offlineHint)
 		return 1
 	}
+	warnSensitive(e.Err, *rulesPath, file, servedAs(rows))
 	ok, err := printChecks(e.Out, rows)
 	if err != nil {
 		fmt.Fprintln(e.Err, err)
@@ -74,6 +77,9 @@ const offlineHint = "(use --offline to validate the file without a cluster)"
 // A checkRow is the verdict on one resource of one rule.
 type checkRow struct {
 	rule, resource, servedAs, status string
+	// gr is the group and resource it is served as; zero when it is not
+	// served.
+	gr schema.GroupResource
 }
 
 // checkRules checks every resource of every rule in file, resolving it
@@ -85,14 +91,27 @@ func checkRules(ctx context.Context, file *rules.File, resolver rules.ResolveFun
 	var rows []checkRow
 	for _, rule := range file.Rules {
 		for _, name := range rule.Resources {
-			servedAs, status, err := checkResource(ctx, resolver, cs, name, namespace)
+			row, err := checkResource(ctx, resolver, cs, name, namespace)
 			if err != nil {
 				return nil, fmt.Errorf("rule %q: could not ask the API server: %w", rule.Name, err)
 			}
-			rows = append(rows, checkRow{rule: rule.Name, resource: name, servedAs: servedAs, status: status})
+			row.rule = rule.Name
+			rows = append(rows, row)
 		}
 	}
 	return rows, nil
+}
+
+// servedAs maps the resources of rows, as written, to the group and
+// resource they are served as.
+func servedAs(rows []checkRow) map[string]schema.GroupResource {
+	m := map[string]schema.GroupResource{}
+	for _, r := range rows {
+		if r.gr.Resource != "" {
+			m[r.resource] = r.gr
+		}
+	}
+	return m
 }
 
 // printChecks prints rows as a table; ok says whether every status is ok.
@@ -110,15 +129,17 @@ func printChecks(out io.Writer, rows []checkRow) (ok bool, err error) {
 // checkResource resolves name and asks the API server whether the current
 // user may do what the controller does with it, in namespace ("" for all).
 // A resource the server does not serve has the status "not found"; an error
-// says that the server could not be asked.
-func checkResource(ctx context.Context, resolver rules.ResolveFunc, cs kubernetes.Interface, name, namespace string) (servedAs, status string, err error) {
+// says that the server could not be asked. The row's rule is left to the
+// caller.
+func checkResource(ctx context.Context, resolver rules.ResolveFunc, cs kubernetes.Interface, name, namespace string) (checkRow, error) {
 	res, err := resolver(name)
 	if errors.Is(err, resolve.ErrNotServed) {
-		return "-", "not found", nil
+		return checkRow{resource: name, servedAs: "-", status: "not found"}, nil
 	}
 	if err != nil {
-		return "", "", err
+		return checkRow{}, err
 	}
+	row := checkRow{resource: name, servedAs: rules.GVRString(res.GVR), status: "ok", gr: res.GVR.GroupResource()}
 	if !res.Namespaced {
 		namespace = ""
 	}
@@ -131,14 +152,14 @@ func checkResource(ctx context.Context, resolver rules.ResolveFunc, cs kubernete
 		}}
 		got, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
 		if err != nil {
-			return "", "", fmt.Errorf("review access to %s %s: %w", verb, rules.GVRString(res.GVR), err)
+			return checkRow{}, fmt.Errorf("review access to %s %s: %w", verb, rules.GVRString(res.GVR), err)
 		}
 		if !got.Status.Allowed {
 			denied = append(denied, verb)
 		}
 	}
 	if len(denied) > 0 {
-		return rules.GVRString(res.GVR), "forbidden: cannot " + strings.Join(denied, ", "), nil
+		row.status = "forbidden: cannot " + strings.Join(denied, ", ")
 	}
-	return rules.GVRString(res.GVR), "ok", nil
+	return row, nil
 }

@@ -17,7 +17,7 @@ import (
 )
 
 // fakeAPIServer serves, over plain HTTP, the discovery of the core group
-// with configmaps only, and access reviews that allow every verb but those
+// with configmaps and serviceaccounts only, and access reviews that allow every verb but those
 // denied. A part that is down answers every request with an internal error.
 type fakeAPIServer struct {
 	denied                     []string
@@ -60,7 +60,9 @@ func (f *fakeAPIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.URL.Path == "/api/v1":
 		reply(http.StatusOK, metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: "v1",
 			APIResources: []metav1.APIResource{{Name: "configmaps", SingularName: "configmap", Kind: "ConfigMap", Namespaced: true,
-				ShortNames: []string{"cm"}, Verbs: metav1.Verbs{"get", "list", "watch", "patch"}}}})
+				ShortNames: []string{"cm"}, Verbs: metav1.Verbs{"get", "list", "watch", "patch"}},
+				{Name: "serviceaccounts", SingularName: "serviceaccount", Kind: "ServiceAccount", Namespaced: true,
+					ShortNames: []string{"sa"}, Verbs: metav1.Verbs{"get", "list", "watch", "patch"}}}})
 	default:
 		http.NotFound(w, r)
 	}

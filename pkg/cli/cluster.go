@@ -6,11 +6,11 @@ import (
 	"fmt"
 
 	"github.com/spf13/pflag"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -22,23 +22,15 @@ import (
 // connection flags, client-side rate limits, and the namespaces no rule
 // applies in.
 type clusterFlags struct {
-	config  *genericclioptions.ConfigFlags
+	kube    kubeFlags
 	qps     float32
 	burst   int
 	exclude []string
 }
 
 func addClusterFlags(fs *pflag.FlagSet) *clusterFlags {
-	f := &clusterFlags{config: genericclioptions.NewConfigFlags(true)}
-	conn := pflag.NewFlagSet("connection", pflag.ContinueOnError)
-	f.config.AddFlags(conn)
-	conn.VisitAll(func(fl *pflag.Flag) {
-		if fl.Annotations == nil {
-			fl.Annotations = map[string][]string{}
-		}
-		fl.Annotations[connectionGroup] = []string{"true"}
-	})
-	fs.AddFlagSet(conn)
+	f := &clusterFlags{}
+	f.kube.addFlags(fs)
 	// No client-side limit by default: the workers bound how many requests
 	// are in flight, and the API server's Priority and Fairness protects it.
 	fs.Float32Var(&f.qps, "kube-api-qps", -1, "Requests per second the client may send to the API server; negative: no client-side limit, leaving it to the API server's Priority and Fairness")
@@ -62,14 +54,17 @@ func (f *clusterFlags) restConfig() (*rest.Config, error) {
 	if f.qps > 0 && f.burst < 1 {
 		return nil, fmt.Errorf("--kube-api-burst must be at least 1, got %d", f.burst)
 	}
-	if err := f.configured(); err != nil {
+	loader, err := f.kube.loader()
+	if err != nil {
 		return nil, err
 	}
-	cfg, err := f.config.ToRESTConfig()
+	if err := f.configured(loader); err != nil {
+		return nil, err
+	}
+	cfg, err := loader.ClientConfig()
 	if err != nil {
 		return nil, fmt.Errorf("cluster configuration: %w", err)
 	}
-	cfg = rest.CopyConfig(cfg) // ConfigFlags caches and shares its config
 	cfg.QPS, cfg.Burst = f.qps, f.burst
 	cfg.UserAgent = version.UserAgent()
 	return cfg, nil
@@ -78,11 +73,11 @@ func (f *clusterFlags) restConfig() (*rest.Config, error) {
 // configured fails when no cluster is configured at all. kubectl's loader
 // would then fall back to http://localhost:8080, which is never what a user
 // of this tool means.
-func (f *clusterFlags) configured() error {
-	if f.config.APIServer != nil && *f.config.APIServer != "" {
+func (f *clusterFlags) configured(loader clientcmd.ClientConfig) error {
+	if f.kube.server != "" {
 		return nil
 	}
-	raw, err := f.config.ToRawKubeConfigLoader().RawConfig()
+	raw, err := loader.RawConfig()
 	if err != nil {
 		return fmt.Errorf("cluster configuration: %w", err)
 	}
@@ -112,10 +107,7 @@ func (f *clusterFlags) resolver() (*rest.Config, *resolve.Resolver, error) {
 // namespace is the namespace given with -n, or "" for all namespaces. The
 // kubeconfig context's default namespace does not restrict the controller.
 func (f *clusterFlags) namespace() string {
-	if f.config.Namespace == nil {
-		return ""
-	}
-	return *f.config.Namespace
+	return f.kube.namespace
 }
 
 // session is a rules file compiled against a cluster.

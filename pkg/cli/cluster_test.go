@@ -5,7 +5,31 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+	"k8s.io/client-go/rest"
 )
+
+// restConfigFor parses args as a cluster command's flags and builds the
+// client configuration from them. When wantErr is set, building must fail
+// with an error containing it, and the configuration is nil.
+func restConfigFor(t *testing.T, args []string, wantErr string) (*clusterFlags, *rest.Config) {
+	t.Helper()
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	f := addClusterFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := f.restConfig()
+	if wantErr != "" {
+		if err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Fatalf("restConfig() error = %v, want one containing %q", err, wantErr)
+		}
+		return f, nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, cfg
+}
 
 func TestRestConfigRateLimits(t *testing.T) {
 	tests := []struct {
@@ -23,20 +47,9 @@ func TestRestConfigRateLimits(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
-			f := addClusterFlags(fs)
-			if err := fs.Parse(append([]string{"--server", "https://127.0.0.1:6443"}, tc.args...)); err != nil {
-				t.Fatal(err)
-			}
-			cfg, err := f.restConfig()
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("restConfig() error = %v, want one containing %q", err, tc.wantErr)
-				}
+			_, cfg := restConfigFor(t, append([]string{"--server", "https://127.0.0.1:6443"}, tc.args...), tc.wantErr)
+			if cfg == nil {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if cfg.QPS != tc.wantQPS || cfg.Burst != tc.wantBurst {
 				t.Errorf("QPS, Burst = %v, %d; want %v, %d", cfg.QPS, cfg.Burst, tc.wantQPS, tc.wantBurst)

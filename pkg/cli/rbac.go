@@ -37,6 +37,7 @@ func rbacCommand(_ context.Context, e *env, args []string) int {
 		return 1
 	}
 	var grs []schema.GroupResource
+	resolved := map[string]schema.GroupResource{}
 	failed := false
 	for i, rule := range file.Rules {
 		for j, res := range rule.Resources {
@@ -49,23 +50,21 @@ func rbacCommand(_ context.Context, e *env, args []string) int {
 			if warning != "" {
 				fmt.Fprintf(e.Err, "warning: %s: rules[%d].resources[%d]: %s\n", *rulesPath, i, j, warning)
 			}
+			resolved[res] = gr
 			grs = append(grs, gr)
 		}
 	}
 	if failed {
 		return 1
 	}
-	for _, r := range file.Rules {
-		if r.NamespaceSelector != "" { // the controller watches namespace labels
-			grs = append(grs, schema.GroupResource{Resource: "namespaces"})
-			break
-		}
-	}
+	warnSensitive(e.Err, *rulesPath, file, resolved)
+	namespaceLabels := slices.ContainsFunc(file.Rules, func(r rules.Rule) bool { return r.NamespaceSelector != "" })
 	ns := cf.namespace()
 	if ns == "" {
 		ns = "kube-annotator"
 	}
-	out, err := rbacManifests(rbacOptions{name: *name, namespace: ns, resources: grs, leases: *leases, events: *withEvents})
+	out, err := rbacManifests(rbacOptions{name: *name, namespace: ns, resources: grs,
+		namespaceLabels: namespaceLabels, leases: *leases, events: *withEvents})
 	if err != nil {
 		fmt.Fprintln(e.Err, err)
 		return 1
@@ -91,6 +90,10 @@ func groupResource(r *resolve.Resolver, name string) (schema.GroupResource, stri
 type rbacOptions struct {
 	name, namespace string
 	resources       []schema.GroupResource
+	// namespaceLabels grants reading namespaces' labels, which rules with
+	// a namespaceSelector need: list and watch, and no patch unless
+	// namespaces are among resources.
+	namespaceLabels bool
 	leases, events  bool
 }
 
@@ -113,6 +116,9 @@ func rbacManifests(o rbacOptions) (string, error) {
 	for _, g := range groups {
 		slices.Sort(byGroup[g])
 		policy = append(policy, policyRule(g, byGroup[g], requiredVerbs, ""))
+	}
+	if o.namespaceLabels && !slices.Contains(byGroup[""], "namespaces") {
+		policy = append(policy, policyRule("", []string{"namespaces"}, []string{"list", "watch"}, ""))
 	}
 	if o.events {
 		policy = append(policy, policyRule("events.k8s.io", []string{"events"}, []string{"create", "patch"}, ""))

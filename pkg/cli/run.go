@@ -54,6 +54,7 @@ type runFlags struct {
 	probeAddr    string
 	clusterFlags *clusterFlags
 	leader       *leaderFlags
+	shard        *shardFlags
 }
 
 func runCommand(ctx context.Context, e *env, args []string) int {
@@ -68,6 +69,7 @@ func runCommand(ctx context.Context, e *env, args []string) int {
 	fs.StringVar(&f.metricsAddr, "metrics-bind-address", "", "Address to serve Prometheus metrics on at /metrics, e.g. :8080 (default off)")
 	fs.StringVar(&f.probeAddr, "health-probe-bind-address", "", "Address to serve /healthz and /readyz on, e.g. :8081 (default off)")
 	f.leader = addLeaderFlags(fs)
+	f.shard = addShardFlags(fs)
 	f.clusterFlags = addClusterFlags(fs)
 	f.clusterFlags.addExcludeFlag(fs)
 	addLogFlags(fs)
@@ -79,6 +81,9 @@ func runCommand(ctx context.Context, e *env, args []string) int {
 	}
 	if f.resync < 0 {
 		return e.usageError(fs, fmt.Errorf("--resync-period must not be negative, got %v", f.resync))
+	}
+	if err := f.shard.validate(fs.Changed, f.leader); err != nil {
+		return e.usageError(fs, err)
 	}
 	logger := klog.Background().WithName("kube-annotator")
 	ctx = klog.NewContext(ctx, logger)
@@ -159,7 +164,11 @@ func newApp(ctx context.Context, f runFlags) (*app, error) {
 		ResourceGone: func(schema.GroupVersionResource) { resolveAgain.Resolve() },
 		Metrics:      m,
 		Recorder:     recorder,
+		Shard:        f.shard.shardListWatch(klog.FromContext(ctx), dyn, m.Registry),
+		ClientQPS:    cfg.QPS,
+		ClientBurst:  cfg.Burst,
 	})
+	m.Registry.MustRegister(cachedObjectsGauge(c))
 	rl := reloader.New(reloader.Options{
 		Path:    f.rules,
 		Compile: compile,

@@ -30,6 +30,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
@@ -61,10 +62,21 @@ type Options struct {
 	// nil, the controller keeps them in a registry of its own that nothing
 	// serves.
 	Metrics *metrics.Metrics
+	// Shard limits lw, the list and watch of a ruled resource's informer
+	// in a namespace ("" for all), to this replica's share of the
+	// objects; the namespace informer is never sharded. When nil,
+	// informers see every object.
+	Shard func(gvr schema.GroupVersionResource, namespace string, lw *cache.ListWatch) *cache.ListWatch
 	// Recorder records a Normal event on every object the controller
 	// changes and a Warning event when a change is rejected. When nil, no
 	// event is recorded.
 	Recorder events.EventRecorder
+	// ClientQPS and ClientBurst are the client's rate limit (rest.Config's
+	// QPS and Burst). Retries of failed syncs follow it in all, on top of
+	// each object's exponential backoff; a ClientQPS of zero or less is no
+	// limit.
+	ClientQPS   float32
+	ClientBurst int
 }
 
 // Controller enforces a rules.Set on the objects of a cluster.
@@ -73,6 +85,8 @@ type Controller struct {
 	metadata metadata.Interface
 	opts     Options
 	queue    workqueue.TypedRateLimitingInterface[Key]
+	limiter  *retryLimiter
+	failures *failureLog
 	expect   *expectations
 	writer   *reconcile.Writer
 	// failed carries a setup error of SetRules to Run, which stops on it.
@@ -101,15 +115,21 @@ func NewController(client dynamic.Interface, metadataClient metadata.Interface, 
 	if opts.Metrics == nil {
 		opts.Metrics = metrics.New()
 	}
+	if opts.Shard == nil {
+		opts.Shard = func(_ schema.GroupVersionResource, _ string, lw *cache.ListWatch) *cache.ListWatch { return lw }
+	}
 	if opts.Recorder == nil {
 		opts.Recorder = discardEvents{}
 	}
 	qcfg := workqueue.TypedRateLimitingQueueConfig[Key]{Name: "kube-annotator", MetricsProvider: opts.Metrics.Workqueue}
+	limiter := newRetryLimiter(clock.RealClock{}, opts.ClientQPS, opts.ClientBurst)
 	c := &Controller{
 		client:    client,
 		metadata:  metadataClient,
 		opts:      opts,
-		queue:     workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[Key](), qcfg),
+		queue:     workqueue.NewTypedRateLimitingQueueWithConfig(limiter, qcfg),
+		limiter:   limiter,
+		failures:  newFailureLog(clock.RealClock{}, failureLogInterval),
 		expect:    newExpectations(),
 		shared:    newInterner(),
 		failed:    make(chan error, 1),
@@ -117,6 +137,7 @@ func NewController(client dynamic.Interface, metadataClient metadata.Interface, 
 	}
 	c.writer = reconcile.NewWriter(metadataClient, opts.FieldManager, func(gvr schema.GroupVersionResource, err error) {
 		count(opts.Metrics.Writes, gvr, err)
+		c.observeWrite(err)
 	})
 	return c
 }
@@ -323,8 +344,7 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 		logger.Error(err, "Giving up on object until it or the rules change", "key", key.String())
 		c.queue.Forget(key)
 	default:
-		logger.Error(err, "Sync failed; will retry", "key", key.String(), "retries", c.queue.NumRequeues(key))
-		c.queue.AddRateLimited(key)
+		c.retryLater(ctx, key, err)
 	}
 	return true
 }

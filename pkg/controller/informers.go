@@ -7,9 +7,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -36,7 +36,7 @@ func (c *Controller) startInformer(ctx context.Context, t *rules.Target) (*resou
 		ns = c.opts.Namespace
 	}
 	p := t.Projection()
-	inf, err := c.newInformer(t.Resource, ns, &p, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	inf, err := c.newInformer(t.Resource, ns, &p, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, true)
 	if err != nil {
 		return nil, err
 	}
@@ -63,29 +63,39 @@ func runInformer(ctx context.Context, t *rules.Target, inf cache.SharedIndexInfo
 // newInformer returns an informer of r in namespace ns ("" for all), with
 // its cache transform and watch error handler set: a dynamic informer of
 // whole objects when keep says so, else a metadata informer, which lists
-// and watches objects as PartialObjectMetadata in protobuf and whose
-// cache keeps what keep names of their annotations and labels (all of
-// them when keep is nil). The latter is
-// built as metadatainformer builds it, except that client-go's log lines
-// about it name the resource (metadatainformer's say
-// "*v1.PartialObjectMetadata" for every resource). Both stream their
-// initial list when the API server supports it (WatchListClient).
-func (c *Controller) newInformer(r rules.Resource, ns string, keep *rules.Projection, indexers cache.Indexers) (cache.SharedIndexInformer, error) {
-	var inf cache.SharedIndexInformer
+// and watches objects as PartialObjectMetadata in protobuf and whose cache
+// keeps what keep names of their annotations and labels (all of them when
+// keep is nil). Both are built
+// as dynamicinformer and metadatainformer build them, except that
+// client-go's log lines about them name the resource (metadatainformer's
+// say "*v1.PartialObjectMetadata" for every resource) and that, when
+// sharded, their list and watch go through Options.Shard. Both stream
+// their initial list when the API server supports it (WatchListClient).
+func (c *Controller) newInformer(r rules.Resource, ns string, keep *rules.Projection, indexers cache.Indexers, sharded bool) (cache.SharedIndexInformer, error) {
+	var lw *cache.ListWatch
+	var client any
+	var example runtime.Object
 	var transform cache.TransformFunc
 	if keep != nil && keep.Whole {
-		inf = dynamicinformer.NewFilteredDynamicInformer(c.client, r.GVR, ns, c.opts.ResyncPeriod, indexers, nil).Informer()
-		transform = wholeObjectTransform(c.opts.FieldManager)
-	} else {
-		client := c.metadata.Resource(r.GVR).Namespace(ns)
-		lw := &cache.ListWatch{
-			ListWithContextFunc:  func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return client.List(ctx, o) },
-			WatchFuncWithContext: client.Watch,
+		ri := c.client.Resource(r.GVR).Namespace(ns)
+		lw = &cache.ListWatch{
+			ListWithContextFunc:  func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return ri.List(ctx, o) },
+			WatchFuncWithContext: ri.Watch,
 		}
-		inf = cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, c.metadata), &metav1.PartialObjectMetadata{},
-			cache.SharedIndexInformerOptions{ResyncPeriod: c.opts.ResyncPeriod, Indexers: indexers, ObjectDescription: rules.GVRString(r.GVR)})
-		transform = metadataTransform(c.opts.FieldManager, r, keep, c.shared)
+		client, example, transform = c.client, &unstructured.Unstructured{}, wholeObjectTransform(c.opts.FieldManager)
+	} else {
+		ri := c.metadata.Resource(r.GVR).Namespace(ns)
+		lw = &cache.ListWatch{
+			ListWithContextFunc:  func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return ri.List(ctx, o) },
+			WatchFuncWithContext: ri.Watch,
+		}
+		client, example, transform = c.metadata, &metav1.PartialObjectMetadata{}, metadataTransform(c.opts.FieldManager, r, keep, c.shared)
 	}
+	if sharded {
+		lw = c.opts.Shard(r.GVR, ns, lw)
+	}
+	inf := cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, client), example,
+		cache.SharedIndexInformerOptions{ResyncPeriod: c.opts.ResyncPeriod, Indexers: indexers, ObjectDescription: rules.GVRString(r.GVR)})
 	if err := inf.SetTransform(transform); err != nil {
 		return nil, fmt.Errorf("informer of %s: cache transform: %w", rules.GVRString(r.GVR), err)
 	}

@@ -20,7 +20,7 @@ var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namesp
 // rules with a namespaceSelector. When a namespace's labels change, every
 // object in it of a resource that selects by namespace labels is synced.
 func (c *Controller) startNamespaces(ctx context.Context) (*resourceInformer, error) {
-	inf, err := c.newInformer(rules.Resource{GVR: namespacesGVR, Kind: "Namespace"}, "", nil, cache.Indexers{})
+	inf, err := c.newInformer(rules.Resource{GVR: namespacesGVR, Kind: "Namespace"}, "", nil, cache.Indexers{}, false)
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -146,13 +145,7 @@ func TestMetricsAndEvents(t *testing.T) {
 // is reported forbidden, retried with backoff rather than in a hot loop,
 // and the others still converge.
 func TestServiceAccountIdentity(t *testing.T) {
-	rendered, err := kubectl(t, "", "kustomize", filepath.Join(h.RepoRoot(), "deploy"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out, err := kubectl(t, rendered, "apply", "--server-side", "--force-conflicts", "-f", "-"); err != nil {
-		t.Fatalf("apply deploy/: %v\n%s", err, out)
-	}
+	rendered := applyDeploy(t)
 	sa := []string{"--as", "system:serviceaccount:kube-annotator:kube-annotator",
 		"--leader-elect", "--leader-election-namespace", "kube-annotator", "--rules", rulesPath()}
 
@@ -175,7 +168,7 @@ func TestServiceAccountIdentity(t *testing.T) {
 	env.Create(t, h.Deployments, ns2, h.Deployment(t, ns2, "allowed", 0))
 	p = startRun(t, append(sa, "-n", ns2)...)
 	env.WaitForAnnotation(t, 20*time.Second, h.Deployments, ns2, "allowed", key, want)
-	err = wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		log := p.output(t)
 		return strings.Contains(log, "forbidden") && strings.Contains(log, "pods"), nil
 	})

@@ -154,30 +154,10 @@ func TestReloadConfigMapVolumeAndSIGHUP(t *testing.T) {
 		return "rules:\n- name: cms\n  resources: [configmaps]\n  annotations: {volume: \"" + value + "\"}\n"
 	}
 
-	// The layout the kubelet writes: rules.yaml → ..data/rules.yaml,
-	// ..data → a timestamped directory, swapped atomically on update.
-	dir := t.TempDir()
-	version := func(name, content string) {
-		if err := os.Mkdir(filepath.Join(dir, name), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name, "rules.yaml"), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Symlink(name, filepath.Join(dir, "..data_tmp")); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(filepath.Join(dir, "..data_tmp"), filepath.Join(dir, "..data")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	version("..2026_01_01_00_00_00.1", rulesFor("v1"))
-	if err := os.Symlink("..data/rules.yaml", filepath.Join(dir, "rules.yaml")); err != nil {
-		t.Fatal(err)
-	}
-	p := startRun(t, "--rules", filepath.Join(dir, "rules.yaml"), "-n", ns)
+	vol := h.NewConfigMapVolume(t, t.TempDir(), map[string]string{"rules.yaml": rulesFor("v1")})
+	p := startRun(t, "--rules", filepath.Join(vol.Dir, "rules.yaml"), "-n", ns)
 	env.WaitForAnnotation(t, 15*time.Second, h.ConfigMaps, ns, "cm", "volume", "v1")
-	version("..2026_01_01_00_00_00.2", rulesFor("v2"))
+	vol.Update(map[string]string{"rules.yaml": rulesFor("v2")})
 	env.WaitForAnnotation(t, 5*time.Second, h.ConfigMaps, ns, "cm", "volume", "v2")
 	p.stop(t)
 

@@ -1,0 +1,24 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// A plain `go build` or `go install`, with cgo on as it is by default on a
+// machine with a C compiler, is the small binary: nothing the command
+// imports pulls in Go's plugin package, which links the C runtime and
+// keeps the whole binary's code reachable. kustomize, through cli-runtime,
+// did.
+func TestNoPluginPackage(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if pkg == "plugin" || strings.HasPrefix(pkg, "k8s.io/cli-runtime/") || strings.HasPrefix(pkg, "sigs.k8s.io/controller-runtime") {
+			t.Errorf("the command imports %s", pkg)
+		}
+	}
+}

@@ -1,0 +1,141 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// kubeFlags are kubectl's connection flags: the names, shorthands, defaults
+// and meanings of k8s.io/cli-runtime's ConfigFlags as kubectl registers
+// them, bound to client-go's clientcmd the way ConfigFlags binds them.
+// cli-runtime itself is not used: it brings kustomize and, through it, Go's
+// plugin package, which makes a cgo build twice the size and its process
+// ~30 MiB larger.
+type kubeFlags struct {
+	kubeconfig string
+	// cacheDir is accepted for kubectl's command lines and ignored: kubectl
+	// caches discovery there; this tool asks discovery afresh.
+	cacheDir string
+
+	clientCertificate string
+	clientKey         string
+	token             string
+	as                string
+	asUID             string
+	asGroups          []string
+	asUserExtra       []string
+
+	cluster   string
+	user      string
+	namespace string
+	context   string
+
+	server                string
+	tlsServerName         string
+	insecureSkipTLSVerify bool
+	certificateAuthority  string
+	requestTimeout        string
+	disableCompression    bool
+	proxyURL              string
+}
+
+// addFlags adds the connection flags to fs, in name order and marked as the
+// connection group, which help lists apart.
+func (k *kubeFlags) addFlags(fs *pflag.FlagSet) {
+	conn := pflag.NewFlagSet("connection", pflag.ContinueOnError)
+	conn.StringVar(&k.kubeconfig, "kubeconfig", "", "Path to the kubeconfig file to use for CLI requests.")
+	conn.StringVar(&k.cacheDir, "cache-dir", "", "Ignored: accepted for kubectl compatibility (kube-annotator keeps no discovery cache)")
+
+	conn.StringVar(&k.clientCertificate, "client-certificate", "", "Path to a client certificate file for TLS")
+	conn.StringVar(&k.clientKey, "client-key", "", "Path to a client key file for TLS")
+	conn.StringVar(&k.token, "token", "", "Bearer token for authentication to the API server")
+	conn.StringVar(&k.as, "as", "", "Username to impersonate for the operation. User could be a regular user or a service account in a namespace.")
+	conn.StringVar(&k.asUID, "as-uid", "", "UID to impersonate for the operation.")
+	conn.StringArrayVar(&k.asGroups, "as-group", []string{}, "Group to impersonate for the operation, this flag can be repeated to specify multiple groups.")
+	conn.StringArrayVar(&k.asUserExtra, "as-user-extra", []string{}, "User extras to impersonate for the operation, this flag can be repeated to specify multiple values for the same key.")
+
+	conn.StringVar(&k.cluster, "cluster", "", "The name of the kubeconfig cluster to use")
+	conn.StringVar(&k.user, "user", "", "The name of the kubeconfig user to use")
+	conn.StringVarP(&k.namespace, "namespace", "n", "", "If present, the namespace scope for this CLI request")
+	conn.StringVar(&k.context, "context", "", "The name of the kubeconfig context to use")
+
+	conn.StringVarP(&k.server, "server", "s", "", "The address and port of the Kubernetes API server")
+	conn.StringVar(&k.tlsServerName, "tls-server-name", "", "Server name to use for server certificate validation. If it is not provided, the hostname used to contact the server is used")
+	conn.BoolVar(&k.insecureSkipTLSVerify, "insecure-skip-tls-verify", false, "If true, the server's certificate will not be checked for validity. This will make your HTTPS connections insecure")
+	conn.StringVar(&k.certificateAuthority, "certificate-authority", "", "Path to a cert file for the certificate authority")
+	conn.StringVar(&k.requestTimeout, "request-timeout", "0", "The length of time to wait before giving up on a single server request. Non-zero values should contain a corresponding time unit (e.g. 1s, 2m, 3h). A value of zero means don't timeout requests.")
+	conn.BoolVar(&k.disableCompression, "disable-compression", false, "If true, opt-out of response compression for all requests to the server")
+	conn.StringVar(&k.proxyURL, "proxy-url", "", "Proxy URL to use for requests to the API server")
+
+	conn.VisitAll(func(f *pflag.Flag) {
+		if f.Annotations == nil {
+			f.Annotations = map[string][]string{}
+		}
+		f.Annotations[connectionGroup] = []string{"true"}
+	})
+	fs.AddFlagSet(conn)
+}
+
+// loader returns the client configuration the flags select, loaded as
+// kubectl loads it: --kubeconfig, else $KUBECONFIG, else ~/.kube/config,
+// else in-cluster, with the flags overriding what the kubeconfig says.
+func (k *kubeFlags) loader() (clientcmd.ClientConfig, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.DefaultClientConfig = &clientcmd.DefaultClientConfig
+	rules.ExplicitPath = k.kubeconfig
+	overrides, err := k.overrides()
+	if err != nil {
+		return nil, err
+	}
+	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides), nil
+}
+
+// overrides are the flags as clientcmd overrides. Empty values override
+// nothing: clientcmd merges only the fields that are set.
+func (k *kubeFlags) overrides() (*clientcmd.ConfigOverrides, error) {
+	extra, err := userExtra(k.asUserExtra)
+	if err != nil {
+		return nil, err
+	}
+	o := &clientcmd.ConfigOverrides{ClusterDefaults: clientcmd.ClusterDefaults}
+	o.AuthInfo.ClientCertificate = k.clientCertificate
+	o.AuthInfo.ClientKey = k.clientKey
+	o.AuthInfo.Token = k.token
+	o.AuthInfo.Impersonate = k.as
+	o.AuthInfo.ImpersonateUID = k.asUID
+	o.AuthInfo.ImpersonateGroups = k.asGroups
+	o.AuthInfo.ImpersonateUserExtra = extra
+
+	o.ClusterInfo.Server = k.server
+	o.ClusterInfo.TLSServerName = k.tlsServerName
+	o.ClusterInfo.CertificateAuthority = k.certificateAuthority
+	o.ClusterInfo.InsecureSkipTLSVerify = k.insecureSkipTLSVerify
+	o.ClusterInfo.DisableCompression = k.disableCompression
+	o.ClusterInfo.ProxyURL = k.proxyURL
+
+	o.CurrentContext = k.context
+	o.Context.Cluster = k.cluster
+	o.Context.AuthInfo = k.user
+	o.Context.Namespace = k.namespace
+	o.Timeout = k.requestTimeout
+	return o, nil
+}
+
+// userExtra parses --as-user-extra values, KEY=VALUE each; a key may repeat.
+func userExtra(values []string) (map[string][]string, error) {
+	if len(values) == 0 {
+		return nil, nil
+	}
+	extra := map[string][]string{}
+	for _, v := range values {
+		key, value, ok := strings.Cut(v, "=")
+		if !ok {
+			return nil, fmt.Errorf("--as-user-extra: %q is not KEY=VALUE", v)
+		}
+		extra[key] = append(extra[key], value)
+	}
+	return extra, nil
+}

@@ -1,0 +1,69 @@
+package cli
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+)
+
+// clusterRoleRules returns the rules of the ClusterRole in a YAML stream
+// from rbacManifests.
+func clusterRoleRules(t *testing.T, stream string) []map[string][]string {
+	t.Helper()
+	for _, doc := range strings.Split(stream, "---\n") {
+		var obj struct {
+			Kind  string                `json:"kind"`
+			Rules []map[string][]string `json:"rules"`
+		}
+		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+			t.Fatal(err)
+		}
+		if obj.Kind == "ClusterRole" {
+			return obj.Rules
+		}
+	}
+	t.Fatalf("no ClusterRole in:\n%s", stream)
+	return nil
+}
+
+// The ClusterRole grants the controller's verbs on the ruled resources;
+// namespaces whose labels rules only read are listed and watched, not
+// patched.
+func TestRBACManifestsClusterRole(t *testing.T) {
+	pods := schema.GroupResource{Resource: "pods"}
+	namespaces := schema.GroupResource{Resource: "namespaces"}
+	deployments := schema.GroupResource{Group: "apps", Resource: "deployments"}
+	rule := func(group string, resources []string, verbs ...string) map[string][]string {
+		return map[string][]string{"apiGroups": {group}, "resources": resources, "verbs": verbs}
+	}
+	controllerVerbs := []string{"get", "list", "watch", "patch"}
+	tests := []struct {
+		name string
+		opts rbacOptions
+		want []map[string][]string
+	}{
+		{name: "one rule per group, sorted", opts: rbacOptions{resources: []schema.GroupResource{deployments, pods, pods}},
+			want: []map[string][]string{rule("", []string{"pods"}, controllerVerbs...), rule("apps", []string{"deployments"}, controllerVerbs...)}},
+		{name: "namespace labels are read only", opts: rbacOptions{resources: []schema.GroupResource{pods}, namespaceLabels: true},
+			want: []map[string][]string{rule("", []string{"pods"}, controllerVerbs...), rule("", []string{"namespaces"}, "list", "watch")}},
+		{name: "ruled namespaces are patched", opts: rbacOptions{resources: []schema.GroupResource{pods, namespaces}, namespaceLabels: true},
+			want: []map[string][]string{rule("", []string{"namespaces", "pods"}, controllerVerbs...)}},
+		{name: "events", opts: rbacOptions{resources: []schema.GroupResource{pods}, events: true},
+			want: []map[string][]string{rule("", []string{"pods"}, controllerVerbs...), rule("events.k8s.io", []string{"events"}, "create", "patch")}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.opts.name, tc.opts.namespace = "kube-annotator", "kube-annotator"
+			out, err := rbacManifests(tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := clusterRoleRules(t, out); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("ClusterRole rules:\n%v\nwant:\n%v", got, tc.want)
+			}
+		})
+	}
+}

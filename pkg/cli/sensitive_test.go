@@ -1,0 +1,269 @@
+package cli
+
+import (
+	"bytes"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
+)
+
+func TestSensitiveGroupResource(t *testing.T) {
+	tests := []struct {
+		gr   schema.GroupResource
+		want bool
+	}{
+		{core("secrets"), true},
+		{core("serviceaccounts"), true},
+		{core("namespaces"), true},
+		{rbacGR("roles"), true},
+		{rbacGR("clusterroles"), true},
+		{rbacGR("rolebindings"), true},
+		{rbacGR("clusterrolebindings"), true},
+		{admissionGR("validatingwebhookconfigurations"), true},
+		{admissionGR("mutatingwebhookconfigurations"), true},
+		{admissionGR("validatingadmissionpolicies"), true},
+		{admissionGR("validatingadmissionpolicybindings"), true},
+		{admissionGR("mutatingadmissionpolicies"), true},
+		{admissionGR("mutatingadmissionpolicybindings"), true},
+		{schema.GroupResource{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}, true},
+		{core("configmaps"), false},
+		{core("pods"), false},
+		{schema.GroupResource{Group: "apps", Resource: "deployments"}, false},
+		{schema.GroupResource{Group: "example.com", Resource: "secrets"}, false},
+		{schema.GroupResource{Group: "example.com", Resource: "roles"}, false},
+		{schema.GroupResource{Group: "ship.nwiizo.dev", Resource: "frigates"}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.gr.String(), func(t *testing.T) {
+			s, got := sensitiveGroupResource(tc.gr)
+			if got != tc.want {
+				t.Fatalf("sensitive = %v, want %v", got, tc.want)
+			}
+			if got && (s.gr != tc.gr || s.can == "") {
+				t.Errorf("got the entry %+v for %s", s, tc.gr)
+			}
+		})
+	}
+}
+
+func TestSensitiveName(t *testing.T) {
+	tests := []struct {
+		name string
+		want string // the group and resource it is classified as; "" when not sensitive
+	}{
+		{"secrets", "secrets"},
+		{"secret", "secrets"},
+		{"sa", "serviceaccounts"},
+		{"serviceaccount", "serviceaccounts"},
+		{"ns", "namespaces"},
+		{"clusterroles", "clusterroles.rbac.authorization.k8s.io"},
+		{"rolebinding", "rolebindings.rbac.authorization.k8s.io"},
+		{"clusterrolebindings.rbac.authorization.k8s.io", "clusterrolebindings.rbac.authorization.k8s.io"},
+		{"roles.v1.rbac.authorization.k8s.io", "roles.rbac.authorization.k8s.io"},
+		{"crd", "customresourcedefinitions.apiextensions.k8s.io"},
+		{"crds.apiextensions.k8s.io", "customresourcedefinitions.apiextensions.k8s.io"},
+		{"customresourcedefinitions.v1.apiextensions.k8s.io", "customresourcedefinitions.apiextensions.k8s.io"},
+		{"mutatingwebhookconfigurations", "mutatingwebhookconfigurations.admissionregistration.k8s.io"},
+		{"validatingadmissionpolicy.admissionregistration.k8s.io", "validatingadmissionpolicies.admissionregistration.k8s.io"},
+		{"configmaps", ""},
+		{"cm", ""},
+		{"deployments.v1.apps", ""},
+		{"frigates.ship.nwiizo.dev", ""},
+		{"secrets.example.com", ""},
+		{"roles.example.com", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, ok := sensitiveName(tc.name)
+			got := ""
+			if ok {
+				got = s.gr.String()
+			}
+			if got != tc.want {
+				t.Errorf("classified as %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// Every entry is found under each of its names, and no name is claimed by
+// two entries.
+func TestSensitiveResourcesTable(t *testing.T) {
+	owner := map[string]schema.GroupResource{}
+	for _, s := range sensitiveResources {
+		for _, name := range append([]string{s.gr.Resource}, s.names...) {
+			qualified := schema.GroupResource{Group: s.gr.Group, Resource: name}.String()
+			if prev, dup := owner[qualified]; dup {
+				t.Errorf("%s names both %s and %s", qualified, prev, s.gr)
+			}
+			owner[qualified] = s.gr
+			if got, ok := sensitiveName(qualified); !ok || got.gr != s.gr {
+				t.Errorf("sensitiveName(%q) = %v, %v; want %s", qualified, got.gr, ok, s.gr)
+			}
+		}
+		if strings.HasSuffix(s.can, ".") || s.can == "" {
+			t.Errorf("%s: can %q must complete a sentence", s.gr, s.can)
+		}
+	}
+}
+
+func TestWarnSensitive(t *testing.T) {
+	const path = "rules.yaml"
+	file, err := rules.Parse(path, []byte(`rules:
+- name: creds
+  resources: [cm, secret]
+  annotations: {a: "1"}
+- name: crds
+  resources: [widgets.example.com]
+  annotations: {a: "1"}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		resolved map[string]schema.GroupResource
+		want     []string
+	}{
+		{name: "as written", want: []string{
+			`warning: rules.yaml: rules[0].resources[1]: rule "creds" targets secret (secrets): the ClusterRole that the rbac command generates grants get, list, watch and patch on all of them, cluster-wide, so the controller's service account can read the data of every Secret in every namespace`,
+		}},
+		{name: "as resolved", resolved: map[string]schema.GroupResource{
+			"cm": core("configmaps"), "secret": core("secrets"),
+			"widgets.example.com": {Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"},
+		}, want: []string{
+			`warning: rules.yaml: rules[0].resources[1]: rule "creds" targets secret (secrets): `,
+			`warning: rules.yaml: rules[1].resources[0]: rule "crds" targets widgets.example.com (customresourcedefinitions.apiextensions.k8s.io): `,
+		}},
+		{name: "resolved to something else", resolved: map[string]schema.GroupResource{
+			"secret": {Group: "example.com", Resource: "secrets"},
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			warnSensitive(&out, path, file, tc.resolved)
+			lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+			if out.Len() == 0 {
+				lines = nil
+			}
+			if len(lines) != len(tc.want) {
+				t.Fatalf("%d warnings, want %d:\n%s", len(lines), len(tc.want), out.String())
+			}
+			for i, want := range tc.want {
+				if !strings.HasPrefix(lines[i], want) {
+					t.Errorf("warning %d:\n%s\nwant it to start with:\n%s", i, lines[i], want)
+				}
+			}
+		})
+	}
+}
+
+// check and rbac warn on stderr about sensitive resources; the exit code
+// and stdout (the table, the YAML) are what they would be without.
+func TestSensitiveWarningsInCommands(t *testing.T) {
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none")) // no kubeconfig but --server
+	srv := httptest.NewServer(&fakeAPIServer{})
+	t.Cleanup(srv.Close)
+	rulesFile := filepath.Join(t.TempDir(), "rules.yaml")
+	if err := os.WriteFile(rulesFile, []byte(`rules:
+- name: cms
+  resources: [cm]
+  annotations: {a: "1"}
+- name: identities
+  resources: [sa, clusterroles.rbac.authorization.k8s.io]
+  annotations: {a: "1"}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	saWarning := rulesFile + `: rules[1].resources[0]: rule "identities" targets sa (serviceaccounts): the ClusterRole that the rbac command generates`
+	roleWarning := rulesFile + `: rules[1].resources[1]: rule "identities" targets clusterroles.rbac.authorization.k8s.io: the ClusterRole that the rbac command generates`
+	tests := []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantStdout []string
+		wantStderr []string
+	}{
+		{name: "check --offline", args: []string{"check", "--offline"}, wantCode: 0,
+			wantStdout: []string{rulesFile + ": valid (2 rules)\n"}, wantStderr: []string{saWarning, roleWarning}},
+		// clusterroles are not served by the fake API server: a verdict
+		// of 1, and the warning still, from the name as written.
+		{name: "check", args: []string{"check", "--server", srv.URL}, wantCode: 1,
+			wantStdout: []string{"serviceaccounts.v1", "not found"}, wantStderr: []string{saWarning, roleWarning}},
+		{name: "rbac", args: []string{"rbac", "--server", srv.URL}, wantCode: 0,
+			wantStdout: []string{"- serviceaccounts\n", "- clusterroles\n"},
+			wantStderr: []string{saWarning, roleWarning, "clusterroles.rbac.authorization.k8s.io is not served by the cluster"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			stdout, stderr, code := invoke("kube-annotator", append(tc.args, "--rules", rulesFile)...)
+			if code != tc.wantCode {
+				t.Errorf("exit %d, want %d", code, tc.wantCode)
+			}
+			for _, want := range tc.wantStdout {
+				if !strings.Contains(stdout, want) {
+					t.Errorf("stdout lacks %q", want)
+				}
+			}
+			for _, want := range tc.wantStderr {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr lacks %q", want)
+				}
+			}
+			if n := strings.Count(stderr, "the ClusterRole that the rbac command generates"); n != 2 {
+				t.Errorf("%d warnings about sensitive resources, want 2", n)
+			}
+			if strings.Contains(stdout, "warning") {
+				t.Errorf("a warning is on stdout")
+			}
+			if t.Failed() {
+				t.Logf("stdout:\n%s\nstderr:\n%s", stdout, stderr)
+			}
+		})
+	}
+}
+
+// rbac's stdout is a YAML stream and nothing else, warnings or not.
+func TestRBACStdoutIsYAML(t *testing.T) {
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
+	srv := httptest.NewServer(&fakeAPIServer{})
+	t.Cleanup(srv.Close)
+	rulesFile := filepath.Join(t.TempDir(), "rules.yaml")
+	if err := os.WriteFile(rulesFile, []byte("rules:\n- name: sas\n  resources: [sa]\n  annotations: {a: \"1\"}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := invoke("kube-annotator", "rbac", "--rules", rulesFile, "--server", srv.URL)
+	if code != 0 || !strings.Contains(stderr, "warning: ") {
+		t.Fatalf("rbac: exit %d, want 0 with a warning on stderr:\n%s", code, stderr)
+	}
+	var kinds []string
+	for _, doc := range strings.Split(stdout, "---\n") {
+		var obj struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+			Metadata   struct {
+				Name      string            `json:"name"`
+				Namespace string            `json:"namespace,omitempty"`
+				Labels    map[string]string `json:"labels"`
+			} `json:"metadata"`
+			Rules    []map[string]any `json:"rules,omitempty"`
+			Subjects []map[string]any `json:"subjects,omitempty"`
+			RoleRef  map[string]any   `json:"roleRef,omitempty"`
+		}
+		if err := yaml.UnmarshalStrict([]byte(doc), &obj); err != nil {
+			t.Fatalf("stdout is not a stream of RBAC objects: %v\n%s", err, stdout)
+		}
+		kinds = append(kinds, obj.Kind)
+	}
+	if got := strings.Join(kinds, ","); got != "ServiceAccount,ClusterRole,ClusterRoleBinding,Role,RoleBinding" {
+		t.Errorf("kinds %s", got)
+	}
+}

@@ -1,0 +1,13 @@
+package controller
+
+// CachedObjects is the number of objects in the caches of the ruled
+// resources' informers: with sharding, this replica's share.
+func (c *Controller) CachedObjects() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	n := 0
+	for _, ri := range c.informers {
+		n += len(ri.informer.GetStore().ListKeys())
+	}
+	return n
+}

@@ -1,0 +1,73 @@
+package controller
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/ktesting"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+// Writes fail without an answer, then the API server is back: the objects
+// that waited for it are retried as soon as one write is answered, not
+// when their wait ends, and their failures are logged in one line.
+func TestRetryAfterOutage(t *testing.T) {
+	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true)))
+	ctx := klog.NewContext(t.Context(), logger)
+	a, b, c := configMap("ns", "a", nil), configMap("ns", "b", nil), configMap("ns", "c", nil)
+	client := newClient(a, b, c)
+	var down atomic.Bool
+	down.Store(true)
+	client.PrependReactor("patch", "configmaps", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if down.Load() {
+			return true, nil, refused
+		}
+		return false, nil, nil
+	})
+	ctl := withCache(t, client, Options{}, compile(t, setAB), a, b, c)
+	// Time stands still: only a release moves the objects' waits forward.
+	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
+	ctl.limiter = newRetryLimiter(clk, -1, 0)
+	ctl.failures = newFailureLog(clk, failureLogInterval)
+	ctl.queue.ShutDown()
+	ctl.queue = workqueue.NewTypedRateLimitingQueueWithConfig(ctl.limiter, workqueue.TypedRateLimitingQueueConfig[Key]{Clock: clk})
+	t.Cleanup(ctl.queue.ShutDown)
+
+	ctl.queue.Add(keyA)
+	ctl.queue.Add(keyB)
+	ctl.processNextWorkItem(ctx)
+	ctl.processNextWorkItem(ctx)
+	if n := ctl.queue.Len(); n != 0 {
+		t.Fatalf("%d objects ready after writes without an answer, want 0: they wait", n)
+	}
+
+	down.Store(false)
+	ctl.queue.Add(keyC)
+	ctl.processNextWorkItem(ctx) // answered: a and b are released
+	clk.Step(time.Millisecond)   // far less than their wait
+	waitFor(t, 10*time.Second, "a and b to be ready", func() bool { return ctl.queue.Len() == 2 })
+	ctl.processNextWorkItem(ctx)
+	ctl.processNextWorkItem(ctx)
+	for _, k := range []Key{keyA, keyB, keyC} {
+		if n := ctl.queue.NumRequeues(k); n != 0 {
+			t.Errorf("NumRequeues(%s) = %d, want 0: written", k.Name, n)
+		}
+	}
+	if got := len(patches(client)); got != 5 {
+		t.Errorf("%d patches, want 5: a and b twice, c once", got)
+	}
+	errs := 0
+	for _, e := range logger.GetSink().(ktesting.Underlier).GetBuffer().Data() {
+		if e.Type == ktesting.LogError {
+			errs++
+		}
+	}
+	if errs != 1 {
+		t.Errorf("%d error lines, want 1: the first failure; the second is counted", errs)
+	}
+}

@@ -1,0 +1,155 @@
+package e2e
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	h "github.com/kube-annotator/kube-annotator/test/harness"
+)
+
+// shardedObjects is the number of ConfigMaps the sharding tests split.
+const shardedObjects = 3000
+
+// Three static shards split 3,000 ConfigMaps, once on an API server that
+// applies shard selectors (ShardedListAndWatch on) and once on one that
+// does not (off: every replica receives everything and drops the other
+// shards' objects itself). Either way every object is annotated with one
+// PATCH, and each replica caches a third of them.
+func TestShardedRunStatic(t *testing.T) {
+	for _, gate := range []bool{true, false} {
+		t.Run(fmt.Sprintf("ShardedListAndWatch=%v", gate), func(t *testing.T) {
+			e := env
+			if gate {
+				e = startControlPlane(t, h.Options{APIServerFlags: map[string]string{"feature-gates": "ShardedListAndWatch=true"}})
+			}
+			ns := e.NewNamespace(t)
+			configMapsOn(t, e, ns, shardedObjects)
+			before := requestsOn(t, e)
+			rules := writeFile(t, "rules.yaml", faultRules)
+			var procs []*proc
+			for i := range 3 {
+				procs = append(procs, startRun(t, "--rules", rules, "-n", ns, "--kubeconfig", e.Kubeconfig,
+					"--shard", strconv.Itoa(i), "--total-shards", "3"))
+			}
+			took := waitConvergedOn(t, e, ns, 90*time.Second)
+			for _, p := range procs {
+				p.waitMetric(t, 10*time.Second, "kube_annotator_informers_synced", 1)
+			}
+			d := requestsOn(t, e).Sub(before)
+			writes := d.Count("PATCH", "configmaps") + d.Count("APPLY", "configmaps")
+			t.Logf("converged in %v with %d patches", took, writes)
+			if writes != shardedObjects {
+				t.Errorf("%d patches for %d ConfigMaps, want one each", writes, shardedObjects)
+			}
+			checkShares(t, procs, gate)
+			if gate {
+				checkServerFiltered(t, e)
+			}
+		})
+	}
+}
+
+// checkShares checks each replica's metrics: it caches a third of the
+// ConfigMaps within 15%, in
+// the mode the API server allows, and received from the API server only
+// its share when the server applied the selector, else everything.
+func checkShares(t *testing.T, procs []*proc, serverMode bool) {
+	t.Helper()
+	total := 0.0
+	share := float64(shardedObjects) / float64(len(procs))
+	mode := map[bool]string{true: "server", false: "client"}[serverMode]
+	for i, p := range procs {
+		body := p.scrape(t)
+		cached := h.MetricValue(body, "kube_annotator_cached_objects", nil)
+		received := h.MetricValue(body, "kube_annotator_shard_objects_received_total", nil)
+		dropped := h.MetricValue(body, "kube_annotator_shard_objects_dropped_total", nil)
+		inMode := h.MetricValue(body, "kube_annotator_shard_informer_mode", map[string]string{"mode": mode})
+		fraction := h.MetricValue(body, "kube_annotator_shard_owned_fraction", nil)
+		t.Logf("shard %d: cached %v (share %.0f), received %v, dropped %v, %s mode %v, owns %.3f of the hash space", i, cached, share, received, dropped, mode, inMode, fraction)
+		total += cached
+		if math.Abs(cached-share) > 0.15*share {
+			t.Errorf("shard %d caches %v objects, want %.0f ± 15%%", i, cached, share)
+		}
+		if inMode != 1 {
+			t.Errorf("shard %d: informer not in %s mode", i, mode)
+		}
+		// A replica receives its initial list, then a watch event for
+		// each object it patched: twice its share. In client mode it
+		// receives every object and every other replica's patch as well.
+		if serverMode && (received > 2*cached+10 || dropped != 0) {
+			t.Errorf("shard %d received %v objects and dropped %v with server-side sharding, want about %v and none dropped", i, received, dropped, 2*cached)
+		}
+		if !serverMode && (received < shardedObjects || dropped < shardedObjects-cached) {
+			t.Errorf("shard %d received %v objects and dropped %v with client-side sharding, want every object received and the others' dropped", i, received, dropped)
+		}
+	}
+	if total != shardedObjects {
+		t.Errorf("the shards cache %v objects together, want each of the %d once", total, shardedObjects)
+	}
+}
+
+// checkServerFiltered checks from the API server's side that it served
+// the replicas sharded watches and kept other shards' events from them.
+func checkServerFiltered(t *testing.T, e *h.Env) {
+	t.Helper()
+	res := map[string]string{"resource": "configmaps"}
+	watches, err := e.ServerMetric(t.Context(), "apiserver_watch_shards_total", res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	filtered, err := e.ServerMetric(t.Context(), "apiserver_watch_filtered_events_total", res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("API server: %v sharded watches of configmaps, %v events filtered out by shard selectors", watches, filtered)
+	if watches != 3 {
+		t.Errorf("API server serves %v sharded watches of configmaps, want 3", watches)
+	}
+	// Each patch is an event that two of the three watches do not get.
+	if filtered < 2*shardedObjects {
+		t.Errorf("API server filtered %v events out of sharded watches, want at least %d", filtered, 2*shardedObjects)
+	}
+}
+
+// deploy/sharded, a component on top of deploy/, renders and applies to a
+// real API server: a StatefulSet of three shards instead of the
+// Deployment, a PodDisruptionBudget, and no Lease permissions (nothing
+// elects a leader).
+func TestDeployShardedApplies(t *testing.T) {
+	dir := t.TempDir()
+	deploy, err := filepath.Rel(dir, filepath.Join(h.RepoRoot(), "deploy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kustomization := "resources: [" + deploy + "]\ncomponents: [" + deploy + "/sharded]\n"
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(kustomization), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rendered, err := kubectl(t, "", "kustomize", dir)
+	if err != nil {
+		t.Fatalf("kubectl kustomize deploy/ with deploy/sharded: %v", err)
+	}
+	for _, want := range []string{
+		"kind: StatefulSet", "replicas: 3", "--shard=$(SHARD)", "--total-shards=3",
+		"fieldPath: metadata.labels['apps.kubernetes.io/pod-index']", "kind: PodDisruptionBudget", "maxUnavailable: 1",
+		"kind: ClusterRole\n", "name: kube-annotator-rules\n", "path: /readyz",
+	} {
+		if !strings.Contains(rendered, want) {
+			t.Errorf("rendered deploy/sharded lacks %q", want)
+		}
+	}
+	for _, unwanted := range []string{"kind: Deployment", "leases", "--leader-elect"} {
+		if strings.Contains(rendered, unwanted) {
+			t.Errorf("rendered deploy/sharded has %q", unwanted)
+		}
+	}
+	if out, err := kubectl(t, rendered, "apply", "--server-side", "-f", "-"); err != nil {
+		t.Fatalf("apply deploy/sharded: %v\n%s", err, out)
+	}
+}
