@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -19,30 +20,20 @@ var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namesp
 // startNamespaces starts the informer that keeps namespace labels for
 // rules with a namespaceSelector. When a namespace's labels change, every
 // object in it of a resource that selects by namespace labels is synced.
+//
+// Its event handlers only queue the namespace's name: finding the
+// namespace's objects takes c.mu, which SetRules holds while it waits for
+// this informer to stop, and the informer cannot stop while a handler
+// waits. A goroutine of its own, which nothing waits for, finds them.
 func (c *Controller) startNamespaces(ctx context.Context) (*resourceInformer, error) {
 	inf, err := c.newInformer(rules.Resource{GVR: namespacesGVR, Kind: "Namespace"}, "", nil, cache.Indexers{}, false)
 	if err != nil {
 		return nil, err
 	}
+	changed := workqueue.NewTyped[string]()
 	enqueueNamespace := func(obj any) {
-		m, ok := obj.(cached)
-		if !ok {
-			return
-		}
-		c.mu.RLock()
-		defer c.mu.RUnlock()
-		for gvr, ri := range c.informers {
-			if !ri.target.NeedsNamespaceLabels {
-				continue
-			}
-			keys, err := ri.informer.GetIndexer().IndexKeys(cache.NamespaceIndex, m.GetName())
-			if err != nil {
-				utilruntime.HandleError(fmt.Errorf("objects of %s in namespace %s: %w", rules.GVRString(gvr), m.GetName(), err))
-				continue
-			}
-			for _, k := range keys {
-				c.enqueueStoreKey(gvr, k)
-			}
+		if m, ok := obj.(cached); ok {
+			changed.Add(m.GetName())
 		}
 	}
 	_, err = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -59,7 +50,42 @@ func (c *Controller) startNamespaces(ctx context.Context) (*resourceInformer, er
 		return nil, fmt.Errorf("namespace informer: event handler: %w", err)
 	}
 	klog.FromContext(ctx).Info("Starting namespace informer", "reason", "a rule selects by namespace labels")
-	return runInformer(ctx, nil, inf), nil
+	ri := runInformer(ctx, nil, inf)
+	go func() {
+		<-ri.done
+		changed.ShutDown()
+	}()
+	go func() {
+		for {
+			ns, shutdown := changed.Get()
+			if shutdown {
+				return
+			}
+			c.enqueueNamespace(ns)
+			changed.Done(ns)
+		}
+	}()
+	return ri, nil
+}
+
+// enqueueNamespace enqueues the objects in namespace ns of every resource
+// that selects by namespace labels.
+func (c *Controller) enqueueNamespace(ns string) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for gvr, ri := range c.informers {
+		if !ri.target.NeedsNamespaceLabels {
+			continue
+		}
+		keys, err := ri.informer.GetIndexer().IndexKeys(cache.NamespaceIndex, ns)
+		if err != nil {
+			utilruntime.HandleError(fmt.Errorf("objects of %s in namespace %s: %w", rules.GVRString(gvr), ns, err))
+			continue
+		}
+		for _, k := range keys {
+			c.enqueueStoreKey(gvr, k)
+		}
+	}
 }
 
 // namespaceLabels returns a namespace's labels from the namespace informer.
