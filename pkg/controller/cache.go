@@ -139,8 +139,10 @@ func wholeObjectTransform(manager string) cache.TransformFunc {
 }
 
 // relevantUpdate reports whether an update can change what sync decides:
-// a change of labels, annotations or this controller's ownership record.
-// Any update of a whole object is relevant, as rules read its values.
+// a change of the labels and annotations the cache keeps (those the rules
+// read and those this controller owns) or of this controller's ownership
+// record. Any update of a whole object is relevant, as rules read its
+// values.
 func relevantUpdate(oldObj, newObj any) bool {
 	o, ok1 := oldObj.(*cachedMetadata)
 	n, ok2 := newObj.(*cachedMetadata)

@@ -21,12 +21,14 @@ import (
 // the others.
 type resourceInformer struct {
 	target *rules.Target
-	// projection is what the cache keeps of each object: what the rules
-	// of target needed when the informer was built.
-	projection rules.Projection
-	informer   cache.SharedIndexInformer
-	cancel     context.CancelFunc
-	done       chan struct{}
+	// projection is what the cache keeps of each object, and byNamespace
+	// whether it indexes them by namespace: what the rules of target
+	// needed when the informer was built.
+	projection  rules.Projection
+	byNamespace bool
+	informer    cache.SharedIndexInformer
+	cancel      context.CancelFunc
+	done        chan struct{}
 }
 
 // startInformer starts the informer for t under ctx.
@@ -36,7 +38,7 @@ func (c *Controller) startInformer(ctx context.Context, t *rules.Target) (*resou
 		ns = c.opts.Namespace
 	}
 	p := t.Projection()
-	inf, err := c.newInformer(t.Resource, ns, &p, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, true)
+	inf, err := c.newInformer(t.Resource, ns, &p, namespaceIndex(t.NeedsNamespaceLabels), true)
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +46,7 @@ func (c *Controller) startInformer(ctx context.Context, t *rules.Target) (*resou
 		return nil, fmt.Errorf("informer of %s: event handler: %w", rules.GVRString(t.GVR), err)
 	}
 	ri := runInformer(ctx, t, inf)
-	ri.projection = p
+	ri.projection, ri.byNamespace = p, t.NeedsNamespaceLabels
 	return ri, nil
 }
 
@@ -65,12 +67,12 @@ func runInformer(ctx context.Context, t *rules.Target, inf cache.SharedIndexInfo
 // whole objects when keep says so, else a metadata informer, which lists
 // and watches objects as PartialObjectMetadata in protobuf and whose cache
 // keeps what keep names of their annotations and labels (all of them when
-// keep is nil). Both are built
-// as dynamicinformer and metadatainformer build them, except that
-// client-go's log lines about them name the resource (metadatainformer's
-// say "*v1.PartialObjectMetadata" for every resource) and that, when
-// sharded, their list and watch go through Options.Shard. Both stream
-// their initial list when the API server supports it (WatchListClient).
+// keep is nil). Both are built as dynamicinformer and metadatainformer
+// build them, except that client-go's log lines about them name the
+// resource (metadatainformer's say "*v1.PartialObjectMetadata" for every
+// resource) and that, when sharded, their list and watch go through
+// Options.Shard. Both stream their initial list when the API server
+// supports it (WatchListClient).
 func (c *Controller) newInformer(r rules.Resource, ns string, keep *rules.Projection, indexers cache.Indexers, sharded bool) (cache.SharedIndexInformer, error) {
 	var lw *cache.ListWatch
 	var client any

@@ -3,6 +3,7 @@ package controller
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -56,12 +57,24 @@ func keepKeys(m map[string]string, named sets.Set[string], owned func() map[stri
 }
 
 // cannotServe reports whether the cache of ri lacks what t's rules need:
-// keys, or whole objects, its projection did not keep. It must then be
-// built again, listing every object. A cache of whole objects cannot
-// serve rules that need only metadata either: it would keep them whole.
-// A cache that keeps more than t needs serves t as it is: the keys no
-// rule needs any more go when it is next built.
+// keys, or whole objects, its projection did not keep, or the index by
+// namespace that a namespaceSelector needs. It must then be built again,
+// listing every object. A cache of whole objects cannot serve rules that
+// need only metadata either: it would keep them whole. A cache that keeps
+// more than t needs serves t as it is: the keys no rule needs any more go
+// when it is next built.
 func (ri *resourceInformer) cannotServe(t *rules.Target) bool {
 	p := t.Projection()
-	return ri.projection.Whole != p.Whole || !ri.projection.Covers(p)
+	return ri.projection.Whole != p.Whole || !ri.projection.Covers(p) || t.NeedsNamespaceLabels && !ri.byNamespace
+}
+
+// namespaceIndex returns the indexers of a resource's informer: by
+// namespace when needed, for the namespace informer to find the objects of
+// a namespace whose labels changed. Other caches go without: the index
+// takes some 80 bytes per object.
+func namespaceIndex(needed bool) cache.Indexers {
+	if !needed {
+		return cache.Indexers{}
+	}
+	return cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
 }

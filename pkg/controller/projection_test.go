@@ -223,6 +223,30 @@ func TestSetRulesRebuildsWhenProjectionWidens(t *testing.T) {
 	}
 }
 
+// Only a resource whose rules select by namespace labels indexes its
+// objects by namespace; a reload that adds a namespaceSelector rebuilds
+// the informer with the index.
+func TestNamespaceIndexOnlyWhenNeeded(t *testing.T) {
+	client := newClient(configMap("ns", "x", nil), object("Namespace", "", "ns", nil))
+	_, ctx := ktesting.NewTestContext(t)
+	c := newController(client, Options{})
+	t.Cleanup(func() { c.SetRules(ctx, &rules.Set{}) })
+	indexed := func() bool {
+		_, ok := c.informers[configMaps].informer.GetIndexer().GetIndexers()[cache.NamespaceIndex]
+		return ok
+	}
+	c.SetRules(ctx, compile(t, "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n"))
+	first := c.informers[configMaps].informer
+	if indexed() {
+		t.Errorf("configmaps are indexed by namespace, although no rule selects by namespace labels")
+	}
+	c.SetRules(ctx, compile(t, "rules:\n- {name: r, resources: [configmaps], namespaceSelector: team=a, annotations: {a: '1'}}\n"))
+	if c.informers[configMaps].informer == first || !indexed() {
+		t.Errorf("after a namespaceSelector was added: informer rebuilt %v, indexed by namespace %v; want both",
+			c.informers[configMaps].informer != first, indexed())
+	}
+}
+
 // cachedB reports whether the cached ns/x carries annotation b.
 func cachedB(c *Controller) bool {
 	obj, ok, _ := c.informers[configMaps].informer.GetStore().GetByKey("ns/x")
