@@ -20,8 +20,9 @@ type memoryPoint struct {
 	// bytes; it includes garbage not collected yet.
 	heapInuse float64
 	// liveHeap is the same with GOGC=liveGOGC: within about that many
-	// percent of the live heap.
-	liveHeap float64
+	// percent of the live heap; liveAlloc the objects in it alone, without
+	// the free slots of their spans.
+	liveHeap, liveAlloc float64
 	// peakRSS is the process's peak RSS in KiB, restRSS its RSS at rest
 	// once converged, at the end of the heap's sampling.
 	peakRSS, restRSS int64
@@ -63,7 +64,8 @@ func (b *bench) memory(ctx context.Context, ka *runner, opts memoryOptions) (mem
 	if err != nil {
 		return p, err
 	}
-	p.heapInuse, p.liveHeap, p.peakRSS, p.restRSS = run.heapInuse, live.heapInuse, run.peakRSS, run.restRSS
+	p.heapInuse, p.liveHeap, p.liveAlloc = run.heap.inuse, live.heap.inuse, live.heap.alloc
+	p.peakRSS, p.restRSS = run.peakRSS, run.restRSS
 	p.synced, p.startup = run.synced, run.startup
 	p.latency, p.rebuild = run.latency, run.rebuild
 	logf("kube-annotator converged at %d objects: synced %.1fs after its start (%d LIST), heap in use %.1f MiB (%.1f MiB with GOGC=%d), peak RSS %.1f MiB, at rest %.1f MiB",
@@ -80,8 +82,8 @@ type idleOptions struct {
 
 // idleRun is what one run of idle measured.
 type idleRun struct {
-	heapInuse        float64 // bytes
-	peakRSS, restRSS int64   // KiB
+	heap             heap
+	peakRSS, restRSS int64 // KiB
 	synced           time.Duration
 	startup          requestCounts
 	latency          []time.Duration
@@ -118,7 +120,7 @@ func (b *bench) idle(ctx context.Context, ka *runner, tag string, opts idleOptio
 	if err := b.tracker.waitFor(ctx, "converging", b.opts.timeout, b.tracker.is(b.objects, b.objects), c.alive); err != nil {
 		return res, err
 	}
-	if res.heapInuse, err = minHeapInuse(ctx, "http://"+metricsAddr+"/metrics", b.opts.memoryWindow); err != nil {
+	if res.heap, err = minHeap(ctx, "http://"+metricsAddr+"/metrics", b.opts.memoryWindow); err != nil {
 		return res, err
 	}
 	res.restRSS = c.rss()
@@ -209,27 +211,40 @@ func waitProbe(ctx context.Context, url string, ready bool, timeout, interval ti
 	}
 }
 
-// minHeapInuse samples go_memstats_heap_inuse_bytes every second for
-// window and returns the lowest value.
-func minHeapInuse(ctx context.Context, url string, window time.Duration) (float64, error) {
-	lowest := 0.0
+// heap is the Go heap as a process's metrics show it, in bytes.
+type heap struct {
+	// inuse is go_memstats_heap_inuse_bytes: the spans that hold live
+	// objects, including the free slots among them.
+	inuse float64
+	// alloc is go_memstats_heap_alloc_bytes: the objects themselves,
+	// live or not collected yet.
+	alloc float64
+}
+
+// minHeap samples the heap every second for window and returns the
+// lowest of each figure.
+func minHeap(ctx context.Context, url string, window time.Duration) (heap, error) {
+	var lowest heap
 	for deadline := time.Now().Add(window); ; {
 		body, err := get(ctx, url)
 		if err != nil {
-			return 0, fmt.Errorf("kube-annotator metrics: %w", err)
+			return heap{}, fmt.Errorf("kube-annotator metrics: %w", err)
 		}
-		v := h.MetricValue(body, "go_memstats_heap_inuse_bytes", nil)
-		if v == 0 {
-			return 0, fmt.Errorf("kube-annotator metrics at %s have no go_memstats_heap_inuse_bytes", url)
+		v := heap{inuse: h.MetricValue(body, "go_memstats_heap_inuse_bytes", nil), alloc: h.MetricValue(body, "go_memstats_heap_alloc_bytes", nil)}
+		if v.inuse == 0 || v.alloc == 0 {
+			return heap{}, fmt.Errorf("kube-annotator metrics at %s have no go_memstats_heap_inuse_bytes or go_memstats_heap_alloc_bytes", url)
 		}
-		if lowest == 0 || v < lowest {
-			lowest = v
+		if lowest.inuse == 0 || v.inuse < lowest.inuse {
+			lowest.inuse = v.inuse
+		}
+		if lowest.alloc == 0 || v.alloc < lowest.alloc {
+			lowest.alloc = v.alloc
 		}
 		if time.Now().After(deadline) {
 			return lowest, nil
 		}
 		if err := sleep(ctx, time.Second); err != nil {
-			return 0, err
+			return heap{}, err
 		}
 	}
 }

@@ -151,18 +151,19 @@ const projectedObjects = 1000000
 
 func (s *shapeResults) printMemory(w io.Writer, base memoryPoint, o options) {
 	fmt.Fprintf(w, "\n## kube-annotator's memory, converged, %s objects\n\n", s.shape)
-	fmt.Fprintf(w, "| objects | synced (s) | LIST | heap in use (MiB) | heap in use, GOGC=%d (MiB) | peak RSS (MiB) | RSS at rest (MiB) | heap per object, GOGC=%d (bytes) | peak RSS per object (bytes) |\n", liveGOGC, liveGOGC)
-	fmt.Fprintln(w, "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	fmt.Fprintf(w, "| objects | synced (s) | LIST | heap in use (MiB) | heap in use, GOGC=%d (MiB) | peak RSS (MiB) | RSS at rest (MiB) | heap per object, GOGC=%d (bytes) | of which objects (bytes) | peak RSS per object (bytes) |\n", liveGOGC, liveGOGC)
+	fmt.Fprintln(w, "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	var perObject float64
 	for _, p := range append([]memoryPoint{base}, s.memory...) {
-		heapPer, rssPer := "", ""
+		heapPer, allocPer, rssPer := "", "", ""
 		if n := p.objects - base.objects; n > 0 {
 			perObject = (p.liveHeap - base.liveHeap) / float64(n)
 			heapPer = fmt.Sprintf("%.0f", perObject)
+			allocPer = fmt.Sprintf("%.0f", (p.liveAlloc-base.liveAlloc)/float64(n))
 			rssPer = fmt.Sprintf("%.0f", float64(p.peakRSS-base.peakRSS)*1024/float64(n))
 		}
-		fmt.Fprintf(w, "| %d | %.1f | %d | %.1f | %.1f | %s | %s | %s | %s |\n", p.objects, p.synced.Seconds(), p.startup.list, p.heapInuse/(1<<20), p.liveHeap/(1<<20),
-			mib(p.peakRSS), mib(p.restRSS), heapPer, rssPer)
+		fmt.Fprintf(w, "| %d | %.1f | %d | %.1f | %.1f | %s | %s | %s | %s | %s |\n", p.objects, p.synced.Seconds(), p.startup.list, p.heapInuse/(1<<20), p.liveHeap/(1<<20),
+			mib(p.peakRSS), mib(p.restRSS), heapPer, allocPer, rssPer)
 	}
 	fmt.Fprintf(w, `
 Fresh processes started with every object already annotated. synced: from the process's start until its readiness
@@ -171,7 +172,8 @@ stream their initial list with a WATCH unless they fall back to a LIST). Heap in
 over %v once converged; RSS at rest at the end of that. At rest nothing triggers a garbage collection, so with
 kube-annotator's default GOGC (50) it holds up to half as much garbage from the sync as live data; a second process
 with GOGC=%d holds at most about %d%% more than its live heap.
-Per object: the difference to the first row, divided by the difference in objects.
+Per object: the difference to the first row, divided by the difference in objects; of which objects: the same of
+go_memstats_heap_alloc_bytes, the objects alone, without the free slots of the spans that hold them.
 Projected to %d objects at the last row's heap per object: %.0f MiB of live heap.
 `, o.memoryWindow, liveGOGC, liveGOGC, projectedObjects, (base.liveHeap+perObject*projectedObjects)/(1<<20))
 	for _, p := range s.memory {
