@@ -103,6 +103,11 @@ func TestWholeObjectTransform(t *testing.T) {
 			if u, ok := tc.in.(*unstructured.Unstructured); ok && got != any(u) {
 				t.Errorf("wholeObjectTransform() returned a new object, want the input modified in place")
 			}
+			// An informer that streams its initial list transforms each
+			// object twice; an error there would make it list instead.
+			if again, err := wholeObjectTransform(reconcile.FieldManager)(got); err != nil || !reflect.DeepEqual(again, tc.want) {
+				t.Errorf("wholeObjectTransform() again = %#v, %v; want it unchanged", again, err)
+			}
 		})
 	}
 }
