@@ -2,6 +2,7 @@ package controller
 
 import (
 	"encoding/binary"
+	"maps"
 	"slices"
 	"sync"
 
@@ -51,13 +52,8 @@ func (in *interner) stringMap(m map[string]string) map[string]string {
 	if len(m) == 0 {
 		return nil
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
 	var b []byte
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		b = appendString(appendString(b, k), m[k])
 		if len(b) > maxInternedSize {
 			return m
