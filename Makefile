@@ -76,11 +76,15 @@ test-unit: ## Unit tests (race detector)
 
 .PHONY: test-e2e
 test-e2e: envtest-assets ## End-to-end tests on etcd + kube-apiserver (race detector)
-	go test -race -count=1 -timeout 15m -skip '^TestFault' $(GOTESTFLAGS) ./test/...
+	go test -race -count=1 -timeout 15m -skip '^(TestFault|TestSoak)' $(GOTESTFLAGS) ./test/...
 
 .PHONY: test-faults
 test-faults: envtest-assets ## The fault suite: API server outage, recovery from it at the client's rate, and restart, watch expiry, deletions, concurrent writer, throttling, SIGTERM
-	go test -count=1 -timeout 15m -run '^TestFault' -v $(GOTESTFLAGS) ./test/e2e | grep -E '^(=== RUN|--- |ok|FAIL|PASS)|faults_[a-z_]*test\.go'
+	set -o pipefail; go test -count=1 -timeout 15m -run '^TestFault' -v $(GOTESTFLAGS) ./test/e2e | grep -E '^(=== RUN|--- |ok|FAIL|PASS)|faults_[a-z_]*test\.go'
+
+.PHONY: soak
+soak: envtest-assets ## The chaos soak: every fault at once over 10,000 objects (~4 min; not yet passing reliably, so not in CI; KUBE_ANNOTATOR_SOAK_SEED=<seed> replays a schedule)
+	set -o pipefail; go test -count=1 -timeout 10m -run '^TestSoakChaos$$' -v $(GOTESTFLAGS) ./test/e2e | grep -E '^(=== RUN|--- |ok|FAIL|PASS)|faults_[a-z_]*test\.go'
 
 BENCHFLAGS ?=
 .PHONY: bench

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kube-annotator/kube-annotator/pkg/reloader"
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
@@ -34,6 +35,7 @@ func checkCommand(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.Err, err)
 		return 1
 	}
+	warnOverlaps(e.Err, *rulesPath, file)
 	if *offline {
 		warnSensitive(e.Err, *rulesPath, file, nil)
 		fmt.Fprintf(e.Out, "%s: valid (%d rules)\n", *rulesPath, len(file.Rules))
@@ -49,7 +51,10 @@ func checkCommand(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.Err, err)
 		return 1
 	}
-	if _, _, err := compileRules(*rulesPath, file, r.Resolve, nil); err != nil {
+	if _, _, err := compileRules(*rulesPath, file, r.Resolve, nil); errors.Is(err, reloader.ErrUnreachable) {
+		fmt.Fprintf(e.Err, "%v\n%s\n", err, offlineHint)
+		return 1
+	} else if err != nil {
 		fmt.Fprintln(e.Err, err)
 		return 1
 	}

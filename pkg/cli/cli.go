@@ -38,8 +38,10 @@ func commands() []command {
 		{"run", "Run the controller: keep every ruled object annotated", runCommand},
 		{"once", "Converge every ruled object once, then exit", onceCommand},
 		{"diff", "Show what run would change, without writing", diffCommand},
+		{"explain", "Explain what the rules make of one object, and why", explainCommand},
 		{"check", "Validate a rules file; resolve and check permissions on a cluster", checkCommand},
 		{"rbac", "Print the least-privilege RBAC for a rules file", rbacCommand},
+		{"admission", "Print admission policies that annotate objects as they are created", admissionCommand},
 		{"version", "Print the version", versionCommand},
 	}
 }
@@ -79,7 +81,7 @@ func (e *env) usage(w io.Writer) {
 	fmt.Fprintf(w, "%s keeps annotations on Kubernetes objects as a rules file says.\n\n", e.prog)
 	fmt.Fprintf(w, "Usage:\n  %s COMMAND [flags]\n\nCommands:\n", e.prog)
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintf(w, "\nRun '%s COMMAND --help' for a command's flags.\n", e.prog)
 }

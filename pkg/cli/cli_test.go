@@ -28,7 +28,10 @@ func TestUsageErrors(t *testing.T) {
 	numeric := map[string]string{
 		"run": "--workers", "once": "--workers", "diff": "--kube-api-qps",
 		"check": "--kube-api-qps", "rbac": "--kube-api-burst", "version": "",
+		"explain": "--kube-api-qps", "admission": "--kube-api-qps",
 	}
+	// Commands that take one RESOURCE/NAME argument.
+	oneObject := map[string]bool{"explain": true}
 	for _, c := range commands() {
 		flag, ok := numeric[c.name]
 		if !ok {
@@ -40,6 +43,11 @@ func TestUsageErrors(t *testing.T) {
 			{"unknown shorthand", []string{"-q"}, "error: unknown shorthand flag: 'q' in -q"},
 			{"unexpected argument", []string{"extra"}, `error: unexpected argument "extra"`},
 			{"unexpected arguments", []string{"a", "b"}, `error: unexpected argument "a"`},
+		}
+		if oneObject[c.name] {
+			tests[2] = usageCase{"no argument", nil, "error: want one RESOURCE/NAME, got 0 arguments"}
+			tests[3] = usageCase{"two arguments", []string{"pods/a", "pods/b"}, "error: want one RESOURCE/NAME, got 2 arguments"}
+			tests = append(tests, usageCase{"bad output", []string{"pods/a", "-o", "wide"}, `error: --output must be json or yaml, got "wide"`})
 		}
 		if flag != "" {
 			tests = append(tests, usageCase{"invalid value", []string{flag, "abc"}, `error: invalid argument "abc" for "` + flag + `" flag: must be a`})
@@ -73,6 +81,7 @@ func TestRunFlagValidation(t *testing.T) {
 	}{
 		{[]string{"--workers", "0"}, "error: --workers must be at least 1, got 0\n"},
 		{[]string{"--resync-period", "-1m"}, "error: --resync-period must not be negative, got -1m0s\n"},
+		{[]string{"--max-changes", "-1"}, "error: --max-changes must not be negative, got -1 (0 turns the guard off)\n"},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kube-annotator/kube-annotator/pkg/reloader"
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/scan"
@@ -120,8 +121,13 @@ type session struct {
 	dynamic    dynamic.Interface
 	// metadata writes, answered with the objects' metadata only.
 	metadata metadata.Interface
-	// nsLabels are the namespaces' labels, listed once when a rule needs them.
-	nsLabels rules.NamespaceLabels
+	// resolver resolves resources through the cluster's discovery.
+	resolver *resolve.Resolver
+	// nsLabels are the namespaces, listed once when a rule needs their
+	// labels or annotations.
+	nsLabels rules.Namespaces
+	// nsIgnored are the namespaces that opt out, listed once.
+	nsIgnored rules.IgnoredNamespaces
 }
 
 // connect loads and validates the rules file — before anything talks to
@@ -129,15 +135,7 @@ type session struct {
 // the server does not serve are returned in unresolved; conflicting rules
 // are an error.
 func connect(ctx context.Context, path string, cf *clusterFlags) (*session, error) {
-	file, err := rules.Load(path)
-	if err != nil {
-		return nil, err
-	}
-	cfg, r, err := cf.resolver()
-	if err != nil {
-		return nil, err
-	}
-	set, unresolved, err := compileRules(path, file, r.Resolve, cf.exclude)
+	file, cfg, set, unresolved, err := cf.loadAndCompile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -153,14 +151,59 @@ func connect(ctx context.Context, path string, cf *clusterFlags) (*session, erro
 	if err != nil {
 		return nil, err
 	}
-	return &session{path: path, file: file, cfg: cfg, set: set, unresolved: unresolved, dynamic: dyn, metadata: metadataClient, nsLabels: nsLabels}, nil
+	nsIgnored, err := scan.IgnoredNamespaces(ctx, dyn, set)
+	if err != nil {
+		return nil, err
+	}
+	// A resolver of its own, for the recorded resources to prune: it asks
+	// discovery only if there are any.
+	_, r, err := cf.resolver()
+	if err != nil {
+		return nil, err
+	}
+	return &session{path: path, file: file, cfg: cfg, set: set, unresolved: unresolved, dynamic: dyn, metadata: metadataClient,
+		resolver: r, nsLabels: nsLabels, nsIgnored: nsIgnored}, nil
+}
+
+// loadAndCompile loads and validates the rules file at path — before
+// anything talks to the cluster — and compiles it against the cluster's
+// discovery, with the excluded namespaces.
+func (f *clusterFlags) loadAndCompile(path string) (*rules.File, *rest.Config, *rules.Set, []rules.FieldError, error) {
+	file, err := rules.Load(path)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	cfg, r, err := f.resolver()
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	set, unresolved, err := compileRules(path, file, r.Resolve, f.exclude)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	return file, cfg, set, unresolved, nil
 }
 
 // compileRules compiles file, loaded from path, against the cluster that
-// resolve asks, with no rule applying in the namespaces exclude names. Every
-// command that compiles rules, and run's reloader, compiles through it.
-func compileRules(path string, file *rules.File, resolve rules.ResolveFunc, exclude []string) (*rules.Set, []rules.FieldError, error) {
-	set, unresolved, err := rules.Compile(path, file, resolve)
+// resolveName asks, with no rule applying in the namespaces exclude names.
+// Every command that compiles rules, and run's reloader, compiles through
+// it. Only names the server said it does not serve are unresolved: when it
+// could not be asked, the error matches reloader.ErrUnreachable, for a
+// server that cannot say which resources it serves cannot say which rules
+// apply.
+func compileRules(path string, file *rules.File, resolveName rules.ResolveFunc, exclude []string) (*rules.Set, []rules.FieldError, error) {
+	var unreachable error
+	asked := func(name string) (rules.Resource, error) {
+		r, err := resolveName(name)
+		if err != nil && !errors.Is(err, resolve.ErrNotServed) && unreachable == nil {
+			unreachable = err
+		}
+		return r, err
+	}
+	set, unresolved, err := rules.Compile(path, file, asked)
+	if unreachable != nil {
+		return nil, nil, fmt.Errorf("%w to resolve the rules' resources: %w", reloader.ErrUnreachable, unreachable)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

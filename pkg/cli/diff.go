@@ -2,14 +2,11 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 
 	"k8s.io/klog/v2"
-	"sigs.k8s.io/yaml"
 
-	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/scan"
 )
@@ -22,10 +19,12 @@ const (
 )
 
 func diffCommand(ctx context.Context, e *env, args []string) int {
-	fs := e.newFlagSet("diff", "Show what run would change, object by object, without writing anything.\n"+
+	fs := e.newFlagSet("diff", "Show what run would change, object by object, without writing anything: keys to set and to delete,\n"+
+		"on the ruled resources and on the recorded ones no rule names (the record is read, never written).\n"+
 		"Exit status: 0 nothing to change, 1 changes pending, 2 an error.")
 	rulesPath := fs.String("rules", "rules.yaml", "Path to the rules file")
 	output := fs.StringP("output", "o", "", "Output format: \"\" (text), json or yaml")
+	rf := addRecordFlags(fs)
 	cf := addClusterFlags(fs)
 	cf.addExcludeFlag(fs)
 	addLogFlags(fs)
@@ -36,6 +35,9 @@ func diffCommand(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.Err, "%s diff: --output must be json or yaml, got %q\n", e.prog, *output)
 		return diffFailed
 	}
+	if err := rf.validate(); err != nil {
+		return e.usageError(fs, err)
+	}
 	ctx = klog.NewContext(ctx, klog.Background().WithName("kube-annotator"))
 	s, err := connect(ctx, *rulesPath, cf)
 	if err != nil {
@@ -45,12 +47,24 @@ func diffCommand(ctx context.Context, e *env, args []string) int {
 	for _, u := range s.unresolved {
 		fmt.Fprintf(e.Err, "warning: %s: %s: %s; run would skip it\n", s.path, u.Field, u.Message)
 	}
+	rec, err := rf.load(ctx, s.cfg, cf.namespace())
+	if err != nil {
+		fmt.Fprintln(e.Err, err)
+		return diffFailed
+	}
+	prunes, unserved := pruneTargets(rec, s.set, s.resolver.ResolveGroupResource)
+	for _, u := range unserved {
+		fmt.Fprintf(e.Err, "warning: record %s lists %s, which no rule names: %v; run would keep it in the record until it is served\n", rec.Ref(), u.resource, u.err)
+	}
 
-	pending := []*scan.Object{}
-	for _, t := range s.set.SortedTargets() {
-		err := scan.Resource(ctx, s.dynamic, t, cf.namespace(), reconcile.FieldManager, s.nsLabels, func(_ *rules.Target, o *scan.Object) error {
-			if o != nil {
+	pending, audited := []*scan.Object{}, []*scan.Object{}
+	for _, t := range append(s.set.SortedTargets(), prunes...) {
+		err := scan.Resource(ctx, s.dynamic, t, cf.namespace(), rf.fieldManager, s.nsLabels, s.nsIgnored, func(_ *rules.Target, o *scan.Object) error {
+			if o != nil && len(o.Changes) > 0 {
 				pending = append(pending, o)
+			}
+			if o != nil && len(o.Audit) > 0 {
+				audited = append(audited, o)
 			}
 			return nil
 		})
@@ -63,6 +77,9 @@ func diffCommand(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.Err, err)
 		return diffFailed
 	}
+	for _, line := range ruleSummary(pending, audited) {
+		fmt.Fprintln(e.Err, line)
+	}
 	if len(pending) > 0 {
 		return diffPending
 	}
@@ -70,18 +87,8 @@ func diffCommand(ctx context.Context, e *env, args []string) int {
 }
 
 func printDiff(e *env, output string, pending []*scan.Object) error {
-	switch output {
-	case "json":
-		enc := json.NewEncoder(e.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(pending)
-	case "yaml":
-		data, err := yaml.Marshal(pending)
-		if err != nil {
-			return err
-		}
-		_, err = e.Out.Write(data)
-		return err
+	if output != "" {
+		return encode(e.Out, output, pending)
 	}
 	for _, o := range pending {
 		ref := o.Name

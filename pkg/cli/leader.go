@@ -47,6 +47,12 @@ func (f *leaderFlags) leaseNamespace() string {
 	if f.namespace != "" {
 		return f.namespace
 	}
+	return podNamespace()
+}
+
+// podNamespace is the namespace of the Pod the process runs in, or
+// "default" outside a cluster.
+func podNamespace() string {
 	if data, err := os.ReadFile(serviceAccountNamespace); err == nil {
 		if ns := strings.TrimSpace(string(data)); ns != "" {
 			return ns

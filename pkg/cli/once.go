@@ -24,9 +24,11 @@ type tally struct {
 }
 
 func onceCommand(ctx context.Context, e *env, args []string) int {
-	fs := e.newFlagSet("once", "Converge every object the rules name once, then exit: 0 when everything converged.")
+	fs := e.newFlagSet("once", "Converge every object the rules name once, then exit: 0 when everything converged.\n"+
+		"Keys set on recorded resources that no rule names any more are deleted too, as run does.")
 	rulesPath := fs.String("rules", "rules.yaml", "Path to the rules file")
 	workers := fs.Int("workers", 8, "Number of objects patched in parallel")
+	rf := addRecordFlags(fs)
 	cf := addClusterFlags(fs)
 	cf.addExcludeFlag(fs)
 	addLogFlags(fs)
@@ -37,31 +39,49 @@ func onceCommand(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.Err, "%s once: --workers must be at least 1, got %d\n", e.prog, *workers)
 		return 2
 	}
+	if err := rf.validate(); err != nil {
+		return e.usageError(fs, err)
+	}
 	ctx = klog.NewContext(ctx, klog.Background().WithName("kube-annotator"))
 	s, err := connect(ctx, *rulesPath, cf)
 	if err != nil {
 		fmt.Fprintln(e.Err, err)
 		return 1
 	}
+	rec, err := rf.load(ctx, s.cfg, cf.namespace())
+	if err != nil {
+		fmt.Fprintln(e.Err, err)
+		return 1
+	}
+	cv := &converger{session: s, writer: reconcile.NewWriter(s.metadata, rf.fieldManager, rec, nil),
+		manager: rf.fieldManager, namespace: cf.namespace(), workers: *workers, progress: newProgress(e.Err)}
 
 	var tallies []*tally
 	for _, u := range s.unresolved {
 		tallies = append(tallies, &tally{resource: u.Field, note: u.Message})
 	}
-	prog := newProgress(e.Err)
 	failed := len(s.unresolved) > 0
 	for _, t := range s.set.SortedTargets() {
-		tl := &tally{resource: rules.GVRString(t.GVR)}
+		tl := cv.converge(ctx, t)
 		tallies = append(tallies, tl)
-		stop := prog.track(tl)
-		err := converge(ctx, s, t, cf.namespace(), *workers, tl)
-		stop()
-		if err != nil {
-			tl.note = err.Error()
+		failed = failed || tl.failed()
+	}
+	prunes, unserved := pruneTargets(rec, s.set, s.resolver.ResolveGroupResource)
+	for _, u := range unserved {
+		tallies = append(tallies, &tally{resource: u.resource.String(), note: fmt.Sprintf("no rule names it; not pruned, kept in the record: %v", u.err)})
+		failed = true
+	}
+	for _, t := range prunes {
+		tl := cv.converge(ctx, t)
+		tallies = append(tallies, tl)
+		switch {
+		case tl.failed():
 			failed = true
-		}
-		if tl.errors.Load() > 0 {
-			failed = true
+		case ctx.Err() == nil:
+			tl.note = "no rule names it: pruned and removed from the record"
+			if err := rec.Remove(ctx, t.GVR.GroupResource()); err != nil {
+				tl.note, failed = err.Error(), true
+			}
 		}
 	}
 	printSummary(e, tallies)
@@ -71,18 +91,33 @@ func onceCommand(ctx context.Context, e *env, args []string) int {
 	return 0
 }
 
+// failed reports whether the resource could not be converged.
+func (tl *tally) failed() bool { return tl.note != "" || tl.errors.Load() > 0 }
+
+// converger converges the objects of one resource after another, as one
+// field manager.
+type converger struct {
+	session            *session
+	writer             *reconcile.Writer
+	manager, namespace string
+	workers            int
+	progress           *progress
+}
+
 // converge lists every object of t and patches those that differ, with
-// workers in parallel. An object deleted before its patch is neither
-// changed nor an error.
-func converge(ctx context.Context, s *session, t *rules.Target, namespace string, workers int, tl *tally) error {
+// workers in parallel, and returns what it did; its note says why it
+// stopped early. An object deleted before its patch is neither changed
+// nor an error.
+func (cv *converger) converge(ctx context.Context, t *rules.Target) *tally {
 	logger := klog.FromContext(ctx)
-	w := reconcile.NewWriter(s.metadata, reconcile.FieldManager, nil)
+	tl := &tally{resource: rules.GVRString(t.GVR)}
+	defer cv.progress.track(tl)()
 	jobs := make(chan *scan.Object)
 	var wg sync.WaitGroup
-	for range workers {
+	for range cv.workers {
 		wg.Go(func() {
 			for o := range jobs {
-				res, err := w.Send(ctx, reconcile.Ref{GVR: t.GVR, Namespace: o.Namespace, Name: o.Name}, o.Requests)
+				res, err := cv.writer.Send(ctx, reconcile.Ref{GVR: t.GVR, Namespace: o.Namespace, Name: o.Name}, o.Requests)
 				switch {
 				case err != nil:
 					tl.errors.Add(1)
@@ -93,9 +128,10 @@ func converge(ctx context.Context, s *session, t *rules.Target, namespace string
 			}
 		})
 	}
-	err := scan.Resource(ctx, s.dynamic, t, namespace, reconcile.FieldManager, s.nsLabels, func(_ *rules.Target, pending *scan.Object) error {
+	s := cv.session
+	err := scan.Resource(ctx, s.dynamic, t, cv.namespace, cv.manager, s.nsLabels, s.nsIgnored, func(_ *rules.Target, pending *scan.Object) error {
 		tl.examined.Add(1)
-		if pending != nil {
+		if pending != nil && len(pending.Requests) > 0 {
 			select {
 			case jobs <- pending:
 			case <-ctx.Done():
@@ -106,7 +142,10 @@ func converge(ctx context.Context, s *session, t *rules.Target, namespace string
 	})
 	close(jobs)
 	wg.Wait()
-	return err
+	if err != nil {
+		tl.note = err.Error()
+	}
+	return tl
 }
 
 func printSummary(e *env, tallies []*tally) {

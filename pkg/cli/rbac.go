@@ -9,22 +9,29 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kube-annotator/kube-annotator/pkg/record"
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
 func rbacCommand(_ context.Context, e *env, args []string) int {
 	fs := e.newFlagSet("rbac", "Print the least-privilege ServiceAccount, ClusterRole and ClusterRoleBinding for a rules file:\n"+
-		"get, list, watch and patch on exactly the resources it names, and the Lease for leader election. Resource names are resolved\n"+
+		"get, list, watch and patch on exactly the resources it names; and a Role and RoleBinding in the ServiceAccount's namespace\n"+
+		"for the ConfigMap that records the resources written to, and the Lease for leader election. Resource names are resolved\n"+
 		"through the cluster's discovery; a name with a group (frigates.ship.nwiizo.dev) that the\n"+
 		"cluster does not serve yet is taken as written.")
 	rulesPath := fs.String("rules", "rules.yaml", "Path to the rules file")
 	name := fs.String("name", "kube-annotator", "Name of the ServiceAccount, ClusterRole and ClusterRoleBinding")
-	leases := fs.Bool("leader-election", true, "Also grant the Lease for leader election (a Role and RoleBinding in the ServiceAccount's namespace)")
+	leases := fs.Bool("leader-election", true, "Also grant the Lease for leader election (in the Role in the ServiceAccount's namespace)")
 	withEvents := fs.Bool("events", false, "Also grant creating Events (for run --events)")
+	withAdmission := fs.Bool("admission-policies", false, "Also grant managing kube-annotator's MutatingAdmissionPolicies and bindings (for run --admission-policies)")
+	manager := addFieldManagerFlag(fs)
 	cf := addClusterFlags(fs)
 	if code, ok := e.parse(fs, args); !ok {
 		return code
+	}
+	if err := validateFieldManager(*manager); err != nil {
+		return e.usageError(fs, err)
 	}
 	file, err := rules.Load(*rulesPath)
 	if err != nil {
@@ -58,13 +65,21 @@ func rbacCommand(_ context.Context, e *env, args []string) int {
 		return 1
 	}
 	warnSensitive(e.Err, *rulesPath, file, resolved)
-	namespaceLabels := slices.ContainsFunc(file.Rules, func(r rules.Rule) bool { return r.NamespaceSelector != "" })
+	// The controller watches namespaces: their labels for a
+	// namespaceSelector, and their annotations to learn which opt out
+	// (kube-annotator.io/ignore) when a namespaced resource is ruled (any
+	// but namespaces may be).
+	watchNamespaces := slices.ContainsFunc(file.Rules, func(r rules.Rule) bool { return r.NamespaceSelector != "" }) ||
+		slices.ContainsFunc(grs, func(gr schema.GroupResource) bool { return gr != schema.GroupResource{Resource: "namespaces"} })
 	ns := cf.namespace()
 	if ns == "" {
 		ns = "kube-annotator"
 	}
-	out, err := rbacManifests(rbacOptions{name: *name, namespace: ns, resources: grs,
-		namespaceLabels: namespaceLabels, leases: *leases, events: *withEvents})
+	if *withAdmission {
+		fmt.Fprintln(e.Err, admissionWarning)
+	}
+	out, err := rbacManifests(rbacOptions{name: *name, namespace: ns, resources: grs, record: record.Name(*manager),
+		watchNamespaces: watchNamespaces, leases: *leases, events: *withEvents, admission: *withAdmission})
 	if err != nil {
 		fmt.Fprintln(e.Err, err)
 		return 1
@@ -90,16 +105,22 @@ func groupResource(r *resolve.Resolver, name string) (schema.GroupResource, stri
 type rbacOptions struct {
 	name, namespace string
 	resources       []schema.GroupResource
-	// namespaceLabels grants reading namespaces' labels, which rules with
-	// a namespaceSelector need: list and watch, and no patch unless
-	// namespaces are among resources.
-	namespaceLabels bool
-	leases, events  bool
+	// watchNamespaces grants watching namespaces, for their labels
+	// (namespaceSelector) and opt-outs: list and watch, and no patch
+	// unless namespaces are among resources.
+	watchNamespaces bool
+	// record names the ConfigMap that records the resources written to.
+	record         string
+	leases, events bool
+	// admission grants managing admission policies.
+	admission bool
 }
 
 // rbacManifests renders the ServiceAccount, ClusterRole (one rule per API
-// group, resources sorted) and ClusterRoleBinding, and for leader election
-// a Role and RoleBinding on its Lease, as a YAML stream.
+// group, resources sorted) and ClusterRoleBinding, and a Role and
+// RoleBinding in the ServiceAccount's namespace — where the controller,
+// in a Pod, keeps its record and its Lease — on the record's ConfigMap
+// and, for leader election, the Lease, as a YAML stream.
 func rbacManifests(o rbacOptions) (string, error) {
 	byGroup := map[string][]string{}
 	for _, gr := range o.resources {
@@ -117,11 +138,14 @@ func rbacManifests(o rbacOptions) (string, error) {
 		slices.Sort(byGroup[g])
 		policy = append(policy, policyRule(g, byGroup[g], requiredVerbs, ""))
 	}
-	if o.namespaceLabels && !slices.Contains(byGroup[""], "namespaces") {
+	if o.watchNamespaces && !slices.Contains(byGroup[""], "namespaces") {
 		policy = append(policy, policyRule("", []string{"namespaces"}, []string{"list", "watch"}, ""))
 	}
 	if o.events {
 		policy = append(policy, policyRule("events.k8s.io", []string{"events"}, []string{"create", "patch"}, ""))
+	}
+	if o.admission {
+		policy = append(policy, policyRule("admissionregistration.k8s.io", admissionResources, admissionVerbs, ""))
 	}
 	labels := map[string]string{"app.kubernetes.io/name": "kube-annotator"}
 	meta := func(namespaced bool) map[string]any {
@@ -139,16 +163,23 @@ func rbacManifests(o rbacOptions) (string, error) {
 		{"apiVersion": rbacV1, "kind": "ClusterRoleBinding", "metadata": meta(false), "subjects": subjects,
 			"roleRef": map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": o.name}},
 	}
+	// create cannot be limited to an object's name: RBAC checks it before
+	// the object, and its name, exist.
+	role := []any{
+		policyRule("", []string{"configmaps"}, []string{"create"}, ""),
+		policyRule("", []string{"configmaps"}, []string{"get", "update"}, o.record),
+	}
 	if o.leases {
-		docs = append(docs,
-			map[string]any{"apiVersion": rbacV1, "kind": "Role", "metadata": meta(true), "rules": []any{
-				policyRule("coordination.k8s.io", []string{"leases"}, []string{"create"}, ""),
-				policyRule("coordination.k8s.io", []string{"leases"}, []string{"get", "update"}, o.name),
-			}},
-			map[string]any{"apiVersion": rbacV1, "kind": "RoleBinding", "metadata": meta(true), "subjects": subjects,
-				"roleRef": map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": o.name}},
+		role = append(role,
+			policyRule("coordination.k8s.io", []string{"leases"}, []string{"create"}, ""),
+			policyRule("coordination.k8s.io", []string{"leases"}, []string{"get", "update"}, o.name),
 		)
 	}
+	docs = append(docs,
+		map[string]any{"apiVersion": rbacV1, "kind": "Role", "metadata": meta(true), "rules": role},
+		map[string]any{"apiVersion": rbacV1, "kind": "RoleBinding", "metadata": meta(true), "subjects": subjects,
+			"roleRef": map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": o.name}},
+	)
 	var b strings.Builder
 	for i, d := range docs {
 		if i > 0 {

@@ -47,9 +47,9 @@ func TestRBACManifestsClusterRole(t *testing.T) {
 	}{
 		{name: "one rule per group, sorted", opts: rbacOptions{resources: []schema.GroupResource{deployments, pods, pods}},
 			want: []map[string][]string{rule("", []string{"pods"}, controllerVerbs...), rule("apps", []string{"deployments"}, controllerVerbs...)}},
-		{name: "namespace labels are read only", opts: rbacOptions{resources: []schema.GroupResource{pods}, namespaceLabels: true},
+		{name: "namespace labels are read only", opts: rbacOptions{resources: []schema.GroupResource{pods}, watchNamespaces: true},
 			want: []map[string][]string{rule("", []string{"pods"}, controllerVerbs...), rule("", []string{"namespaces"}, "list", "watch")}},
-		{name: "ruled namespaces are patched", opts: rbacOptions{resources: []schema.GroupResource{pods, namespaces}, namespaceLabels: true},
+		{name: "ruled namespaces are patched", opts: rbacOptions{resources: []schema.GroupResource{pods, namespaces}, watchNamespaces: true},
 			want: []map[string][]string{rule("", []string{"namespaces", "pods"}, controllerVerbs...)}},
 		{name: "events", opts: rbacOptions{resources: []schema.GroupResource{pods}, events: true},
 			want: []map[string][]string{rule("", []string{"pods"}, controllerVerbs...), rule("events.k8s.io", []string{"events"}, "create", "patch")}},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"runtime/debug"
 	"sync"
@@ -21,6 +22,8 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller"
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
+	"github.com/kube-annotator/kube-annotator/pkg/policysync"
+	"github.com/kube-annotator/kube-annotator/pkg/record"
 	"github.com/kube-annotator/kube-annotator/pkg/reloader"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/server"
@@ -52,14 +55,19 @@ type runFlags struct {
 	events       bool
 	metricsAddr  string
 	probeAddr    string
+	record       *recordFlags
 	clusterFlags *clusterFlags
 	leader       *leaderFlags
 	shard        *shardFlags
+	maxChanges   int
+	// admissionPolicies keeps admission policies in sync with the rules.
+	admissionPolicies bool
 }
 
 func runCommand(ctx context.Context, e *env, args []string) int {
 	fs := e.newFlagSet("run", "Run the controller: watch every resource the rules name and keep each object annotated as they say.\n"+
-		"The rules file is reloaded when it changes or on SIGHUP; an invalid file keeps the previous rules in force.")
+		"The rules file is reloaded when it changes or on SIGHUP; an invalid file keeps the previous rules in force.\n"+
+		"Keys set on a resource that no rule names any more are deleted: the resources written to are recorded in a ConfigMap.")
 	var f runFlags
 	fs.StringVar(&f.rules, "rules", "rules.yaml", "Path to the rules file")
 	fs.IntVar(&f.workers, "workers", 8, "Number of objects synced in parallel")
@@ -68,6 +76,9 @@ func runCommand(ctx context.Context, e *env, args []string) int {
 	fs.BoolVar(&f.events, "events", false, "Record a Normal event on every object changed and a Warning event when a change is rejected")
 	fs.StringVar(&f.metricsAddr, "metrics-bind-address", "", "Address to serve Prometheus metrics on at /metrics, e.g. :8080 (default off)")
 	fs.StringVar(&f.probeAddr, "health-probe-bind-address", "", "Address to serve /healthz and /readyz on, e.g. :8081 (default off)")
+	fs.IntVar(&f.maxChanges, "max-changes", 0, "Hold a reload of the rules file that would change more objects than this (as the caches count them) until SIGHUP confirms it with the file unchanged (0: never hold)")
+	fs.BoolVar(&f.admissionPolicies, "admission-policies", false, "Also keep MutatingAdmissionPolicies in the cluster that apply the rules as objects are created or updated (see 'admission'); they are created, updated and deleted with the rules")
+	f.record = addRecordFlags(fs)
 	f.leader = addLeaderFlags(fs)
 	f.shard = addShardFlags(fs)
 	f.clusterFlags = addClusterFlags(fs)
@@ -82,7 +93,13 @@ func runCommand(ctx context.Context, e *env, args []string) int {
 	if f.resync < 0 {
 		return e.usageError(fs, fmt.Errorf("--resync-period must not be negative, got %v", f.resync))
 	}
+	if err := checkMaxChanges(f.maxChanges); err != nil {
+		return e.usageError(fs, err)
+	}
 	if err := f.shard.validate(fs.Changed, f.leader); err != nil {
+		return e.usageError(fs, err)
+	}
+	if err := f.record.validate(); err != nil {
 		return e.usageError(fs, err)
 	}
 	logger := klog.Background().WithName("kube-annotator")
@@ -106,26 +123,33 @@ func run(ctx context.Context, f runFlags) error {
 }
 
 // app is the controller process: the reloader that owns the rules in force,
-// the controller that enforces them, and what reports on both.
+// the controller that enforces them, the record of the resources it writes
+// to, and what reports on them.
 type app struct {
 	flags      runFlags
 	cfg        *rest.Config
 	metrics    *metrics.Metrics
+	record     *record.Record
 	controller *controller.Controller
 	reloader   *reloader.Reloader
 	stopEvents func()
+	// apply puts rules in force: the admission policies, then the controller.
+	apply     policysync.ApplyFunc
+	admission *admissionSync
 	// loaded describes the rules loaded at start, for the start log.
 	loaded []any
+	// sharding keeps this replica's shard current.
+	sharding sharding
 	// leading says whether this replica leads, for the readiness probe.
 	leading atomic.Bool
 }
 
 // newApp builds run's parts, each complete before the next receives it: the
 // rules, loaded (before anything talks to the cluster) and compiled once;
-// the clients; the trigger that has the rules resolved again; the
-// controller, which pulls it when a resource stops being served; and the
-// reloader, which owns the compiled rules and applies new ones to the
-// controller.
+// the clients and the record (read when this replica starts to lead); the
+// trigger that has the rules resolved again; the controller, which pulls it
+// when a resource stops being served; and the reloader, which owns the
+// compiled rules and applies new ones to the controller.
 func newApp(ctx context.Context, f runFlags) (*app, error) {
 	file, err := rules.Load(f.rules)
 	if err != nil {
@@ -138,6 +162,9 @@ func newApp(ctx context.Context, f runFlags) (*app, error) {
 	compile := func(file *rules.File) (*rules.Set, []rules.FieldError, error) {
 		return compileRules(f.rules, file, resolver.Resolve, f.clusterFlags.exclude)
 	}
+	// A server that cannot say which resources it serves fails the start
+	// (reloader.ErrUnreachable): there are no rules in force yet to keep,
+	// and the Pod restarts, with the kubelet's back-off, until it can.
 	set, unresolved, err := compile(file)
 	if err != nil {
 		return nil, err
@@ -150,43 +177,65 @@ func newApp(ctx context.Context, f runFlags) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
+	rec, err := f.record.record(cfg, f.clusterFlags.namespace())
+	if err != nil {
+		return nil, err
+	}
 	m := metrics.New()
 	recorder, stopEvents, err := eventRecorder(ctx, cfg, f.events)
 	if err != nil {
 		return nil, err
 	}
 
+	shardListWatch, sharding, err := f.shard.build(klog.FromContext(ctx), cfg, dyn, f.leader, m.Registry)
+	if err != nil {
+		return nil, err
+	}
 	resolveAgain := reloader.NewTrigger()
 	c := controller.NewController(dyn, metadataClient, controller.Options{
 		Workers:      f.workers,
 		ResyncPeriod: f.resync,
 		Namespace:    f.clusterFlags.namespace(),
+		FieldManager: f.record.fieldManager,
 		ResourceGone: func(schema.GroupVersionResource) { resolveAgain.Resolve() },
 		Metrics:      m,
 		Recorder:     recorder,
-		Shard:        f.shard.shardListWatch(klog.FromContext(ctx), dyn, m.Registry),
+		Shard:        shardListWatch,
 		ClientQPS:    cfg.QPS,
 		ClientBurst:  cfg.Burst,
+		Record:       rec,
+		Resolver:     resolver,
+		Partial:      f.shard.enabled(),
 	})
 	m.Registry.MustRegister(cachedObjectsGauge(c))
+	adm, err := newAdmissionSync(f, cfg)
+	if err != nil {
+		return nil, err
+	}
+	apply := adm.wrap(c.SetRules)
+	if f.admissionPolicies {
+		apply = recordRuled(rec, apply)
+	}
 	rl := reloader.New(reloader.Options{
 		Path:    f.rules,
 		Compile: compile,
 		Reset:   resolver.Reset,
-		Apply:   c.SetRules,
+		Apply:   apply,
 		Trigger: resolveAgain,
 		Watch:   f.watchRules,
 		Metrics: m,
+		Guard:   changeGuard(f.maxChanges, c.Preview),
 	}, file, set, unresolved)
 	return &app{
-		flags: f, cfg: cfg, metrics: m, controller: c, reloader: rl, stopEvents: stopEvents,
-		loaded: []any{"rules", len(file.Rules), "resources", len(set.Targets)},
+		flags: f, cfg: cfg, metrics: m, record: rec, controller: c, reloader: rl, stopEvents: stopEvents, sharding: sharding,
+		apply: apply, admission: adm,
+		loaded: []any{"rules", len(file.Rules), "resources", len(set.Targets), "fieldManager", f.record.fieldManager, "record", rec.Ref()},
 	}, nil
 }
 
 // run starts the servers, then enforces the rules while this replica leads.
 func (a *app) run(ctx context.Context) error {
-	if err := startServers(ctx, a.flags, a.metrics, a.ready); err != nil {
+	if err := startServers(ctx, a.flags, a.metrics, server.HealthWithNotes(a.ready, a.readyNotes)); err != nil {
 		return err
 	}
 	klog.FromContext(ctx).Info("Starting", append([]any{"version", version.Version, "server", a.cfg.Host}, a.loaded...)...)
@@ -194,12 +243,13 @@ func (a *app) run(ctx context.Context) error {
 }
 
 // ready is the readiness check: the leader is ready once its informers
-// have synced; a replica standing by is ready to take over.
+// have synced (a member of a shard group: those of all of its share); a
+// replica standing by is ready to take over.
 func (a *app) ready() error {
 	if a.leading.Load() && !a.controller.HasSynced() {
 		return errors.New("informers not synced")
 	}
-	return nil
+	return a.sharding.ready()
 }
 
 // setLeading records whether this replica leads.
@@ -212,14 +262,28 @@ func (a *app) setLeading(leading bool) {
 	}
 }
 
-// lead runs the controller on the rules in force, and the reloader that
-// keeps them up to date, until ctx ends or the reloader fails.
+// lead reads the record, then runs the controller on the rules in force,
+// and the reloader that keeps them up to date, until ctx ends or the
+// reloader fails. A record that cannot be read stops it: without it, the
+// controller could neither prune nor write.
 func (a *app) lead(ctx context.Context) error {
+	if err := a.record.Load(ctx); err != nil {
+		return fmt.Errorf("%w (kube-annotator rbac grants access to the record; --field-manager and --record-namespace name it)", err)
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel(nil)
-	a.controller.SetRules(ctx, a.reloader.Set())
+	if err := a.sharding.join(ctx); err != nil {
+		return err
+	}
+	a.apply(ctx, a.reloader.Set())
+	wg.Go(func() { a.admission.run(ctx) })
+	wg.Go(func() {
+		if err := a.sharding.run(ctx, a.controller); err != nil {
+			cancel(err)
+		}
+	})
 	wg.Go(func() {
 		if err := a.reloader.Run(ctx); err != nil {
 			cancel(err) // e.g. the rules file cannot be watched: stop
@@ -235,14 +299,14 @@ func (a *app) lead(ctx context.Context) error {
 }
 
 // startServers starts the metrics and probe servers that are configured.
-func startServers(ctx context.Context, f runFlags, m *metrics.Metrics, ready server.Check) error {
+func startServers(ctx context.Context, f runFlags, m *metrics.Metrics, health http.Handler) error {
 	if f.metricsAddr != "" {
 		if _, err := server.Start(ctx, "metrics", f.metricsAddr, server.Metrics(m.Registry)); err != nil {
 			return err
 		}
 	}
 	if f.probeAddr != "" {
-		if _, err := server.Start(ctx, "health probes", f.probeAddr, server.Health(ready)); err != nil {
+		if _, err := server.Start(ctx, "health probes", f.probeAddr, health); err != nil {
 			return err
 		}
 	}

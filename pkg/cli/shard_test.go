@@ -21,6 +21,12 @@ func TestShardFlagErrors(t *testing.T) {
 		{[]string{"--shard", "1"}, "error: --shard must be less than --total-shards (1), got 1\n"},
 		{[]string{"--shard", "0", "--total-shards", "2", "--leader-elect"}, "error: --leader-elect cannot be used with --total-shards: every shard writes its own objects\n"},
 		{[]string{"--leader-elect=true", "--total-shards", "2", "--shard", "1"}, "error: --leader-elect cannot be used with --total-shards: every shard writes its own objects\n"},
+		{[]string{"--shard-group", "a", "--total-shards", "3"}, "error: --shard-group cannot be used with --shard or --total-shards: the group shares the objects among its live replicas\n"},
+		{[]string{"--shard-group", "a", "--shard", "0"}, "error: --shard-group cannot be used with --shard or --total-shards: the group shares the objects among its live replicas\n"},
+		{[]string{"--shard-group", "a", "--leader-elect=true"}, "error: --leader-elect cannot be used with --shard-group: every member writes its own objects\n"},
+		{[]string{"--shard-group", "A_b"}, "error: --shard-group must be at most 40 lower-case letters, digits and '-', starting and ending with a letter or digit, got \"A_b\"\n"},
+		{[]string{"--shard-group", "a", "--shard-renew-period", "0s"}, "error: --shard-renew-period must be positive, got 0s\n"},
+		{[]string{"--shard-group", "a", "--shard-lease-duration", "2s"}, "error: --shard-lease-duration (2s) must be longer than --shard-renew-period (2s)\n"},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -48,6 +54,8 @@ func TestShardFlagsLeaderElection(t *testing.T) {
 		{"sharded, --leader-elect=false: off", true, []string{"--total-shards=3", "--leader-elect=false"}, false, false},
 		{"sharded, --leader-elect=true: error", false, []string{"--total-shards=3", "--leader-elect=true"}, true, true},
 		{"one shard, --leader-elect: on", false, []string{"--total-shards=1", "--leader-elect"}, true, false},
+		{"in a cluster, shard group: default off", true, []string{"--shard-group=annotators"}, false, false},
+		{"shard group, --leader-elect=false: off", true, []string{"--shard-group=annotators", "--leader-elect=false"}, false, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

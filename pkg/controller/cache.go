@@ -26,7 +26,7 @@ type cached interface {
 // metadataTransform keeps in the cache only what the rules need of an
 // object a metadata informer decoded: its identity, the annotations and
 // labels keep names or this controller owns (all of them when keep is
-// nil), and this controller's own managedFields entries (its ownership
+// nil; see projector), and this controller's own managedFields entries (its ownership
 // record, kept as the raw field set the API server sent), as a
 // *cachedMetadata. The metadata client leaves TypeMeta empty; the cached
 // object has the resource's kind, which writes and events need.
@@ -38,13 +38,14 @@ type cached interface {
 // through.
 func metadataTransform(manager string, r rules.Resource, keep *rules.Projection, shared *interner) cache.TransformFunc {
 	kind := &kindOf{gvk: r.GVR.GroupVersion().WithKind(r.Kind)}
+	p := newProjector(keep, manager, r)
 	return func(obj any) (any, error) {
 		m, ok := obj.(*metav1.PartialObjectMetadata)
 		if !ok {
 			return obj, nil // a *cachedMetadata, transformed already, or a tombstone
 		}
 		own := ownManagedFields(m.ManagedFields, manager)
-		anns, lbls := project(m.Annotations, m.Labels, keep, own, manager)
+		anns, lbls := p.project(m.Annotations, m.Labels, own)
 		return &cachedMetadata{
 			kind:            kind,
 			name:            m.Name,

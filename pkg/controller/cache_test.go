@@ -5,13 +5,13 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -131,9 +131,17 @@ func TestCachedDecidesAsWhole(t *testing.T) {
 		{"ours and others", withOwned(withOwned(configMap("ns", "x", anns), "kubectl", "user"), reconcile.FieldManager, "a", "stale")},
 		{"another manager owns what we set", withOwned(configMap("ns", "x", anns), "kubectl", "a", "stale")},
 	}
-	nsLabels := func(ns string) (labels.Set, bool) {
-		l, ok := map[string]labels.Set{"ns": {"team": "a"}, "prod-1": {"team": "b", "env": "prod"}}[ns]
-		return l, ok
+	nsLabels := func(ns string) (metav1.Object, bool) {
+		m, ok := map[string]*metav1.ObjectMeta{
+			"ns":     {Name: "ns", Labels: map[string]string{"team": "a"}, Annotations: map[string]string{"example.com/cost": "7"}},
+			"prod-1": {Name: "prod-1", Labels: map[string]string{"team": "b", "env": "prod"}},
+			"other":  {Name: "other", Annotations: map[string]string{rules.IgnoreAnnotation: "true"}},
+		}[ns]
+		return m, ok
+	}
+	nsIgnored := func(ns string) bool {
+		m, ok := nsLabels(ns)
+		return ok && rules.OptsOut(m.GetAnnotations())
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, rs := range decideRuleSets {
@@ -148,12 +156,12 @@ func TestCachedDecidesAsWhole(t *testing.T) {
 				}
 				t.Run(tc.name, func(t *testing.T) {
 					tc.obj.Object["data"] = map[string]any{"b": "2"}
-					checkCachedDecidesAsWhole(t, tg, tc.obj, nsLabels)
+					checkCachedDecidesAsWhole(t, tg, tc.obj, nsLabels, nsIgnored)
 				})
 			}
 			for i := range 500 {
 				obj := randomObject(rng, rs.namespaces)
-				if !checkCachedDecidesAsWhole(t, tg, obj, nsLabels) {
+				if !checkCachedDecidesAsWhole(t, tg, obj, nsLabels, nsIgnored) {
 					t.Fatalf("generated object %d: %s", i, mustJSON(obj.Object))
 				}
 			}
@@ -176,7 +184,11 @@ var decideRuleSets = []struct {
 		"- {name: two, resources: [configmaps], names: ['x*'], annotations: {team: b}, removeLabels: [app]}\n", false},
 	{"namespaces", "rules:\n- {name: r, resources: [configmaps], namespaces: ['prod-*', ns], excludeNamespaces: [ns], annotations: {a: '1'}}\n" +
 		"- {name: s, resources: [configmaps], namespaceSelector: team=a, labels: {l: x}}\n", false},
+	{"values from the namespace", "rules:\n- {name: r, resources: [configmaps], annotations: {cost: {fromNamespace: {annotation: example.com/cost}}}, labels: {team: {fromNamespace: {label: team}}}}\n", false},
+	{"audit mode", "rules:\n- {name: r, resources: [configmaps], mode: audit, annotations: {a: '1'}, removeLabels: [legacy]}\n" +
+		"- {name: s, resources: [configmaps], annotations: {b: '2'}}\n", false},
 	{"a Namespace selected by its own labels", "rules:\n- {name: r, resources: [namespaces], namespaceSelector: 'env in (prod),!canary', annotations: {a: '1'}, labels: {l: x}}\n", true},
+	{"a Namespace reads its own keys", "rules:\n- {name: r, resources: [namespaces], annotations: {a: {fromNamespace: {label: tier}}}, labels: {l: {fromNamespace: {annotation: b}}}}\n", true},
 }
 
 // randomObject returns a ConfigMap, or a Namespace, with keys drawn from
@@ -199,6 +211,22 @@ func randomObject(rng *rand.Rand, namespace bool) *unstructured.Unstructured {
 	}
 	u.SetLabels(keys(lblKeys))
 	u.Object["data"] = map[string]any{"b": pick([]string{"1", "2"})}
+	anns := u.GetAnnotations()
+	if rng.IntN(10) == 0 {
+		anns[rules.IgnoreAnnotation] = "true" // the object opts out
+	}
+	if rng.IntN(4) == 0 { // an admission policy set keys, and listed them
+		gr := configMaps.GroupResource()
+		if namespace {
+			gr = namespaces.GroupResource()
+		}
+		listed := slices.Collect(maps.Keys(keys(annKeys)))
+		for k := range keys(lblKeys) {
+			listed = append(listed, patch.MarkerLabel+k)
+		}
+		anns[patch.MarkerKey(reconcile.FieldManager, gr)] = strings.Join(listed, ",")
+	}
+	u.SetAnnotations(anns)
 	var mf []metav1.ManagedFieldsEntry
 	for _, manager := range []string{"kubectl-client-side-apply", reconcile.FieldManager, "helm"} {
 		if rng.IntN(2) == 0 {
@@ -227,27 +255,31 @@ func ownedFields(manager string, anns, lbls []string) metav1.ManagedFieldsEntry 
 // checkCachedDecidesAsWhole reports whether obj, as the cache of tg keeps
 // it, gets the decision obj gets, and whether that decision touches only
 // keys the projection keeps or this controller owns.
-func checkCachedDecidesAsWhole(t *testing.T, tg *rules.Target, obj *unstructured.Unstructured, nsLabels rules.NamespaceLabels) bool {
+func checkCachedDecidesAsWhole(t *testing.T, tg *rules.Target, obj *unstructured.Unstructured, nsLabels rules.Namespaces, nsIgnored rules.IgnoredNamespaces) bool {
 	t.Helper()
-	want, err := reconcile.Decide(tg, obj, nsLabels, reconcile.FieldManager)
+	want, err := reconcile.Decide(tg, obj, nsLabels, nsIgnored, reconcile.FieldManager)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := reconcile.Decide(tg, asCached(t, tg, obj.DeepCopy()).(patch.Object), nsLabels, reconcile.FieldManager)
+	got, err := reconcile.Decide(tg, asCached(t, tg, obj.DeepCopy()).(patch.Object), nsLabels, nsIgnored, reconcile.FieldManager)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ok := true
-	if !reflect.DeepEqual(got.Change, want.Change) || !reflect.DeepEqual(got.Requests, want.Requests) {
-		t.Errorf("cached object: %v %v\nwhole object: %v %v", describe(got.Change), got.Requests, describe(want.Change), want.Requests)
+	if !reflect.DeepEqual(got.Change, want.Change) || !reflect.DeepEqual(got.Requests, want.Requests) ||
+		got.Ignored != want.Ignored || got.Owns != want.Owns || !reflect.DeepEqual(got.Audit, want.Audit) {
+		t.Errorf("cached object: %v %v ignored %q owns %v audit %v\nwhole object: %v %v ignored %q owns %v audit %v",
+			describe(got.Change), got.Requests, got.Ignored, got.Owns, got.Audit, describe(want.Change), want.Requests, want.Ignored, want.Owns, want.Audit)
 		ok = false
 	}
-	p, owned := tg.Projection(), patch.OwnedBy(obj.GetManagedFields(), reconcile.FieldManager)
+	marker := patch.MarkerKey(reconcile.FieldManager, tg.GVR.GroupResource())
+	p := tg.Projection()
+	owned := patch.OwnedBy(obj.GetManagedFields(), reconcile.FieldManager).Union(patch.MarkedKeys(obj.GetAnnotations(), marker))
 	for kind, keys := range map[string]struct {
 		changed     map[string]*string
 		kept, owned func(string) bool
 	}{
-		"annotation": {want.Change.Annotations, p.Annotations.Has, func(k string) bool { return owned.Annotations[k] }},
+		"annotation": {want.Change.Annotations, p.Annotations.Has, func(k string) bool { return owned.Annotations[k] || k == marker }},
 		"label":      {want.Change.Labels, p.Labels.Has, func(k string) bool { return owned.Labels[k] }},
 	} {
 		for k := range keys.changed {

@@ -6,6 +6,10 @@
 // read or the controller owns, unless a rule reads values from objects:
 // then they are dynamic informers of whole objects.
 //
+// A resource that leaves the rules is pruned: the controller keeps
+// watching it, with no rule, until the keys it set there are deleted, as
+// long as its record lists the resource (see prune.go).
+//
 // It follows the canonical client-go loop (k8s.io/sample-controller):
 // event handlers only enqueue keys, sync reads the object from the
 // informer's cache and writes only when the object differs from what the
@@ -77,6 +81,20 @@ type Options struct {
 	// limit.
 	ClientQPS   float32
 	ClientBurst int
+	// Record lists the resources the controller writes to, durably: a
+	// resource is recorded before the first write to it (and when keys the
+	// controller owns are found on its objects), and pruned when it leaves
+	// the rules. Load it before SetRules. When nil, nothing is recorded and
+	// a resource that leaves the rules is no longer watched.
+	Record Record
+	// Resolver resolves the recorded resources to prune. When nil, none
+	// resolves: they wait, reported as not served.
+	Resolver Resolver
+	// Partial is set when the controller sees only its share of the
+	// objects (Shard): a prune then deletes the keys on its share, and
+	// leaves the resource in the record, as the other shards' objects may
+	// still carry keys. A process that sees every object removes it.
+	Partial bool
 }
 
 // Controller enforces a rules.Set on the objects of a cluster.
@@ -88,6 +106,7 @@ type Controller struct {
 	limiter  *retryLimiter
 	failures *failureLog
 	expect   *expectations
+	stats    *ruleStats
 	writer   *reconcile.Writer
 	// failed carries a setup error of SetRules to Run, which stops on it.
 	failed chan error
@@ -96,8 +115,20 @@ type Controller struct {
 
 	mu        sync.RWMutex
 	informers map[schema.GroupVersionResource]*resourceInformer
-	// namespaces runs while a rule selects by namespace labels.
+	// namespaces runs while a rule selects by namespace labels or a
+	// namespaced resource is ruled (see needsNamespaces).
 	namespaces *resourceInformer
+	// ruled are the resources the rules in force name.
+	ruled map[schema.GroupResource]bool
+	// pending are the recorded resources no rule names that cannot be
+	// pruned now: they are not served.
+	pending map[schema.GroupResource]bool
+
+	// inflight counts the syncs under way, for pruning.
+	inflight inflight
+	// reported is the reason last reported for each pruned resource.
+	reportedMu sync.Mutex
+	reported   map[schema.GroupResource]string
 }
 
 // NewController returns a controller that watches metadata and writes
@@ -121,6 +152,12 @@ func NewController(client dynamic.Interface, metadataClient metadata.Interface, 
 	if opts.Recorder == nil {
 		opts.Recorder = discardEvents{}
 	}
+	if opts.Record == nil {
+		opts.Record = noRecord{}
+	}
+	if opts.Resolver == nil {
+		opts.Resolver = noResolver{}
+	}
 	qcfg := workqueue.TypedRateLimitingQueueConfig[Key]{Name: "kube-annotator", MetricsProvider: opts.Metrics.Workqueue}
 	limiter := newRetryLimiter(clock.RealClock{}, opts.ClientQPS, opts.ClientBurst)
 	c := &Controller{
@@ -131,11 +168,12 @@ func NewController(client dynamic.Interface, metadataClient metadata.Interface, 
 		limiter:   limiter,
 		failures:  newFailureLog(clock.RealClock{}, failureLogInterval),
 		expect:    newExpectations(),
+		stats:     newRuleStats(opts.Metrics),
 		shared:    newInterner(),
 		failed:    make(chan error, 1),
 		informers: map[schema.GroupVersionResource]*resourceInformer{},
 	}
-	c.writer = reconcile.NewWriter(metadataClient, opts.FieldManager, func(gvr schema.GroupVersionResource, err error) {
+	c.writer = reconcile.NewWriter(metadataClient, opts.FieldManager, opts.Record, func(gvr schema.GroupVersionResource, err error) {
 		count(opts.Metrics.Writes, gvr, err)
 		c.observeWrite(err)
 	})
@@ -165,6 +203,7 @@ func (c *Controller) Run(ctx context.Context) (err error) {
 	for range c.opts.Workers {
 		wg.Go(func() { wait.UntilWithContext(ctx, c.runWorker, time.Second) })
 	}
+	wg.Go(func() { c.runPrunes(ctx) })
 	go c.watchSynced(ctx)
 
 	select {
@@ -177,25 +216,26 @@ func (c *Controller) Run(ctx context.Context) (err error) {
 	c.queue.ShutDown()
 	wg.Wait()
 	c.mu.Lock()
-	for gvr, ri := range c.informers {
-		ri.stop()
-		delete(c.informers, gvr)
-	}
-	if c.namespaces != nil {
-		c.namespaces.stop()
-		c.namespaces = nil
-	}
+	informers, namespaces := c.informers, c.namespaces
+	c.informers, c.namespaces = map[schema.GroupVersionResource]*resourceInformer{}, nil
 	c.mu.Unlock()
+	// Stopped without c.mu: the namespace informer's handler takes it, and
+	// an informer stops only once its handler returns.
+	for _, ri := range informers {
+		ri.stop()
+	}
+	namespaces.stopIfRunning()
 	logger.Info("Stopped")
 	return err
 }
 
 // SetRules makes set the rules in force: it starts informers for newly
-// ruled resources, stops those of resources no longer ruled, and enqueues
-// the cached objects of resources whose annotations changed, so that the
-// new rules apply to existing objects at once. Informers live until ctx
-// ends or a later SetRules stops them. An informer that cannot be set up
-// is an error that stops Run: without its handlers or cache transform, the
+// ruled resources, prunes recorded resources no longer ruled (and stops the
+// informers of the others), and enqueues the cached objects of resources
+// whose annotations changed, so that the new rules apply to existing
+// objects at once. Informers live until ctx ends or a later SetRules (or
+// the end of a prune) stops them. An informer that cannot be set up is an
+// error that stops Run: without its handlers or cache transform, the
 // controller would not enforce the rules as they say.
 func (c *Controller) SetRules(ctx context.Context, set *rules.Set) {
 	if err := c.setRules(ctx, set); err != nil {
@@ -212,101 +252,56 @@ func (c *Controller) fail(err error) {
 }
 
 func (c *Controller) setRules(ctx context.Context, set *rules.Set) error {
-	logger := klog.FromContext(ctx)
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	for gvr, ri := range c.informers {
-		if _, ok := set.Targets[gvr]; !ok {
-			logger.Info("Stopping informer", "resource", rules.GVRString(gvr))
-			ri.stop()
-			delete(c.informers, gvr)
-			c.expect.forgetResource(gvr)
+	dropped, err := c.applyRules(ctx, set)
+	c.mu.Unlock()
+	dropped.stopIfRunning() // without c.mu, which its handler takes
+	return err
+}
+
+// applyRules is setRules with c.mu held. It returns the namespace
+// informer if it is no longer needed, for the caller to stop.
+func (c *Controller) applyRules(ctx context.Context, set *rules.Set) (*resourceInformer, error) {
+	c.ruled = map[schema.GroupResource]bool{}
+	for gvr := range set.Targets {
+		c.ruled[gvr.GroupResource()] = true
+	}
+	if err := c.dropUnruled(ctx, set); err != nil {
+		return nil, err
+	}
+	c.unpend(ctx)
+	c.initRules(set)
+	for _, t := range set.SortedTargets() {
+		if err := c.enforce(ctx, t); err != nil {
+			return nil, err
 		}
 	}
-	needNamespaces := false
-	for _, t := range set.SortedTargets() {
-		needNamespaces = needNamespaces || t.NeedsNamespaceLabels
-		ri, ok := c.informers[t.GVR]
-		if ok && ri.cannotServe(t) {
-			// The cache lacks what the rules now need (keys it dropped,
-			// or whole objects), or keeps whole objects the rules no
-			// longer read: rebuild it, listing every object again.
-			logger.Info("Rebuilding informer", "resource", rules.GVRString(t.GVR), "reason", "the rules need another part of each object")
-			ri.stop()
-			delete(c.informers, t.GVR)
-			ok = false
-		}
-		if !ok {
-			logger.Info("Starting informer", "resource", rules.GVRString(t.GVR), "rules", t.RuleNames())
-			c.opts.Metrics.InitResource(t.GVR.GroupResource().String())
-			ri, err := c.startInformer(ctx, t)
-			if err != nil {
-				return err
-			}
-			c.informers[t.GVR] = ri
-			continue
-		}
-		changed := !ri.target.SameRules(t)
-		ri.target = t
-		if changed {
-			for _, k := range ri.informer.GetStore().ListKeys() {
-				c.enqueueStoreKey(t.GVR, k)
-			}
-		}
+	if err := c.pruneRecorded(ctx); err != nil {
+		return nil, err
+	}
+	return c.runNamespaces(ctx)
+}
+
+// runNamespaces starts the namespace informer when the target of a
+// running informer, ruled or pruned, needs it. When none does, it returns
+// the namespace informer for the caller to stop once it has released
+// c.mu, which the informer's handler takes. c.mu is held.
+func (c *Controller) runNamespaces(ctx context.Context) (dropped *resourceInformer, err error) {
+	need := false
+	for _, ri := range c.informers {
+		need = need || needsNamespaces(ri.target)
 	}
 	switch {
-	case needNamespaces && c.namespaces == nil:
+	case need && c.namespaces == nil:
 		ri, err := c.startNamespaces(ctx)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		c.namespaces = ri
-	case !needNamespaces && c.namespaces != nil:
-		c.namespaces.stop()
-		c.namespaces = nil
+	case !need && c.namespaces != nil:
+		dropped, c.namespaces = c.namespaces, nil
 	}
-	return nil
-}
-
-// HasSynced reports whether every informer has completed its initial list.
-func (c *Controller) HasSynced() bool {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	for _, ri := range c.informers {
-		if !ri.informer.HasSynced() {
-			return false
-		}
-	}
-	return c.namespaces == nil || c.namespaces.informer.HasSynced()
-}
-
-// Informers returns the number of running informers.
-func (c *Controller) Informers() int {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return len(c.informers)
-}
-
-// watchSynced logs when every informer has synced and keeps the
-// informer gauges current.
-func (c *Controller) watchSynced(ctx context.Context) {
-	logged := false
-	wait.UntilWithContext(ctx, func(ctx context.Context) {
-		c.mu.RLock()
-		running, synced := len(c.informers), 0
-		for _, ri := range c.informers {
-			if ri.informer.HasSynced() {
-				synced++
-			}
-		}
-		c.mu.RUnlock()
-		c.opts.Metrics.Informers.Set(float64(running))
-		c.opts.Metrics.InformersSynced.Set(float64(synced))
-		if synced == running && !logged {
-			klog.FromContext(ctx).Info("Caches synced", "informers", running)
-		}
-		logged = synced == running
-	}, 200*time.Millisecond)
+	return dropped, nil
 }
 
 func (c *Controller) enqueueStoreKey(gvr schema.GroupVersionResource, storeKey string) {
@@ -375,28 +370,4 @@ func (c *Controller) syncSafely(ctx context.Context, key Key) (err error) {
 func isPermanent(err error) bool {
 	return apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) ||
 		apierrors.IsMethodNotSupported(err) || apierrors.IsRequestEntityTooLargeError(err)
-}
-
-// cachedObject returns the object key names from its informer's cache, the
-// target of its resource, and whether both exist.
-func (c *Controller) cachedObject(key Key) (cached, *rules.Target, error) {
-	c.mu.RLock()
-	ri := c.informers[key.GVR]
-	var target *rules.Target
-	if ri != nil {
-		target = ri.target // SetRules replaces it under the lock
-	}
-	c.mu.RUnlock()
-	if ri == nil {
-		return nil, nil, nil
-	}
-	obj, exists, err := ri.informer.GetIndexer().GetByKey(key.storeKey())
-	if err != nil || !exists {
-		return nil, nil, err
-	}
-	o, ok := obj.(cached)
-	if !ok {
-		return nil, nil, fmt.Errorf("cached %s is a %T, not an object with metadata", key, obj)
-	}
-	return o, target, nil
 }

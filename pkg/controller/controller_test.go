@@ -158,8 +158,16 @@ func TestSetRulesStartsAndStopsInformers(t *testing.T) {
 	if second := informer(configMaps); second == nil || second == first {
 		t.Errorf("configmaps informer kept when rules started reading objects, want a new one")
 	}
-	if c.Informers() != 2 || c.namespaces != nil {
-		t.Errorf("Informers() = %d, namespace informer %v; want 2 and none", c.Informers(), c.namespaces != nil)
+	// Objects of a namespaced resource need to know whether their
+	// namespace opts out.
+	if c.Informers() != 2 || c.namespaces == nil {
+		t.Errorf("Informers() = %d, namespace informer %v; want 2 and one", c.Informers(), c.namespaces != nil)
+	}
+
+	// Only cluster-scoped resources: no namespace informer.
+	c.SetRules(ctx, compile(t, "rules:\n- {name: r, resources: [namespaces], annotations: {a: '1'}}\n"))
+	if c.Informers() != 1 || c.namespaces != nil {
+		t.Errorf("Informers() = %d, namespace informer %v; want 1 and none", c.Informers(), c.namespaces != nil)
 	}
 
 	// A namespaceSelector needs namespace labels.

@@ -325,7 +325,7 @@ func withCache(t *testing.T, client *dynamicfake.FakeDynamicClient, opts Options
 		}
 		done := make(chan struct{})
 		close(done)
-		c.informers[gvr] = &resourceInformer{target: tg, projection: tg.Projection(), byNamespace: true, informer: inf, cancel: func() {}, done: done}
+		c.informers[gvr] = &resourceInformer{target: tg, projection: tg.Projection(), informer: inf, cancel: func() {}, done: done}
 	}
 	return c
 }

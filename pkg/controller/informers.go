@@ -16,50 +16,87 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
-// resourceInformer is the informer of one ruled resource. Each has its own
-// stop so that a resource can be dropped from the rules without touching
-// the others.
+// resourceInformer is the informer of one ruled or pruned resource. Each
+// has its own stop so that a resource can be dropped from the rules
+// without touching the others.
 type resourceInformer struct {
 	target *rules.Target
-	// projection is what the cache keeps of each object, and byNamespace
-	// whether it indexes them by namespace: what the rules of target
-	// needed when the informer was built.
-	projection  rules.Projection
-	byNamespace bool
-	informer    cache.SharedIndexInformer
-	cancel      context.CancelFunc
-	done        chan struct{}
+	// projection is what the cache keeps of each object: what the rules
+	// of target needed when the informer was built.
+	projection rules.Projection
+	informer   cache.SharedIndexInformer
+	cancel     context.CancelFunc
+	done       chan struct{}
+	status     informerStatus
 }
 
-// startInformer starts the informer for t under ctx.
-func (c *Controller) startInformer(ctx context.Context, t *rules.Target) (*resourceInformer, error) {
+// startInformer starts the informer for t under ctx; pruning says that no
+// rule names t's resource any more.
+func (c *Controller) startInformer(ctx context.Context, t *rules.Target, pruning bool) (*resourceInformer, error) {
 	ns := ""
 	if t.Namespaced {
 		ns = c.opts.Namespace
 	}
-	p := t.Projection()
-	inf, err := c.newInformer(t.Resource, ns, &p, namespaceIndex(t.NeedsNamespaceLabels), true)
+	ri := &resourceInformer{target: t, projection: t.Projection()}
+	ri.status.pruning.Store(pruning)
+	inf, err := c.newInformer(t.Resource, ns, &ri.projection, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, true, &ri.status)
 	if err != nil {
 		return nil, err
 	}
 	if _, err := inf.AddEventHandler(c.handlerFor(klog.FromContext(ctx), t.GVR)); err != nil {
 		return nil, fmt.Errorf("informer of %s: event handler: %w", rules.GVRString(t.GVR), err)
 	}
-	ri := runInformer(ctx, t, inf)
-	ri.projection, ri.byNamespace = p, t.NeedsNamespaceLabels
+	ri.run(ctx, inf)
 	return ri, nil
 }
 
-// runInformer runs inf, the informer of t (nil for the namespace
-// informer), until ctx ends or it is stopped.
-func runInformer(ctx context.Context, t *rules.Target, inf cache.SharedIndexInformer) *resourceInformer {
-	ctx, cancel := context.WithCancel(ctx)
-	ri := &resourceInformer{target: t, informer: inf, cancel: cancel, done: make(chan struct{})}
+// enforce puts t in force: on the informer of its resource, which is
+// started if none runs. c.mu is held.
+func (c *Controller) enforce(ctx context.Context, t *rules.Target) error {
+	logger := klog.FromContext(ctx)
+	ri, ok := c.informers[t.GVR]
+	if ok && ri.status.pruning.Load() {
+		logger.Info("Resource ruled again; pruning stops", "resource", rules.GVRString(t.GVR), "rules", t.RuleNames())
+		ri.status.pruning.Store(false)
+		c.setPruneReason(ctx, t.GVR.GroupResource(), "", nil)
+	}
+	if ok && ri.cannotServe(t) {
+		// The cache lacks what the rules now need (keys it dropped, or
+		// whole objects), or keeps whole objects the rules no longer
+		// read: rebuild it, listing every object again.
+		logger.Info("Rebuilding informer", "resource", rules.GVRString(t.GVR), "reason", "the rules need another part of each object")
+		ri.stop()
+		delete(c.informers, t.GVR)
+		ok = false
+	}
+	if !ok {
+		logger.Info("Starting informer", "resource", rules.GVRString(t.GVR), "rules", t.RuleNames())
+		c.opts.Metrics.InitResource(t.GVR.GroupResource().String())
+		ri, err := c.startInformer(ctx, t, false)
+		if err != nil {
+			return err
+		}
+		c.informers[t.GVR] = ri
+		return nil
+	}
+	changed := !ri.target.SameRules(t)
+	ri.target = t
+	if changed {
+		for _, k := range ri.informer.GetStore().ListKeys() {
+			c.enqueueStoreKey(t.GVR, k)
+		}
+	}
+	return nil
+}
+
+// run runs inf, the informer of ri, until ctx ends or ri is stopped.
+func (ri *resourceInformer) run(ctx context.Context, inf cache.SharedIndexInformer) {
+	ctx, ri.cancel = context.WithCancel(ctx)
+	ri.informer, ri.done = inf, make(chan struct{})
 	go func() {
 		defer close(ri.done)
 		inf.RunWithContext(ctx)
 	}()
-	return ri
 }
 
 // newInformer returns an informer of r in namespace ns ("" for all), with
@@ -72,8 +109,9 @@ func runInformer(ctx context.Context, t *rules.Target, inf cache.SharedIndexInfo
 // resource (metadatainformer's say "*v1.PartialObjectMetadata" for every
 // resource) and that, when sharded, their list and watch go through
 // Options.Shard. Both stream their initial list when the API server
-// supports it (WatchListClient).
-func (c *Controller) newInformer(r rules.Resource, ns string, keep *rules.Projection, indexers cache.Indexers, sharded bool) (cache.SharedIndexInformer, error) {
+// supports it (WatchListClient). The watch error handler reports to
+// status.
+func (c *Controller) newInformer(r rules.Resource, ns string, keep *rules.Projection, indexers cache.Indexers, sharded bool, status *informerStatus) (cache.SharedIndexInformer, error) {
 	var lw *cache.ListWatch
 	var client any
 	var example runtime.Object
@@ -101,10 +139,17 @@ func (c *Controller) newInformer(r rules.Resource, ns string, keep *rules.Projec
 	if err := inf.SetTransform(transform); err != nil {
 		return nil, fmt.Errorf("informer of %s: cache transform: %w", rules.GVRString(r.GVR), err)
 	}
-	if err := inf.SetWatchErrorHandlerWithContext(c.watchErrorHandler(r.GVR)); err != nil {
+	if err := inf.SetWatchErrorHandlerWithContext(c.watchErrorHandler(r.GVR, status)); err != nil {
 		return nil, fmt.Errorf("informer of %s: watch error handler: %w", rules.GVRString(r.GVR), err)
 	}
 	return inf, nil
+}
+
+// stopIfRunning stops ri unless it is nil.
+func (ri *resourceInformer) stopIfRunning() {
+	if ri != nil {
+		ri.stop()
+	}
 }
 
 // stop stops the informer and waits until its watch is closed.
@@ -114,15 +159,25 @@ func (ri *resourceInformer) stop() {
 }
 
 // watchErrorHandler logs list and watch errors as client-go does by
-// default, and reports a resource that is no longer served, so that its
-// informer is stopped instead of retrying a 404 forever.
-func (c *Controller) watchErrorHandler(gvr schema.GroupVersionResource) cache.WatchErrorHandlerWithContext {
+// default, notes Forbidden and NotFound in status, and reports a resource
+// that is no longer served, so that its informer is stopped instead of
+// retrying a 404 forever: a ruled resource through ResourceGone, a pruned
+// one through status.
+func (c *Controller) watchErrorHandler(gvr schema.GroupVersionResource, status *informerStatus) cache.WatchErrorHandlerWithContext {
 	return func(ctx context.Context, r *cache.Reflector, err error) {
 		c.opts.Metrics.ListWatchErrors.WithLabelValues(gvr.GroupResource().String(), errorReason(err)).Inc()
-		if apierrors.IsNotFound(err) && c.opts.ResourceGone != nil {
-			klog.FromContext(ctx).Info("Resource no longer served", "resource", rules.GVRString(gvr))
-			c.opts.ResourceGone(gvr)
-			return
+		if apierrors.IsForbidden(err) {
+			status.forbidden.Store(true)
+		}
+		if apierrors.IsNotFound(err) {
+			status.gone.Store(true)
+			if pruning := status.pruning.Load(); pruning || c.opts.ResourceGone != nil {
+				klog.FromContext(ctx).Info("Resource no longer served", "resource", rules.GVRString(gvr), "pruning", pruning)
+				if !pruning {
+					c.opts.ResourceGone(gvr)
+				}
+				return
+			}
 		}
 		cache.DefaultWatchErrorHandler(ctx, r, err)
 	}

@@ -94,6 +94,18 @@ func (e *expectations) forgetResource(gvr schema.GroupVersionResource) {
 	}
 }
 
+// waiting reports whether a write to an object of gvr awaits its echo.
+func (e *expectations) waiting(gvr schema.GroupVersionResource) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for k, exp := range e.m {
+		if k.GVR == gvr && time.Since(exp.at) < expectationTTL {
+			return true
+		}
+	}
+	return false
+}
+
 // len returns the number of outstanding expectations.
 func (e *expectations) len() int {
 	e.mu.Lock()

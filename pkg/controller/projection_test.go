@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2/ktesting"
 
+	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
@@ -68,6 +69,8 @@ func TestProject(t *testing.T) {
 	anns := map[string]string{"a": "1", "old": "o", "user": "u"}
 	lbls := map[string]string{"app": "web", "mine": "m", "theirs": "t"}
 	ours := []metav1.ManagedFieldsEntry{ownedFields(reconcile.FieldManager, []string{"old"}, []string{"mine"})}
+	marker := patch.MarkerKey(reconcile.FieldManager, configMaps.GroupResource())
+	marked := map[string]string{"a": "1", "set": "s", "user": "u", marker: "set,label:marked"}
 	tests := []struct {
 		name               string
 		keep               *rules.Projection
@@ -80,12 +83,14 @@ func TestProject(t *testing.T) {
 			map[string]string{"a": "1", "old": "o"}, map[string]string{"app": "web", "mine": "m"}},
 		{"nothing kept", keep, map[string]string{"user": "u"}, map[string]string{"theirs": "t"}, nil, nil, nil},
 		{"no annotations, no labels", keep, nil, nil, ours, nil, nil},
+		{"the admission marker and the keys it lists", keep, marked, map[string]string{"marked": "m", "theirs": "t"}, nil,
+			map[string]string{"a": "1", "set": "s", marker: "set,label:marked"}, map[string]string{"marked": "m"}},
 		{"everything when keep is nil", nil, anns, lbls, nil, anns, lbls},
 		{"everything when keep is whole", &rules.Projection{Whole: true}, anns, lbls, nil, anns, lbls},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			gotAnns, gotLbls := project(tc.anns, tc.lbls, tc.keep, tc.own, reconcile.FieldManager)
+			gotAnns, gotLbls := newProjector(tc.keep, reconcile.FieldManager, cmResource).project(tc.anns, tc.lbls, tc.own)
 			if len(gotAnns)+len(tc.wantAnns) > 0 && !reflect.DeepEqual(gotAnns, tc.wantAnns) ||
 				len(gotLbls)+len(tc.wantLbls) > 0 && !reflect.DeepEqual(gotLbls, tc.wantLbls) {
 				t.Errorf("project() = %v, %v; want %v, %v", gotAnns, gotLbls, tc.wantAnns, tc.wantLbls)
@@ -223,27 +228,29 @@ func TestSetRulesRebuildsWhenProjectionWidens(t *testing.T) {
 	}
 }
 
-// Only a resource whose rules select by namespace labels indexes its
-// objects by namespace; a reload that adds a namespaceSelector rebuilds
-// the informer with the index.
-func TestNamespaceIndexOnlyWhenNeeded(t *testing.T) {
-	client := newClient(configMap("ns", "x", nil), object("Namespace", "", "ns", nil))
-	_, ctx := ktesting.NewTestContext(t)
-	c := newController(client, Options{})
-	t.Cleanup(func() { c.SetRules(ctx, &rules.Set{}) })
-	indexed := func() bool {
-		_, ok := c.informers[configMaps].informer.GetIndexer().GetIndexers()[cache.NamespaceIndex]
-		return ok
-	}
-	c.SetRules(ctx, compile(t, "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n"))
-	first := c.informers[configMaps].informer
-	if indexed() {
-		t.Errorf("configmaps are indexed by namespace, although no rule selects by namespace labels")
-	}
-	c.SetRules(ctx, compile(t, "rules:\n- {name: r, resources: [configmaps], namespaceSelector: team=a, annotations: {a: '1'}}\n"))
-	if c.informers[configMaps].informer == first || !indexed() {
-		t.Errorf("after a namespaceSelector was added: informer rebuilt %v, indexed by namespace %v; want both",
-			c.informers[configMaps].informer != first, indexed())
+// A preview of rules that read a key the cache dropped cannot count the
+// resource's objects; one of rules that only set such a key counts every
+// object they select as changed, as though none carried it.
+func TestPreviewOfKeysNotCached(t *testing.T) {
+	const inForce = "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n"
+	x := configMap("team", "x", map[string]string{"a": "1", "k": "1"})
+	c := withCache(t, newClient(), Options{}, compile(t, inForce), x)
+	for _, tc := range []struct {
+		name, rules string
+		want        Preview
+	}{
+		{"sets a key not cached", "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1', k: '1'}}\n",
+			Preview{Total: 1, PerRule: map[string]int{"r": 1}}},
+		{"removes a key not cached", "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}, removeAnnotations: [k]}\n",
+			Preview{PerRule: map[string]int{}, Unknown: []schema.GroupVersionResource{configMaps}}},
+		{"selects by a label not cached", "rules:\n- {name: r, resources: [configmaps], selector: app=web, annotations: {a: '2'}}\n",
+			Preview{PerRule: map[string]int{}, Unknown: []schema.GroupVersionResource{configMaps}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := c.Preview(compile(t, tc.rules)); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("Preview() = %+v, want %+v", got, tc.want)
+			}
+		})
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/klog/v2"
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
@@ -19,26 +20,41 @@ import (
 // reads the object from the informer's cache (never from the API server),
 // lets reconcile decide what must change — keys to set, and keys to delete
 // because this controller set them and no rule wants them any more — and
-// sends the requests that make that change, or nothing.
+// sends the requests that make that change, or nothing. The writer
+// records the resource before it writes; a converged object that carries
+// keys the controller owns (set before the resource was recorded) gets its
+// resource recorded too, so that those keys are pruned when it leaves the
+// rules.
 func (c *Controller) syncHandler(ctx context.Context, key Key) error {
-	obj, target, err := c.cachedObject(key)
+	e, done, err := c.cachedObject(key)
+	defer done()
 	if err != nil {
 		return err
 	}
+	obj := e.obj
 	if obj == nil {
-		c.expect.forget(key) // deleted, or no longer ruled: nothing to do
+		c.expect.forget(key) // deleted, or no longer watched: nothing to do
+		c.stats.forget(key)
 		return nil
 	}
 	rv := obj.GetResourceVersion()
 	if c.expect.pending(key, rv) {
 		return nil // our last write's echo has not reached the cache yet
 	}
-	d, err := reconcile.Decide(target, obj, c.namespaceLabels, c.opts.FieldManager)
+	if !c.waitNamespaces(ctx, e.target) {
+		return nil // stopping: a restart syncs the object
+	}
+	d, err := reconcile.Decide(e.target, obj, c.namespaceLabels, c.namespaceIgnored, c.opts.FieldManager)
 	if err != nil {
 		return fmt.Errorf("encode patch for %s: %w", key, err)
 	}
-	c.report(ctx, key, obj, d.Evaluation)
+	c.report(ctx, key, obj, d)
 	if d.Empty() {
+		if d.Owns {
+			if err := c.opts.Record.Ensure(ctx, key.GVR.GroupResource()); err != nil {
+				return fmt.Errorf("%s carries keys the controller owns, but its resource is not recorded: %v", key, err)
+			}
+		}
 		return nil
 	}
 
@@ -50,6 +66,9 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 	res, err := c.writer.Send(wctx, reconcile.Ref(key), d.Requests)
 	switch {
 	case err != nil:
+		if apierrors.IsForbidden(err) {
+			e.status.forbidden.Store(true)
+		}
 		if isPermanent(err) {
 			// The event is about the object: it needs only the server's
 			// reason, which Send's error wraps.
@@ -59,7 +78,9 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 	case res.Gone:
 		return nil // deleted meanwhile: nothing to do
 	}
+	e.status.forbidden.Store(false)
 	c.expect.record(key, rv, res.ResourceVersion)
+	c.countKeys(d)
 	if logger := klog.FromContext(ctx).V(2); logger.Enabled() {
 		logger.Info("Patched metadata", "key", key.String(), "change", summary)
 	}
@@ -67,9 +88,52 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 	return nil
 }
 
-// report logs values that could not be read from the object and rules that
-// conflict on it, with a Warning event and a metric for conflicts.
-func (c *Controller) report(ctx context.Context, key Key, obj cached, ev *rules.Evaluation) {
+// cachedEntry is an object from an informer's cache, with what its sync
+// needs of the informer.
+type cachedEntry struct {
+	obj    cached // nil when the object or its informer does not exist
+	target *rules.Target
+	status *informerStatus
+}
+
+// cachedObject returns the object key names from its informer's cache,
+// with its target and its informer's status. Until done is called, the
+// sync counts as under way for the prune of key's resource, which waits
+// for it: the target it read may be the one before the resource left the
+// rules.
+func (c *Controller) cachedObject(key Key) (e cachedEntry, done func(), err error) {
+	c.mu.RLock()
+	ri := c.informers[key.GVR]
+	if ri == nil {
+		c.mu.RUnlock()
+		return cachedEntry{}, func() {}, nil
+	}
+	e.target, e.status = ri.target, &ri.status
+	done = c.inflight.add(key.GVR)
+	c.mu.RUnlock()
+	obj, exists, err := ri.informer.GetIndexer().GetByKey(key.storeKey())
+	if err != nil || !exists {
+		return cachedEntry{}, done, err
+	}
+	o, ok := obj.(cached)
+	if !ok {
+		return cachedEntry{}, done, fmt.Errorf("cached %s is a %T, not an object with metadata", key, obj)
+	}
+	e.obj = o
+	return e, done, nil
+}
+
+// report keeps the per-rule gauges and, unless the object opts out, logs
+// values that could not be read from it and rules that conflict on it,
+// with a Warning event and metrics for conflicts, and reports what rules in
+// audit mode would change.
+func (c *Controller) report(ctx context.Context, key Key, obj cached, d reconcile.Decision) {
+	c.stats.record(key, statsOf(obj, d))
+	if d.Ignored != "" {
+		return // left alone: the rules' verdicts do not apply
+	}
+	c.reportAudit(ctx, key, obj, d)
+	ev := d.Evaluation
 	logger := klog.FromContext(ctx)
 	for _, p := range ev.Problems {
 		logger.Info("Value not set", "key", key.String(), "reason", p)
@@ -77,6 +141,8 @@ func (c *Controller) report(ctx context.Context, key Key, obj cached, ev *rules.
 	for _, cf := range ev.Conflicts {
 		logger.Info("Rules conflict; file order decides", "key", key.String(), cf.Kind, cf.Key, "kept", cf.Kept, "dropped", cf.Dropped)
 		c.opts.Metrics.Conflicts.WithLabelValues(key.GVR.GroupResource().String()).Inc()
+		c.opts.Metrics.PerRule.Conflicts.WithLabelValues(cf.Kept).Inc()
+		c.opts.Metrics.PerRule.Conflicts.WithLabelValues(cf.Dropped).Inc()
 		c.opts.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "RulesConflict", "Evaluate",
 			"Rules %s and %s want different values for %s %s; %s wins (file order)", cf.Kept, cf.Dropped, cf.Kind, cf.Key, cf.Kept)
 	}

@@ -34,7 +34,8 @@ type Metrics struct {
 	// ResourcesUnresolved is the number of resource names in the rules that
 	// the API server does not serve.
 	ResourcesUnresolved prometheus.Gauge
-	// Informers is the number of running informers, one per ruled resource.
+	// Informers is the number of running informers: one per ruled
+	// resource, and one per resource being pruned.
 	Informers prometheus.Gauge
 	// InformersSynced is the number of informers whose cache has synced.
 	InformersSynced prometheus.Gauge
@@ -50,9 +51,17 @@ type Metrics struct {
 	// Conflicts counts syncs in which two selected rules wanted different
 	// values for one key, by resource.
 	Conflicts *prometheus.CounterVec
+	// PrunePending is 1, by resource and reason, for a recorded resource
+	// that no rule names any more until the keys the controller set there
+	// are removed: the reason is one of PruneReasons. It is 0 otherwise.
+	PrunePending *prometheus.GaugeVec
 	// Leader is 1 while this process holds the leader lease (or runs
 	// without leader election), else 0.
 	Leader prometheus.Gauge
+	// PerRule are the metrics labelled by rule, and the opted-out objects.
+	PerRule RuleMetrics
+	// Guard describe reloads held by --max-changes.
+	Guard GuardMetrics
 	// Workqueue provides the work queue's metrics to client-go.
 	Workqueue workqueue.MetricsProvider
 }
@@ -79,7 +88,7 @@ func New() *Metrics {
 		}),
 		Informers: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "informers",
-			Help: "Running informers, one per ruled resource.",
+			Help: "Running informers, one per ruled resource and one per resource being pruned.",
 		}),
 		InformersSynced: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "informers_synced",
@@ -101,11 +110,20 @@ func New() *Metrics {
 			Namespace: namespace, Name: "rule_conflicts_total",
 			Help: "Syncs in which two selected rules wanted different values for one key (file order decided), by resource.",
 		}, []string{"resource"}),
+		PrunePending: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "prune_pending",
+			Help: "1 for a recorded resource no rule names until the keys set there are removed, by resource and reason: " +
+				"Pruning (under way), NotServed (its CRD is deleted; kept in the record) or Forbidden (RBAC denies listing or patching it).",
+		}, []string{"resource", "reason"}),
 		Leader: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "leader",
 			Help: "1 while this process holds the leader lease or runs without leader election.",
 		}),
 	}
+	m.PerRule = newRuleMetrics()
+	m.Registry.MustRegister(m.PerRule.collectors()...)
+	m.Guard = newGuardMetrics()
+	m.Registry.MustRegister(m.Guard.collectors()...)
 	wq := newWorkqueueMetrics()
 	m.Workqueue = wq
 	for _, r := range []string{Success, Failure} {
@@ -115,7 +133,7 @@ func New() *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.RulesReloads, m.RulesLastReloadSuccessful, m.Rules, m.ResourcesUnresolved, m.Informers,
-		m.InformersSynced, m.ListWatchErrors, m.Syncs, m.Writes, m.Conflicts, m.Leader,
+		m.InformersSynced, m.ListWatchErrors, m.Syncs, m.Writes, m.Conflicts, m.PrunePending, m.Leader,
 	)
 	m.Registry.MustRegister(wq.collectors()...)
 	return m
@@ -129,8 +147,39 @@ func (m *Metrics) InitResource(resource string) {
 		m.Writes.WithLabelValues(resource, r)
 	}
 	m.Conflicts.WithLabelValues(resource)
+	for _, scope := range []string{ScopeObject, ScopeNamespace} {
+		m.PerRule.Ignored.WithLabelValues(resource, scope)
+	}
 	for _, reason := range ListWatchErrorReasons {
 		m.ListWatchErrors.WithLabelValues(resource, reason)
+	}
+	m.SetPrunePending(resource, "")
+}
+
+// Reasons of kube_annotator_prune_pending.
+const (
+	// PruneRunning: the resource is being pruned.
+	PruneRunning = "Pruning"
+	// PruneNotServed: the server does not serve the resource (its CRD was
+	// deleted); it stays in the record until it is served again or the
+	// user removes it.
+	PruneNotServed = "NotServed"
+	// PruneForbidden: the controller may not list or patch the resource.
+	PruneForbidden = "Forbidden"
+)
+
+// PruneReasons are the reasons of kube_annotator_prune_pending.
+var PruneReasons = []string{PruneRunning, PruneNotServed, PruneForbidden}
+
+// SetPrunePending sets kube_annotator_prune_pending of resource to 1 for
+// reason and to 0 for the other reasons; reason "" sets every reason to 0.
+func (m *Metrics) SetPrunePending(resource, reason string) {
+	for _, r := range PruneReasons {
+		v := 0.0
+		if r == reason {
+			v = 1
+		}
+		m.PrunePending.WithLabelValues(resource, r).Set(v)
 	}
 }
 

@@ -14,22 +14,35 @@ import (
 func OwnedBy(managedFields []metav1.ManagedFieldsEntry, manager string) Owned {
 	var o Owned
 	for _, e := range managedFields {
-		if e.Manager != manager || e.FieldsV1 == nil {
+		if e.Manager != manager {
 			continue
 		}
-		var fields struct {
-			Metadata struct {
-				Annotations map[string]json.RawMessage `json:"f:annotations"`
-				Labels      map[string]json.RawMessage `json:"f:labels"`
-			} `json:"f:metadata"`
-		}
-		if json.Unmarshal(e.FieldsV1.Raw, &fields) != nil {
+		anns, lbls, ok := entryKeys(e)
+		if !ok {
 			continue // not a field set this controller could have written
 		}
-		o.Annotations = addKeys(o.Annotations, fields.Metadata.Annotations)
-		o.Labels = addKeys(o.Labels, fields.Metadata.Labels)
+		o.Annotations = addKeys(o.Annotations, anns)
+		o.Labels = addKeys(o.Labels, lbls)
 	}
 	return o
+}
+
+// entryKeys returns the annotation and label field sets of a managedFields
+// entry, and false when the entry holds no field set that can be read.
+func entryKeys(e metav1.ManagedFieldsEntry) (annotations, labels map[string]json.RawMessage, ok bool) {
+	if e.FieldsV1 == nil {
+		return nil, nil, false
+	}
+	var fields struct {
+		Metadata struct {
+			Annotations map[string]json.RawMessage `json:"f:annotations"`
+			Labels      map[string]json.RawMessage `json:"f:labels"`
+		} `json:"f:metadata"`
+	}
+	if json.Unmarshal(e.FieldsV1.Raw, &fields) != nil {
+		return nil, nil, false
+	}
+	return fields.Metadata.Annotations, fields.Metadata.Labels, true
 }
 
 // addKeys adds the keys of a fieldsV1 set ({"f:key": {}, ".": {}}) to m.

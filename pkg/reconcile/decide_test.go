@@ -1,23 +1,22 @@
 package reconcile
 
 import (
-	"fmt"
 	"reflect"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 )
 
 var (
-	configMaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	namespaces = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	configMaps = rulestest.ConfigMaps.GVR
+	namespaces = rulestest.Namespaces.GVR
 )
 
 // target compiles a rules file's content for a cluster that serves
@@ -25,26 +24,7 @@ var (
 // returns its first target.
 func target(t *testing.T, content string) *rules.Target {
 	t.Helper()
-	f, err := rules.Parse("rules.yaml", []byte(content))
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, _, err := rules.Compile("rules.yaml", f, func(name string) (rules.Resource, error) {
-		switch name {
-		case "configmaps":
-			return rules.Resource{GVR: configMaps, Kind: "ConfigMap", Namespaced: true}, nil
-		case "namespaces":
-			return rules.Resource{GVR: namespaces, Kind: "Namespace"}, nil
-		}
-		return rules.Resource{}, fmt.Errorf("unknown resource %q", name)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := set.ExcludeNamespaces(rules.DefaultExcludedNamespaces); err != nil {
-		t.Fatal(err)
-	}
-	return set.SortedTargets()[0]
+	return rulestest.Compile(t, content, rulestest.ConfigMaps, rulestest.Namespaces).SortedTargets()[0]
 }
 
 // entry is a managedFields entry in which manager owns the annotation keys
@@ -74,6 +54,9 @@ func obj(namespace, name string, anns, lbls map[string]string, managedFields ...
 
 var kubectl = entry("kubectl", nil, nil)
 
+// marker is the admission marker of FieldManager for configmaps.
+const marker = "configmaps.admission.kube-annotator.io/kube-annotator"
+
 func ptr(s string) *string { return &s }
 
 func merge(body string) []patch.Request {
@@ -84,9 +67,9 @@ func TestDecide(t *testing.T) {
 	const ab = "rules:\n- {name: ab, resources: [configmaps], annotations: {a: '1', b: '2'}}\n"
 	const teams = "rules:\n- {name: one, resources: [configmaps], selector: app=web, annotations: {team: a}}\n" +
 		"- {name: two, resources: [configmaps], names: ['x*'], annotations: {team: b}}\n"
-	nsLabels := func(ns string) (labels.Set, bool) {
+	nsLabels := func(ns string) (metav1.Object, bool) {
 		l, ok := map[string]labels.Set{"ns-a": {"team": "a"}}[ns]
-		return l, ok
+		return &metav1.ObjectMeta{Name: ns, Labels: l}, ok
 	}
 	tests := []struct {
 		name          string
@@ -145,6 +128,21 @@ func TestDecide(t *testing.T) {
 		{name: "whole object", rules: ab, obj: whole(obj("ns", "x", map[string]string{"b": "2"}, nil, kubectl)),
 			want:         patch.Change{Annotations: map[string]*string{"a": ptr("1")}},
 			wantRequests: merge(`{"metadata":{"annotations":{"a":"1"}}}`)},
+		{name: "set at admission, wanted by a rule in audit mode: kept",
+			rules: "rules:\n- {name: r, resources: [configmaps], mode: audit, annotations: {a: '1'}}\n",
+			obj:   obj("ns", "x", map[string]string{"a": "1", marker: "a"}, nil, kubectl)},
+		{name: "set at admission, the object opts out: left alone", rules: "rules:\n- {name: r, resources: [configmaps], labels: {l: x}}\n",
+			obj: obj("ns", "x", map[string]string{"a": "1", marker: "a", rules.IgnoreAnnotation: "true"}, nil, kubectl)},
+		{name: "set at admission and still wanted: no write", rules: ab,
+			obj: obj("ns", "x", map[string]string{"a": "1", "b": "2", marker: "a,b"}, nil, kubectl)},
+		{name: "set at admission, no rule wants it: deleted with the marker",
+			rules: "rules:\n- {name: r, resources: [configmaps], labels: {l: x}}\n",
+			obj: obj("ns", "x", map[string]string{"a": "1", "user": "u", marker: "a,label:gone,label:l"}, map[string]string{"gone": "g", "l": "x"},
+				entry("kubectl", []string{"a", "user"}, []string{"gone"})),
+			want:         patch.Change{Annotations: map[string]*string{"a": nil, marker: ptr("label:l")}, Labels: map[string]*string{"gone": nil}},
+			wantRequests: merge(`{"metadata":{"annotations":{"a":null,"configmaps.admission.kube-annotator.io/kube-annotator":"label:l"},"labels":{"gone":null}}}`)},
+		{name: "another field manager's marker, or another resource's, is not ours", rules: ab,
+			obj: obj("ns", "x", map[string]string{"a": "1", "b": "2", "old": "o", "configmaps.admission.kube-annotator.io/other": "old", "deployments.apps.admission.kube-annotator.io/kube-annotator": "old"}, nil, kubectl)},
 		{name: "rules conflict: file order decides", rules: teams,
 			obj:           obj("ns", "x", nil, map[string]string{"app": "web"}, kubectl),
 			want:          patch.Change{Annotations: map[string]*string{"team": ptr("a")}},
@@ -154,7 +152,7 @@ func TestDecide(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			before := mustJSON(tc.obj)
-			d, err := Decide(target(t, tc.rules), tc.obj, nsLabels, FieldManager)
+			d, err := Decide(target(t, tc.rules), tc.obj, nsLabels, nil, FieldManager)
 			if err != nil {
 				t.Fatalf("Decide() error = %v", err)
 			}
@@ -184,7 +182,7 @@ func TestDecideTrimmed(t *testing.T) {
 	const rulesAB = "rules:\n- {name: ab, resources: [configmaps], annotations: {a: '1', b: '2'}}\n"
 	ours := entry(FieldManager, []string{"a", "old"}, nil)
 	theirs := entry("kubectl", []string{"b", "user"}, nil)
-	anns := map[string]string{"a": "0", "old": "o", "user": "u"}
+	anns := map[string]string{"a": "0", "old": "o", "user": "u", "adm": "x", marker: "adm,user"}
 	tests := []struct {
 		name          string
 		managedFields []metav1.ManagedFieldsEntry
@@ -197,11 +195,11 @@ func TestDecideTrimmed(t *testing.T) {
 	tg := target(t, rulesAB)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			full, err := Decide(tg, obj("ns", "x", anns, nil, tc.managedFields...), nil, FieldManager)
+			full, err := Decide(tg, obj("ns", "x", anns, nil, tc.managedFields...), nil, nil, FieldManager)
 			if err != nil {
 				t.Fatal(err)
 			}
-			trimmed, err := Decide(tg, obj("ns", "x", anns, nil, trim(tc.managedFields)...), nil, FieldManager)
+			trimmed, err := Decide(tg, obj("ns", "x", anns, nil, trim(tc.managedFields)...), nil, nil, FieldManager)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -239,4 +237,47 @@ func whole(m *metav1.PartialObjectMetadata) *unstructured.Unstructured {
 	u.SetLabels(m.Labels)
 	u.SetManagedFields(m.ManagedFields)
 	return u
+}
+
+// A pruned resource's target deletes the keys the manager owns, and
+// nothing else; Owns says whether the manager owns keys, changed or not.
+func TestDecidePruneAndOwns(t *testing.T) {
+	const ab = "rules:\n- {name: ab, resources: [configmaps], annotations: {a: '1', b: '2'}}\n"
+	pruned := Prune(rules.Resource{GVR: configMaps, Kind: "ConfigMap", Namespaced: true})
+	anns := map[string]string{"a": "1", "b": "2", "user": "u"}
+	lbls := map[string]string{"tier": "web", "app": "x"}
+	ours := entry(FieldManager, []string{"a", "b"}, []string{"tier"})
+	theirs := entry("kubectl", []string{"user"}, []string{"app"})
+	tests := []struct {
+		name     string
+		target   *rules.Target
+		obj      patch.Object
+		want     patch.Change
+		wantOwns bool
+	}{
+		{name: "pruned: our keys deleted, theirs kept", target: pruned, obj: obj("ns", "x", anns, lbls, theirs, ours),
+			want:     patch.Change{Annotations: map[string]*string{"a": nil, "b": nil}, Labels: map[string]*string{"tier": nil}},
+			wantOwns: true},
+		{name: "pruned in an excluded namespace too", target: pruned, obj: obj("kube-system", "x", anns, lbls, ours),
+			want:     patch.Change{Annotations: map[string]*string{"a": nil, "b": nil}, Labels: map[string]*string{"tier": nil}},
+			wantOwns: true},
+		{name: "pruned: nothing of ours", target: pruned, obj: obj("ns", "x", anns, lbls, theirs)},
+		{name: "pruned: no managedFields", target: pruned, obj: obj("ns", "x", anns, lbls)},
+		{name: "pruned: keys ours no longer on the object", target: pruned, obj: obj("ns", "x", map[string]string{"user": "u"}, nil, ours)},
+		{name: "pruned: an object that opts out is left alone, but its keys still count", target: pruned,
+			obj: obj("ns", "x", map[string]string{"a": "1", rules.IgnoreAnnotation: "true"}, lbls, ours), wantOwns: true},
+		{name: "ruled and converged, keys ours", target: target(t, ab), obj: obj("ns", "x", anns, nil, ours), wantOwns: true},
+		{name: "ruled and converged, keys theirs", target: target(t, ab), obj: obj("ns", "x", anns, nil, theirs)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := Decide(tc.target, tc.obj, nil, nil, FieldManager)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(d.Change, tc.want) || d.Owns != tc.wantOwns {
+				t.Errorf("Change = %s, Owns %v; want %s, %v", mustJSON(d.Change), d.Owns, mustJSON(tc.want), tc.wantOwns)
+			}
+		})
+	}
 }

@@ -8,6 +8,16 @@
 // are those its field manager, FieldManager, owns in the object's
 // managedFields as the API server records them, and every write is sent as
 // that same field manager, so that the API server records them so.
+//
+// Keys that the field manager's admission policies (package admission) set
+// when an object was created or updated are owned too. The API server
+// records no owner for them, so the policies list them in a marker
+// annotation, patch.MarkerKey(manager, resource), and Decide counts the
+// keys listed there as owned, whoever managedFields names. An object
+// annotated at admission therefore needs no write while the rules still
+// want what it carries, and loses the keys no rule wants any more, exactly
+// as an object annotated by the controller does; the write that deletes
+// listed keys also rewrites the marker to list what remains, or deletes it.
 package reconcile
 
 import (
@@ -34,12 +44,30 @@ type Decision struct {
 	// Evaluation is what the rules want of the object, with the rules that
 	// conflict on it and the values that could not be read from it.
 	Evaluation *rules.Evaluation
+	// Ignored says why the object is left alone — it or its namespace
+	// carries rules.IgnoreAnnotation — or is "" when the rules apply.
+	// An ignored object gets no Change and no Audit.
+	Ignored string
 	// Change is what must change; empty when the object already carries
 	// what the rules want.
 	Change patch.Change
 	// Requests are the writes that make Change, in order; none when Change
 	// is empty.
 	Requests []patch.Request
+	// Audit is, for each selecting rule in audit mode that would change
+	// the object, what it would change. Nothing is written for it.
+	Audit []AuditChange
+	// Owns is set when the object carries keys the deciding manager owns
+	// (before Change), whether it opts out or not: its resource must be
+	// recorded, even when nothing changes, and is not pruned yet.
+	Owns bool
+}
+
+// AuditChange is what one rule in audit mode would change on an object,
+// were it enforced alone.
+type AuditChange struct {
+	Rule   string
+	Change patch.Change
 }
 
 // Empty reports whether nothing must change.
@@ -47,22 +75,69 @@ func (d Decision) Empty() bool { return d.Change.Empty() }
 
 // Decide returns what must change on obj for the rules of t to hold, and
 // the requests that make that change as manager. Keys are deleted only
-// when a rule removes them or when manager owns them in obj's
-// managedFields and no rule wants them any more. nsLabels gives the labels
-// of obj's namespace to rules that select by them. Decide only reads obj,
-// which may be an object from an informer's cache.
-func Decide(t *rules.Target, obj patch.Object, nsLabels rules.NamespaceLabels, manager string) (Decision, error) {
+// when a rule removes them or when manager owns them — in obj's
+// managedFields, or listed in its admission marker — and no rule wants them
+// any more; keys a rule in audit mode wants are never deleted that way, so
+// that putting a rule in audit mode changes nothing. An object that opts
+// out, or whose namespace does (nsIgnored), is left alone. nsLabels gives
+// obj's namespace to rules that select by its labels or read its labels or
+// annotations. Decide only reads obj, which may be an object from an
+// informer's cache.
+func Decide(t *rules.Target, obj patch.Object, nsLabels rules.Namespaces, nsIgnored rules.IgnoredNamespaces, manager string) (Decision, error) {
 	ev := t.Evaluate(obj, nsLabels)
-	owned := patch.OwnedBy(obj.GetManagedFields(), manager)
-	change := patch.Plan(obj.GetAnnotations(), obj.GetLabels(), owned, ev.Desired)
-	d := Decision{Evaluation: ev, Change: change}
-	if change.Empty() {
+	marker := patch.MarkerKey(manager, t.GVR.GroupResource())
+	owned := patch.OwnedBy(obj.GetManagedFields(), manager).Union(patch.MarkedKeys(obj.GetAnnotations(), marker))
+	d := Decision{Evaluation: ev, Ignored: t.Ignored(obj, nsIgnored), Owns: carries(obj, owned)}
+	if d.Ignored != "" {
 		return d, nil
 	}
-	requests, err := patch.Requests(obj, change)
+	for _, a := range ev.Audited {
+		owned = keep(owned, a.Desired)
+		if ch := patch.Plan(obj.GetAnnotations(), obj.GetLabels(), patch.Owned{}, a.Desired); !ch.Empty() {
+			d.Audit = append(d.Audit, AuditChange{Rule: a.Rule.Name, Change: ch})
+		}
+	}
+	d.Change = patch.PlanMarked(obj.GetAnnotations(), obj.GetLabels(), owned, marker, ev.Desired)
+	if d.Change.Empty() {
+		return d, nil
+	}
+	requests, err := patch.Requests(obj, d.Change)
 	if err != nil {
 		return Decision{}, err
 	}
 	d.Requests = requests
 	return d, nil
 }
+
+// carries reports whether obj carries a key of owned.
+func carries(obj patch.Object, owned patch.Owned) bool {
+	for _, kv := range []struct {
+		keys map[string]bool
+		have map[string]string
+	}{{owned.Annotations, obj.GetAnnotations()}, {owned.Labels, obj.GetLabels()}} {
+		for k := range kv.keys {
+			if _, ok := kv.have[k]; ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// keep drops from owned, which it may modify, the keys want sets, so that
+// they are not deleted.
+func keep(owned patch.Owned, want patch.Desired) patch.Owned {
+	for k := range want.Annotations {
+		delete(owned.Annotations, k)
+	}
+	for k := range want.Labels {
+		delete(owned.Labels, k)
+	}
+	return owned
+}
+
+// Prune returns the target of r once no rule names it: it has no rule, so
+// that Decide on it deletes every key the deciding manager owns — unless
+// the object opts out — and touches nothing else. Pruning reads no values from objects: a metadata
+// cache is enough.
+func Prune(r rules.Resource) *rules.Target { return &rules.Target{Resource: r} }

@@ -110,7 +110,7 @@ func TestSend(t *testing.T) {
 				return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{ResourceVersion: fmt.Sprint(100 + n)}}, nil
 			}}
 			var seen []observed
-			w := NewWriter(client, tc.manager, func(gvr schema.GroupVersionResource, err error) { seen = append(seen, observed{gvr, err}) })
+			w := NewWriter(client, tc.manager, nil, func(gvr schema.GroupVersionResource, err error) { seen = append(seen, observed{gvr, err}) })
 
 			got, err := w.Send(t.Context(), tc.ref, tc.requests)
 			if !errors.Is(err, tc.wantErr) {
@@ -151,7 +151,7 @@ func TestSendWithoutObserver(t *testing.T) {
 	client := &metadataServer{answer: func() (*metav1.PartialObjectMetadata, error) {
 		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "9"}}, nil
 	}}
-	got, err := NewWriter(client, FieldManager, nil).Send(t.Context(), Ref{GVR: configMaps, Namespace: "ns", Name: "x"},
+	got, err := NewWriter(client, FieldManager, nil, nil).Send(t.Context(), Ref{GVR: configMaps, Namespace: "ns", Name: "x"},
 		merge(`{"metadata":{"annotations":{"a":"1"}}}`))
 	if err != nil || got.ResourceVersion != "9" || len(client.patches) != 1 {
 		t.Errorf("Send() = %+v, %v after %d requests; want resourceVersion 9 after 1", got, err, len(client.patches))
@@ -204,5 +204,63 @@ func TestRefString(t *testing.T) {
 		if got := tc.ref.String(); got != tc.want {
 			t.Errorf("String() = %q, want %q", got, tc.want)
 		}
+	}
+}
+
+// ledger records what it was asked to record; err, when set, is its
+// answer.
+type ledger struct {
+	ensured []schema.GroupResource
+	err     error
+}
+
+func (l *ledger) Ensure(_ context.Context, gr schema.GroupResource) error {
+	l.ensured = append(l.ensured, gr)
+	return l.err
+}
+
+// The resource is recorded before the first request; if it cannot be,
+// nothing is sent, and the error is not the ledger's to classify.
+func TestSendRecordsFirst(t *testing.T) {
+	x := Ref{GVR: configMaps, Namespace: "ns", Name: "x"}
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "kube-annotator-resources", errors.New("RBAC"))
+	tests := []struct {
+		name         string
+		requests     []patch.Request
+		ledgerErr    error
+		wantEnsured  int
+		wantSent     int
+		wantErrorMsg string
+	}{
+		{name: "recorded, then sent", requests: merge(`{"metadata":{"annotations":{"a":"1"}}}`), wantEnsured: 1, wantSent: 1},
+		{name: "nothing to send: nothing recorded"},
+		{name: "not recorded: not sent", requests: merge(`{"metadata":{"annotations":{"a":"1"}}}`), ledgerErr: forbidden,
+			wantEnsured: 1, wantErrorMsg: "patch configmaps.v1 ns/x: not sent: its resource is not recorded: "},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			l := &ledger{err: tc.ledgerErr}
+			client := &metadataServer{answer: func() (*metav1.PartialObjectMetadata, error) {
+				if len(l.ensured) == 0 {
+					t.Errorf("patch sent before the resource was recorded")
+				}
+				return &metav1.PartialObjectMetadata{}, nil
+			}}
+			_, err := NewWriter(client, FieldManager, l, nil).Send(t.Context(), x, tc.requests)
+			if len(l.ensured) != tc.wantEnsured || len(client.patches) != tc.wantSent {
+				t.Errorf("recorded %v, sent %d requests; want %d and %d", l.ensured, len(client.patches), tc.wantEnsured, tc.wantSent)
+			}
+			for _, gr := range l.ensured {
+				if gr != configMaps.GroupResource() {
+					t.Errorf("recorded %v, want %v", gr, configMaps.GroupResource())
+				}
+			}
+			switch {
+			case tc.wantErrorMsg == "" && err != nil:
+				t.Errorf("Send() = %v", err)
+			case tc.wantErrorMsg != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.wantErrorMsg) || apierrors.IsForbidden(err)):
+				t.Errorf("Send() = %v, want an error starting %q that is not classified as the ledger's", err, tc.wantErrorMsg)
+			}
+		})
 	}
 }

@@ -28,10 +28,25 @@ var (
 	widgets    = rules.Resource{GVR: schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}, Namespaced: true}
 )
 
-// resolver is a fake cluster: it serves the resources in served.
+// resolver is a fake cluster: it serves the resources in served, and
+// cannot be asked while down.
 type resolver struct {
 	mu     sync.Mutex
 	served map[string]rules.Resource
+	down   bool
+}
+
+// setDown makes the fake cluster unreachable, or reachable again.
+func (f *resolver) setDown(down bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.down = down
+}
+
+func (f *resolver) isDown() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.down
 }
 
 func (f *resolver) resolve(name string) (rules.Resource, error) {
@@ -277,6 +292,9 @@ func (h *harness) reloadMetrics() reloadMetrics {
 // compile compiles file against the fake cluster as it is now, with no
 // rule applying in the excluded namespaces: the harness's CompileFunc.
 func (h *harness) compile(file *rules.File) (*rules.Set, []rules.FieldError, error) {
+	if h.res.isDown() {
+		return nil, nil, fmt.Errorf("%w: dial tcp 127.0.0.1:6443: connect: connection refused", ErrUnreachable)
+	}
 	set, unresolved, err := rules.Compile(h.path, file, h.res.resolve)
 	if err != nil {
 		return nil, nil, err

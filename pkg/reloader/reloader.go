@@ -2,7 +2,8 @@
 // runs: it reloads the rules file when it changes (or on SIGHUP), and
 // resolves the rules' resources again when the cluster's resources change,
 // so that a CRD installed after start is picked up and a deleted one is
-// dropped. An invalid file never replaces the last good rules.
+// dropped. An invalid file never replaces the last good rules, and neither
+// does a file compiled while the API server could not be asked.
 package reloader
 
 import (
@@ -27,8 +28,16 @@ import (
 
 // CompileFunc compiles a rules file against the cluster as it is now: the
 // set to enforce, the resource names not served, or why the rules cannot be
-// enforced together.
+// enforced together. Its error matches ErrUnreachable when the API server
+// could not be asked whether a resource is served.
 type CompileFunc func(file *rules.File) (set *rules.Set, unresolved []rules.FieldError, err error)
+
+// ErrUnreachable is what a CompileFunc's error matches, with errors.Is, when
+// it could not ask the API server which resources it serves (network,
+// authentication, an overloaded server, …): the file may be fine, but the
+// rules cannot be resolved now. The Reloader then keeps the rules in force
+// and tries again a RetryInterval later.
+var ErrUnreachable = errors.New("could not ask the API server")
 
 // Trigger asks a Reloader to resolve the rules' resources again soon. Make
 // it first, so that what pulls it (the controller, when a resource stops
@@ -66,6 +75,8 @@ type Options struct {
 	RetryInterval, Interval time.Duration
 	// Metrics receive reload results and describe the rules in force.
 	Metrics *metrics.Metrics
+	// Guard may hold a reload of the file; by default none is held.
+	Guard Guard
 }
 
 // Reloader owns the rules in force. Create it with New; Run it.
@@ -76,8 +87,14 @@ type Reloader struct {
 	file       *rules.File
 	set        *rules.Set
 	unresolved []rules.FieldError
-	failed     bool      // the file on disk is invalid
+	failed     bool // the file on disk is invalid
+	held       *heldReload
 	lookedUp   time.Time // when the resources were last resolved
+	// unreachable is set while the last compile could not ask the API
+	// server; pending is then the file it compiled, when that is not the
+	// file in force: it is compiled again at the next look-up.
+	unreachable bool
+	pending     *rules.File
 
 	// reported are the unresolved resources last logged. Only Run's
 	// goroutine uses it.
@@ -102,6 +119,9 @@ func New(opts Options, file *rules.File, set *rules.Set, unresolved []rules.Fiel
 	}
 	if opts.Metrics == nil {
 		opts.Metrics = metrics.New()
+	}
+	if opts.Guard == nil {
+		opts.Guard = func(context.Context, *rules.Set) error { return nil }
 	}
 	r := &Reloader{opts: opts, file: file, set: set, unresolved: unresolved, lookedUp: time.Now()}
 	opts.Metrics.RulesLastReloadSuccessful.Set(1) // the caller loaded file; Run counts its loads
@@ -191,7 +211,7 @@ func (r *Reloader) untilLookUp() time.Duration {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	interval := r.opts.Interval
-	if len(r.unresolved) > 0 {
+	if len(r.unresolved) > 0 || r.unreachable {
 		interval = r.opts.RetryInterval
 	}
 	return interval - time.Since(r.lookedUp)
@@ -205,12 +225,14 @@ type cause struct {
 	resolve bool
 	// count counts the load although the rules did not change.
 	count bool
+	// guard has Options.Guard decide whether new rules may be applied.
+	guard bool
 }
 
 var (
 	atStart     = cause{name: "start", count: true}
-	fileChanged = cause{name: "file changed"}
-	hangUp      = cause{name: "SIGHUP", resolve: true, count: true}
+	fileChanged = cause{name: "file changed", guard: true}
+	hangUp      = cause{name: "SIGHUP", resolve: true, count: true, guard: true}
 )
 
 // reload loads the file; an invalid file, or one whose rules conflict, is
@@ -219,6 +241,9 @@ var (
 func (r *Reloader) reload(ctx context.Context, c cause) {
 	logger := klog.FromContext(ctx)
 	file, err := rules.Load(r.opts.Path)
+	r.mu.Lock()
+	r.pending = nil // the file on disk is what counts now
+	r.mu.Unlock()
 	if err != nil {
 		r.fail(ctx, c, err)
 		return
@@ -226,6 +251,9 @@ func (r *Reloader) reload(ctx context.Context, c cause) {
 	r.mu.Lock()
 	same, wasFailed := reflect.DeepEqual(file, r.file), r.failed
 	r.mu.Unlock()
+	if same {
+		r.release(ctx) // the file is back to the rules in force
+	}
 	if same && !c.resolve {
 		if wasFailed {
 			r.succeed()
@@ -235,9 +263,18 @@ func (r *Reloader) reload(ctx context.Context, c cause) {
 		}
 		return
 	}
-	if err := r.apply(ctx, file); err != nil {
+	confirmed := r.confirms(file, c)
+	var held errHeld
+	switch err := r.apply(ctx, file, c.guard && !confirmed); {
+	case errors.As(err, &held):
+		r.hold(ctx, file, held.error)
+		return
+	case err != nil:
 		r.fail(ctx, c, err)
 		return
+	}
+	if !same {
+		r.release(ctx)
 	}
 	r.succeed()
 	if !same {
@@ -253,8 +290,15 @@ func (r *Reloader) succeed() {
 	r.record(metrics.Success)
 }
 
-// fail records and reports a load that failed with err.
+// fail records and reports a load that failed with err. A file that could
+// not be compiled because the API server could not be asked is not invalid:
+// it is compiled again at the next look-up.
 func (r *Reloader) fail(ctx context.Context, c cause, err error) {
+	if errors.Is(err, ErrUnreachable) {
+		r.record(metrics.Failure)
+		klog.FromContext(ctx).Error(err, "Could not ask the API server; the previous rules are still enforced until it answers", "path", r.opts.Path, "reason", c.name, "retryIn", r.opts.RetryInterval)
+		return
+	}
 	r.mu.Lock()
 	r.failed = true
 	r.mu.Unlock()
@@ -262,31 +306,34 @@ func (r *Reloader) fail(ctx context.Context, c cause, err error) {
 	klog.FromContext(ctx).Error(err, "Rules file invalid; the previous rules are still enforced", "path", r.opts.Path, "reason", c.name)
 }
 
-// resolve resolves the rules in force again, against the cluster as it is
-// now, and applies the result if it changed.
-func (r *Reloader) resolve(ctx context.Context) {
-	r.mu.Lock()
-	file := r.file
-	r.mu.Unlock()
-	if err := r.apply(ctx, file); err != nil {
-		klog.FromContext(ctx).Error(err, "Rules conflict on the resources now served; the previous rules are still enforced")
-	}
-}
-
 // apply compiles file against the cluster as it is now and, unless its
 // rules conflict, makes it the file in force, applying the compiled set
-// when it differs from the one in force.
-func (r *Reloader) apply(ctx context.Context, file *rules.File) error {
+// when it differs from the one in force — unless, when guard, the Guard
+// holds it: then it returns the Guard's error as an errHeld.
+func (r *Reloader) apply(ctx context.Context, file *rules.File, guard bool) error {
 	r.opts.Reset()
 	r.mu.Lock()
 	r.lookedUp = time.Now()
 	r.mu.Unlock()
 	set, unresolved, err := r.opts.Compile(file)
+	r.mu.Lock()
+	r.unreachable, r.pending = errors.Is(err, ErrUnreachable), nil
+	if r.unreachable && !reflect.DeepEqual(file, r.file) {
+		r.pending = file
+	}
+	r.mu.Unlock()
 	if err != nil {
 		return err
 	}
 	r.mu.Lock()
 	changed := !reflect.DeepEqual(set, r.set)
+	r.mu.Unlock()
+	if changed && guard {
+		if err := r.opts.Guard(ctx, set); err != nil {
+			return errHeld{err}
+		}
+	}
+	r.mu.Lock()
 	r.file, r.set, r.unresolved = file, set, unresolved
 	r.mu.Unlock()
 	r.report(ctx)

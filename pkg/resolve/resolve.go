@@ -71,6 +71,33 @@ func (r *Resolver) Resolve(name string) (rules.Resource, error) {
 	}, nil
 }
 
+// ResolveGroupResource resolves a group-resource as a record lists it
+// ("" for the core group) to that resource in exactly that group, served
+// at its preferred version. Unlike Resolve it expands no short names: the
+// name is a resource's plural, as the API server serves it. Its error
+// matches ErrNotServed when the server does not serve the resource.
+func (r *Resolver) ResolveGroupResource(gr schema.GroupResource) (rules.Resource, error) {
+	gvks, err := r.deferred.KindsFor(gr.WithVersion(""))
+	if err != nil && !meta.IsNoMatchError(err) {
+		return rules.Resource{}, resolveError(gr.String(), err)
+	}
+	for _, gvk := range gvks {
+		if gvk.Group != gr.Group {
+			continue // the same resource name in another group
+		}
+		mapping, err := r.deferred.RESTMapping(gvk.GroupKind())
+		if err != nil {
+			return rules.Resource{}, resolveError(gr.String(), err)
+		}
+		return rules.Resource{
+			GVR:        mapping.Resource,
+			Kind:       mapping.GroupVersionKind.Kind,
+			Namespaced: mapping.Scope.Name() == meta.RESTScopeNameNamespace,
+		}, nil
+	}
+	return rules.Resource{}, &notServedError{name: gr.String()}
+}
+
 // kindFor follows kubectl: a name with a version ("deployments.v1.apps")
 // is tried as fully specified first, then as "resource.group".
 func (r *Resolver) kindFor(name string) (schema.GroupVersionKind, error) {

@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	k8stesting "k8s.io/client-go/testing"
 
@@ -84,5 +85,43 @@ func TestResolveAfterOutage(t *testing.T) {
 	r.Reset()
 	if got, err := r.Resolve("cm"); err != nil || got.GVR.Resource != "configmaps" {
 		t.Fatalf("Resolve after the outage = %v, %v; want configmaps", got, err)
+	}
+}
+
+// A recorded group-resource resolves in exactly its group, with no short
+// names: the core group's configmaps are not example.com's.
+func TestResolveGroupResource(t *testing.T) {
+	refused := errors.New("connection refused")
+	tests := []struct {
+		gr        schema.GroupResource
+		down      error
+		want      string // resource.version.group
+		notServed bool
+	}{
+		{gr: schema.GroupResource{Resource: "configmaps"}, want: "configmaps.v1"},
+		{gr: schema.GroupResource{Group: "example.com", Resource: "configmaps"}, want: "configmaps.v2.example.com"},
+		{gr: schema.GroupResource{Group: "apps", Resource: "deployments"}, want: "deployments.v1.apps"},
+		{gr: schema.GroupResource{Resource: "deployments"}, notServed: true},
+		{gr: schema.GroupResource{Resource: "cm"}, notServed: true},
+		{gr: schema.GroupResource{Group: "example.com", Resource: "widgets"}, notServed: true},
+		{gr: schema.GroupResource{Resource: "configmaps"}, down: refused},
+	}
+	for _, tc := range tests {
+		t.Run(tc.gr.String(), func(t *testing.T) {
+			down := tc.down
+			d := fakeDiscovery(&down)
+			d.Resources = append(d.Resources, &metav1.APIResourceList{GroupVersion: "example.com/v2", APIResources: []metav1.APIResource{
+				{Name: "configmaps", SingularName: "configmap", Kind: "Map", Verbs: metav1.Verbs{"get", "list"}},
+			}})
+			got, err := New(d).ResolveGroupResource(tc.gr)
+			switch {
+			case tc.want != "":
+				if err != nil || rules.GVRString(got.GVR) != tc.want {
+					t.Errorf("ResolveGroupResource(%v) = %v, %v; want %s", tc.gr, got, err, tc.want)
+				}
+			case err == nil || errors.Is(err, ErrNotServed) != tc.notServed:
+				t.Errorf("ResolveGroupResource(%v) = %v, %v; want an error, ErrNotServed: %v", tc.gr, got, err, tc.notServed)
+			}
+		})
 	}
 }

@@ -2,10 +2,12 @@ package rules
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -35,6 +37,9 @@ type Target struct {
 	ReadsObjects bool
 	// NeedsNamespaceLabels is set when a rule selects by namespace labels.
 	NeedsNamespaceLabels bool
+	// ReadsNamespaces is set when a rule reads values from the objects'
+	// namespaces (fromNamespace); NamespaceKeys says which.
+	ReadsNamespaces bool
 
 	static   *Evaluation // what every object gets, when no rule selects or reads
 	excluded []string    // namespace globs no rule applies in
@@ -60,26 +65,56 @@ func (t *Target) isNamespaces() bool {
 // Evaluate returns what the rules want of obj, which it only reads. Rules
 // that read values from objects need obj's content (an
 // *unstructured.Unstructured); any other rule needs only its metadata.
-func (t *Target) Evaluate(obj metav1.Object, nsLabels NamespaceLabels) *Evaluation {
-	if len(t.excluded) > 0 {
-		ns := obj.GetNamespace()
-		if t.isNamespaces() {
-			ns = obj.GetName()
-		}
-		if ns != "" && anyGlob(t.excluded, ns) {
-			return nothing
-		}
+//
+// namespaces gives the namespace of obj to rules that select by its labels
+// or read its labels or annotations.
+func (t *Target) Evaluate(obj metav1.Object, namespaces Namespaces) *Evaluation {
+	if glob, _ := t.excludedBy(obj); glob != "" {
+		return nothing
 	}
 	if t.static != nil {
 		return t.static
 	}
 	e := &Evaluation{}
+	var h home
+	if t.ReadsNamespaces {
+		h.obj, h.why = t.home(obj, namespaces)
+	}
 	for _, r := range t.Rules {
-		if r.Selects(obj, t.isNamespaces(), nsLabels) {
-			r.contribute(e, obj)
+		if !r.Selects(obj, t.isNamespaces(), namespaces) {
+			continue
 		}
+		e.Selected = append(e.Selected, r)
+		if r.Audit() {
+			w := r.alone(obj, h)
+			e.Audited = append(e.Audited, Audited{Rule: r, Desired: w.Desired})
+			e.Problems = append(e.Problems, w.Problems...)
+			continue
+		}
+		r.contribute(e, obj, h)
 	}
 	return e
+}
+
+// excludedBy returns the --exclude-namespaces glob that leaves obj out of
+// every rule, or "", and the namespace it was matched with.
+func (t *Target) excludedBy(obj metav1.Object) (glob, namespace string) {
+	if len(t.excluded) == 0 {
+		return "", ""
+	}
+	ns := obj.GetNamespace()
+	if t.isNamespaces() {
+		ns = obj.GetName()
+	}
+	if ns == "" {
+		return "", ""
+	}
+	for _, g := range t.excluded {
+		if ok, _ := path.Match(g, ns); ok {
+			return g, ns
+		}
+	}
+	return "", ""
 }
 
 // SameRules reports whether t and o hold the same rules.
@@ -180,7 +215,8 @@ func Compile(name string, f *File, resolve ResolveFunc) (set *Set, unresolved []
 		for _, r := range t.Rules {
 			t.ReadsObjects = t.ReadsObjects || r.ReadsObject()
 			t.NeedsNamespaceLabels = t.NeedsNamespaceLabels || r.NamespaceSelector != ""
-			static = static && !r.Selective() && !r.ReadsObject()
+			t.ReadsNamespaces = t.ReadsNamespaces || r.ReadsNamespace()
+			static = static && !r.Selective() && !r.ReadsObject() && !r.ReadsNamespace()
 		}
 		if static {
 			t.static = t.Evaluate(&metav1.ObjectMeta{}, nil)
@@ -206,21 +242,15 @@ func staticConflicts(t *Target) []FieldError {
 		if r.Selective() {
 			continue
 		}
-		add := func(kind, key, value string, from, removal bool, field string) {
-			what := strconv.Quote(value)
-			switch {
-			case from:
-				what = "read from the object"
-			case removal:
-				what = "removed"
-			}
+		// what is a quoted value, or how the value is read.
+		add := func(kind, key, what string, field string) {
 			k := kind + "/" + key
 			prev, ok := claims[k]
 			if !ok {
 				claims[k] = claim{rule: r, what: what}
 				return
 			}
-			if prev.rule == r || (!from && !removal && prev.what == what) {
+			if prev.rule == r || (strings.HasPrefix(what, `"`) && prev.what == what) {
 				return
 			}
 			out = append(out, FieldError{
@@ -229,23 +259,27 @@ func staticConflicts(t *Target) []FieldError {
 					prev.rule.Index, prev.rule.Name, GVRString(t.GVR), kind, key, what, prev.what),
 			})
 		}
-		for _, k := range sortedKeys(r.Annotations) {
-			add(annotationKind, k, r.Annotations[k], false, false, "annotations."+k)
-		}
-		for _, k := range sortedKeys(r.AnnotationsFrom) {
-			add(annotationKind, k, "", true, false, "annotations."+k)
-		}
-		for _, k := range sortedKeys(r.Labels) {
-			add(labelKind, k, r.Labels[k], false, false, "labels."+k)
-		}
-		for _, k := range sortedKeys(r.LabelsFrom) {
-			add(labelKind, k, "", true, false, "labels."+k)
-		}
-		for i, k := range r.RemoveAnnotations {
-			add(annotationKind, k, "", false, true, fmt.Sprintf("removeAnnotations[%d]", i))
-		}
-		for i, k := range r.RemoveLabels {
-			add(labelKind, k, "", false, true, fmt.Sprintf("removeLabels[%d]", i))
+		for _, kind := range []struct {
+			name, field string
+			set, from   map[string]string
+			fromNS      map[string]NamespaceKey
+			remove      []string
+		}{
+			{annotationKind, "annotations", r.Annotations, r.AnnotationsFrom, r.AnnotationsFromNamespace, r.RemoveAnnotations},
+			{labelKind, "labels", r.Labels, r.LabelsFrom, r.LabelsFromNamespace, r.RemoveLabels},
+		} {
+			for _, k := range sortedKeys(kind.set) {
+				add(kind.name, k, strconv.Quote(kind.set[k]), kind.field+"."+k)
+			}
+			for _, k := range sortedKeys(kind.from) {
+				add(kind.name, k, "read from the object", kind.field+"."+k)
+			}
+			for _, k := range slices.Sorted(maps.Keys(kind.fromNS)) {
+				add(kind.name, k, "read from the namespace's "+kind.fromNS[k].String(), kind.field+"."+k)
+			}
+			for i, k := range kind.remove {
+				add(kind.name, k, "removed", fmt.Sprintf("remove%s[%d]", strings.ToUpper(kind.field[:1])+kind.field[1:], i))
+			}
 		}
 	}
 	return out

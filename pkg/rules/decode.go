@@ -92,20 +92,27 @@ func (d *decoder) rule(n *yaml.Node, path string) Rule {
 	if seen := ruleSchema.decode(d, n, path, &r); !ruleSchema.setsSome(seen) {
 		d.errorf(n, path, "sets nothing: give %s", setters)
 	}
-	d.setAndRemove(n, path+".removeAnnotations", r.Annotations, r.AnnotationsFrom, r.RemoveAnnotations)
-	d.setAndRemove(n, path+".removeLabels", r.Labels, r.LabelsFrom, r.RemoveLabels)
+	d.setAndRemove(n, path+".removeAnnotations", r.RemoveAnnotations, r.Annotations, r.AnnotationsFrom, keysOf(r.AnnotationsFromNamespace))
+	d.setAndRemove(n, path+".removeLabels", r.RemoveLabels, r.Labels, r.LabelsFrom, keysOf(r.LabelsFromNamespace))
 	return r
 }
 
 // setAndRemove reports keys a rule both sets and removes.
-func (d *decoder) setAndRemove(n *yaml.Node, path string, set, from map[string]string, remove []string) {
+func (d *decoder) setAndRemove(n *yaml.Node, path string, remove []string, set ...map[string]string) {
 	for _, k := range remove {
-		_, lit := set[k]
-		_, jp := from[k]
-		if lit || jp {
+		if slices.ContainsFunc(set, func(m map[string]string) bool { _, ok := m[k]; return ok }) {
 			d.errorf(n, path, "%q is both set and removed by the rule", k)
 		}
 	}
+}
+
+// keysOf returns m's keys, as a map to empty values.
+func keysOf[V any](m map[string]V) map[string]string {
+	out := make(map[string]string, len(m))
+	for k := range m {
+		out[k] = ""
+	}
+	return out
 }
 
 func (d *decoder) ruleName(n *yaml.Node, path string) string {

@@ -2,38 +2,96 @@ package rules
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/kube-annotator/kube-annotator/pkg/patch"
 )
 
+// metadataValues are the keys of an annotations or labels mapping, by how
+// their value is given.
+type metadataValues struct {
+	literal       map[string]string       // a string
+	jsonPath      map[string]string       // {jsonPath: '…'}
+	fromNamespace map[string]NamespaceKey // {fromNamespace: {…}}
+}
+
+// valueForm is a value that is read rather than given: a mapping with one
+// field, name.
+type valueForm struct {
+	name string
+	// how says, in errors, how to write it and what it reads.
+	how string
+	// decode checks the field's value v, found at path p, and stores it as
+	// the value of key in into.
+	decode func(d *decoder, v *yaml.Node, p, key string, into *metadataValues)
+}
+
+// valueForms are the value forms of annotations and labels, in the order
+// the docs list them: the one table of them.
+var valueForms = []valueForm{
+	{name: "jsonPath", how: "{jsonPath: '{.path.to.field}'} to read it from the object",
+		decode: func(d *decoder, v *yaml.Node, p, key string, into *metadataValues) {
+			if tmpl, ok := d.jsonPathValue(v, p); ok {
+				into.jsonPath = put(into.jsonPath, key, tmpl)
+			}
+		}},
+	{name: "fromNamespace", how: "{fromNamespace: {label: KEY}} to read a label (or annotation) of its namespace",
+		decode: func(d *decoder, v *yaml.Node, p, key string, into *metadataValues) {
+			if k, ok := d.fromNamespace(v, p); ok {
+				into.fromNamespace = put(into.fromNamespace, key, k)
+			}
+		}},
+}
+
+// valueFormNames are the fields of valueForms.
+var valueFormNames = func() []string {
+	out := make([]string, len(valueForms))
+	for i, f := range valueForms {
+		out[i] = f.name
+	}
+	return out
+}()
+
+// valueFormsHow says how to write a value, in errors.
+var valueFormsHow = func() string {
+	var parts []string
+	for _, f := range valueForms {
+		parts = append(parts, f.how)
+	}
+	return "a string, " + strings.Join(parts, ", or ")
+}()
+
+// put sets m[k] to v, making m when nil.
+func put[V any](m map[string]V, k string, v V) map[string]V {
+	if m == nil {
+		m = map[string]V{}
+	}
+	m[k] = v
+	return m
+}
+
 // metadata decodes an annotations or labels mapping: keys to literal string
-// values, or to {jsonPath: '…'} values read from the object.
-func (d *decoder) metadata(n *yaml.Node, path, kind string) (literal, from map[string]string) {
+// values, or to one of the valueForms.
+func (d *decoder) metadata(n *yaml.Node, path, kind string) metadataValues {
+	var out metadataValues
 	if n.Kind != yaml.MappingNode {
 		d.errorf(n, path, "must be a mapping of %s keys to string values, got %s", kind, describe(n))
-		return nil, nil
+		return out
 	}
 	if len(n.Content) == 0 {
 		d.errorf(n, path, "must set at least one %s", kind)
-		return nil, nil
+		return out
 	}
 	size := 0
 	d.fields(n, path, nil, func(key, p string, v *yaml.Node) {
 		d.metadataKey(d.keyLine, p, kind, key)
-		if v.Kind == yaml.MappingNode && !hasKey(v, "jsonPath") {
-			d.errorf(v, p, "value must be a string, or {jsonPath: '{.path.to.field}'} to read it from the object; got a mapping")
-			return
-		}
 		if v.Kind == yaml.MappingNode {
-			if tmpl, ok := d.jsonPathValue(v, p); ok {
-				if from == nil {
-					from = map[string]string{}
-				}
-				from[key] = tmpl
-			}
+			d.valueForm(v, p, key, &out)
 			return
 		}
 		s, ok := d.value(v, p)
@@ -45,16 +103,36 @@ func (d *decoder) metadata(n *yaml.Node, path, kind string) (literal, from map[s
 				d.errorf(v, p, "invalid label value %q: %s", s, msg)
 			}
 		}
-		if literal == nil {
-			literal = map[string]string{}
-		}
-		literal[key] = s
+		out.literal = put(out.literal, key, s)
 		size += len(key) + len(s)
 	})
 	if kind == annotationKind && size > apivalidation.TotalAnnotationSizeLimitB {
 		d.errorf(n, path, "annotations total %d bytes, more than the API server accepts (%d)", size, apivalidation.TotalAnnotationSizeLimitB)
 	}
-	return literal, from
+	return out
+}
+
+// valueForm decodes n, the mapping given as the value of key at path p:
+// exactly one of valueForms.
+func (d *decoder) valueForm(n *yaml.Node, p, key string, into *metadataValues) {
+	if !slices.ContainsFunc(valueFormNames, func(name string) bool { return hasKey(n, name) }) {
+		d.errorf(n, p, "value must be %s; got a mapping", valueFormsHow)
+		return
+	}
+	var given []string
+	d.fields(n, p, valueFormNames, func(name, fp string, v *yaml.Node) {
+		given = append(given, name)
+		if len(given) > 1 {
+			return
+		}
+		i := slices.Index(valueFormNames, name)
+		valueForms[i].decode(d, v, fp, key, into)
+	})
+	if len(given) > 1 {
+		d.errorf(n, p, "gives both %s; a value is read one way", strings.Join(given, " and "))
+		delete(into.jsonPath, key)
+		delete(into.fromNamespace, key)
+	}
 }
 
 // metadataKey reports an invalid annotation or label key. Annotation keys
@@ -66,6 +144,10 @@ func (d *decoder) metadataKey(line int, path, kind, key string) {
 	}
 	for _, msg := range validation.IsQualifiedName(check) {
 		d.errs = append(d.errs, FieldError{Line: line, Field: path, Message: fmt.Sprintf("invalid %s key: %s", kind, msg)})
+	}
+	if kind == annotationKind && patch.IsMarker(check) {
+		d.errs = append(d.errs, FieldError{Line: line, Field: path, Message: fmt.Sprintf(
+			"reserved annotation key: kube-annotator's admission policies record in *.%s/* annotations the keys they set", patch.MarkerDomain)})
 	}
 }
 

@@ -66,29 +66,22 @@ func (d *decoder) selector(n *yaml.Node, p string) string {
 	return s
 }
 
-// jsonPathValue decodes {jsonPath: '{...}'}, a value read from the object.
-func (d *decoder) jsonPathValue(n *yaml.Node, p string) (string, bool) {
-	var tmpl string
-	ok := false
-	seen := d.fields(n, p, []string{"jsonPath"}, func(_, fp string, v *yaml.Node) {
-		s, isStr := d.str(v, fp)
-		if !isStr {
-			return
-		}
-		if err := jsonpath.New(fp).Parse(s); err != nil || !strings.Contains(s, "{") {
-			d.errorf(v, fp, "invalid JSONPath template %q: write it as kubectl does, e.g. '{.metadata.labels.team}'%s", s, errSuffix(err))
-			return
-		}
-		if why := selfReferential(s); why != "" {
-			d.errorf(v, fp, "JSONPath template %q reads %s, which every write changes, so the value would never settle; read a field, e.g. '{.metadata.labels.team}'", s, why)
-			return
-		}
-		tmpl, ok = s, true
-	})
-	if !seen["jsonPath"] {
-		d.errorf(n, p+".jsonPath", "required field is missing; a value is a string or {jsonPath: '{.path.to.field}'}")
+// jsonPathValue decodes the template of {jsonPath: '{...}'}, a value read
+// from the object.
+func (d *decoder) jsonPathValue(v *yaml.Node, fp string) (string, bool) {
+	s, isStr := d.str(v, fp)
+	if !isStr {
+		return "", false
 	}
-	return tmpl, ok
+	if err := jsonpath.New(fp).Parse(s); err != nil || !strings.Contains(s, "{") {
+		d.errorf(v, fp, "invalid JSONPath template %q: write it as kubectl does, e.g. '{.metadata.labels.team}'%s", s, errSuffix(err))
+		return "", false
+	}
+	if why := selfReferential(s); why != "" {
+		d.errorf(v, fp, "JSONPath template %q reads %s, which every write changes, so the value would never settle; read a field, e.g. '{.metadata.labels.team}'", s, why)
+		return "", false
+	}
+	return s, true
 }
 
 func errSuffix(err error) string {

@@ -77,8 +77,12 @@ func TestParseErrors(t *testing.T) {
 			`rules.yaml:7: rules[0].annotations.c: value must be a string, got null; write "" for an empty value`}},
 		{"list and mapping values", head + "    a: [x]\n    b: {x: y}\n    c: 2001-12-14\n", []string{
 			`rules.yaml:5: rules[0].annotations.a: value must be a string, got a list`,
-			`rules.yaml:6: rules[0].annotations.b: value must be a string, or {jsonPath: '{.path.to.field}'} to read it from the object; got a mapping`,
+			`rules.yaml:6: rules[0].annotations.b: value must be a string, {jsonPath: '{.path.to.field}'} to read it from the object, or {fromNamespace: {label: KEY}} to read a label (or annotation) of its namespace; got a mapping`,
 			`rules.yaml:7: rules[0].annotations.c: value must be a string; quote it: "2001-12-14"`}},
+		{"reserved marker keys", head + "    pods.admission.kube-annotator.io/kube-annotator: x\n    admission.kube-annotator.io/x: y\n" +
+			"  removeAnnotations: [Deployments.Apps.admission.kube-annotator.io/x]\n  removeLabels: [pods.admission.kube-annotator.io/x]\n", []string{
+			`rules.yaml:5: rules[0].annotations.pods.admission.kube-annotator.io/kube-annotator: reserved annotation key: kube-annotator's admission policies record in *.admission.kube-annotator.io/* annotations the keys they set`,
+			`rules.yaml:7: rules[0].removeAnnotations[0]: reserved annotation key: kube-annotator's admission policies record in *.admission.kube-annotator.io/* annotations the keys they set`}},
 		{"unknown top-level field", "kind: Rules\nrules: []\n",
 			[]string{`rules.yaml:1: kind: unknown field; known fields are version, rules`}},
 		{"unknown top-level field with suggestion", "rule: []\n", []string{
@@ -86,7 +90,7 @@ func TestParseErrors(t *testing.T) {
 			`rules.yaml:1: rules: required field is missing`}},
 		{"unknown rule field with suggestion", "rules:\n- name: a\n  resource: [pods]\n  annotations: {a: b}\n", []string{
 			`rules.yaml:2: rules[0].resources: required field is missing`,
-			`rules.yaml:3: rules[0].resource: unknown field (did you mean "resources"?); known fields are name, resources, namespaces, excludeNamespaces, namespaceSelector, selector, names, annotations, labels, removeAnnotations, removeLabels`}},
+			`rules.yaml:3: rules[0].resource: unknown field (did you mean "resources"?); known fields are name, resources, namespaces, excludeNamespaces, namespaceSelector, selector, names, mode, annotations, labels, removeAnnotations, removeLabels`}},
 		{"duplicate rule names", "rules:\n" + rule("a") + rule("b") + rule("a") + rule("a"), []string{
 			`rules.yaml:4: rules[2].name: duplicate name "a"; rules[0] already uses it`,
 			`rules.yaml:5: rules[3].name: duplicate name "a"; rules[0] already uses it`}},
@@ -152,7 +156,7 @@ func TestParseErrors(t *testing.T) {
 			`rules.yaml:8: rules[0].labels.team: invalid label value "not valid!": …`,
 			`rules.yaml:8: rules[0].labels.Bad Key: invalid label key: …`,
 			`rules.yaml:9: rules[0].annotations.x.jsonPath: invalid JSONPath template "{.spec": …`,
-			`rules.yaml:9: rules[0].annotations.y: value must be a string, or {jsonPath: '{.path.to.field}'} to read it from the object; got a mapping`,
+			`rules.yaml:9: rules[0].annotations.y: value must be a string, {jsonPath: '{.path.to.field}'} to read it from the object, or {fromNamespace: {label: KEY}} to read a label (or annotation) of its namespace; got a mapping`,
 			`rules.yaml:10: rules[0].removeAnnotations[1]: duplicate key "x"`,
 			`rules.yaml:11: rules[0].removeLabels: must be a list of label keys, got a mapping`,
 		}},
@@ -163,6 +167,16 @@ func TestParseErrors(t *testing.T) {
 			`rules.yaml:8: rules[0].annotations.d.jsonPath: JSONPath template "{..name}" reads ..name…`,
 			`rules.yaml:9: rules[0].annotations.e.jsonPath: JSONPath template "{.metadata.resourceVersion}" reads .metadata.resourceVersion…`,
 			`rules.yaml:10: rules[0].annotations.f.jsonPath: JSONPath template "x{$.metadata.labels}" reads .metadata.labels…`,
+		}},
+		{"fromNamespace misused", head + "    a: {jsonPath: '{.spec.x}', fromNamespace: {label: team}}\n    b: {fromNamespace: {}}\n    c: {fromNamespace: {label: team, annotation: team}}\n    d: {fromNamespace: {label: 'bad key'}}\n    e: {fromNamespace: team}\n    f: {fromNamespace: {lable: team}}\n    ok: {fromNamespace: {annotation: example.com/cost}}\n  removeAnnotations: [ok]\n", []string{
+			`rules.yaml:2: rules[0].removeAnnotations: "ok" is both set and removed by the rule`,
+			`rules.yaml:5: rules[0].annotations.a: gives both jsonPath and fromNamespace; a value is read one way`,
+			`rules.yaml:6: rules[0].annotations.b.fromNamespace: must name the namespace's key to read: {label: KEY} or {annotation: KEY}`,
+			`rules.yaml:7: rules[0].annotations.c.fromNamespace: gives both label and annotation; read one key of the namespace`,
+			`rules.yaml:8: rules[0].annotations.d.fromNamespace.label: invalid label key: …`,
+			`rules.yaml:9: rules[0].annotations.e.fromNamespace: must be {label: KEY} or {annotation: KEY}, got "team"`,
+			`rules.yaml:10: rules[0].annotations.f.fromNamespace.lable: unknown field (did you mean "label"?); known fields are label, annotation`,
+			`rules.yaml:10: rules[0].annotations.f.fromNamespace: must name the namespace's key to read: {label: KEY} or {annotation: KEY}`,
 		}},
 		{"set and removed by one rule", head + "    a: x\n  removeAnnotations: [a]\n", []string{
 			`rules.yaml:2: rules[0].removeAnnotations: "a" is both set and removed by the rule`}},

@@ -41,6 +41,12 @@ func TestProjection(t *testing.T) {
 		{name: "a Namespace is selected by its own labels", gvr: nss,
 			rules: "rules:\n- {name: r, resources: [configmaps, namespaces], namespaceSelector: 'team=a,!frozen', annotations: {a: '1'}}\n",
 			anns:  []string{"a"}, lbl: []string{"team", "frozen"}},
+		{name: "keys set from the namespace", gvr: cms,
+			rules: "rules:\n- {name: r, resources: [configmaps], annotations: {cost: {fromNamespace: {annotation: example.com/cost}}}, labels: {team: {fromNamespace: {label: team}}}}\n",
+			anns:  []string{"cost"}, lbl: []string{"team"}},
+		{name: "a Namespace reads its own keys with fromNamespace", gvr: nss,
+			rules: "rules:\n- {name: r, resources: [namespaces], annotations: {cost: {fromNamespace: {annotation: example.com/cost}}}, labels: {owner: {fromNamespace: {label: team}}}}\n",
+			anns:  []string{"cost", "example.com/cost"}, lbl: []string{"owner", "team"}},
 		{name: "a JSONPath rule reads the whole object", gvr: cms, whole: true,
 			rules: "rules:\n- {name: r, resources: [configmaps], labels: {owner: {jsonPath: '{.data.owner}'}}}\n" +
 				"- {name: s, resources: [configmaps], annotations: {a: '1'}}\n",
@@ -49,7 +55,8 @@ func TestProjection(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := compileOne(t, tc.rules).Targets[tc.gvr].Projection()
-			want := rules.Projection{Whole: tc.whole, Annotations: sets.New(tc.anns...), Labels: sets.New(tc.lbl...)}
+			// Every object may opt out: the control annotations are read.
+			want := rules.Projection{Whole: tc.whole, Annotations: sets.New(tc.anns...).Insert(rules.ControlAnnotations...), Labels: sets.New(tc.lbl...)}
 			if got.Whole != want.Whole || !got.Annotations.Equal(want.Annotations) || !got.Labels.Equal(want.Labels) {
 				t.Errorf("Projection() = whole %v, annotations %v, labels %v; want whole %v, annotations %v, labels %v",
 					got.Whole, sets.List(got.Annotations), sets.List(got.Labels), want.Whole, sets.List(want.Annotations), sets.List(want.Labels))
@@ -58,6 +65,20 @@ func TestProjection(t *testing.T) {
 				t.Errorf("Projection().Equal(%+v) = false", want)
 			}
 		})
+	}
+}
+
+// Reads leaves out the keys the rules only set.
+func TestReads(t *testing.T) {
+	tg := compileOne(t, "rules:\n- {name: r, resources: [configmaps], selector: app=web, annotations: {a: '1'}, labels: {l: x}, removeAnnotations: [old], removeLabels: [legacy]}\n").
+		Targets[schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}]
+	got := tg.Reads()
+	wantAnns, wantLbls := sets.New("old").Insert(rules.ControlAnnotations...), sets.New("app", "legacy")
+	if got.Whole || !got.Annotations.Equal(wantAnns) || !got.Labels.Equal(wantLbls) {
+		t.Errorf("Reads() = annotations %v, labels %v; want %v, %v", sets.List(got.Annotations), sets.List(got.Labels), sets.List(wantAnns), sets.List(wantLbls))
+	}
+	if !tg.Projection().Covers(got) {
+		t.Errorf("Projection() does not cover Reads()")
 	}
 }
 

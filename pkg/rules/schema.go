@@ -58,13 +58,17 @@ var ruleSchema = mapping[Rule]{
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.Selector = d.selector(v, p) }},
 	{name: "names", fills: []string{"Names"},
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.Names = d.globs(v, p) }},
-	{name: "annotations", fills: []string{"Annotations", "AnnotationsFrom"}, sets: true,
+	{name: "mode", fills: []string{"Mode"},
+		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.Mode = d.mode(v, p) }},
+	{name: "annotations", fills: []string{"Annotations", "AnnotationsFrom", "AnnotationsFromNamespace"}, sets: true,
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) {
-			r.Annotations, r.AnnotationsFrom = d.metadata(v, p, annotationKind)
+			m := d.metadata(v, p, annotationKind)
+			r.Annotations, r.AnnotationsFrom, r.AnnotationsFromNamespace = m.literal, m.jsonPath, m.fromNamespace
 		}},
-	{name: "labels", fills: []string{"Labels", "LabelsFrom"}, sets: true,
+	{name: "labels", fills: []string{"Labels", "LabelsFrom", "LabelsFromNamespace"}, sets: true,
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) {
-			r.Labels, r.LabelsFrom = d.metadata(v, p, labelKind)
+			m := d.metadata(v, p, labelKind)
+			r.Labels, r.LabelsFrom, r.LabelsFromNamespace = m.literal, m.jsonPath, m.fromNamespace
 		}},
 	{name: "removeAnnotations", fills: []string{"RemoveAnnotations"}, sets: true,
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.RemoveAnnotations = d.keys(v, p, annotationKind) }},

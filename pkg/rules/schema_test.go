@@ -26,8 +26,9 @@ var fieldExamples = map[string]string{
 	"namespaceSelector": "env=prod",
 	"selector":          "app=web",
 	"names":             `["web-*"]`,
-	"annotations":       "{owner: web, team: {jsonPath: '{.metadata.labels.team}'}}",
-	"labels":            "{owner: web, team: {jsonPath: '{.metadata.labels.team}'}}",
+	"mode":              "audit",
+	"annotations":       "{owner: web, team: {jsonPath: '{.metadata.labels.team}'}, cost: {fromNamespace: {annotation: example.com/cost}}}",
+	"labels":            "{owner: web, team: {jsonPath: '{.metadata.labels.team}'}, tier: {fromNamespace: {label: tier}}}",
 	"removeAnnotations": "[deprecated.example.com/flag]",
 	"removeLabels":      "[legacy]",
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 
@@ -16,9 +17,6 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 )
-
-// NamespaceLabels returns the labels of a namespace, and whether it is known.
-type NamespaceLabels func(namespace string) (labels.Set, bool)
 
 // Compiled is one rule ready to be evaluated against objects.
 type Compiled struct {
@@ -79,48 +77,48 @@ func (c *Compiled) ReadsObject() bool { return len(c.annotationsFrom)+len(c.labe
 
 // Selects reports whether the rule applies to obj. isNamespace says obj is
 // a Namespace, which is matched by its own name and labels.
-func (c *Compiled) Selects(obj metav1.Object, isNamespace bool, nsLabels NamespaceLabels) bool {
+func (c *Compiled) Selects(obj metav1.Object, isNamespace bool, namespaces Namespaces) bool {
+	return c.Unselected(obj, isNamespace, namespaces) == ""
+}
+
+// Unselected returns why the rule does not apply to obj — the first of its
+// selection fields that obj fails, named as in the file — or "" when it
+// applies. isNamespace is as for Selects.
+func (c *Compiled) Unselected(obj metav1.Object, isNamespace bool, namespaces Namespaces) string {
 	if c.selector != nil && !c.selector.Matches(labels.Set(obj.GetLabels())) {
-		return false
+		return fmt.Sprintf("selector %q does not match the object's labels", c.Selector)
 	}
 	if len(c.Names) > 0 && !anyGlob(c.Names, obj.GetName()) {
-		return false
+		return fmt.Sprintf("names %q do not match %q", c.Names, obj.GetName())
 	}
 	ns := obj.GetNamespace()
 	if isNamespace {
 		ns = obj.GetName()
 	}
 	if ns == "" {
-		return true // cluster-scoped: namespace criteria do not apply
+		return "" // cluster-scoped: namespace criteria do not apply
 	}
 	if len(c.Namespaces) > 0 && !anyGlob(c.Namespaces, ns) {
-		return false
+		return fmt.Sprintf("namespaces %q do not match namespace %q", c.Namespaces, ns)
 	}
 	if anyGlob(c.ExcludeNamespaces, ns) {
-		return false
+		return fmt.Sprintf("excludeNamespaces %q match namespace %q", c.ExcludeNamespaces, ns)
 	}
 	if c.namespaceSelector != nil {
 		var set labels.Set
 		if isNamespace {
 			set = labels.Set(obj.GetLabels())
-		} else if l, ok := lookup(nsLabels, ns); ok {
-			set = l
+		} else if m, ok := namespaces.lookup(ns); ok {
+			set = labels.Set(m.GetLabels())
 		} else {
-			return false // namespace not known yet; its arrival enqueues its objects
+			// Not known yet; its arrival enqueues its objects.
+			return fmt.Sprintf("namespaceSelector %q: namespace %q is not known", c.NamespaceSelector, ns)
 		}
 		if !c.namespaceSelector.Matches(set) {
-			return false
+			return fmt.Sprintf("namespaceSelector %q does not match the labels of namespace %q", c.NamespaceSelector, ns)
 		}
 	}
-	return true
-}
-
-// lookup asks nsLabels, which may be nil, for a namespace's labels.
-func lookup(nsLabels NamespaceLabels, ns string) (labels.Set, bool) {
-	if nsLabels == nil {
-		return nil, false
-	}
-	return nsLabels(ns)
+	return ""
 }
 
 func anyGlob(globs []string, s string) bool {
@@ -168,19 +166,52 @@ func values(from map[string]*template, obj metav1.Object, valid func(string) []s
 	return out, problems
 }
 
-// contribute adds what the rule wants of obj to d. Keys already set by an
-// earlier rule keep their value (file order decides); a different value is
-// reported as a conflict.
-func (c *Compiled) contribute(e *Evaluation, obj metav1.Object) {
+// home is the namespace fromNamespace values of an object are read from:
+// obj, or nil and why there is none.
+type home struct {
+	obj metav1.Object
+	why string
+}
+
+// contribute adds what the rule wants of obj, whose namespace is h, to d.
+// Keys already set by an earlier rule keep their value (file order
+// decides); a different value is reported as a conflict.
+func (c *Compiled) contribute(e *Evaluation, obj metav1.Object, h home) {
 	anns, p1 := values(c.annotationsFrom, obj, validAnnotationValue)
 	lbls, p2 := values(c.labelsFrom, obj, validation.IsValidLabelValue)
-	for _, p := range append(p1, p2...) {
+	nsAnns, p3 := namespaceValues(c.AnnotationsFromNamespace, h.obj, h.why, validAnnotationValue)
+	nsLbls, p4 := namespaceValues(c.LabelsFromNamespace, h.obj, h.why, validation.IsValidLabelValue)
+	for _, p := range slices.Concat(p1, p2, p3, p4) {
 		e.Problems = append(e.Problems, c.Name+": "+p)
 	}
-	e.Desired.Annotations = e.merge(e.Desired.Annotations, c.Annotations, anns, c.Name, annotationKind)
-	e.Desired.Labels = e.merge(e.Desired.Labels, c.Labels, lbls, c.Name, labelKind)
+	e.Desired.Annotations = e.merge(e.Desired.Annotations, c.Annotations, anns, nsAnns, c.Name, annotationKind)
+	e.Desired.Labels = e.merge(e.Desired.Labels, c.Labels, lbls, nsLbls, c.Name, labelKind)
 	e.Desired.RemoveAnnotations = append(e.Desired.RemoveAnnotations, c.RemoveAnnotations...)
 	e.Desired.RemoveLabels = append(e.Desired.RemoveLabels, c.RemoveLabels...)
+	e.removedBy = attribute(e.removedBy, annotationKind, c.RemoveAnnotations, c.Name)
+	e.removedBy = attribute(e.removedBy, labelKind, c.RemoveLabels, c.Name)
+}
+
+// attribute records rule as the remover of keys of kind, unless an earlier
+// rule removes them.
+func attribute(by map[string]string, kind string, keys []string, rule string) map[string]string {
+	for _, k := range keys {
+		if by == nil {
+			by = map[string]string{}
+		}
+		if _, ok := by[kind+"/"+k]; !ok {
+			by[kind+"/"+k] = rule
+		}
+	}
+	return by
+}
+
+// alone returns what the rule alone wants of obj, whose namespace is h, as
+// if it were the only rule and enforced: for audit rules and explanations.
+func (c *Compiled) alone(obj metav1.Object, h home) *Evaluation {
+	e := &Evaluation{}
+	c.contribute(e, obj, h)
+	return e
 }
 
 // Evaluation is what the rules want of one object.
@@ -190,12 +221,35 @@ type Evaluation struct {
 	Conflicts []Conflict
 	// Problems are values that could not be read from the object.
 	Problems []string
+	// Selected are the rules that select the object, in file order,
+	// whatever their mode.
+	Selected []*Compiled
+	// Audited is what each selecting rule in audit mode wants, in file
+	// order. It is not part of Desired: nothing is written for it.
+	Audited []Audited
 
-	setBy map[string]string // kind/key → rule that set it
+	setBy     map[string]string // kind/key → rule that set it
+	removedBy map[string]string // kind/key → first rule that removes it
 }
 
-func (e *Evaluation) merge(into, literal, computed map[string]string, rule, kind string) map[string]string {
-	for _, m := range []map[string]string{literal, computed} {
+// Audited is what one rule in audit mode wants of an object.
+type Audited struct {
+	Rule    *Compiled
+	Desired patch.Desired
+}
+
+// RuleFor names the rule that sets or removes the key of kind
+// ("annotation" or "label") in e, or returns "" when no rule does (a key
+// the controller set before that no rule wants any more).
+func (e *Evaluation) RuleFor(kind, key string) string {
+	if r, ok := e.setBy[kind+"/"+key]; ok {
+		return r
+	}
+	return e.removedBy[kind+"/"+key]
+}
+
+func (e *Evaluation) merge(into, literal, computed, fromNamespace map[string]string, rule, kind string) map[string]string {
+	for _, m := range []map[string]string{literal, computed, fromNamespace} {
 		for k, v := range m {
 			if into == nil {
 				into = map[string]string{}

@@ -22,9 +22,13 @@ func obj(ns, name string, lbls map[string]string) *unstructured.Unstructured {
 	return u
 }
 
-func nsLabels(name string) (labels.Set, bool) {
+// nsLabels knows two namespaces, prod-1 and dev-1.
+func nsLabels(name string) (metav1.Object, bool) {
 	l, ok := map[string]labels.Set{"prod-1": {"env": "prod"}, "dev-1": {"env": "dev"}}[name]
-	return l, ok
+	if !ok {
+		return nil, false
+	}
+	return &metav1.ObjectMeta{Name: name, Labels: l, Annotations: map[string]string{"example.com/cost": "c-" + name}}, true
 }
 
 // compileOne compiles rulesYAML against configmaps (and namespaces).

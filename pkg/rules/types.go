@@ -69,6 +69,10 @@ type Rule struct {
 	Selector string
 	// Names ("names") selects objects whose name matches any of these globs.
 	Names []string
+	// Mode ("mode") is what the rule does with the objects it selects:
+	// "enforce" (the default) writes what it wants; "audit" only reports
+	// what it would change, in logs, metrics and events, and never writes.
+	Mode string
 
 	// Annotations ("annotations", the keys given a string) are set to these
 	// literal values.
@@ -77,12 +81,23 @@ type Rule struct {
 	// are set to the value read from the object with that kubectl JSONPath
 	// template.
 	AnnotationsFrom map[string]string
+	// AnnotationsFromNamespace ("annotations", the keys given
+	// {fromNamespace: {label: KEY}} or {fromNamespace: {annotation: KEY}})
+	// are set to the value of that label or annotation of the object's
+	// namespace (of the Namespace itself, for the namespaces resource),
+	// and follow it when it changes. A cluster-scoped object has no
+	// namespace: such a key is not set on it, and the problem is logged.
+	AnnotationsFromNamespace map[string]NamespaceKey
 	// Labels ("labels", the keys given a string) are set to these literal
 	// values.
 	Labels map[string]string
 	// LabelsFrom ("labels", the keys given {jsonPath: '{.spec.foo}'}) are set
 	// to the value read from the object, as AnnotationsFrom.
 	LabelsFrom map[string]string
+	// LabelsFromNamespace ("labels", the keys given {fromNamespace: …}) are
+	// set to the value read from the object's namespace, as
+	// AnnotationsFromNamespace.
+	LabelsFromNamespace map[string]NamespaceKey
 	// RemoveAnnotations ("removeAnnotations") are deleted, whoever set them.
 	RemoveAnnotations []string
 	// RemoveLabels ("removeLabels") are deleted, whoever set them.

@@ -5,14 +5,13 @@
 package scan
 
 import (
-	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
@@ -26,16 +25,9 @@ import (
 // PageSize is how many objects one list request asks for.
 const PageSize = 500
 
-// Change is one annotation or label that must change.
-type Change struct {
-	// Kind is "annotation" or "label".
-	Kind string `json:"kind"`
-	Key  string `json:"key"`
-	// Old is the current value; nil when the key is missing.
-	Old *string `json:"old"`
-	// New is the value to set; nil when the key is to be deleted.
-	New *string `json:"new"`
-}
+// Change is one annotation or label that must change, and the rule that
+// wants it.
+type Change = reconcile.KeyChange
 
 // Object is an object whose annotations must change.
 type Object struct {
@@ -44,19 +36,23 @@ type Object struct {
 	Namespace string   `json:"namespace,omitempty"`
 	Name      string   `json:"name"`
 	Changes   []Change `json:"changes"`
+	// Audit is what rules in audit mode would change; nothing is written
+	// for it.
+	Audit []reconcile.AuditChange `json:"-"`
 	// Requests are the writes that make the change, for reconcile.Writer.
 	Requests []patch.Request `json:"-"`
 }
 
 // Visit is called for every object examined; pending is nil when the
-// object already carries what the rules want.
+// object already carries what the rules want (or is left alone) and no
+// rule in audit mode would change it.
 type Visit func(t *rules.Target, pending *Object) error
 
 // Resource lists every object of t (in namespace, or all namespaces when
 // namespace is "" or the resource is cluster-scoped) and calls visit for
 // each, in list order, with what reconcile.Decide decided for it as the
 // field manager manager.
-func Resource(ctx context.Context, client dynamic.Interface, t *rules.Target, namespace, manager string, nsLabels rules.NamespaceLabels, visit Visit) error {
+func Resource(ctx context.Context, client dynamic.Interface, t *rules.Target, namespace, manager string, nsLabels rules.Namespaces, nsIgnored rules.IgnoredNamespaces, visit Visit) error {
 	if !t.Namespaced {
 		namespace = ""
 	}
@@ -70,7 +66,7 @@ func Resource(ctx context.Context, client dynamic.Interface, t *rules.Target, na
 		if !ok {
 			return fmt.Errorf("list %s: unexpected item %T", rules.GVRString(t.GVR), obj)
 		}
-		d, err := reconcile.Decide(t, u, nsLabels, manager)
+		d, err := reconcile.Decide(t, u, nsLabels, nsIgnored, manager)
 		if err != nil {
 			return fmt.Errorf("encode patch for %s: %w", reconcile.Ref{GVR: t.GVR, Namespace: u.GetNamespace(), Name: u.GetName()}, err)
 		}
@@ -78,51 +74,62 @@ func Resource(ctx context.Context, client dynamic.Interface, t *rules.Target, na
 	})
 }
 
-// pending describes what d changes on u, an object of t, or returns nil
-// when d changes nothing.
+// pending describes what d changes on u, an object of t, and what rules
+// in audit mode would change, or returns nil when there is neither.
 func pending(t *rules.Target, u *unstructured.Unstructured, d reconcile.Decision) *Object {
-	if d.Empty() {
+	if d.Empty() && len(d.Audit) == 0 {
 		return nil
 	}
-	o := &Object{Resource: rules.GVRString(t.GVR), Namespace: u.GetNamespace(), Name: u.GetName(), Requests: d.Requests}
-	o.Changes = append(changes("annotation", u.GetAnnotations(), d.Change.Annotations), changes("label", u.GetLabels(), d.Change.Labels)...)
-	return o
-}
-
-// changes lists the changes of one kind, sorted by key.
-func changes(kind string, current map[string]string, next map[string]*string) []Change {
-	out := make([]Change, 0, len(next))
-	for k, v := range next {
-		c := Change{Kind: kind, Key: k, New: v}
-		if old, ok := current[k]; ok {
-			c.Old = &old
-		}
-		out = append(out, c)
-	}
-	slices.SortFunc(out, func(a, b Change) int { return cmp.Compare(a.Key, b.Key) })
-	return out
+	return &Object{Resource: rules.GVRString(t.GVR), Namespace: u.GetNamespace(), Name: u.GetName(),
+		Changes: d.Changes(u), Audit: d.Audit, Requests: d.Requests}
 }
 
 // NamespaceLabels lists the namespaces once, for rules that select by
-// namespace labels, when set needs them; otherwise it returns nil.
-func NamespaceLabels(ctx context.Context, client dynamic.Interface, set *rules.Set) (rules.NamespaceLabels, error) {
-	needed := false
-	for _, t := range set.Targets {
-		needed = needed || t.NeedsNamespaceLabels
-	}
-	if !needed {
+// namespace labels or read values from namespaces (fromNamespace), when
+// set has such rules; otherwise it returns nil.
+func NamespaceLabels(ctx context.Context, client dynamic.Interface, set *rules.Set) (rules.Namespaces, error) {
+	if !slices.ContainsFunc(slices.Collect(maps.Values(set.Targets)), func(t *rules.Target) bool { return t.NeedsNamespaceLabels || t.ReadsNamespaces }) {
 		return nil, nil
 	}
+	list, err := listNamespaces(ctx, client, "namespaceSelector and fromNamespace")
+	if err != nil {
+		return nil, err
+	}
+	byName := make(map[string]metav1.Object, len(list.Items))
+	for i := range list.Items {
+		byName[list.Items[i].GetName()] = &list.Items[i]
+	}
+	return func(name string) (metav1.Object, bool) {
+		ns, ok := byName[name]
+		return ns, ok
+	}, nil
+}
+
+// IgnoredNamespaces lists the namespaces once, when set rules a namespaced
+// resource, and returns those that opt out (rules.IgnoreAnnotation);
+// otherwise it returns nil.
+func IgnoredNamespaces(ctx context.Context, client dynamic.Interface, set *rules.Set) (rules.IgnoredNamespaces, error) {
+	if !slices.ContainsFunc(slices.Collect(maps.Values(set.Targets)), func(t *rules.Target) bool { return t.Namespaced }) {
+		return nil, nil
+	}
+	list, err := listNamespaces(ctx, client, rules.IgnoreAnnotation)
+	if err != nil {
+		return nil, err
+	}
+	ignored := map[string]bool{}
+	for _, ns := range list.Items {
+		if rules.OptsOut(ns.GetAnnotations()) {
+			ignored[ns.GetName()] = true
+		}
+	}
+	return func(name string) bool { return ignored[name] }, nil
+}
+
+// listNamespaces lists every namespace; why says what for, in errors.
+func listNamespaces(ctx context.Context, client dynamic.Interface, why string) (*unstructured.UnstructuredList, error) {
 	list, err := client.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("list namespaces for namespaceSelector: %w", err)
+		return nil, fmt.Errorf("list namespaces for %s: %w", why, err)
 	}
-	byName := make(map[string]labels.Set, len(list.Items))
-	for _, ns := range list.Items {
-		byName[ns.GetName()] = labels.Set(ns.GetLabels())
-	}
-	return func(name string) (labels.Set, bool) {
-		l, ok := byName[name]
-		return l, ok
-	}, nil
+	return list, nil
 }

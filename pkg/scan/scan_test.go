@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -103,12 +104,15 @@ func ptr(s string) *string { return &s }
 func TestPending(t *testing.T) {
 	const abc = "rules:\n- {name: r, resources: [configmaps], annotations: {b: '2', a: '1', c: ''}}\n"
 	const nsSelector = "rules:\n- {name: r, resources: [configmaps], namespaceSelector: team=a, annotations: {a: '1'}}\n"
-	nsLabels := func(ns string) (labels.Set, bool) {
+	nsLabels := func(ns string) (metav1.Object, bool) {
 		l, ok := map[string]labels.Set{"ns-a": {"team": "a"}, "ns-b": {"team": "b"}}[ns]
-		return l, ok
+		return &metav1.ObjectMeta{Name: ns, Labels: l}, ok
 	}
-	ann := func(kind, key string, old, new *string) Change {
-		return Change{Kind: kind, Key: key, Old: old, New: new}
+	ann := func(kind, key string, old, new *string) Change { // what rule r wants
+		return Change{Kind: kind, Key: key, Old: old, New: new, Rule: "r"}
+	}
+	pruned := func(key string, old *string) Change { // no rule wants it
+		return Change{Kind: "annotation", Key: key, Old: old}
 	}
 	tests := []struct {
 		name  string
@@ -135,13 +139,13 @@ func TestPending(t *testing.T) {
 			}},
 		{"our key no rule wants is deleted", abc, cm("ns", "x", map[string]string{"a": "1", "b": "2", "c": "", "stale": "s"}, "a", "stale"), &Object{
 			Resource: "configmaps.v1", Namespace: "ns", Name: "x",
-			Changes:  []Change{ann("annotation", "stale", ptr("s"), nil)},
+			Changes:  []Change{pruned("stale", ptr("s"))},
 			Requests: merge(`{"metadata":{"annotations":{"stale":null}}}`),
 		}},
 		{"excluded namespace", abc, cm("kube-system", "x", nil), nil},
 		{"excluded namespace: our keys deleted", abc, cm("kube-system", "x", map[string]string{"a": "1"}, "a"), &Object{
 			Resource: "configmaps.v1", Namespace: "kube-system", Name: "x",
-			Changes:  []Change{ann("annotation", "a", ptr("1"), nil)},
+			Changes:  []Change{pruned("a", ptr("1"))},
 			Requests: merge(`{"metadata":{"annotations":{"a":null}}}`),
 		}},
 		{"namespace selected", nsSelector, cm("ns-a", "x", nil), &Object{
@@ -168,7 +172,7 @@ func TestPending(t *testing.T) {
 			set := compile(t, tc.rules)
 			tg := set.SortedTargets()[0]
 			before := tc.obj.DeepCopy()
-			d, err := reconcile.Decide(tg, tc.obj, nsLabels, manager)
+			d, err := reconcile.Decide(tg, tc.obj, nsLabels, nil, manager)
 			if err != nil {
 				t.Fatalf("Decide() error = %v", err)
 			}
@@ -243,7 +247,7 @@ func TestResource(t *testing.T) {
 			client := newClient(objs...)
 			tg := set.Targets[tc.gvr]
 			var visits []visited
-			err := Resource(t.Context(), client, tg, tc.namespace, manager, nil, func(got *rules.Target, o *Object) error {
+			err := Resource(t.Context(), client, tg, tc.namespace, manager, nil, nil, func(got *rules.Target, o *Object) error {
 				if got != tg {
 					t.Errorf("visit got target %v, want the one listed", got.GVR)
 				}
@@ -306,7 +310,7 @@ func TestResourceErrors(t *testing.T) {
 				client.PrependReactor("list", "configmaps", tc.react)
 			}
 			visits := 0
-			err := Resource(context.Background(), client, set.Targets[configMaps], "", manager, nil,
+			err := Resource(context.Background(), client, set.Targets[configMaps], "", manager, nil, nil,
 				func(*rules.Target, *Object) error { visits++; return tc.visitErr })
 			if !errors.Is(err, tc.wantErr) {
 				t.Errorf("Resource() error = %v, want %v", err, tc.wantErr)
@@ -345,7 +349,7 @@ func TestNamespaceLabels(t *testing.T) {
 				client.PrependReactor("list", "namespaces", tc.react)
 			}
 			got, err := NamespaceLabels(t.Context(), client, compile(t, tc.rules))
-			if !errors.Is(err, tc.wantErr) || (err != nil && !strings.HasPrefix(err.Error(), "list namespaces for namespaceSelector: ")) {
+			if !errors.Is(err, tc.wantErr) || (err != nil && !strings.HasPrefix(err.Error(), "list namespaces for namespaceSelector and fromNamespace: ")) {
 				t.Errorf("NamespaceLabels() error = %v, want %v, with context", err, tc.wantErr)
 			}
 			if (got == nil) != tc.wantNil {
@@ -358,7 +362,11 @@ func TestNamespaceLabels(t *testing.T) {
 				return
 			}
 			for ns, want := range map[string]labels.Set{"ns-a": {"team": "a"}, "bare": {}, "unknown": nil} {
-				l, ok := got(ns)
+				m, ok := got(ns)
+				var l labels.Set
+				if ok {
+					l = m.GetLabels()
+				}
 				if ok != (want != nil) || !reflect.DeepEqual(l, want) && len(l)+len(want) > 0 {
 					t.Errorf("labels of %s = %v, %v; want %v, %v", ns, l, ok, want, want != nil)
 				}

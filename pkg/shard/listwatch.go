@@ -51,7 +51,7 @@ type listWatch struct {
 func (s *Shard) ListWatch(gvr schema.GroupVersionResource, ns string, lw *cache.ListWatch) *cache.ListWatch {
 	resource := gvr.GroupResource().String()
 	w := &listWatch{
-		inner: lw, resource: resource, selector: s.ranges.Selector(), metrics: s.metrics,
+		inner: lw, resource: resource, selector: s.Ranges().Selector(), metrics: s.metrics,
 		logger: s.logger.WithValues("resource", resource),
 		probe: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return s.probe(ctx, gvr, ns, o)
@@ -158,7 +158,7 @@ func (w *listWatch) setMode(applied bool) Mode {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if mode != w.mode {
-		w.logger.Info("Sharded informer", "mode", mode, "selector", w.expr)
+		w.logger.Info("Sharded informer", "mode", mode, "selector", abbreviate(w.expr))
 		for _, m := range Modes {
 			w.metrics.Mode.WithLabelValues(w.resource, string(m)).Set(boolFloat(m == mode))
 		}
@@ -193,4 +193,13 @@ func boolFloat(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// abbreviate shortens a selector of many ranges for the log.
+func abbreviate(expr string) string {
+	const most = 200
+	if len(expr) <= most {
+		return expr
+	}
+	return fmt.Sprintf("%s… (%d bytes)", expr[:most], len(expr))
 }

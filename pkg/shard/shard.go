@@ -2,6 +2,7 @@ package shard
 
 import (
 	"context"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,6 +14,7 @@ import (
 
 // Shard is this replica's share of the objects.
 type Shard struct {
+	mu      sync.Mutex
 	ranges  Ranges
 	metrics *Metrics
 	logger  klog.Logger
@@ -29,6 +31,7 @@ func New(logger klog.Logger, client dynamic.Interface, rs Ranges, members int, m
 	m.OwnedFraction.Set(rs.Fraction())
 	m.Ranges.Set(float64(len(rs)))
 	m.Members.Set(float64(members))
+	m.ServingFraction.Set(rs.Fraction())
 	probe := func(ctx context.Context, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (runtime.Object, error) {
 		return client.Resource(gvr).Namespace(ns).List(ctx, opts)
 	}
@@ -36,7 +39,19 @@ func New(logger klog.Logger, client dynamic.Interface, rs Ranges, members int, m
 }
 
 // Ranges are the ranges the shard owns.
-func (s *Shard) Ranges() Ranges { return s.ranges }
+func (s *Shard) Ranges() Ranges {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ranges
+}
+
+// SetRanges makes rs, which must not be empty, the ranges of the
+// informers made from now on; those made before keep theirs.
+func (s *Shard) SetRanges(rs Ranges) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ranges = rs
+}
 
 const namespace = "kube_annotator_shard"
 
@@ -48,6 +63,12 @@ type Metrics struct {
 	Ranges prometheus.Gauge
 	// Members is the number of replicas the objects are split among.
 	Members prometheus.Gauge
+	// ServingFraction is the part of the hash space this replica caches
+	// and writes: what it owns and, during a handoff, what it hands over.
+	ServingFraction prometheus.Gauge
+	// Reshards counts the times this replica rebuilt its informers on new
+	// ranges.
+	Reshards prometheus.Counter
 	// Mode is 1 for the mode, server or client, that a resource's
 	// informer runs in.
 	Mode *prometheus.GaugeVec
@@ -74,6 +95,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Namespace: namespace, Name: "members",
 			Help: "Replicas the objects are split among.",
 		}),
+		ServingFraction: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "serving_fraction",
+			Help: "Part of the hash space that this replica caches and writes: what it owns and, during a handoff, what it hands over.",
+		}),
+		Reshards: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: namespace, Name: "reshards_total",
+			Help: "Times this replica rebuilt its informers on new ranges (dynamic sharding).",
+		}),
 		Mode: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "informer_mode",
 			Help: "1 for the mode a resource's informer runs in: server (the API server applies the shard selector) or client (this replica drops other shards' objects).",
@@ -87,6 +116,6 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Objects of other shards that this replica dropped itself (client mode), by resource.",
 		}, []string{"resource"}),
 	}
-	reg.MustRegister(m.OwnedFraction, m.Ranges, m.Members, m.Mode, m.Received, m.Dropped)
+	reg.MustRegister(m.OwnedFraction, m.Ranges, m.Members, m.ServingFraction, m.Reshards, m.Mode, m.Received, m.Dropped)
 	return m
 }

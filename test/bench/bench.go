@@ -169,9 +169,11 @@ func (b *bench) shapePhases(ctx context.Context, runners []*runner, ka *runner, 
 		}
 		if b.opts.rounds == 0 || i > 0 {
 			logf("Converging the %s objects with kube-annotator, then measuring its memory at %d objects", b.shape.name, n)
-			if _, err := b.idle(ctx, ka, fmt.Sprintf("%s-%d-objects-converge", b.shape.name, n), idleOptions{}); err != nil {
+			converge, err := b.idle(ctx, ka, fmt.Sprintf("%s-%d-objects-converge", b.shape.name, n), idleOptions{env: b.memoryEnv()})
+			if err != nil {
 				return err
 			}
+			logf("kube-annotator converged %d objects with peak RSS %.1f MiB%s", n, float64(converge.peakRSS)/1024, b.memLimitNote(converge.peakRSS))
 		} else {
 			logf("Measuring kube-annotator's memory at %d %s objects", n, b.shape.name)
 		}

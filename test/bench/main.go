@@ -82,6 +82,7 @@ type options struct {
 	timeout       time.Duration
 	crCacheReads  bool
 	realistic     bool
+	goMemLimit    int64
 }
 
 // shapes are the shapes of objects the benchmark measures with.
@@ -135,6 +136,7 @@ func parseFlags(args []string) (options, error) {
 	})
 	fs.DurationVar(&o.memoryWindow, "memory-window", 10*time.Second, "how long kube-annotator's heap is sampled once converged")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "longest a runner may take to annotate every object")
+	fs.Int64Var(&o.goMemLimit, "gomemlimit", 0, "GOMEMLIMIT in bytes for kube-annotator while its memory is measured, as deploy/ sets it from the memory limit (268435456 for 256Mi); 0 leaves it unset")
 	fs.BoolVar(&o.realistic, "realistic", false, "measure everything again with realistic objects: ten labels, four annotations among which a 3 KB kubectl last-applied-configuration, managedFields of kubectl and Helm")
 	fs.BoolVar(&o.crCacheReads, "cr-cache-reads", false, "let the controller-runtime baseline read unstructured objects from its cache instead of its default GET to the API server")
 	if err := fs.Parse(args); err != nil {
@@ -170,6 +172,9 @@ func (o options) validate() error {
 	}
 	if o.steady <= 0 || o.memoryWindow <= 0 || o.timeout <= 0 {
 		errs = append(errs, errors.New("--steady, --memory-window and --timeout must be positive"))
+	}
+	if o.goMemLimit < 0 {
+		errs = append(errs, fmt.Errorf("--gomemlimit must not be negative, got %d", o.goMemLimit))
 	}
 	if o.latency < 0 {
 		errs = append(errs, fmt.Errorf("--latency must not be negative, got %d", o.latency))

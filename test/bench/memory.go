@@ -56,11 +56,11 @@ type memoryOptions struct {
 func (b *bench) memory(ctx context.Context, ka *runner, opts memoryOptions) (memoryPoint, error) {
 	p := memoryPoint{objects: b.objects}
 	tag := fmt.Sprintf("%s-%d-objects", b.shape.name, b.objects)
-	run, err := b.idle(ctx, ka, tag, idleOptions{latency: opts.latency, rebuild: opts.rebuild})
+	run, err := b.idle(ctx, ka, tag, idleOptions{env: b.memoryEnv(), latency: opts.latency, rebuild: opts.rebuild})
 	if err != nil {
 		return p, err
 	}
-	live, err := b.idle(ctx, ka, fmt.Sprintf("%s-gogc%d", tag, liveGOGC), idleOptions{env: []string{fmt.Sprintf("GOGC=%d", liveGOGC)}})
+	live, err := b.idle(ctx, ka, fmt.Sprintf("%s-gogc%d", tag, liveGOGC), idleOptions{env: append(b.memoryEnv(), fmt.Sprintf("GOGC=%d", liveGOGC))})
 	if err != nil {
 		return p, err
 	}
@@ -68,9 +68,26 @@ func (b *bench) memory(ctx context.Context, ka *runner, opts memoryOptions) (mem
 	p.peakRSS, p.restRSS = run.peakRSS, run.restRSS
 	p.synced, p.startup = run.synced, run.startup
 	p.latency, p.rebuild = run.latency, run.rebuild
-	logf("kube-annotator converged at %d objects: synced %.1fs after its start (%d LIST), heap in use %.1f MiB (%.1f MiB with GOGC=%d), peak RSS %.1f MiB, at rest %.1f MiB",
-		p.objects, p.synced.Seconds(), p.startup.list, p.heapInuse/(1<<20), p.liveHeap/(1<<20), liveGOGC, float64(p.peakRSS)/1024, float64(p.restRSS)/1024)
+	logf("kube-annotator converged at %d objects: synced %.1fs after its start (%d LIST), heap in use %.1f MiB (%.1f MiB with GOGC=%d), peak RSS %.1f MiB%s, at rest %.1f MiB",
+		p.objects, p.synced.Seconds(), p.startup.list, p.heapInuse/(1<<20), p.liveHeap/(1<<20), liveGOGC, float64(p.peakRSS)/1024, b.memLimitNote(p.peakRSS), float64(p.restRSS)/1024)
 	return p, nil
+}
+
+// memoryEnv is the environment added to kube-annotator while its memory
+// is measured: GOMEMLIMIT if --gomemlimit is set.
+func (b *bench) memoryEnv() []string {
+	if b.opts.goMemLimit == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("GOMEMLIMIT=%d", b.opts.goMemLimit)}
+}
+
+// memLimitNote compares a peak RSS in KiB with --gomemlimit, if set.
+func (b *bench) memLimitNote(peakRSS int64) string {
+	if b.opts.goMemLimit == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (GOMEMLIMIT %.0f MiB: %.0f%% of it)", float64(b.opts.goMemLimit)/(1<<20), 100*float64(peakRSS<<10)/float64(b.opts.goMemLimit))
 }
 
 // idleOptions say how idle runs kube-annotator and what it measures.

@@ -151,7 +151,7 @@ func (d *demo) run(ctx context.Context) (ready bool, err error) {
 		return err
 	})
 	logf("Started kube-controller-manager (pid %d, controllers %s), logging to %s",
-		d.kcm.PID(), strings.Join(kcmControllers, ","), d.kcmLog)
+		d.kcm.PID(), strings.Join(h.ControllerManagerControllers, ","), d.kcmLog)
 
 	if err := createNamespace(ctx, d.env.Dynamic, 10*time.Second); err != nil {
 		return false, err

@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -34,33 +33,6 @@ func stop(c *h.Child, timeout time.Duration) error {
 	return c.Stop(timeout)
 }
 
-// kcmControllers are the kube-controller-manager controllers the demo
-// needs: Deployments make ReplicaSets, ReplicaSets make Pods, new
-// namespaces get their "default" ServiceAccount, deleted namespaces are
-// emptied, and deleting a Deployment by hand removes its ReplicaSets and
-// Pods.
-var kcmControllers = []string{
-	"deployment-controller",
-	"replicaset-controller",
-	"serviceaccount-controller",
-	"namespace-controller",
-	"garbage-collector-controller",
-}
-
-// kcmArgs are kube-controller-manager's flags: the admin kubeconfig for
-// every controller, no leader election, and no HTTPS endpoint (secure port
-// 0), so that it opens no port at all, bound to loopback if it ever did.
-func kcmArgs(kubeconfig string) []string {
-	return []string{
-		"--kubeconfig=" + kubeconfig,
-		"--leader-elect=false",
-		"--controllers=" + strings.Join(kcmControllers, ","),
-		"--use-service-account-credentials=false",
-		"--bind-address=127.0.0.1",
-		"--secure-port=0",
-	}
-}
-
 // startKCM starts kube-controller-manager from assets, logging to logFile.
 func startKCM(assets, kubeconfig, logFile string) (*h.Child, error) {
 	f, err := os.Create(logFile)
@@ -68,7 +40,7 @@ func startKCM(assets, kubeconfig, logFile string) (*h.Child, error) {
 		return nil, err
 	}
 	defer f.Close() // the child has its own copy of the descriptor
-	cmd := exec.Command(filepath.Join(assets, "kube-controller-manager"), kcmArgs(kubeconfig)...)
+	cmd := exec.Command(filepath.Join(assets, "kube-controller-manager"), h.ControllerManagerArgs(kubeconfig)...)
 	cmd.Stdout, cmd.Stderr = f, f
 	return startChild("kube-controller-manager", cmd)
 }

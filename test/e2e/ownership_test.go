@@ -150,6 +150,10 @@ func TestSelectorsAndActions(t *testing.T) {
 	mk(nsA, "db-1", map[string]string{"app": "db"}, nil)
 	mk(nsB, "web-2", map[string]string{"app": "web", "team": "green"}, map[string]string{"legacy": "x"})
 
+	// The record is a ConfigMap too, in a namespace of its own: the
+	// not-b rule leaves it out, so that the record's writes are not
+	// followed by writes of the rule in the steady state.
+	recordNS := recordNamespace(t)
 	rulesFile := writeFile(t, "rules.yaml", `rules:
 - name: web
   resources: [configmaps]
@@ -171,7 +175,7 @@ func TestSelectorsAndActions(t *testing.T) {
 - name: not-b
   resources: [configmaps]
   namespaces: ["e2e-*"]
-  excludeNamespaces: [`+nsB+`]
+  excludeNamespaces: [`+nsB+`, `+recordNS+`]
   annotations: {selected/ns: "yes"}
 `)
 	p := startRun(t, "--rules", rulesFile, "--events")

@@ -11,7 +11,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -40,6 +42,28 @@ func runCmd(t *testing.T, cmd *exec.Cmd, stdin string) (stdout, stderr string, c
 func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	return runCmd(t, exec.Command(binary, args...), "")
+}
+
+// runCLIReadOnly is runCLI for a command that must not write: it fails
+// the test if the API server served a write request while it ran (other
+// than its own Lease heartbeat).
+func runCLIReadOnly(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	before, err := env.APIRequests(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code = runCLI(t, args...)
+	after, err := env.APIRequests(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	delta := after.Sub(before)
+	delete(delta, h.Request{Verb: "PUT", Group: "coordination.k8s.io", Resource: "leases"})
+	if n := delta.Writes(); n != 0 {
+		t.Errorf("%s made %d write requests, want 0: %v", args[0], n, delta)
+	}
+	return stdout, stderr, code
 }
 
 // kubectlCmd is a command that runs the kubectl built with the control
@@ -113,15 +137,37 @@ func freeAddr(t *testing.T) string {
 
 // startRun starts `kube-annotator run` with the admin kubeconfig, metrics
 // and probes on loopback, and args; the test's end stops it with SIGTERM
-// and expects exit 0.
+// and expects exit 0. On the shared control plane, unless args name one,
+// the controllers of one test keep their record in a namespace of that
+// test's own: the shared one lists what other tests wrote, which a
+// controller that watches every namespace would prune meanwhile.
 func startRun(t *testing.T, args ...string) *proc {
 	t.Helper()
 	metrics, probes := freeAddr(t), freeAddr(t)
+	if !slices.Contains(args, "--record-namespace") && !slices.Contains(args, "--kubeconfig") {
+		args = append(args, "--record-namespace", recordNamespace(t))
+	}
 	args = append([]string{"run", "--kubeconfig", env.Kubeconfig,
 		"--metrics-bind-address", metrics, "--health-probe-bind-address", probes}, args...)
 	p := startProc(t, "kube-annotator", exec.Command(binary, args...))
 	p.metrics, p.probes = metrics, probes
 	return p
+}
+
+// recordNamespaces are the record namespaces of startRun, by top-level
+// test, so that a controller a test restarts finds its record again.
+var recordNamespaces sync.Map
+
+// recordNamespace returns the record namespace of t's top-level test.
+func recordNamespace(t *testing.T) string {
+	t.Helper()
+	test, _, _ := strings.Cut(t.Name(), "/")
+	if ns, ok := recordNamespaces.Load(test); ok {
+		return ns.(string)
+	}
+	ns := env.NewNamespace(t)
+	recordNamespaces.Store(test, ns)
+	return ns
 }
 
 // stop sends SIGTERM and expects a clean exit within stopTimeout; it kills

@@ -147,7 +147,7 @@ func TestMetricsAndEvents(t *testing.T) {
 func TestServiceAccountIdentity(t *testing.T) {
 	rendered := applyDeploy(t)
 	sa := []string{"--as", "system:serviceaccount:kube-annotator:kube-annotator",
-		"--leader-elect", "--leader-election-namespace", "kube-annotator", "--rules", rulesPath()}
+		"--leader-elect", "--leader-election-namespace", "kube-annotator", "--record-namespace", "kube-annotator", "--rules", rulesPath()}
 
 	ns := env.NewNamespace(t)
 	seed(t, ns)

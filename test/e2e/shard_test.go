@@ -22,35 +22,45 @@ const shardedObjects = 3000
 // shards' objects itself). Either way every object is annotated with one
 // PATCH, and each replica caches a third of them.
 func TestShardedRunStatic(t *testing.T) {
+	withAndWithoutGate(t, func(t *testing.T, e *h.Env, gate bool) {
+		ns := e.NewNamespace(t)
+		configMapsOn(t, e, ns, shardedObjects)
+		before := requestsOn(t, e)
+		rules := writeFile(t, "rules.yaml", faultRules)
+		var procs []*proc
+		for i := range 3 {
+			procs = append(procs, startRun(t, "--rules", rules, "-n", ns, "--kubeconfig", e.Kubeconfig,
+				"--shard", strconv.Itoa(i), "--total-shards", "3"))
+		}
+		took := waitConvergedOn(t, e, ns, 90*time.Second)
+		for _, p := range procs {
+			p.waitMetric(t, 10*time.Second, "kube_annotator_informers_synced", 1)
+		}
+		d := requestsOn(t, e).Sub(before)
+		writes := d.Count("PATCH", "configmaps") + d.Count("APPLY", "configmaps")
+		t.Logf("converged in %v with %d patches", took, writes)
+		if writes != shardedObjects {
+			t.Errorf("%d patches for %d ConfigMaps, want one each", writes, shardedObjects)
+		}
+		checkShares(t, procs, gate)
+		if gate {
+			checkServerFiltered(t, e)
+		}
+	})
+}
+
+// withAndWithoutGate runs test as two subtests: on a control plane of
+// its own whose API server applies shard selectors (the
+// ShardedListAndWatch feature gate on), and on the suite's, where it is
+// off.
+func withAndWithoutGate(t *testing.T, test func(t *testing.T, e *h.Env, gate bool)) {
 	for _, gate := range []bool{true, false} {
 		t.Run(fmt.Sprintf("ShardedListAndWatch=%v", gate), func(t *testing.T) {
 			e := env
 			if gate {
 				e = startControlPlane(t, h.Options{APIServerFlags: map[string]string{"feature-gates": "ShardedListAndWatch=true"}})
 			}
-			ns := e.NewNamespace(t)
-			configMapsOn(t, e, ns, shardedObjects)
-			before := requestsOn(t, e)
-			rules := writeFile(t, "rules.yaml", faultRules)
-			var procs []*proc
-			for i := range 3 {
-				procs = append(procs, startRun(t, "--rules", rules, "-n", ns, "--kubeconfig", e.Kubeconfig,
-					"--shard", strconv.Itoa(i), "--total-shards", "3"))
-			}
-			took := waitConvergedOn(t, e, ns, 90*time.Second)
-			for _, p := range procs {
-				p.waitMetric(t, 10*time.Second, "kube_annotator_informers_synced", 1)
-			}
-			d := requestsOn(t, e).Sub(before)
-			writes := d.Count("PATCH", "configmaps") + d.Count("APPLY", "configmaps")
-			t.Logf("converged in %v with %d patches", took, writes)
-			if writes != shardedObjects {
-				t.Errorf("%d patches for %d ConfigMaps, want one each", writes, shardedObjects)
-			}
-			checkShares(t, procs, gate)
-			if gate {
-				checkServerFiltered(t, e)
-			}
+			test(t, e, gate)
 		})
 	}
 }
@@ -122,34 +132,51 @@ func checkServerFiltered(t *testing.T, e *h.Env) {
 // Deployment, a PodDisruptionBudget, and no Lease permissions (nothing
 // elects a leader).
 func TestDeployShardedApplies(t *testing.T) {
+	applyComponent(t, "sharded", []string{
+		"kind: StatefulSet", "replicas: 3", "--shard=$(SHARD)", "--total-shards=3",
+		"fieldPath: metadata.labels['apps.kubernetes.io/pod-index']", "kind: PodDisruptionBudget", "maxUnavailable: 1",
+		"kind: ClusterRole\n", "name: kube-annotator-rules\n", "path: /readyz",
+	}, []string{"kind: Deployment", "leases", "--leader-elect"})
+}
+
+// applyComponent renders deploy/ with the kustomize component
+// deploy/component, checks that the result has every one of want and none
+// of unwanted, and applies it.
+func applyComponent(t *testing.T, component string, want, unwanted []string) {
+	t.Helper()
+	rendered := renderWithComponent(t, component)
+	for _, w := range want {
+		if !strings.Contains(rendered, w) {
+			t.Errorf("rendered deploy/%s lacks %q", component, w)
+		}
+	}
+	for _, u := range unwanted {
+		if strings.Contains(rendered, u) {
+			t.Errorf("rendered deploy/%s has %q", component, u)
+		}
+	}
+	if out, err := kubectl(t, rendered, "apply", "--server-side", "-f", "-"); err != nil {
+		t.Fatalf("apply deploy/%s: %v\n%s", component, err, out)
+	}
+}
+
+// renderWithComponent renders deploy/ with the kustomize component
+// deploy/component, as a user's kustomization does (kustomize does not let
+// an overlay inside deploy/ build on deploy/).
+func renderWithComponent(t *testing.T, component string) string {
+	t.Helper()
 	dir := t.TempDir()
 	deploy, err := filepath.Rel(dir, filepath.Join(h.RepoRoot(), "deploy"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	kustomization := "resources: [" + deploy + "]\ncomponents: [" + deploy + "/sharded]\n"
+	kustomization := "resources: [" + deploy + "]\ncomponents: [" + deploy + "/" + component + "]\n"
 	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(kustomization), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	rendered, err := kubectl(t, "", "kustomize", dir)
 	if err != nil {
-		t.Fatalf("kubectl kustomize deploy/ with deploy/sharded: %v", err)
+		t.Fatalf("kubectl kustomize deploy/ with deploy/%s: %v", component, err)
 	}
-	for _, want := range []string{
-		"kind: StatefulSet", "replicas: 3", "--shard=$(SHARD)", "--total-shards=3",
-		"fieldPath: metadata.labels['apps.kubernetes.io/pod-index']", "kind: PodDisruptionBudget", "maxUnavailable: 1",
-		"kind: ClusterRole\n", "name: kube-annotator-rules\n", "path: /readyz",
-	} {
-		if !strings.Contains(rendered, want) {
-			t.Errorf("rendered deploy/sharded lacks %q", want)
-		}
-	}
-	for _, unwanted := range []string{"kind: Deployment", "leases", "--leader-elect"} {
-		if strings.Contains(rendered, unwanted) {
-			t.Errorf("rendered deploy/sharded has %q", unwanted)
-		}
-	}
-	if out, err := kubectl(t, rendered, "apply", "--server-side", "-f", "-"); err != nil {
-		t.Fatalf("apply deploy/sharded: %v\n%s", err, out)
-	}
+	return rendered
 }

@@ -1,0 +1,291 @@
+// Package admission translates compiled rules into MutatingAdmissionPolicies
+// (admissionregistration.k8s.io/v1), so that the API server annotates an
+// object in the request that creates or updates it, before the controller
+// ever sees it.
+//
+// Each rule becomes one policy and its binding, both named
+// "<field manager>.<rule>" and labelled with ManagedByLabel,
+// FieldManagerLabel and RuleLabel. The policy matches the rule's resources
+// at CREATE and UPDATE; the rule's selection becomes the policy's
+// objectSelector and namespaceSelector where a LabelSelector can state it,
+// and CEL matchConditions for name and namespace globs, the excluded
+// namespaces and the label selector read on the object itself. One
+// ApplyConfiguration mutation sets the rule's literal values and the values
+// it reads with JSONPath, each only when its fields are present (as the
+// controller does). When an earlier rule in the file may set the same key
+// differently, the later rule's policy sets the key only where the earlier
+// rule does not select the object or has no value for it, as file order
+// decides for the controller. Failures are ignored (failurePolicy Ignore):
+// a policy never blocks a request, and the controller converges what it
+// did not set.
+//
+// The policy also lists the keys it added or changed in the marker
+// annotation patch.MarkerKey(field manager, resource), so that the
+// controller counts them as its own (see package reconcile): the API server
+// records no owner for keys set at admission.
+//
+// Objects that opt out (kube-annotator.io/ignore: "true" on the object or
+// its namespace) are left alone, as the controller leaves them; rules in
+// audit mode, which write nothing, have no policy.
+//
+// What a rule asks that cannot be done at admission is left to the
+// controller, and Translate says so in a Note: removals (removeAnnotations,
+// removeLabels), JSONPath values that CEL cannot read the same way, keys an
+// earlier rule may set from such a value, and names of objects created with
+// generateName.
+package admission
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/kube-annotator/kube-annotator/pkg/patch"
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
+)
+
+// Labels on every policy and binding Translate returns.
+const (
+	// ManagedByLabel is app.kubernetes.io/managed-by, set to ManagedBy.
+	ManagedByLabel = "app.kubernetes.io/managed-by"
+	ManagedBy      = "kube-annotator"
+	// FieldManagerLabel names the field manager whose rules the policy
+	// applies: each field manager keeps its own policies.
+	FieldManagerLabel = "kube-annotator.io/field-manager"
+	// RuleLabel names the rule the policy applies.
+	RuleLabel = "kube-annotator.io/rule"
+)
+
+// Options say how rules are applied, as the controller applies them.
+type Options struct {
+	// FieldManager is the controller's field manager, a DNS label: it
+	// names the policies and the marker annotation.
+	FieldManager string
+	// ExcludeNamespaces are namespace globs no rule applies in.
+	ExcludeNamespaces []string
+	// Namespace, when set, is the only namespace whose objects the rules
+	// apply to (cluster-scoped objects are not restricted).
+	Namespace string
+}
+
+// Policy is the policy and binding that apply one rule at admission.
+type Policy struct {
+	// Rule is the rule's name.
+	Rule    string
+	Policy  *admissionregistrationv1.MutatingAdmissionPolicy
+	Binding *admissionregistrationv1.MutatingAdmissionPolicyBinding
+}
+
+// Note says what of a rule is not done at admission, and why. The
+// controller still enforces it.
+type Note struct {
+	// Rule is the rule's name; Field the rule's field the note is about, ""
+	// for the whole rule.
+	Rule, Field string
+	Reason      string
+}
+
+func (n Note) String() string {
+	if n.Field == "" {
+		return "rule " + n.Rule + ": " + n.Reason
+	}
+	return "rule " + n.Rule + ": " + n.Field + ": " + n.Reason
+}
+
+// Translate returns the policies that apply set's rules at admission, in
+// file order, and notes on what is left to the controller.
+func Translate(set *rules.Set, opts Options) ([]Policy, []Note, error) {
+	if msgs := validation.IsDNS1123Label(opts.FieldManager); len(msgs) > 0 {
+		return nil, nil, fmt.Errorf("field manager %q cannot name admission policies: %s", opts.FieldManager, strings.Join(msgs, "; "))
+	}
+	tr := &translator{opts: opts}
+	if err := tr.collect(set); err != nil {
+		return nil, nil, err
+	}
+	var out []Policy
+	for _, r := range tr.rules {
+		p, err := tr.policy(r)
+		if err != nil {
+			return nil, nil, fmt.Errorf("rule %s: %w", r.Name, err)
+		}
+		if p != nil {
+			out = append(out, *p)
+		}
+	}
+	return out, tr.notes, nil
+}
+
+// translator holds what Translate needs across rules.
+type translator struct {
+	opts  Options
+	rules []*rule // in file order
+	notes []Note
+}
+
+// rule is a compiled rule with its resources and what it sets.
+type rule struct {
+	*rules.Compiled
+	resources []schema.GroupVersionResource
+	keys      []*key
+	selection string // CEL: the rule selects the admitted object
+}
+
+// key is one annotation or label a rule sets.
+type key struct {
+	kind, name string
+	literal    *string
+	from       string // JSONPath template, when not literal
+	val        value
+	err        error // why val cannot be read at admission
+}
+
+// field is the rule field that sets k, for notes.
+func (k *key) field() string {
+	if k.kind == "label" {
+		return "labels." + k.name
+	}
+	return "annotations." + k.name
+}
+
+// marked is k as the marker lists it.
+func (k *key) marked() string {
+	if k.kind == "label" {
+		return patch.MarkerLabel + k.name
+	}
+	return k.name
+}
+
+// collect gathers set's rules in file order, with their resources, keys
+// and selection.
+func (tr *translator) collect(set *rules.Set) error {
+	byIndex := map[int]*rule{}
+	for _, t := range set.SortedTargets() {
+		for _, c := range t.Rules {
+			r := byIndex[c.Index]
+			if r == nil {
+				r = &rule{Compiled: c}
+				byIndex[c.Index] = r
+				tr.rules = append(tr.rules, r)
+			}
+			if patch.MarkerKey(tr.opts.FieldManager, t.GVR.GroupResource()) == "" {
+				return fmt.Errorf("rule %s: field manager %q and resource %s cannot name a marker annotation", c.Name, tr.opts.FieldManager, rules.GVRString(t.GVR))
+			}
+			r.resources = append(r.resources, t.GVR)
+		}
+	}
+	slices.SortFunc(tr.rules, func(a, b *rule) int { return a.Index - b.Index })
+	for _, r := range tr.rules {
+		r.keys = ruleKeys(r.Compiled)
+		sel, err := selects(r.Compiled)
+		if err != nil {
+			return fmt.Errorf("rule %s: %w", r.Name, err)
+		}
+		r.selection = sel
+	}
+	return nil
+}
+
+// errFromNamespace is why a value read from the object's namespace is not
+// set at admission.
+var errFromNamespace = errors.New("a value read from the namespace is kept in sync by the controller only")
+
+// ruleKeys lists what c sets, annotations then labels, each sorted.
+func ruleKeys(c *rules.Compiled) []*key {
+	var out []*key
+	add := func(kind string, literal, from map[string]string, fromNamespace map[string]rules.NamespaceKey) {
+		var keys []*key
+		for name, v := range literal {
+			keys = append(keys, &key{kind: kind, name: name, literal: &v, val: value{present: "true", text: quote(v)}})
+		}
+		for name, tmpl := range from {
+			k := &key{kind: kind, name: name, from: tmpl}
+			k.val, k.err = jsonPathValue(tmpl)
+			if k.err == nil {
+				k.val.present += " && " + validValue(kind, k.val.text)
+			}
+			keys = append(keys, k)
+		}
+		for name := range fromNamespace {
+			// The policy could read the namespace (namespaceObject), but
+			// it would then carry a copy of the namespace's value that no
+			// later change of the namespace updates until the controller
+			// does: the controller keeps such keys in sync on its own.
+			keys = append(keys, &key{kind: kind, name: name, err: errFromNamespace})
+		}
+		slices.SortFunc(keys, func(a, b *key) int { return strings.Compare(a.name, b.name) })
+		out = append(out, keys...)
+	}
+	add("annotation", c.Annotations, c.AnnotationsFrom, c.AnnotationsFromNamespace)
+	add("label", c.Labels, c.LabelsFrom, c.LabelsFromNamespace)
+	return out
+}
+
+// labelValue is the API server's pattern for a label value.
+const labelValue = `^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`
+
+// validValue is a CEL condition: text is a value the controller would set,
+// as rules checks a value read from an object.
+func validValue(kind, text string) string {
+	if kind == "label" {
+		return fmt.Sprintf("size(%s) <= 63 && %s.matches(%s)", text, text, quote(labelValue))
+	}
+	return fmt.Sprintf("size(bytes(%s)) <= 262144", text)
+}
+
+// sharesResource reports whether a and b name a resource in common, and
+// returns the CEL condition that the request is for one of those.
+func sharesResource(a, b *rule) (string, bool) {
+	var terms []string
+	for _, g := range a.resources {
+		if slices.ContainsFunc(b.resources, func(h schema.GroupVersionResource) bool { return g.GroupResource() == h.GroupResource() }) {
+			terms = append(terms, fmt.Sprintf("(request.resource.group == %s && request.resource.resource == %s)", quote(g.Group), quote(g.Resource)))
+		}
+	}
+	return "(" + strings.Join(terms, " || ") + ")", len(terms) > 0
+}
+
+// guard returns the CEL condition under which r may set k: no earlier rule
+// that may apply to the same object sets it. ok is false when an earlier
+// rule may set k from a value admission cannot read: k is then left to
+// the controller.
+func (tr *translator) guard(r *rule, k *key) (cond string, ok bool) {
+	var terms []string
+	for _, e := range tr.rules {
+		if e.Index >= r.Index {
+			break
+		}
+		if e.Audit() {
+			continue // it writes nothing, so it takes no key from later rules
+		}
+		res, shared := sharesResource(r, e)
+		if !shared {
+			continue
+		}
+		for _, ek := range e.keys {
+			if ek.kind != k.kind || ek.name != k.name {
+				continue
+			}
+			if ek.literal != nil && k.literal != nil && *ek.literal == *k.literal {
+				continue // the same value whichever rule sets it
+			}
+			if ek.err != nil {
+				tr.note(r, k.field(), fmt.Sprintf("left to the controller: rule %s, earlier in the file, may set it from a value admission cannot read", e.Name))
+				return "", false
+			}
+			terms = append(terms, fmt.Sprintf("!(%s && %s && %s)", res, e.selection, ek.val.present))
+		}
+	}
+	if len(terms) == 0 {
+		return "true", true
+	}
+	return strings.Join(terms, " && "), true
+}
+
+func (tr *translator) note(r *rule, field, reason string) {
+	tr.notes = append(tr.notes, Note{Rule: r.Name, Field: field, Reason: reason})
+}

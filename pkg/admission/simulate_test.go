@@ -1,0 +1,229 @@
+package admission
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apiserver/pkg/admission"
+	plugincel "k8s.io/apiserver/pkg/admission/plugin/cel"
+	"k8s.io/apiserver/pkg/admission/plugin/policy/mutating/patch"
+	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
+	"k8s.io/apiserver/pkg/admission/plugin/webhook/matchconditions"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"k8s.io/apiserver/pkg/cel/environment"
+	"k8s.io/client-go/openapi/openapitest"
+)
+
+// The simulator evaluates a policy as the API server's admission plugin
+// does, with the API server's own CEL compiler, matchers and
+// server-side-apply patcher, on typed objects whose schemas come with
+// client-go's OpenAPI test data (core/v1 and apps/v1). It is what the unit
+// tests know of how a policy behaves; the end-to-end tests run policies on
+// a real kube-apiserver.
+
+var (
+	scheme       = runtime.NewScheme()
+	typeManager  patch.TypeConverterManager
+	managerReady = make(chan struct{})
+)
+
+func init() {
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, appsv1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			panic(err)
+		}
+	}
+}
+
+// typeConverters starts the type converters once.
+func typeConverters(t *testing.T) patch.TypeConverterManager {
+	t.Helper()
+	select {
+	case <-managerReady:
+		return typeManager
+	default:
+	}
+	typeManager = patch.NewTypeConverterManager(nil, openapitest.NewEmbeddedFileClient())
+	go typeManager.Run(context.Background())
+	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return typeManager.GetTypeConverter(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}) != nil, nil
+	})
+	if err != nil {
+		t.Fatalf("type converters: %v", err)
+	}
+	close(managerReady)
+	return typeManager
+}
+
+// compiled is a policy compiled as the API server compiles a new one.
+type compiled struct {
+	policy    *admissionregistrationv1.MutatingAdmissionPolicy
+	compiler  *plugincel.CompositedCompiler
+	matcher   matchconditions.Matcher
+	patchers  []patch.Patcher
+	compileOK bool
+}
+
+// compilePolicy compiles p and fails the test on any compilation error (or
+// panic: some expressions make the CEL checker panic, which the API server
+// answers with an internal error).
+func compilePolicy(t *testing.T, p *admissionregistrationv1.MutatingAdmissionPolicy) (c *compiled) {
+	t.Helper()
+	defer func() {
+		if r := recover(); r != nil {
+			t.Fatalf("policy %s: the CEL compiler panicked: %v", p.Name, r)
+		}
+	}()
+	compiler, err := plugincel.NewCompositedCompiler(environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := plugincel.OptionalVariableDeclarations{HasAuthorizer: true}
+	var vars []plugincel.NamedExpressionAccessor
+	for _, v := range p.Spec.Variables {
+		vars = append(vars, &validating.Variable{Name: v.Name, Expression: v.Expression})
+	}
+	compiler.CompileAndStoreVariables(vars, opts, environment.NewExpressions)
+	c = &compiled{policy: p, compiler: compiler}
+	if len(p.Spec.MatchConditions) > 0 {
+		var conds []plugincel.ExpressionAccessor
+		for i := range p.Spec.MatchConditions {
+			conds = append(conds, (*matchconditions.MatchCondition)(&p.Spec.MatchConditions[i]))
+		}
+		eval := compiler.CompileCondition(conds, opts, environment.NewExpressions)
+		for _, err := range eval.CompilationErrors() {
+			t.Errorf("policy %s: matchConditions: %v", p.Name, err)
+		}
+		c.matcher = matchconditions.NewMatcher(eval, p.Spec.FailurePolicy, "policy", "mutate", p.Name)
+	}
+	opts.HasPatchTypes = true
+	for _, m := range p.Spec.Mutations {
+		eval := compiler.CompileMutatingEvaluator(&patch.ApplyConfigurationCondition{Expression: m.ApplyConfiguration.Expression}, opts, environment.NewExpressions)
+		for _, err := range eval.CompilationErrors() {
+			t.Errorf("policy %s: mutation: %v", p.Name, err)
+		}
+		c.patchers = append(c.patchers, patch.NewApplyConfigurationPatcher(eval))
+	}
+	c.compileOK = !t.Failed()
+	return c
+}
+
+// admit is one admission request: obj created (old nil) or updated, of
+// resource gvr, in namespace ns (nil for cluster-scoped objects).
+type admit struct {
+	gvr      schema.GroupVersionResource
+	obj, old runtime.Object
+	ns       *corev1.Namespace
+}
+
+// run applies c to the request as the API server would, with
+// failurePolicy Ignore: it returns the object after admission, whether
+// the policy applied, and the error the API server would ignore.
+func (c *compiled) run(t *testing.T, a admit) (runtime.Object, bool, error) {
+	t.Helper()
+	if !c.compileOK {
+		t.FailNow()
+	}
+	if !c.selects(t, a) {
+		return a.obj, false, nil
+	}
+	obj := a.obj.DeepCopyObject()
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	acc, err := metaAccessor(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := admission.Create
+	if a.old != nil {
+		op = admission.Update
+	}
+	namespace := acc.GetNamespace()
+	if a.gvr.Resource == "namespaces" {
+		namespace = acc.GetName()
+	}
+	attrs := admission.NewAttributesRecord(obj, a.old, gvk, namespace, acc.GetName(), a.gvr, "", op, nil, false, nil)
+	vattrs := &admission.VersionedAttributes{Attributes: attrs, VersionedKind: gvk,
+		VersionedObject: admission.NewLazyObject(obj), VersionedOldObject: admission.NewLazyObject(a.old)}
+	ctx := c.compiler.CreateContext(t.Context())
+	if c.matcher != nil {
+		res := c.matcher.Match(ctx, vattrs, nil, nil)
+		if res.Error != nil {
+			return a.obj, false, res.Error
+		}
+		if !res.Matches {
+			return a.obj, false, nil
+		}
+	}
+	converter := typeConverters(t).GetTypeConverter(gvk)
+	if converter == nil {
+		t.Fatalf("no type converter for %v", gvk)
+	}
+	for _, p := range c.patchers {
+		out, err := p.Patch(ctx, patch.Request{MatchedResource: a.gvr, VersionedAttributes: vattrs,
+			ObjectInterfaces: admission.NewObjectInterfacesFromScheme(scheme), Namespace: a.ns, TypeConverter: converter},
+			celconfig.RuntimeCELCostBudget)
+		if err != nil {
+			return a.obj, false, err
+		}
+		vattrs.UpdateObject(out)
+	}
+	return vattrs.VersionedObject.Object(), true, nil
+}
+
+// selects evaluates the policy's matchConstraints: resource, operation,
+// objectSelector (new or old object) and namespaceSelector.
+func (c *compiled) selects(t *testing.T, a admit) bool {
+	t.Helper()
+	m := c.policy.Spec.MatchConstraints
+	found := false
+	for _, r := range m.ResourceRules {
+		found = found || (r.APIGroups[0] == a.gvr.Group && r.Resources[0] == a.gvr.Resource)
+	}
+	if !found {
+		return false
+	}
+	matches := func(sel *metav1.LabelSelector, l map[string]string) bool {
+		if sel == nil {
+			return true
+		}
+		s, err := metav1.LabelSelectorAsSelector(sel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Matches(labels.Set(l))
+	}
+	acc, _ := metaAccessor(a.obj)
+	objectOK := matches(m.ObjectSelector, acc.GetLabels())
+	if a.old != nil {
+		old, _ := metaAccessor(a.old)
+		objectOK = objectOK || matches(m.ObjectSelector, old.GetLabels())
+	}
+	nsLabels := map[string]string(nil)
+	switch {
+	case a.gvr.Resource == "namespaces":
+		nsLabels = acc.GetLabels()
+	case a.ns != nil:
+		nsLabels = a.ns.Labels
+	default: // cluster-scoped: the namespaceSelector does not apply
+		return objectOK
+	}
+	return objectOK && matches(m.NamespaceSelector, nsLabels)
+}
+
+func metaAccessor(obj runtime.Object) (metav1.Object, error) {
+	acc, ok := obj.(metav1.Object)
+	if !ok {
+		return nil, fmt.Errorf("%T has no metadata", obj)
+	}
+	return acc, nil
+}

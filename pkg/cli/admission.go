@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/spf13/pflag"
+
+	"github.com/kube-annotator/kube-annotator/pkg/admission"
+	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
+)
+
+func admissionCommand(_ context.Context, e *env, args []string) int {
+	fs := e.newFlagSet("admission", "Print the MutatingAdmissionPolicies and bindings that make the API server apply the rules to\n"+
+		"objects as they are created or updated (for `kubectl apply -f -`); the controller still enforces\n"+
+		"every rule, converges existing objects and deletes the keys no rule wants any more.\n"+
+		"Resource names are resolved through the cluster's discovery. What cannot be done at admission\n"+
+		"(removals, some JSONPath values) is said on stderr and left to the controller.")
+	rulesPath := fs.String("rules", "rules.yaml", "Path to the rules file")
+	manager := addFieldManagerFlag(fs)
+	cf := addClusterFlags(fs)
+	cf.addExcludeFlag(fs)
+	if code, ok := e.parse(fs, args); !ok {
+		return code
+	}
+	policies, err := translate(*rulesPath, *manager, cf, e.Err)
+	if err != nil {
+		fmt.Fprintln(e.Err, err)
+		return 1
+	}
+	out, err := admission.Manifests(policies)
+	if err != nil {
+		fmt.Fprintln(e.Err, err)
+		return 1
+	}
+	if len(policies) == 0 {
+		fmt.Fprintf(e.Err, "%s: no rule can be applied at admission\n", *rulesPath)
+	}
+	_, err = e.Out.Write(out)
+	if err != nil {
+		fmt.Fprintln(e.Err, err)
+		return 1
+	}
+	return 0
+}
+
+// addFieldManagerFlag adds --field-manager, which names the controller in
+// managedFields, its record, and its admission policies and marker.
+func addFieldManagerFlag(fs *pflag.FlagSet) *string {
+	var manager string
+	fieldManagerVar(fs, &manager)
+	return &manager
+}
+
+// fieldManagerVar adds --field-manager, stored in p.
+func fieldManagerVar(fs *pflag.FlagSet, p *string) {
+	fs.StringVar(p, "field-manager", reconcile.FieldManager,
+		"Field manager the controller writes as: only keys it owns are pruned when no rule wants them. It names the ConfigMap that records "+
+			"the resources written to (<field-manager>-resources), the admission policies and the annotation that lists the keys they set")
+}
+
+// translate loads the rules file at path, compiles it against the cluster
+// and translates it into admission policies for manager, reporting on
+// warnings what is left to the controller.
+func translate(path, manager string, cf *clusterFlags, warnings io.Writer) ([]admission.Policy, error) {
+	_, _, set, unresolved, err := cf.loadAndCompile(path)
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range unresolved {
+		fmt.Fprintf(warnings, "warning: %s: %s: %s; no policy applies it\n", path, u.Field, u.Message)
+	}
+	policies, notes, err := admission.Translate(set, admission.Options{FieldManager: manager, ExcludeNamespaces: cf.exclude, Namespace: cf.namespace()})
+	if err != nil {
+		return nil, fmt.Errorf("--field-manager: %w", err)
+	}
+	for _, n := range notes {
+		fmt.Fprintf(warnings, "%s: %s\n", path, n)
+	}
+	return policies, nil
+}

@@ -1,0 +1,161 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/pflag"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/klog/v2"
+
+	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
+)
+
+// explained is explain's answer for one object, as -o json and -o yaml
+// print it.
+type explained struct {
+	Resource  string `json:"resource"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+	reconcile.Explanation
+}
+
+func explainCommand(ctx context.Context, e *env, args []string) int {
+	fs := e.newFlagSet("explain", "Explain one object: every rule of its resource and whether it selects the object (if not, why),\n"+
+		"the keys each selecting rule wants, who owns each annotation and label (managedFields), conflicts,\n"+
+		"and what run would change. Takes RESOURCE/NAME, e.g. deployments/web or configmaps.v1/settings.")
+	rulesPath := fs.String("rules", "rules.yaml", "Path to the rules file")
+	output := fs.StringP("output", "o", "", "Output format: \"\" (text), json or yaml")
+	cf := addClusterFlags(fs)
+	cf.addExcludeFlag(fs)
+	addLogFlags(fs)
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, pflag.ErrHelp):
+		return 0
+	case err != nil:
+		return e.usageError(fs, err)
+	case fs.NArg() != 1:
+		return e.usageError(fs, fmt.Errorf("want one RESOURCE/NAME, got %d arguments", fs.NArg()))
+	case *output != "" && *output != "json" && *output != "yaml":
+		return e.usageError(fs, fmt.Errorf("--output must be json or yaml, got %q", *output))
+	}
+	ctx = klog.NewContext(ctx, klog.Background().WithName("kube-annotator"))
+	x, err := explainObject(ctx, *rulesPath, cf, fs.Arg(0))
+	if err != nil {
+		fmt.Fprintln(e.Err, err)
+		return 1
+	}
+	if err := printExplained(e.Out, *output, x); err != nil {
+		fmt.Fprintln(e.Err, err)
+		return 1
+	}
+	return 0
+}
+
+// explainObject explains the object arg (RESOURCE/NAME) names under the
+// rules file at path.
+func explainObject(ctx context.Context, path string, cf *clusterFlags, arg string) (*explained, error) {
+	resource, name, ok := strings.Cut(arg, "/")
+	if !ok || resource == "" || name == "" || strings.Contains(name, "/") {
+		return nil, fmt.Errorf("%q: name one object as RESOURCE/NAME, e.g. deployments/web", arg)
+	}
+	file, err := rules.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	cfg, resolver, err := cf.resolver()
+	if err != nil {
+		return nil, err
+	}
+	set, _, err := compileRules(path, file, resolver.Resolve, cf.exclude)
+	if err != nil {
+		return nil, err
+	}
+	res, err := resolver.Resolve(resource)
+	if err != nil {
+		return nil, fmt.Errorf("resource %q: %w", resource, err)
+	}
+	t := targetOf(set, res.GVR.GroupResource())
+	if t == nil {
+		return nil, fmt.Errorf("resource %q (%s): no rule in %s names it", resource, rules.GVRString(res.GVR), path)
+	}
+	ns := ""
+	if t.Namespaced {
+		if ns, err = cf.defaultNamespace(); err != nil {
+			return nil, err
+		}
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	ref := reconcile.Ref{GVR: t.GVR, Namespace: ns, Name: name}
+	obj, err := dyn.Resource(t.GVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("%s not found", ref)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get %s: %w", ref, err)
+	}
+	nsLabels, nsIgnored, err := namespaceOf(ctx, dyn, ns)
+	if err != nil {
+		return nil, err
+	}
+	x, err := reconcile.Explain(t, obj, nsLabels, nsIgnored, reconcile.FieldManager)
+	if err != nil {
+		return nil, fmt.Errorf("explain %s: %w", ref, err)
+	}
+	return &explained{Resource: rules.GVRString(t.GVR), Namespace: ns, Name: name, Explanation: x}, nil
+}
+
+// targetOf returns the target of set for gr, at whatever version the rules
+// named it, or nil.
+func targetOf(set *rules.Set, gr schema.GroupResource) *rules.Target {
+	for gvr, t := range set.Targets {
+		if gvr.GroupResource() == gr {
+			return t
+		}
+	}
+	return nil
+}
+
+// defaultNamespace is -n, else the kubeconfig context's namespace, else
+// "default", as kubectl has it.
+func (f *clusterFlags) defaultNamespace() (string, error) {
+	loader, err := f.kube.loader()
+	if err != nil {
+		return "", err
+	}
+	ns, _, err := loader.Namespace()
+	if err != nil {
+		return "", fmt.Errorf("cluster configuration: %w", err)
+	}
+	return ns, nil
+}
+
+// namespaceOf reads namespace ns ("" for none) once and answers for it as
+// the controller's namespace informer would.
+func namespaceOf(ctx context.Context, dyn dynamic.Interface, ns string) (rules.Namespaces, rules.IgnoredNamespaces, error) {
+	if ns == "" {
+		return nil, nil, nil
+	}
+	got, err := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Get(ctx, ns, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("get namespace %s: %w", ns, err)
+	}
+	nsLabels := func(name string) (metav1.Object, bool) {
+		return got, name == ns
+	}
+	nsIgnored := func(name string) bool { return name == ns && rules.OptsOut(got.GetAnnotations()) }
+	return nsLabels, nsIgnored, nil
+}

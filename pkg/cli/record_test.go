@@ -1,0 +1,140 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/fake"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kube-annotator/kube-annotator/pkg/record"
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
+)
+
+// A field manager or record namespace that cannot be used is a usage
+// error naming the flag, before anything talks to a cluster.
+func TestRecordFlagValidation(t *testing.T) {
+	tests := []struct {
+		commands []string
+		args     []string
+		want     string
+	}{
+		{[]string{"run", "once", "diff", "rbac"}, []string{"--field-manager", "Team_A"},
+			`error: --field-manager: "Team_A" would name the record ConfigMap "Team_A-resources", which is not a valid name: `},
+		{[]string{"run", "once", "diff", "rbac"}, []string{"--field-manager="}, "error: --field-manager: must not be empty"},
+		{[]string{"run", "once", "diff", "rbac"}, []string{"--field-manager", strings.Repeat("m", 129)}, "error: --field-manager: "},
+		{[]string{"run", "once", "diff"}, []string{"--record-namespace", "Team_A"}, `error: --record-namespace: "Team_A" is not a namespace name: `},
+	}
+	for _, tc := range tests {
+		for _, cmd := range tc.commands {
+			t.Run(cmd+" "+strings.Join(tc.args, " "), func(t *testing.T) {
+				args := append([]string{cmd, "--rules", "does-not-exist.yaml", "--kubeconfig", "does-not-exist"}, tc.args...)
+				stdout, stderr, code := invoke("kube-annotator", args...)
+				if code != 2 || !strings.HasPrefix(stderr, tc.want) || !strings.HasSuffix(stderr, "See 'kube-annotator "+cmd+" --help'.\n") || stdout != "" {
+					t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and stderr starting %q", code, stdout, stderr, tc.want)
+				}
+			})
+		}
+	}
+}
+
+// The Role grants the record's ConfigMap — get and update by name, create
+// (which RBAC cannot limit by name) — and, for leader election, the Lease.
+func TestRBACRole(t *testing.T) {
+	type rule struct {
+		APIGroups, Resources, Verbs, ResourceNames []string
+	}
+	recordRules := []rule{
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"create"}},
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "update"}, ResourceNames: []string{"team-a-resources"}},
+	}
+	leaseRules := []rule{
+		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"create"}},
+		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "update"}, ResourceNames: []string{"ka"}},
+	}
+	for _, leases := range []bool{false, true} {
+		out, err := rbacManifests(rbacOptions{name: "ka", namespace: "sys", record: record.Name("team-a"), leases: leases,
+			resources: []schema.GroupResource{{Resource: "pods"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var role struct {
+			Metadata struct{ Name, Namespace string }
+			Rules    []rule
+		}
+		for _, doc := range strings.Split(out, "---\n") {
+			if strings.Contains(doc, "kind: Role\n") {
+				if err := yaml.Unmarshal([]byte(doc), &role); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		want := recordRules
+		if leases {
+			want = append(want, leaseRules...)
+		}
+		if role.Metadata.Name != "ka" || role.Metadata.Namespace != "sys" || !reflect.DeepEqual(role.Rules, want) {
+			t.Errorf("leases %v: Role %+v, want ka in sys with rules %+v", leases, role, want)
+		}
+		if !strings.Contains(out, "kind: RoleBinding\n") {
+			t.Errorf("leases %v: no RoleBinding:\n%s", leases, out)
+		}
+	}
+}
+
+// once and diff prune the recorded resources that no rule names; those
+// the server does not serve wait.
+func TestPruneTargets(t *testing.T) {
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: record.Name("m"), Namespace: "ns", Labels: map[string]string{record.ManagedByLabel: record.ManagedBy}},
+		Data:       map[string]string{record.FieldManagerKey: "m", record.ResourcesKey: "configmaps\ndeployments.apps\nwidgets.example.com -n a\n"},
+	}
+	rec := record.New(fake.NewClientset(cm).CoreV1(), "ns", "m", "")
+	if err := rec.Load(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	deployments := rules.Resource{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Kind: "Deployment", Namespaced: true}
+	set := &rules.Set{Targets: map[schema.GroupVersionResource]*rules.Target{
+		{Version: "v1", Resource: "configmaps"}: {Resource: rules.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}}},
+	}}
+	notServed := errors.New("not served")
+	targets, unserved := pruneTargets(rec, set, func(gr schema.GroupResource) (rules.Resource, error) {
+		if gr == deployments.GVR.GroupResource() {
+			return deployments, nil
+		}
+		return rules.Resource{}, notServed
+	})
+	if len(targets) != 1 || targets[0].Resource != deployments || len(targets[0].Rules) != 0 {
+		t.Errorf("targets = %+v, want deployments with no rule", targets)
+	}
+	want := []unservedPrune{{schema.GroupResource{Group: "example.com", Resource: "widgets"}, notServed}}
+	if !reflect.DeepEqual(unserved, want) {
+		t.Errorf("unserved = %v, want %v", unserved, want)
+	}
+}
+
+// With admission policies, the ruled resources are recorded before the
+// policies, which write to them, are put in force.
+func TestRecordRuled(t *testing.T) {
+	client := fake.NewClientset()
+	rec := record.New(client.CoreV1(), "ns", "m", "")
+	set := &rules.Set{Targets: map[schema.GroupVersionResource]*rules.Target{
+		{Version: "v1", Resource: "pods"}: {Resource: rules.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}}},
+	}}
+	applied := false
+	recordRuled(rec, func(context.Context, *rules.Set) {
+		applied = true
+		if got := rec.Recorded(); len(got) != 1 || got[0].Resource != "pods" {
+			t.Errorf("recorded %v when the rules were applied, want pods", got)
+		}
+	})(t.Context(), set)
+	if !applied {
+		t.Errorf("the rules were not applied")
+	}
+}

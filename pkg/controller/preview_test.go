@@ -1,0 +1,60 @@
+package controller
+
+import (
+	"reflect"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
+)
+
+// Preview counts, in the caches, the objects new rules would change, by
+// the rules that change them, and names the resources it cannot count.
+func TestPreview(t *testing.T) {
+	const inForce = "rules:\n- {name: ab, resources: [configmaps], annotations: {a: '1'}}\n"
+	const next = "rules:\n- {name: ab, resources: [configmaps], annotations: {a: '1'}}\n" +
+		"- {name: cd, resources: [configmaps], names: ['y*'], annotations: {c: '3'}}\n" +
+		"- {name: ns, resources: [namespaces], annotations: {n: '1'}}\n"
+	x := withOwned(configMap("team", "x", map[string]string{"a": "1"}), reconcile.FieldManager, "a")
+	y := configMap("team", "y", nil)
+	z := withOwned(configMap("team", "z", map[string]string{"gone": "v"}), reconcile.FieldManager, "gone")
+	c := withCache(t, newClient(), Options{}, compile(t, inForce), x, y, z)
+
+	if p := c.Preview(compile(t, inForce)); p.Total != 2 || !reflect.DeepEqual(p.PerRule, map[string]int{"ab": 2, NoRule: 1}) {
+		t.Errorf("Preview(rules in force) = %+v, want y and z: 2 objects, ab: 2, %s: 1", p, NoRule)
+	}
+	p := c.Preview(compile(t, next))
+	want := Preview{
+		Total:   2,
+		PerRule: map[string]int{"ab": 2, "cd": 1, NoRule: 1},
+		Unknown: []schema.GroupVersionResource{namespaces},
+	}
+	if !reflect.DeepEqual(p, want) {
+		t.Errorf("Preview() = %+v, want %+v", p, want)
+	}
+}
+
+// New rules that no longer name a recorded resource count its prune: the
+// keys the controller set there are deleted. Without a record, nothing is.
+func TestPreviewCountsPrunes(t *testing.T) {
+	const inForce = "rules:\n- {name: ab, resources: [configmaps], annotations: {a: '1'}}\n"
+	x := withOwned(configMap("team", "x", map[string]string{"a": "1"}), reconcile.FieldManager, "a")
+	y := configMap("team", "y", map[string]string{"a": "1"})
+	for _, tc := range []struct {
+		name   string
+		record Record
+		want   Preview
+	}{
+		{"recorded", newRecord(configMaps.GroupResource()),
+			Preview{Total: 1, PerRule: map[string]int{NoRule: 1}, Unknown: []schema.GroupVersionResource{namespaces}}},
+		{"no record", nil, Preview{PerRule: map[string]int{}, Unknown: []schema.GroupVersionResource{namespaces}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := withCache(t, newClient(), Options{Record: tc.record}, compile(t, inForce), x, y)
+			if p := c.Preview(compile(t, "rules:\n- {name: ns, resources: [namespaces], annotations: {n: '1'}}\n")); !reflect.DeepEqual(p, tc.want) {
+				t.Errorf("Preview() = %+v, want %+v", p, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,43 @@
+package controller
+
+import (
+	"testing"
+
+	"github.com/kube-annotator/kube-annotator/pkg/metrics"
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
+)
+
+// The per-rule gauges count objects: syncing one again changes nothing,
+// a change moves it, and forgetting it takes it out.
+func TestRuleStats(t *testing.T) {
+	m := metrics.New()
+	s := newRuleStats(m)
+	a, b := &rules.Compiled{Rule: rules.Rule{Name: "a"}}, &rules.Compiled{Rule: rules.Rule{Name: "b"}}
+	x, y := Key{configMaps, "ns", "x"}, Key{configMaps, "ns", "y"}
+	gauges := func() [4]float64 {
+		return [4]float64{value(t, m.PerRule.Selected.WithLabelValues("a")), value(t, m.PerRule.Selected.WithLabelValues("b")),
+			value(t, m.PerRule.AuditPending.WithLabelValues("b")),
+			value(t, m.PerRule.Ignored.WithLabelValues("configmaps", metrics.ScopeNamespace))}
+	}
+	steps := []struct {
+		do   func()
+		want [4]float64
+	}{
+		{func() { s.record(x, objectStats{selected: []*rules.Compiled{a, b}, audit: []string{"b"}}) }, [4]float64{1, 1, 1, 0}},
+		{func() { s.record(x, objectStats{selected: []*rules.Compiled{a, b}, audit: []string{"b"}}) }, [4]float64{1, 1, 1, 0}},
+		{func() { s.record(y, objectStats{selected: []*rules.Compiled{a}}) }, [4]float64{2, 1, 1, 0}},
+		{func() { s.record(x, objectStats{selected: []*rules.Compiled{b}}) }, [4]float64{1, 1, 0, 0}},
+		{func() { s.record(y, objectStats{ignored: metrics.ScopeNamespace}) }, [4]float64{0, 1, 0, 1}},
+		{func() { s.forget(x) }, [4]float64{0, 0, 0, 1}},
+		{func() { s.forgetResource(configMaps) }, [4]float64{0, 0, 0, 0}},
+	}
+	for i, st := range steps {
+		st.do()
+		if got := gauges(); got != st.want {
+			t.Errorf("step %d: selected{a,b}, auditPending{b}, ignored = %v, want %v", i, got, st.want)
+		}
+	}
+	if len(s.byKey) != 0 {
+		t.Errorf("%d objects remembered after forgetting all, want 0", len(s.byKey))
+	}
+}

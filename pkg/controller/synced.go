@@ -1,0 +1,53 @@
+package controller
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/klog/v2"
+)
+
+// HasSynced reports whether the informer of every ruled resource has
+// completed its initial list. Those of pruned resources do not count: a
+// prune that waits does not keep the rules from being enforced.
+func (c *Controller) HasSynced() bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for _, ri := range c.informers {
+		if !ri.status.pruning.Load() && !ri.informer.HasSynced() {
+			return false
+		}
+	}
+	return c.namespaces == nil || c.namespaces.informer.HasSynced()
+}
+
+// Informers returns the number of running informers, pruning ones
+// included.
+func (c *Controller) Informers() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.informers)
+}
+
+// watchSynced logs when every informer has synced and keeps the
+// informer gauges current.
+func (c *Controller) watchSynced(ctx context.Context) {
+	logged := false
+	wait.UntilWithContext(ctx, func(ctx context.Context) {
+		c.mu.RLock()
+		running, synced := len(c.informers), 0
+		for _, ri := range c.informers {
+			if ri.informer.HasSynced() {
+				synced++
+			}
+		}
+		c.mu.RUnlock()
+		c.opts.Metrics.Informers.Set(float64(running))
+		c.opts.Metrics.InformersSynced.Set(float64(synced))
+		if synced == running && !logged {
+			klog.FromContext(ctx).Info("Caches synced", "informers", running)
+		}
+		logged = synced == running
+	}, 200*time.Millisecond)
+}

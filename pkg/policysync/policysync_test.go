@@ -1,0 +1,152 @@
+package policysync
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/kube-annotator/kube-annotator/pkg/admission"
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
+)
+
+// compile compiles a rules file for a cluster that serves configmaps.
+func compile(t *testing.T, content string) *rules.Set {
+	t.Helper()
+	return rulestest.Compile(t, content, rulestest.ConfigMaps)
+}
+
+func translate(manager string) TranslateFunc {
+	return func(set *rules.Set) ([]admission.Policy, []admission.Note, error) {
+		return admission.Translate(set, admission.Options{FieldManager: manager})
+	}
+}
+
+// names lists the policies and bindings in the cluster, as "policy/name"
+// and "binding/name".
+func names(t *testing.T, client *fake.Clientset) []string {
+	t.Helper()
+	var out []string
+	ps, err := client.AdmissionregistrationV1().MutatingAdmissionPolicies().List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ps.Items {
+		out = append(out, "policy/"+p.Name)
+	}
+	bs, err := client.AdmissionregistrationV1().MutatingAdmissionPolicyBindings().List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range bs.Items {
+		out = append(out, "binding/"+b.Name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestSync(t *testing.T) {
+	// Someone else's policy, and another field manager's: never touched.
+	theirs := &admissionregistrationv1.MutatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: "theirs",
+		Labels: map[string]string{admission.ManagedByLabel: "someone"}}}
+	other := &admissionregistrationv1.MutatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: "other.a",
+		Labels: map[string]string{admission.ManagedByLabel: admission.ManagedBy, admission.FieldManagerLabel: "other"}}}
+	client := fake.NewClientset(theirs, other)
+	s := New(Options{Client: client.AdmissionregistrationV1(), FieldManager: "kube-annotator", Translate: translate("kube-annotator")})
+	sync := func(content string) bool {
+		t.Helper()
+		policies, _, err := s.opts.Translate(compile(t, content))
+		if err != nil {
+			t.Fatal(err)
+		}
+		changed, err := s.Sync(t.Context(), policies)
+		if err != nil {
+			t.Fatalf("Sync() error = %v", err)
+		}
+		return changed
+	}
+	const two = "rules:\n- {name: a, resources: [configmaps], annotations: {a: '1'}}\n- {name: b, resources: [configmaps], annotations: {b: '1'}}\n"
+	steps := []struct {
+		name        string
+		rules       string
+		wantChanged bool
+		want        []string
+	}{
+		{"created", two, true, []string{"binding/kube-annotator.a", "binding/kube-annotator.b", "binding/other.a",
+			"policy/kube-annotator.a", "policy/kube-annotator.b", "policy/theirs"}},
+		{"the same rules: nothing changes", two, false, nil},
+		{"a rule removed: its policy and binding deleted", "rules:\n- {name: a, resources: [configmaps], annotations: {a: '1'}}\n", true,
+			[]string{"binding/kube-annotator.a", "binding/other.a", "policy/kube-annotator.a", "policy/theirs"}},
+		{"a rule edited: updated", "rules:\n- {name: a, resources: [configmaps], annotations: {a: '2'}}\n", true, nil},
+	}
+	var last []string
+	for _, st := range steps {
+		if got := sync(st.rules); got != st.wantChanged {
+			t.Errorf("%s: changed = %v, want %v", st.name, got, st.wantChanged)
+		}
+		want := st.want
+		if want == nil {
+			want = last
+		}
+		if got := names(t, client); !slices.Equal(got, want) {
+			t.Errorf("%s: cluster has %q, want %q", st.name, got, want)
+		}
+		last = want
+	}
+	p, err := client.AdmissionregistrationV1().MutatingAdmissionPolicies().Get(t.Context(), "kube-annotator.a", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if expr := p.Spec.Variables[0].Expression; !slices.Contains([]string{expr}, `(true && true) ? optional.of("2") : optional.none()`) {
+		t.Errorf("policy not updated: %s", expr)
+	}
+}
+
+// Wrap syncs, waits for the API server when the policies changed, then
+// applies the rules; a failed sync does not keep the rules from the
+// controller, and Run retries it.
+func TestWrapAndRun(t *testing.T) {
+	client := fake.NewClientset()
+	s := New(Options{Client: client.AdmissionregistrationV1(), FieldManager: "kube-annotator", Translate: translate("kube-annotator"),
+		Settle: time.Second, Interval: time.Hour, Retry: 10 * time.Millisecond})
+	var applied []*rules.Set
+	apply := s.Wrap(func(_ context.Context, set *rules.Set) { applied = append(applied, set) })
+	set := compile(t, "rules:\n- {name: a, resources: [configmaps], annotations: {a: '1'}}\n")
+	start := time.Now()
+	apply(t.Context(), set)
+	if len(applied) != 1 || time.Since(start) < time.Second {
+		t.Errorf("applied %d sets after %v, want 1 after the settle time", len(applied), time.Since(start))
+	}
+	if got := names(t, client); len(got) != 2 {
+		t.Errorf("cluster has %q, want a policy and a binding", got)
+	}
+	start = time.Now()
+	apply(t.Context(), set)
+	if len(applied) != 2 || time.Since(start) >= time.Second {
+		t.Errorf("unchanged policies: applied after %v, want no wait", time.Since(start))
+	}
+
+	// A translation that fails (a bad field manager): the rules are
+	// applied all the same, and Run keeps retrying.
+	calls := 0
+	s.opts.Translate = func(set *rules.Set) ([]admission.Policy, []admission.Note, error) {
+		calls++
+		return admission.Translate(set, admission.Options{FieldManager: "Bad:Manager"})
+	}
+	apply(t.Context(), set)
+	if len(applied) != 3 {
+		t.Errorf("the rules were not applied after a failed sync")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
+	defer cancel()
+	s.opts.Interval = 10 * time.Millisecond
+	s.Run(ctx)
+	if calls < 3 {
+		t.Errorf("Run tried %d times in 500ms, want retries every 10ms", calls)
+	}
+}

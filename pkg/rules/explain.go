@@ -1,0 +1,86 @@
+package rules
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Verdict is what one rule makes of one object.
+type Verdict struct {
+	// Rule is the rule's name; Index its position in the file.
+	Rule  string `json:"rule"`
+	Index int    `json:"index"`
+	// Mode is the rule's mode, enforce or audit.
+	Mode string `json:"mode"`
+	// Selects says whether the rule applies to the object.
+	Selects bool `json:"selects"`
+	// Reason says, when the rule does not apply, which of its selection
+	// fields the object fails, or that --exclude-namespaces leaves it out.
+	Reason string `json:"reason,omitempty"`
+	// Wants are the keys the rule wants of the object, when it applies.
+	Wants []Want `json:"wants,omitempty"`
+	// Problems are values the rule could not read from the object.
+	Problems []string `json:"problems,omitempty"`
+}
+
+// Want is one key a rule wants: set to Value, or removed when Value is nil.
+type Want struct {
+	// Kind is "annotation" or "label".
+	Kind  string  `json:"kind"`
+	Key   string  `json:"key"`
+	Value *string `json:"value"`
+}
+
+// Explain returns, for every rule of t in file order, whether it selects
+// obj and, if not, why; and, if so, what it wants of obj. Like Evaluate,
+// it only reads obj.
+func (t *Target) Explain(obj metav1.Object, namespaces Namespaces) []Verdict {
+	excluded, ns := t.excludedBy(obj)
+	var h home
+	if t.ReadsNamespaces {
+		h.obj, h.why = t.home(obj, namespaces)
+	}
+	out := make([]Verdict, 0, len(t.Rules))
+	for _, r := range t.Rules {
+		v := Verdict{Rule: r.Name, Index: r.Index, Mode: r.EffectiveMode()}
+		switch {
+		case excluded != "":
+			v.Reason = fmt.Sprintf("--exclude-namespaces %q leaves out namespace %q", excluded, ns)
+		default:
+			v.Reason = r.Unselected(obj, t.isNamespaces(), namespaces)
+		}
+		if v.Selects = v.Reason == ""; v.Selects {
+			w := r.alone(obj, h)
+			v.Wants, v.Problems = wants(w), w.Problems
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// wants lists what e wants, annotations before labels, each sorted by key.
+func wants(e *Evaluation) []Want {
+	var out []Want
+	for _, kind := range []struct {
+		name   string
+		set    map[string]string
+		remove []string
+	}{
+		{annotationKind, e.Desired.Annotations, e.Desired.RemoveAnnotations},
+		{labelKind, e.Desired.Labels, e.Desired.RemoveLabels},
+	} {
+		var ws []Want
+		for k, v := range kind.set {
+			ws = append(ws, Want{Kind: kind.name, Key: k, Value: &v})
+		}
+		for _, k := range kind.remove {
+			ws = append(ws, Want{Kind: kind.name, Key: k})
+		}
+		slices.SortFunc(ws, func(a, b Want) int { return cmp.Compare(a.Key, b.Key) })
+		out = append(out, ws...)
+	}
+	return out
+}

@@ -1,0 +1,196 @@
+package rules
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	yaml "go.yaml.in/yaml/v3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// NamespaceKey is a label or annotation of a namespace that a rule reads a
+// value from: {fromNamespace: {label: team}} or {fromNamespace:
+// {annotation: example.com/cost-center}}.
+type NamespaceKey struct {
+	// Kind is "label" or "annotation".
+	Kind string
+	// Key is the label or annotation key.
+	Key string
+}
+
+// String formats k as in the rules file: `label "team"`.
+func (k NamespaceKey) String() string { return fmt.Sprintf("%s %q", k.Kind, k.Key) }
+
+// Namespaces returns a namespace's metadata — its labels, for
+// namespaceSelector, and its labels and annotations, for fromNamespace —
+// and whether it is known. The object returned is only read. A nil
+// Namespaces knows of none.
+type Namespaces func(name string) (metav1.Object, bool)
+
+// lookup asks ns, which may be nil, for a namespace.
+func (ns Namespaces) lookup(name string) (metav1.Object, bool) {
+	if ns == nil {
+		return nil, false
+	}
+	return ns(name)
+}
+
+// fromNamespace decodes {label: KEY} or {annotation: KEY}, the value of a
+// fromNamespace value form.
+func (d *decoder) fromNamespace(n *yaml.Node, p string) (NamespaceKey, bool) {
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, p, "must be {label: KEY} or {annotation: KEY}, got %s", describe(n))
+		return NamespaceKey{}, false
+	}
+	var out NamespaceKey
+	ok := false
+	seen := d.fields(n, p, []string{labelKind, annotationKind}, func(kind, fp string, v *yaml.Node) {
+		key, isStr := d.str(v, fp)
+		if !isStr {
+			return
+		}
+		before := len(d.errs)
+		d.metadataKey(v.Line, fp, kind, key)
+		out, ok = NamespaceKey{Kind: kind, Key: key}, len(d.errs) == before
+	})
+	switch {
+	case seen[labelKind] && seen[annotationKind]:
+		d.errorf(n, p, "gives both label and annotation; read one key of the namespace")
+		return NamespaceKey{}, false
+	case !seen[labelKind] && !seen[annotationKind]:
+		d.errorf(n, p, "must name the namespace's key to read: {label: KEY} or {annotation: KEY}")
+		return NamespaceKey{}, false
+	}
+	return out, ok
+}
+
+// ReadsNamespace reports whether the rule reads values from the object's
+// namespace.
+func (c *Compiled) ReadsNamespace() bool {
+	return len(c.AnnotationsFromNamespace)+len(c.LabelsFromNamespace) > 0
+}
+
+// namespaceKeys returns the keys of namespaces the rule reads: labels for
+// fromNamespace, and annotations for fromNamespace.
+func (c *Compiled) namespaceKeys() (labelKeys, annotationKeys []string) {
+	for _, m := range []map[string]NamespaceKey{c.AnnotationsFromNamespace, c.LabelsFromNamespace} {
+		for _, k := range m {
+			if k.Kind == labelKind {
+				labelKeys = append(labelKeys, k.Key)
+			} else {
+				annotationKeys = append(annotationKeys, k.Key)
+			}
+		}
+	}
+	return labelKeys, annotationKeys
+}
+
+// NamespaceKeys returns, sorted, the label and annotation keys of
+// namespaces that the rules of t read with fromNamespace. (A rule with a
+// namespaceSelector reads every label: see NeedsNamespaceLabels.)
+func (t *Target) NamespaceKeys() (labelKeys, annotationKeys []string) {
+	for _, r := range t.Rules {
+		l, a := r.namespaceKeys()
+		labelKeys, annotationKeys = append(labelKeys, l...), append(annotationKeys, a...)
+	}
+	return sortedSet(labelKeys), sortedSet(annotationKeys)
+}
+
+// NamespaceKeys returns, sorted, the label and annotation keys of
+// namespaces that any rule of s reads with fromNamespace: what a cache of
+// namespaces must keep, besides every label when a rule has a
+// namespaceSelector and ControlAnnotations.
+func (s *Set) NamespaceKeys() (labelKeys, annotationKeys []string) {
+	for _, t := range s.Targets {
+		l, a := t.NamespaceKeys()
+		labelKeys, annotationKeys = append(labelKeys, l...), append(annotationKeys, a...)
+	}
+	return sortedSet(labelKeys), sortedSet(annotationKeys)
+}
+
+// sortedSet sorts keys, which it modifies, and drops repeats.
+func sortedSet(keys []string) []string {
+	slices.Sort(keys)
+	return slices.Compact(keys)
+}
+
+// NamespaceChangeMatters reports whether a change of a namespace from old
+// to new can change what the rules of t want of the objects in it: a
+// change of its labels when a rule selects by them, or of a label or
+// annotation a rule reads. (Opting in or out is the caller's to notice.)
+func (t *Target) NamespaceChangeMatters(old, new metav1.Object) bool {
+	if t.NeedsNamespaceLabels && !maps.Equal(old.GetLabels(), new.GetLabels()) {
+		return true
+	}
+	labelKeys, annotationKeys := t.NamespaceKeys()
+	return changed(old.GetLabels(), new.GetLabels(), labelKeys) ||
+		changed(old.GetAnnotations(), new.GetAnnotations(), annotationKeys)
+}
+
+// changed reports whether a and b differ on any of keys.
+func changed(a, b map[string]string, keys []string) bool {
+	for _, k := range keys {
+		va, oka := a[k]
+		vb, okb := b[k]
+		if oka != okb || va != vb {
+			return true
+		}
+	}
+	return false
+}
+
+// namespaceValues reads the values of from in home, the object's namespace
+// (the object itself for a Namespace; nil when there is none, or it is not
+// known, why says). A key home does not carry, or whose value is not
+// valid, sets nothing; the reason is returned in problems.
+func namespaceValues(from map[string]NamespaceKey, home metav1.Object, why string, valid func(string) []string) (map[string]string, []string) {
+	if len(from) == 0 {
+		return nil, nil
+	}
+	var out map[string]string
+	var problems []string
+	for _, k := range slices.Sorted(maps.Keys(from)) {
+		src := from[k]
+		if home == nil {
+			problems = append(problems, fmt.Sprintf("%s: fromNamespace %s: %s", k, src, why))
+			continue
+		}
+		m := home.GetLabels()
+		if src.Kind == annotationKind {
+			m = home.GetAnnotations()
+		}
+		v, ok := m[src.Key]
+		if !ok {
+			problems = append(problems, fmt.Sprintf("%s: fromNamespace: namespace %q has no %s", k, home.GetName(), src))
+			continue
+		}
+		if msgs := valid(v); len(msgs) > 0 {
+			problems = append(problems, fmt.Sprintf("%s: fromNamespace: the value of %s (%d bytes) is not valid: %v", k, src, len(v), msgs))
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[k] = v
+	}
+	return out, problems
+}
+
+// home returns the namespace whose keys fromNamespace reads for obj, an
+// object of t: the Namespace itself for the namespaces resource, else
+// obj's namespace from namespaces; nil, and why, when there is none.
+func (t *Target) home(obj metav1.Object, namespaces Namespaces) (metav1.Object, string) {
+	if t.isNamespaces() {
+		return obj, ""
+	}
+	ns := obj.GetNamespace()
+	if ns == "" {
+		return nil, "the object is cluster-scoped and has no namespace to read"
+	}
+	home, ok := namespaces.lookup(ns)
+	if !ok {
+		return nil, fmt.Sprintf("namespace %q is not known", ns)
+	}
+	return home, ""
+}

@@ -1,0 +1,39 @@
+package rules
+
+import (
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// IgnoreAnnotation opts an object, or every object of a namespace, out of
+// the rules when its value is "true": nothing is set, changed or deleted
+// on such objects, whatever the rules say.
+const IgnoreAnnotation = "kube-annotator.io/ignore"
+
+// OptsOut reports whether annotations carry IgnoreAnnotation: "true".
+func OptsOut(annotations map[string]string) bool {
+	return annotations[IgnoreAnnotation] == "true"
+}
+
+// IgnoredNamespaces reports whether a namespace opts out of the rules (its
+// Namespace carries IgnoreAnnotation: "true"). A nil IgnoredNamespaces
+// knows of none.
+type IgnoredNamespaces func(namespace string) bool
+
+// Ignored returns why obj, an object of t, is left alone — it or its
+// namespace opts out — or "" when the rules apply to it.
+func (t *Target) Ignored(obj metav1.Object, nsIgnored IgnoredNamespaces) string {
+	if OptsOut(obj.GetAnnotations()) {
+		return fmt.Sprintf("the object carries %s: \"true\"", IgnoreAnnotation)
+	}
+	if ns := obj.GetNamespace(); ns != "" && nsIgnored != nil && nsIgnored(ns) {
+		return fmt.Sprintf("namespace %q carries %s: \"true\"", ns, IgnoreAnnotation)
+	}
+	return ""
+}
+
+// ControlAnnotations are the annotation keys the controller reads whatever
+// the rules say. A cache that keeps only the keys the rules name must keep
+// these too.
+var ControlAnnotations = []string{IgnoreAnnotation}
