@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -118,6 +119,8 @@ type session struct {
 	set        *rules.Set
 	unresolved []rules.FieldError
 	dynamic    dynamic.Interface
+	// metadata writes, answered with the objects' metadata only.
+	metadata metadata.Interface
 	// resolver resolves resources through the cluster's discovery.
 	resolver *resolve.Resolver
 	// nsLabels are the namespaces, listed once when a rule needs their
@@ -140,6 +143,10 @@ func connect(ctx context.Context, path string, cf *clusterFlags) (*session, erro
 	if err != nil {
 		return nil, err
 	}
+	metadataClient, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
 	nsLabels, err := scan.NamespaceLabels(ctx, dyn, set)
 	if err != nil {
 		return nil, err
@@ -154,8 +161,8 @@ func connect(ctx context.Context, path string, cf *clusterFlags) (*session, erro
 	if err != nil {
 		return nil, err
 	}
-	return &session{path: path, file: file, cfg: cfg, set: set, unresolved: unresolved, dynamic: dyn, resolver: r,
-		nsLabels: nsLabels, nsIgnored: nsIgnored}, nil
+	return &session{path: path, file: file, cfg: cfg, set: set, unresolved: unresolved, dynamic: dyn, metadata: metadataClient,
+		resolver: r, nsLabels: nsLabels, nsIgnored: nsIgnored}, nil
 }
 
 // loadAndCompile loads and validates the rules file at path — before

@@ -53,7 +53,7 @@ func onceCommand(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.Err, err)
 		return 1
 	}
-	cv := &converger{session: s, writer: reconcile.NewWriter(s.dynamic, rf.fieldManager, rec, nil),
+	cv := &converger{session: s, writer: reconcile.NewWriter(s.metadata, rf.fieldManager, rec, nil),
 		manager: rf.fieldManager, namespace: cf.namespace(), workers: *workers, progress: newProgress(e.Err)}
 
 	var tallies []*tally

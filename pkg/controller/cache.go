@@ -15,36 +15,47 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
-// cached is an object as the cache keeps it: an
-// *metav1.PartialObjectMetadata from a metadata informer, or an
-// *unstructured.Unstructured when rules read values from whole objects.
+// cached is an object as the cache keeps it: a *cachedMetadata from a
+// metadata informer, or an *unstructured.Unstructured when rules read
+// values from whole objects.
 type cached interface {
 	metav1.Object
 	runtime.Object
 }
 
 // metadataTransform keeps in the cache only what the rules need of an
-// object a metadata informer decoded: its identity, labels, annotations and
-// this controller's own managedFields entries (its ownership record, kept
-// as the raw field set the API server sent). The metadata client leaves
-// TypeMeta empty; the transform sets the resource's kind, which writes and
-// events need. Everything else the decoder allocated is dropped.
-func metadataTransform(manager string, r rules.Resource) cache.TransformFunc {
-	typeMeta := metav1.TypeMeta{APIVersion: r.GVR.GroupVersion().String(), Kind: r.Kind}
+// object a metadata informer decoded: its identity, the annotations and
+// labels keep names or this controller owns (all of them when keep is
+// nil; see projector), and this controller's own managedFields entries (its ownership
+// record, kept as the raw field set the API server sent), as a
+// *cachedMetadata. The metadata client leaves TypeMeta empty; the cached
+// object has the resource's kind, which writes and events need.
+// Everything else the decoder allocated is dropped, and values equal on
+// many objects are shared through shared.
+//
+// It is idempotent, as client-go needs: an informer that streams its
+// initial list transforms each object twice, and what it made passes
+// through.
+func metadataTransform(manager string, r rules.Resource, keep *rules.Projection, shared *interner) cache.TransformFunc {
+	kind := &kindOf{gvk: r.GVR.GroupVersion().WithKind(r.Kind)}
+	p := newProjector(keep, manager, r)
 	return func(obj any) (any, error) {
 		m, ok := obj.(*metav1.PartialObjectMetadata)
 		if !ok {
-			return obj, nil
+			return obj, nil // a *cachedMetadata, transformed already, or a tombstone
 		}
-		return &metav1.PartialObjectMetadata{TypeMeta: typeMeta, ObjectMeta: metav1.ObjectMeta{
-			Name:            m.Name,
-			Namespace:       m.Namespace,
-			UID:             m.UID,
-			ResourceVersion: m.ResourceVersion,
-			Labels:          m.Labels,
-			Annotations:     m.Annotations,
-			ManagedFields:   ownManagedFields(m.ManagedFields, manager),
-		}}, nil
+		own := ownManagedFields(m.ManagedFields, manager)
+		anns, lbls := p.project(m.Annotations, m.Labels, own)
+		return &cachedMetadata{
+			kind:            kind,
+			name:            m.Name,
+			namespace:       shared.string(m.Namespace),
+			uid:             m.UID,
+			resourceVersion: m.ResourceVersion,
+			labels:          shared.stringMap(lbls),
+			annotations:     shared.stringMap(anns),
+			managedFields:   shared.managedFields(own),
+		}, nil
 	}
 }
 
@@ -129,16 +140,18 @@ func wholeObjectTransform(manager string) cache.TransformFunc {
 }
 
 // relevantUpdate reports whether an update can change what sync decides:
-// a change of labels, annotations or this controller's ownership record.
-// Any update of a whole object is relevant, as rules read its values.
+// a change of the labels and annotations the cache keeps (those the rules
+// read and those this controller owns) or of this controller's ownership
+// record. Any update of a whole object is relevant, as rules read its
+// values.
 func relevantUpdate(oldObj, newObj any) bool {
-	o, ok1 := oldObj.(*metav1.PartialObjectMetadata)
-	n, ok2 := newObj.(*metav1.PartialObjectMetadata)
+	o, ok1 := oldObj.(*cachedMetadata)
+	n, ok2 := newObj.(*cachedMetadata)
 	if !ok1 || !ok2 {
 		return true
 	}
-	return !maps.Equal(o.Labels, n.Labels) || !maps.Equal(o.Annotations, n.Annotations) ||
-		!slices.EqualFunc(o.ManagedFields, n.ManagedFields, sameEntry)
+	return !maps.Equal(o.labels, n.labels) || !maps.Equal(o.annotations, n.annotations) ||
+		!slices.EqualFunc(o.managedFields, n.managedFields, sameEntry)
 }
 
 // isResync reports whether an update event is an informer's resync: the

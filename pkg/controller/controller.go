@@ -1,9 +1,10 @@
 // Package controller runs the rules: one informer per ruled resource feeds
-// one shared work queue, and workers patch, through the dynamic client, the
-// annotations and labels of objects that do not carry what the rules want.
-// The informers are metadata informers (PartialObjectMetadata in protobuf)
-// unless a rule reads values from objects: then they are dynamic informers
-// of whole objects.
+// one shared work queue, and workers patch, through the metadata client,
+// the annotations and labels of objects that do not carry what the rules
+// want. The informers are metadata informers (PartialObjectMetadata in
+// protobuf), whose cache keeps only the annotations and labels the rules
+// read or the controller owns, unless a rule reads values from objects:
+// then they are dynamic informers of whole objects.
 //
 // A resource that leaves the rules is pruned: the controller keeps
 // watching it, with no rule, until the keys it set there are deleted, as
@@ -109,6 +110,8 @@ type Controller struct {
 	writer   *reconcile.Writer
 	// failed carries a setup error of SetRules to Run, which stops on it.
 	failed chan error
+	// shared holds the values cached objects share.
+	shared *interner
 
 	mu        sync.RWMutex
 	informers map[schema.GroupVersionResource]*resourceInformer
@@ -128,8 +131,8 @@ type Controller struct {
 	reported   map[schema.GroupResource]string
 }
 
-// NewController returns a controller that watches metadata through
-// metadataClient, and whole objects and writes through client.
+// NewController returns a controller that watches metadata and writes
+// through metadataClient, and watches whole objects through client.
 func NewController(client dynamic.Interface, metadataClient metadata.Interface, opts Options) *Controller {
 	if opts.Workers < 1 {
 		opts.Workers = 1
@@ -166,10 +169,11 @@ func NewController(client dynamic.Interface, metadataClient metadata.Interface, 
 		failures:  newFailureLog(clock.RealClock{}, failureLogInterval),
 		expect:    newExpectations(),
 		stats:     newRuleStats(opts.Metrics),
+		shared:    newInterner(),
 		failed:    make(chan error, 1),
 		informers: map[schema.GroupVersionResource]*resourceInformer{},
 	}
-	c.writer = reconcile.NewWriter(client, opts.FieldManager, opts.Record, func(gvr schema.GroupVersionResource, err error) {
+	c.writer = reconcile.NewWriter(metadataClient, opts.FieldManager, opts.Record, func(gvr schema.GroupVersionResource, err error) {
 		count(opts.Metrics.Writes, gvr, err)
 		c.observeWrite(err)
 	})

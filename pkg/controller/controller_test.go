@@ -110,8 +110,8 @@ func TestSetRulesReenqueuesOnlyOnChange(t *testing.T) {
 		{"same rules", before, 0},
 		{"same rules, other layout", "rules:\n- name: r\n  annotations: {a: '1'}\n  resources: [configmaps]\n", 0},
 		{"value changed", "rules:\n- {name: r, resources: [configmaps], annotations: {a: '2'}}\n", 2},
-		{"key added", "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1', b: '1'}}\n", 2},
-		{"selector added", "rules:\n- {name: r, resources: [configmaps], selector: app=web, annotations: {a: '1'}}\n", 2},
+		{"key removed instead of set", "rules:\n- {name: r, resources: [configmaps], removeAnnotations: [a]}\n", 2},
+		{"names selected", "rules:\n- {name: r, resources: [configmaps], names: ['x*'], annotations: {a: '1'}}\n", 2},
 		{"rule renamed", "rules:\n- {name: s, resources: [configmaps], annotations: {a: '1'}}\n", 2},
 	}
 	for _, tc := range tests {

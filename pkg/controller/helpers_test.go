@@ -323,7 +323,9 @@ func withCache(t *testing.T, client *dynamicfake.FakeDynamicClient, opts Options
 				}
 			}
 		}
-		c.informers[gvr] = &resourceInformer{target: tg, informer: inf}
+		done := make(chan struct{})
+		close(done)
+		c.informers[gvr] = &resourceInformer{target: tg, projection: tg.Projection(), informer: inf, cancel: func() {}, done: done}
 	}
 	return c
 }
@@ -336,7 +338,8 @@ func asCached(t *testing.T, tg *rules.Target, o *unstructured.Unstructured) any 
 	if tg.ReadsObjects {
 		out, err = wholeObjectTransform(reconcile.FieldManager)(o)
 	} else {
-		out, err = metadataTransform(reconcile.FieldManager, tg.Resource)(partial(o))
+		p := tg.Projection()
+		out, err = metadataTransform(reconcile.FieldManager, tg.Resource, &p, newInterner())(partial(o))
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -13,19 +13,23 @@ import (
 // controller reads whatever the rules say: without them, an object or a
 // namespace that opts out would be written.
 func TestCacheKeepsControlAnnotations(t *testing.T) {
-	for _, r := range []rules.Resource{
-		{GVR: configMaps, Kind: "ConfigMap", Namespaced: true},
-		{GVR: namespacesGVR, Kind: "Namespace"},
+	ruled := compile(t, "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n").Targets[configMaps].Projection()
+	for _, tc := range []struct {
+		r    rules.Resource
+		keep *rules.Projection // what a rule needs of a ruled resource; every key of namespaces
+	}{
+		{rules.Resource{GVR: configMaps, Kind: "ConfigMap", Namespaced: true}, &ruled},
+		{rules.Resource{GVR: namespacesGVR, Kind: "Namespace"}, nil},
 	} {
 		for _, key := range rules.ControlAnnotations {
 			in := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "x",
 				Annotations: map[string]string{key: "true", "unrelated": "u"}}}
-			out, err := metadataTransform(reconcile.FieldManager, r)(in)
+			out, err := metadataTransform(reconcile.FieldManager, tc.r, tc.keep, newInterner())(in)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := out.(*metav1.PartialObjectMetadata).Annotations[key]; got != "true" {
-				t.Errorf("%s cache: annotation %s = %q, want it kept", rules.GVRString(r.GVR), key, got)
+			if got := out.(cached).GetAnnotations()[key]; got != "true" {
+				t.Errorf("%s cache: annotation %s = %q, want it kept", rules.GVRString(tc.r.GVR), key, got)
 			}
 		}
 	}

@@ -20,11 +20,14 @@ import (
 // has its own stop so that a resource can be dropped from the rules
 // without touching the others.
 type resourceInformer struct {
-	target   *rules.Target
-	informer cache.SharedIndexInformer
-	cancel   context.CancelFunc
-	done     chan struct{}
-	status   informerStatus
+	target *rules.Target
+	// projection is what the cache keeps of each object: what the rules
+	// of target needed when the informer was built.
+	projection rules.Projection
+	informer   cache.SharedIndexInformer
+	cancel     context.CancelFunc
+	done       chan struct{}
+	status     informerStatus
 }
 
 // startInformer starts the informer for t under ctx; pruning says that no
@@ -34,9 +37,9 @@ func (c *Controller) startInformer(ctx context.Context, t *rules.Target, pruning
 	if t.Namespaced {
 		ns = c.opts.Namespace
 	}
-	ri := &resourceInformer{target: t}
+	ri := &resourceInformer{target: t, projection: t.Projection()}
 	ri.status.pruning.Store(pruning)
-	inf, err := c.newInformer(t.Resource, ns, t.ReadsObjects, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, true, &ri.status)
+	inf, err := c.newInformer(t.Resource, ns, &ri.projection, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, true, &ri.status)
 	if err != nil {
 		return nil, err
 	}
@@ -57,9 +60,11 @@ func (c *Controller) enforce(ctx context.Context, t *rules.Target) error {
 		ri.status.pruning.Store(false)
 		c.setPruneReason(ctx, t.GVR.GroupResource(), "", nil)
 	}
-	if ok && ri.target.ReadsObjects != t.ReadsObjects {
-		// The cache keeps whole objects only when a rule reads them:
-		// rebuild it with the other transform.
+	if ok && ri.cannotServe(t) {
+		// The cache lacks what the rules now need (keys it dropped, or
+		// whole objects), or keeps whole objects the rules no longer
+		// read: rebuild it, listing every object again.
+		logger.Info("Rebuilding informer", "resource", rules.GVRString(t.GVR), "reason", "the rules need another part of each object")
 		ri.stop()
 		delete(c.informers, t.GVR)
 		ok = false
@@ -96,20 +101,22 @@ func (ri *resourceInformer) run(ctx context.Context, inf cache.SharedIndexInform
 
 // newInformer returns an informer of r in namespace ns ("" for all), with
 // its cache transform and watch error handler set: a dynamic informer of
-// whole objects when wholeObjects, else a metadata informer, which lists
-// and watches objects as PartialObjectMetadata in protobuf. Both are built
-// as dynamicinformer and metadatainformer build them, except that
-// client-go's log lines about them name the resource (metadatainformer's
-// say "*v1.PartialObjectMetadata" for every resource) and that, when
-// sharded, their list and watch go through Options.Shard. Both stream
-// their initial list when the API server supports it (WatchListClient).
-// The watch error handler reports to status.
-func (c *Controller) newInformer(r rules.Resource, ns string, wholeObjects bool, indexers cache.Indexers, sharded bool, status *informerStatus) (cache.SharedIndexInformer, error) {
+// whole objects when keep says so, else a metadata informer, which lists
+// and watches objects as PartialObjectMetadata in protobuf and whose cache
+// keeps what keep names of their annotations and labels (all of them when
+// keep is nil). Both are built as dynamicinformer and metadatainformer
+// build them, except that client-go's log lines about them name the
+// resource (metadatainformer's say "*v1.PartialObjectMetadata" for every
+// resource) and that, when sharded, their list and watch go through
+// Options.Shard. Both stream their initial list when the API server
+// supports it (WatchListClient). The watch error handler reports to
+// status.
+func (c *Controller) newInformer(r rules.Resource, ns string, keep *rules.Projection, indexers cache.Indexers, sharded bool, status *informerStatus) (cache.SharedIndexInformer, error) {
 	var lw *cache.ListWatch
 	var client any
 	var example runtime.Object
 	var transform cache.TransformFunc
-	if wholeObjects {
+	if keep != nil && keep.Whole {
 		ri := c.client.Resource(r.GVR).Namespace(ns)
 		lw = &cache.ListWatch{
 			ListWithContextFunc:  func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return ri.List(ctx, o) },
@@ -122,7 +129,7 @@ func (c *Controller) newInformer(r rules.Resource, ns string, wholeObjects bool,
 			ListWithContextFunc:  func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return ri.List(ctx, o) },
 			WatchFuncWithContext: ri.Watch,
 		}
-		client, example, transform = c.metadata, &metav1.PartialObjectMetadata{}, metadataTransform(c.opts.FieldManager, r)
+		client, example, transform = c.metadata, &metav1.PartialObjectMetadata{}, metadataTransform(c.opts.FieldManager, r, keep, c.shared)
 	}
 	if sharded {
 		lw = c.opts.Shard(r.GVR, ns, lw)

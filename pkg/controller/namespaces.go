@@ -34,18 +34,18 @@ func needsNamespaces(t *rules.Target) bool { return t.NeedsNamespaceLabels || t.
 // resource is synced; when it opts in or out, every ruled object in it is.
 func (c *Controller) startNamespaces(ctx context.Context) (*resourceInformer, error) {
 	ri := &resourceInformer{}
-	inf, err := c.newInformer(rules.Resource{GVR: namespacesGVR, Kind: "Namespace"}, "", false, cache.Indexers{}, false, &ri.status)
+	inf, err := c.newInformer(rules.Resource{GVR: namespacesGVR, Kind: "Namespace"}, "", nil, cache.Indexers{}, false, &ri.status)
 	if err != nil {
 		return nil, err
 	}
 	_, err = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) { c.enqueueNamespace(obj, everyTarget) },
 		UpdateFunc: func(oldObj, newObj any) {
-			o, ok1 := oldObj.(*metav1.PartialObjectMetadata)
-			n, ok2 := newObj.(*metav1.PartialObjectMetadata)
+			o, ok1 := oldObj.(cached)
+			n, ok2 := newObj.(cached)
 			switch {
 			case !ok1 || !ok2:
-			case rules.OptsOut(o.Annotations) != rules.OptsOut(n.Annotations):
+			case rules.OptsOut(o.GetAnnotations()) != rules.OptsOut(n.GetAnnotations()):
 				c.enqueueNamespace(newObj, everyTarget)
 			default:
 				c.enqueueNamespace(newObj, func(t *rules.Target) bool { return t.NamespaceChangeMatters(o, n) })
@@ -66,7 +66,7 @@ func everyTarget(*rules.Target) bool { return true }
 // enqueueNamespace enqueues the cached objects in namespace obj of every
 // namespaced ruled resource that pick picks.
 func (c *Controller) enqueueNamespace(obj any, pick func(*rules.Target) bool) {
-	m, ok := obj.(*metav1.PartialObjectMetadata)
+	m, ok := obj.(cached)
 	if !ok {
 		return
 	}
@@ -76,9 +76,9 @@ func (c *Controller) enqueueNamespace(obj any, pick func(*rules.Target) bool) {
 		if !ri.target.Namespaced || !pick(ri.target) {
 			continue
 		}
-		keys, err := ri.informer.GetIndexer().IndexKeys(cache.NamespaceIndex, m.Name)
+		keys, err := ri.informer.GetIndexer().IndexKeys(cache.NamespaceIndex, m.GetName())
 		if err != nil {
-			utilruntime.HandleError(fmt.Errorf("objects of %s in namespace %s: %w", rules.GVRString(gvr), m.Name, err))
+			utilruntime.HandleError(fmt.Errorf("objects of %s in namespace %s: %w", rules.GVRString(gvr), m.GetName(), err))
 			continue
 		}
 		for _, k := range keys {
@@ -88,7 +88,7 @@ func (c *Controller) enqueueNamespace(obj any, pick func(*rules.Target) bool) {
 }
 
 // namespace returns a namespace from the namespace informer.
-func (c *Controller) namespace(name string) *metav1.PartialObjectMetadata {
+func (c *Controller) namespace(name string) cached {
 	c.mu.RLock()
 	ns := c.namespaces
 	c.mu.RUnlock()
@@ -99,7 +99,7 @@ func (c *Controller) namespace(name string) *metav1.PartialObjectMetadata {
 	if err != nil || !ok {
 		return nil
 	}
-	m, _ := obj.(*metav1.PartialObjectMetadata)
+	m, _ := obj.(cached)
 	return m
 }
 
@@ -116,7 +116,7 @@ func (c *Controller) namespaceLabels(namespace string) (metav1.Object, bool) {
 // namespaceIgnored reports whether a namespace opts out of the rules.
 func (c *Controller) namespaceIgnored(namespace string) bool {
 	m := c.namespace(namespace)
-	return m != nil && rules.OptsOut(m.Annotations)
+	return m != nil && rules.OptsOut(m.GetAnnotations())
 }
 
 // namespacesReady reports whether the namespace informer, when it runs

@@ -24,7 +24,9 @@ type Preview struct {
 	PerRule map[string]int
 	// Unknown are the resources of the set whose objects are not cached
 	// as the set needs them — not ruled yet, or cached without the values
-	// a new rule reads — and so are not counted.
+	// or keys a new rule reads to decide — and so are not counted. (A key
+	// a new rule only sets, which the cache does not keep, counts as
+	// missing: an object that carries it already counts as changed.)
 	Unknown []schema.GroupVersionResource
 }
 
@@ -41,7 +43,7 @@ func (c *Controller) Preview(set *rules.Set) Preview {
 		c.mu.RLock()
 		ri := c.informers[t.GVR]
 		c.mu.RUnlock()
-		if ri == nil || (t.ReadsObjects && !ri.target.ReadsObjects) {
+		if ri == nil || !ri.projection.Covers(t.Reads()) {
 			p.Unknown = append(p.Unknown, t.GVR)
 			continue
 		}

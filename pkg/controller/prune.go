@@ -159,7 +159,7 @@ func (c *Controller) dropUnruled(ctx context.Context, set *rules.Set) error {
 // informer. c.mu is held.
 func (c *Controller) prune(ctx context.Context, gvr schema.GroupVersionResource, ri *resourceInformer) error {
 	t := reconcile.Prune(ri.target.Resource)
-	if ri.target.ReadsObjects {
+	if ri.cannotServe(t) {
 		ri.stop()
 		delete(c.informers, gvr)
 		return c.startPrune(ctx, t)

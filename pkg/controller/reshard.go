@@ -49,7 +49,7 @@ func (c *Controller) Reshard(ctx context.Context) error {
 	defer c.mu.Unlock()
 	for gvr, ri := range fresh {
 		current := c.informers[gvr]
-		if current != old[gvr] || current.target.ReadsObjects != ri.target.ReadsObjects || current.status.pruning.Load() {
+		if current != old[gvr] || ri.cannotServe(current.target) || current.status.pruning.Load() {
 			ri.stop() // SetRules replaced, dropped or pruned it meanwhile
 			continue
 		}

@@ -7,7 +7,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 	"k8s.io/klog/v2"
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
@@ -56,9 +56,11 @@ type noLedger struct{}
 func (noLedger) Ensure(context.Context, schema.GroupResource) error { return nil }
 
 // Writer sends the requests of Decisions to the API server as one field
-// manager.
+// manager, through a metadata client: the API server answers each with
+// the object's metadata only (PartialObjectMetadata, in protobuf), so that
+// neither side encodes or decodes the whole object per write.
 type Writer struct {
-	client  dynamic.Interface
+	client  metadata.Interface
 	manager string
 	ledger  Ledger
 	observe Observer
@@ -68,7 +70,7 @@ type Writer struct {
 // manager manager — the one its Decisions were decided for —, records in
 // ledger, when not nil, every resource before writing to it, and tells
 // observe, when not nil, the result of every request.
-func NewWriter(client dynamic.Interface, manager string, ledger Ledger, observe Observer) *Writer {
+func NewWriter(client metadata.Interface, manager string, ledger Ledger, observe Observer) *Writer {
 	if ledger == nil {
 		ledger = noLedger{}
 	}

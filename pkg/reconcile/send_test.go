@@ -10,12 +10,10 @@ import (
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	dynamicfake "k8s.io/client-go/dynamic/fake"
-	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/metadata"
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 )
@@ -102,18 +100,15 @@ func TestSend(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			client := dynamicfake.NewSimpleDynamicClient(runtime.NewScheme())
 			n := 0
-			client.PrependReactor("patch", "*", func(k8stesting.Action) (bool, runtime.Object, error) {
+			client := &metadataServer{answer: func() (*metav1.PartialObjectMetadata, error) {
 				err := tc.answers[n]
 				n++
 				if err != nil {
-					return true, nil, err
+					return nil, err
 				}
-				u := &unstructured.Unstructured{}
-				u.SetResourceVersion(fmt.Sprint(100 + n))
-				return true, u, nil
-			})
+				return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{ResourceVersion: fmt.Sprint(100 + n)}}, nil
+			}}
 			var seen []observed
 			w := NewWriter(client, tc.manager, nil, func(gvr schema.GroupVersionResource, err error) { seen = append(seen, observed{gvr, err}) })
 
@@ -131,14 +126,11 @@ func TestSend(t *testing.T) {
 				t.Errorf("Send() = %+v, want %+v", got, tc.want)
 			}
 			var gotSent []sent
-			for _, a := range client.Actions() {
-				pa := a.(k8stesting.PatchActionImpl)
-				if a.GetResource() != tc.ref.GVR {
-					t.Errorf("patch of %v, want %v", a.GetResource(), tc.ref.GVR)
+			for _, p := range client.patches {
+				if p.gvr != tc.ref.GVR {
+					t.Errorf("patch of %v, want %v", p.gvr, tc.ref.GVR)
 				}
-				o := pa.PatchOptions
-				gotSent = append(gotSent, sent{pa.GetNamespace(), pa.GetName(), pa.GetPatchType(), string(pa.GetPatch()),
-					o.FieldManager, o.Force != nil && *o.Force})
+				gotSent = append(gotSent, p.sent)
 			}
 			if !reflect.DeepEqual(gotSent, tc.wantSent) {
 				t.Errorf("sent %+v, want %+v", gotSent, tc.wantSent)
@@ -156,17 +148,48 @@ func TestSend(t *testing.T) {
 
 // A Writer without an Observer sends all the same.
 func TestSendWithoutObserver(t *testing.T) {
-	client := dynamicfake.NewSimpleDynamicClient(runtime.NewScheme())
-	client.PrependReactor("patch", "*", func(k8stesting.Action) (bool, runtime.Object, error) {
-		u := &unstructured.Unstructured{}
-		u.SetResourceVersion("9")
-		return true, u, nil
-	})
+	client := &metadataServer{answer: func() (*metav1.PartialObjectMetadata, error) {
+		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "9"}}, nil
+	}}
 	got, err := NewWriter(client, FieldManager, nil, nil).Send(t.Context(), Ref{GVR: configMaps, Namespace: "ns", Name: "x"},
 		merge(`{"metadata":{"annotations":{"a":"1"}}}`))
-	if err != nil || got.ResourceVersion != "9" || len(client.Actions()) != 1 {
-		t.Errorf("Send() = %+v, %v after %d requests; want resourceVersion 9 after 1", got, err, len(client.Actions()))
+	if err != nil || got.ResourceVersion != "9" || len(client.patches) != 1 {
+		t.Errorf("Send() = %+v, %v after %d requests; want resourceVersion 9 after 1", got, err, len(client.patches))
 	}
+}
+
+// metadataServer is a metadata client that records the patches it is
+// sent and answers each with answer. It serves nothing else.
+type metadataServer struct {
+	answer  func() (*metav1.PartialObjectMetadata, error)
+	patches []patchSent
+}
+
+// patchSent is one patch request, of one resource.
+type patchSent struct {
+	gvr schema.GroupVersionResource
+	sent
+}
+
+func (m *metadataServer) Resource(gvr schema.GroupVersionResource) metadata.Getter {
+	return metadataResource{server: m, gvr: gvr}
+}
+
+type metadataResource struct {
+	metadata.ResourceInterface // nil: only Patch is served
+	server                     *metadataServer
+	gvr                        schema.GroupVersionResource
+	namespace                  string
+}
+
+func (r metadataResource) Namespace(ns string) metadata.ResourceInterface {
+	r.namespace = ns
+	return r
+}
+
+func (r metadataResource) Patch(_ context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, _ ...string) (*metav1.PartialObjectMetadata, error) {
+	r.server.patches = append(r.server.patches, patchSent{r.gvr, sent{r.namespace, name, pt, string(data), opts.FieldManager, opts.Force != nil && *opts.Force}})
+	return r.server.answer()
 }
 
 func TestRefString(t *testing.T) {
@@ -216,17 +239,16 @@ func TestSendRecordsFirst(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			client := dynamicfake.NewSimpleDynamicClient(runtime.NewScheme())
 			l := &ledger{err: tc.ledgerErr}
-			client.PrependReactor("patch", "*", func(k8stesting.Action) (bool, runtime.Object, error) {
+			client := &metadataServer{answer: func() (*metav1.PartialObjectMetadata, error) {
 				if len(l.ensured) == 0 {
 					t.Errorf("patch sent before the resource was recorded")
 				}
-				return true, &unstructured.Unstructured{}, nil
-			})
+				return &metav1.PartialObjectMetadata{}, nil
+			}}
 			_, err := NewWriter(client, FieldManager, l, nil).Send(t.Context(), x, tc.requests)
-			if len(l.ensured) != tc.wantEnsured || len(client.Actions()) != tc.wantSent {
-				t.Errorf("recorded %v, sent %d requests; want %d and %d", l.ensured, len(client.Actions()), tc.wantEnsured, tc.wantSent)
+			if len(l.ensured) != tc.wantEnsured || len(client.patches) != tc.wantSent {
+				t.Errorf("recorded %v, sent %d requests; want %d and %d", l.ensured, len(client.patches), tc.wantEnsured, tc.wantSent)
 			}
 			for _, gr := range l.ensured {
 				if gr != configMaps.GroupResource() {

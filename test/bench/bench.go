@@ -27,7 +27,10 @@ type bench struct {
 	dynamic  dynamic.Interface
 	metadata metadata.Interface
 	tracker  *tracker
-	// objects is the number of objects seeded.
+	// rules is kube-annotator's rules file.
+	rules string
+	// shape is the shape of the objects seeded, objects their number.
+	shape   shape
 	objects int
 }
 
@@ -37,7 +40,7 @@ func run(ctx context.Context, o options) (err error) {
 	if _, err := os.Stat(o.binary); err != nil {
 		return fmt.Errorf("kube-annotator binary: %w (build it with `make build`)", err)
 	}
-	b := &bench{opts: o}
+	b := &bench{opts: o, shape: o.shapes()[0]}
 	if b.dir, err = os.MkdirTemp("", "kube-annotator-bench-"); err != nil {
 		return err
 	}
@@ -57,7 +60,9 @@ func run(ctx context.Context, o options) (err error) {
 	// logger, which prints a stack trace unless it is set.
 	ctrllog.SetLogger(klog.NewKlogr())
 	logf("Starting etcd and kube-apiserver v%s from %s", h.K8sVersion, h.AssetsDir())
-	if b.env, err = h.Start(); err != nil {
+	// Realistic objects fill etcd's default quota (2 GiB) before the API
+	// server's compaction frees it.
+	if b.env, err = h.StartWith(h.Options{EtcdFlags: map[string]string{"quota-backend-bytes": "8589934592"}}); err != nil {
 		return err
 	}
 	defer func() {
@@ -104,19 +109,45 @@ func (b *bench) connect(ctx context.Context) error {
 	return err
 }
 
-// phases runs what the benchmark measures, in order, into res.
+// phases runs what the benchmark measures, in order, into res: the
+// memory of kube-annotator with no objects, then everything else for each
+// shape of objects in turn.
 func (b *bench) phases(ctx context.Context, runners []*runner, res *results) error {
 	ka := runners[slices.IndexFunc(runners, func(r *runner) bool { return r.name == kaRunner })]
 	if err := b.createNamespaces(ctx); err != nil {
 		return err
 	}
 	logf("Measuring kube-annotator's memory with no objects")
-	point, _, err := b.memory(ctx, ka, 0)
-	if err != nil {
+	var err error
+	if res.base, err = b.memory(ctx, ka, memoryOptions{}); err != nil {
 		return err
 	}
-	res.memory = append(res.memory, point)
+	for i, sh := range b.opts.shapes() {
+		if i > 0 {
+			if err := b.deleteSeeded(ctx); err != nil {
+				return err
+			}
+		}
+		b.shape = sh
+		sr := &shapeResults{shape: sh.name}
+		res.shapes = append(res.shapes, sr)
+		latency := 0
+		if i == 0 {
+			latency = b.opts.latency
+		}
+		if err := b.shapePhases(ctx, runners, ka, sr, latency); err != nil {
+			return fmt.Errorf("%s objects: %w", sh.name, err)
+		}
+		res.latency = append(res.latency, sr.latency...)
+	}
+	return nil
+}
 
+// shapePhases measures with objects of the current shape: the rounds at
+// --objects, then kube-annotator's memory there and at each
+// --memory-objects, with latency objects' latency at the first and the
+// time a rebuild of its caches takes at the last.
+func (b *bench) shapePhases(ctx context.Context, runners []*runner, ka *runner, sr *shapeResults, latency int) error {
 	if err := b.seed(ctx, b.opts.objects); err != nil {
 		return err
 	}
@@ -126,31 +157,36 @@ func (b *bench) phases(ctx context.Context, runners []*runner, res *results) err
 			if err != nil {
 				return fmt.Errorf("round %d, %s: %w", round, r.name, err)
 			}
-			res.runs = append(res.runs, run)
+			sr.runs = append(sr.runs, run)
 		}
 	}
-
-	logf("Measuring kube-annotator's memory and latency at %d objects", b.objects)
-	if point, res.latency, err = b.memory(ctx, ka, b.opts.latency); err != nil {
-		return err
-	}
-	res.memory = append(res.memory, point)
-
-	for _, n := range b.opts.memoryObjects {
-		if err := b.seed(ctx, n); err != nil {
-			return err
+	counts := append([]int{b.opts.objects}, b.opts.memoryObjects...)
+	for i, n := range counts {
+		if n > b.objects {
+			if err := b.seed(ctx, n); err != nil {
+				return err
+			}
 		}
-		logf("Converging the new objects with kube-annotator, then measuring its memory at %d objects", n)
-		converge, err := b.idle(ctx, ka, fmt.Sprintf("%d-objects-converge", n), b.memoryEnv(), 0)
+		if b.opts.rounds == 0 || i > 0 {
+			logf("Converging the %s objects with kube-annotator, then measuring its memory at %d objects", b.shape.name, n)
+			converge, err := b.idle(ctx, ka, fmt.Sprintf("%s-%d-objects-converge", b.shape.name, n), idleOptions{env: b.memoryEnv()})
+			if err != nil {
+				return err
+			}
+			logf("kube-annotator converged %d objects with peak RSS %.1f MiB%s", n, float64(converge.peakRSS)/1024, b.memLimitNote(converge.peakRSS))
+		} else {
+			logf("Measuring kube-annotator's memory at %d %s objects", n, b.shape.name)
+		}
+		opts := memoryOptions{rebuild: i == len(counts)-1}
+		if i == 0 {
+			opts.latency = latency
+		}
+		point, err := b.memory(ctx, ka, opts)
 		if err != nil {
 			return err
 		}
-		logf("kube-annotator converged %d objects with peak RSS %.1f MiB%s", n, float64(converge.peakRSS)/1024, b.memLimitNote(converge.peakRSS))
-		point, _, err := b.memory(ctx, ka, 0)
-		if err != nil {
-			return err
-		}
-		res.memory = append(res.memory, point)
+		sr.memory = append(sr.memory, point)
+		sr.latency = append(sr.latency, point.latency...)
 	}
 	return nil
 }
@@ -165,6 +201,15 @@ func runnerNames(runners []*runner) []string {
 
 // results is what the benchmark measured.
 type results struct {
+	// base is kube-annotator's memory with no objects.
+	base    memoryPoint
+	shapes  []*shapeResults
+	latency []time.Duration
+}
+
+// shapeResults is what the benchmark measured with one shape of objects.
+type shapeResults struct {
+	shape   string
 	runs    []runResult
 	memory  []memoryPoint
 	latency []time.Duration

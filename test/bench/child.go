@@ -144,3 +144,17 @@ func (c *child) peakRSS() int64 {
 	}
 	return c.hwm.Load()
 }
+
+// cpu is the CPU time, user and system, the process has used: so far
+// while it runs, in all once it has exited.
+func (c *child) cpu() float64 {
+	if done, _ := c.Exited(); done {
+		ps := c.Cmd.ProcessState
+		return (ps.UserTime() + ps.SystemTime()).Seconds()
+	}
+	return cpuSeconds(c.PID())
+}
+
+// rss is the process's resident set size now, in KiB; 0 once it has
+// exited.
+func (c *child) rss() int64 { return vmRSSKiB(c.PID()) }

@@ -4,20 +4,29 @@
 //
 // It seeds --objects objects (Deployments and ReplicaSets with no replicas,
 // Pods, Frigates: a quarter each, over a few namespaces), then, for
-// --rounds rounds, runs each of three runners in turn, each annotating
+// --rounds rounds, runs each of four runners in turn, each annotating
 // every object with sample-controller: "True" using --workers workers:
 //
 //   - raw: this program's "raw" subcommand; one paginated list of each
-//     resource and a merge patch per object, no cache, no queue; it exits
-//     when done.
+//     resource and a merge patch per object through the dynamic client
+//     (whole objects in JSON), no cache, no queue; it exits when done.
+//   - raw-metadata: the same through the metadata client, whose lists and
+//     patches the API server answers with the objects' metadata only, in
+//     protobuf: the least any program can do.
 //   - controller-runtime: test/bench/crrunner, the controller a Kubebuilder
 //     user would write (its own module, so that controller-runtime never
 //     enters the product).
 //   - kube-annotator: the product binary (--binary), `run` with a rules file
 //     for the same four resources.
 //
-// The benchmark builds the first two as `make build` builds the third,
+// The benchmark builds the first three as `make build` builds the last,
 // without cgo, so that their peak RSS compare.
+//
+// The objects are small: they carry nothing but what their kind needs.
+// With --realistic, everything is measured again on realistic objects,
+// which carry what objects in a cluster do: ten labels, four annotations
+// among which kubectl's last-applied-configuration (about 3 KB), and the
+// managedFields entries of kubectl and Helm.
 //
 // A run lasts from the process's start until the benchmark's own watch sees
 // every object annotated. Controllers then keep running: the API server
@@ -28,9 +37,11 @@
 //
 // Then, for kube-annotator alone, in fresh processes once converged: its Go
 // heap (from its metrics endpoint; also with GOGC=10, which keeps it close
-// to the live heap) and peak RSS at 0 and --objects objects, and at each
-// --memory-objects; and at idle, the latency from creating an object to
-// seeing it annotated.
+// to the live heap), peak and at-rest RSS, and the time from its start
+// until its informers synced, at 0 and --objects objects, and at each
+// --memory-objects; at the largest, how long a reload takes whose rules
+// make the caches keep one more label (every informer lists again); and at
+// idle, the latency from creating an object to seeing it annotated.
 //
 // Results are medians over the rounds and ratios between runners measured
 // in the same run: absolute numbers depend on the machine and on whatever
@@ -41,6 +52,7 @@
 //	make build   # or: CGO_ENABLED=0 go build -trimpath -o bin/kube-annotator .
 //	go run ./test/bench --binary bin/kube-annotator
 //	go run ./test/bench --binary bin/kube-annotator --objects 400 --rounds 1 --steady 5s --latency 20   # ~2 min smoke run
+//	go run ./test/bench --binary bin/kube-annotator --realistic --rounds 0 --latency 0 --memory-objects 100000   # memory only
 package main
 
 import (
@@ -69,7 +81,16 @@ type options struct {
 	memoryWindow  time.Duration
 	timeout       time.Duration
 	crCacheReads  bool
+	realistic     bool
 	goMemLimit    int64
+}
+
+// shapes are the shapes of objects the benchmark measures with.
+func (o options) shapes() []shape {
+	if o.realistic {
+		return []shape{small, realistic}
+	}
+	return []shape{small}
 }
 
 func main() {
@@ -99,7 +120,7 @@ func parseFlags(args []string) (options, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.StringVar(&o.binary, "binary", "bin/kube-annotator", "kube-annotator binary to measure (make build)")
 	fs.IntVar(&o.objects, "objects", 10000, "objects to seed, a quarter each of deployments, replicasets, pods and frigates (up to 100000)")
-	fs.IntVar(&o.rounds, "rounds", 3, "rounds of raw, controller-runtime, kube-annotator; the tables show medians")
+	fs.IntVar(&o.rounds, "rounds", 3, "rounds of raw, raw-metadata, controller-runtime, kube-annotator; the tables show medians (0: measure memory only)")
 	fs.IntVar(&o.workers, "workers", 8, "workers of every runner")
 	fs.DurationVar(&o.steady, "steady", 30*time.Second, "how long writes are counted in steady state, and again after a restart")
 	fs.IntVar(&o.latency, "latency", 200, "objects created one at a time to measure create→annotated latency (0 skips it)")
@@ -116,6 +137,7 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.memoryWindow, "memory-window", 10*time.Second, "how long kube-annotator's heap is sampled once converged")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "longest a runner may take to annotate every object")
 	fs.Int64Var(&o.goMemLimit, "gomemlimit", 0, "GOMEMLIMIT in bytes for kube-annotator while its memory is measured, as deploy/ sets it from the memory limit (268435456 for 256Mi); 0 leaves it unset")
+	fs.BoolVar(&o.realistic, "realistic", false, "measure everything again with realistic objects: ten labels, four annotations among which a 3 KB kubectl last-applied-configuration, managedFields of kubectl and Helm")
 	fs.BoolVar(&o.crCacheReads, "cr-cache-reads", false, "let the controller-runtime baseline read unstructured objects from its cache instead of its default GET to the API server")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -142,8 +164,8 @@ func (o options) validate() error {
 		}
 		prev = n
 	}
-	if o.rounds < 1 {
-		errs = append(errs, fmt.Errorf("--rounds must be at least 1, got %d", o.rounds))
+	if o.rounds < 0 {
+		errs = append(errs, fmt.Errorf("--rounds must not be negative, got %d", o.rounds))
 	}
 	if o.workers < 1 {
 		errs = append(errs, fmt.Errorf("--workers must be at least 1, got %d", o.workers))

@@ -10,7 +10,7 @@ import (
 
 // requestCounts are requests the API server served on the four resources.
 type requestCounts struct {
-	patch, get, list int
+	patch, get, list, watch int
 	// writes are every write verb: POST, PUT, PATCH, DELETE, DELETECOLLECTION.
 	writes int
 }
@@ -30,8 +30,12 @@ type runResult struct {
 	// restart; nil for runners that exit when done.
 	steady, restart *requestCounts
 	// peakRSS is the process's peak RSS in KiB, restartRSS that of the
-	// restarted process.
-	peakRSS, restartRSS int64
+	// restarted process; restRSS is its RSS at the end of steady state
+	// (controllers only).
+	peakRSS, restartRSS, restRSS int64
+	// cpu is the CPU time, user and system, in seconds, the process used
+	// from its start until every object was annotated.
+	cpu float64
 }
 
 func (r runResult) objectsPerSecond() float64 {
@@ -70,25 +74,29 @@ func (b *bench) measure(ctx context.Context, r *runner, round int) (runResult, e
 	}
 	first, last := b.tracker.span()
 	res.first, res.converge = first.Sub(c.started), last.Sub(c.started)
+	if r.controller {
+		res.cpu = c.cpu()
+	}
 	if err := sleep(ctx, settle); err != nil {
 		return res, err
 	}
 	if res.run, err = w.close(ctx); err != nil {
 		return res, err
 	}
-	logf("%s: first object annotated %.1fs after its start, every object after %.1fs (%.0f objects/s); %d PATCH, %d GET, %d LIST",
-		r.name, res.first.Seconds(), res.converge.Seconds(), res.objectsPerSecond(), res.run.patch, res.run.get, res.run.list)
+	logf("%s: first object annotated %.1fs after its start, every object after %.1fs (%.0f objects/s); %d PATCH, %d GET, %d LIST, %d WATCH",
+		r.name, res.first.Seconds(), res.converge.Seconds(), res.objectsPerSecond(), res.run.patch, res.run.get, res.run.list, res.run.watch)
 
 	if !r.controller {
 		if err := c.wait(stopTimeout); err != nil {
 			return res, err
 		}
-		res.peakRSS = c.peakRSS()
+		res.peakRSS, res.cpu = c.peakRSS(), c.cpu()
 		return res, nil
 	}
 	if res.steady, err = b.hold(ctx, c, "steady state"); err != nil {
 		return res, err
 	}
+	res.restRSS = c.rss()
 	if err := c.stop(); err != nil {
 		return res, err
 	}
@@ -148,9 +156,9 @@ func (b *bench) holdWindow(ctx context.Context, c *child, w *window, what string
 // between openWindow and close, less the benchmark's own: its watch only
 // watches once synced, but would it list again, that is not counted.
 type window struct {
-	b               *bench
-	before          h.Requests
-	ownGet, ownList int
+	b                         *bench
+	before                    h.Requests
+	ownGet, ownList, ownWatch int
 }
 
 func (b *bench) openWindow(ctx context.Context) (*window, error) {
@@ -158,7 +166,8 @@ func (b *bench) openWindow(ctx context.Context) (*window, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the API server's request counts: %w", err)
 	}
-	return &window{b: b, before: before, ownGet: b.tracker.requests.Count("get", ""), ownList: b.tracker.requests.Count("list", "")}, nil
+	own := b.tracker.requests
+	return &window{b: b, before: before, ownGet: own.Count("get", ""), ownList: own.Count("list", ""), ownWatch: own.Count("watch", "")}, nil
 }
 
 func (w *window) close(ctx context.Context) (requestCounts, error) {
@@ -170,13 +179,15 @@ func (w *window) close(ctx context.Context) (requestCounts, error) {
 	names := resourceNames()
 	ownGet := w.b.tracker.requests.Count("get", "") - w.ownGet
 	ownList := w.b.tracker.requests.Count("list", "") - w.ownList
-	if ownGet+ownList > 0 {
-		logf("  (not counting the benchmark's own %d GET and %d LIST)", ownGet, ownList)
+	ownWatch := w.b.tracker.requests.Count("watch", "") - w.ownWatch
+	if ownGet+ownList+ownWatch > 0 {
+		logf("  (not counting the benchmark's own %d GET, %d LIST and %d WATCH)", ownGet, ownList, ownWatch)
 	}
 	return requestCounts{
 		patch:  d.Count("PATCH", names...),
 		get:    d.Count("GET", names...) - ownGet,
 		list:   d.Count("LIST", names...) - ownList,
+		watch:  d.Count("WATCH", names...) - ownWatch,
 		writes: d.Writes(names...),
 	}, nil
 }

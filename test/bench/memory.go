@@ -20,10 +20,21 @@ type memoryPoint struct {
 	// bytes; it includes garbage not collected yet.
 	heapInuse float64
 	// liveHeap is the same with GOGC=liveGOGC: within about that many
-	// percent of the live heap.
-	liveHeap float64
-	// peakRSS is the process's peak RSS in KiB.
-	peakRSS int64
+	// percent of the live heap; liveAlloc the objects in it alone, without
+	// the free slots of their spans.
+	liveHeap, liveAlloc float64
+	// peakRSS is the process's peak RSS in KiB, restRSS its RSS at rest
+	// once converged, at the end of the heap's sampling.
+	peakRSS, restRSS int64
+	// synced is the time from the process's start until its informers
+	// had synced; startup the requests the API server served until then.
+	synced  time.Duration
+	startup requestCounts
+	// latency is the create→annotated latency of the objects created
+	// one at a time; rebuild, when measured, a reload that rebuilds every
+	// cache.
+	latency []time.Duration
+	rebuild *rebuildResult
 }
 
 // liveGOGC is the GOGC of the run that estimates the live heap. A
@@ -33,24 +44,33 @@ type memoryPoint struct {
 // GOGC=10 it keeps at most about a tenth.
 const liveGOGC = 10
 
+// memoryOptions say what memory measures besides memory.
+type memoryOptions struct {
+	latency int  // objects whose create→annotated latency to measure
+	rebuild bool // measure a reload that rebuilds every cache
+}
+
 // memory measures kube-annotator converged at the objects seeded so far,
-// in two fresh processes: one as deployed, also measuring the latency of
-// latency new objects, and one with GOGC=liveGOGC.
-func (b *bench) memory(ctx context.Context, ka *runner, latency int) (memoryPoint, []time.Duration, error) {
+// in two fresh processes: one as deployed, which also measures what opts
+// ask for, and one with GOGC=liveGOGC.
+func (b *bench) memory(ctx context.Context, ka *runner, opts memoryOptions) (memoryPoint, error) {
 	p := memoryPoint{objects: b.objects}
-	tag := fmt.Sprintf("%d-objects", b.objects)
-	run, err := b.idle(ctx, ka, tag, b.memoryEnv(), latency)
+	tag := fmt.Sprintf("%s-%d-objects", b.shape.name, b.objects)
+	run, err := b.idle(ctx, ka, tag, idleOptions{env: b.memoryEnv(), latency: opts.latency, rebuild: opts.rebuild})
 	if err != nil {
-		return p, nil, err
+		return p, err
 	}
-	live, err := b.idle(ctx, ka, fmt.Sprintf("%s-gogc%d", tag, liveGOGC), append(b.memoryEnv(), fmt.Sprintf("GOGC=%d", liveGOGC)), 0)
+	live, err := b.idle(ctx, ka, fmt.Sprintf("%s-gogc%d", tag, liveGOGC), idleOptions{env: append(b.memoryEnv(), fmt.Sprintf("GOGC=%d", liveGOGC))})
 	if err != nil {
-		return p, nil, err
+		return p, err
 	}
-	p.heapInuse, p.liveHeap, p.peakRSS = run.heapInuse, live.heapInuse, run.peakRSS
-	logf("kube-annotator converged at %d objects: heap in use %.1f MiB (%.1f MiB with GOGC=%d), peak RSS %.1f MiB%s",
-		p.objects, p.heapInuse/(1<<20), p.liveHeap/(1<<20), liveGOGC, float64(p.peakRSS)/1024, b.memLimitNote(p.peakRSS))
-	return p, run.latency, nil
+	p.heapInuse, p.liveHeap, p.liveAlloc = run.heap.inuse, live.heap.inuse, live.heap.alloc
+	p.peakRSS, p.restRSS = run.peakRSS, run.restRSS
+	p.synced, p.startup = run.synced, run.startup
+	p.latency, p.rebuild = run.latency, run.rebuild
+	logf("kube-annotator converged at %d objects: synced %.1fs after its start (%d LIST), heap in use %.1f MiB (%.1f MiB with GOGC=%d), peak RSS %.1f MiB%s, at rest %.1f MiB",
+		p.objects, p.synced.Seconds(), p.startup.list, p.heapInuse/(1<<20), p.liveHeap/(1<<20), liveGOGC, float64(p.peakRSS)/1024, b.memLimitNote(p.peakRSS), float64(p.restRSS)/1024)
+	return p, nil
 }
 
 // memoryEnv is the environment added to kube-annotator while its memory
@@ -70,45 +90,68 @@ func (b *bench) memLimitNote(peakRSS int64) string {
 	return fmt.Sprintf(" (GOMEMLIMIT %.0f MiB: %.0f%% of it)", float64(b.opts.goMemLimit)/(1<<20), 100*float64(peakRSS<<10)/float64(b.opts.goMemLimit))
 }
 
-// idleRun is what one run of idle measured.
-type idleRun struct {
-	heapInuse float64 // bytes
-	peakRSS   int64   // KiB
-	latency   []time.Duration
+// idleOptions say how idle runs kube-annotator and what it measures.
+type idleOptions struct {
+	env     []string // added to its environment
+	latency int      // objects whose create→annotated latency to measure
+	rebuild bool     // measure a reload that rebuilds every cache
 }
 
-// idle starts kube-annotator with env added to its environment and its
-// metrics and probes on loopback, and waits until its informers have
-// synced and every object is annotated. Then it samples the Go heap for
-// --memory-window, measures the latency of latency objects created one at
-// a time, and stops the controller.
-func (b *bench) idle(ctx context.Context, ka *runner, tag string, env []string, latency int) (idleRun, error) {
+// idleRun is what one run of idle measured.
+type idleRun struct {
+	heap             heap
+	peakRSS, restRSS int64 // KiB
+	synced           time.Duration
+	startup          requestCounts
+	latency          []time.Duration
+	rebuild          *rebuildResult
+}
+
+// idle starts kube-annotator with its metrics and probes on loopback, and
+// waits until its informers have synced and every object is annotated.
+// Then it samples the Go heap for --memory-window, reads the RSS at rest,
+// measures what opts ask for, and stops the controller.
+func (b *bench) idle(ctx context.Context, ka *runner, tag string, opts idleOptions) (idleRun, error) {
 	var res idleRun
 	addrs, err := freeAddrs(2)
 	if err != nil {
 		return res, err
 	}
-	metricsAddr, probeAddr := addrs[0], addrs[1]
-	c, err := b.start(ka, tag, env, "--metrics-bind-address", metricsAddr, "--health-probe-bind-address", probeAddr)
+	metricsAddr, readyz := addrs[0], "http://"+addrs[1]+"/readyz"
+	w, err := b.openWindow(ctx)
+	if err != nil {
+		return res, err
+	}
+	c, err := b.start(ka, tag, opts.env, "--metrics-bind-address", metricsAddr, "--health-probe-bind-address", addrs[1])
 	if err != nil {
 		return res, err
 	}
 	defer func() { _ = c.stop() }() // in case of an error; stopping twice is fine
-	if err := waitReady(ctx, "http://"+probeAddr+"/readyz", b.opts.timeout, c.alive); err != nil {
+	if err := waitReady(ctx, readyz, b.opts.timeout, c.alive); err != nil {
+		return res, err
+	}
+	res.synced = time.Since(c.started)
+	if res.startup, err = w.close(ctx); err != nil {
 		return res, err
 	}
 	if err := b.tracker.waitFor(ctx, "converging", b.opts.timeout, b.tracker.is(b.objects, b.objects), c.alive); err != nil {
 		return res, err
 	}
-	if res.heapInuse, err = minHeapInuse(ctx, "http://"+metricsAddr+"/metrics", b.opts.memoryWindow); err != nil {
+	if res.heap, err = minHeap(ctx, "http://"+metricsAddr+"/metrics", b.opts.memoryWindow); err != nil {
 		return res, err
 	}
-	if latency > 0 {
-		if res.latency, err = b.latency(ctx, latency); err != nil {
+	res.restRSS = c.rss()
+	if opts.latency > 0 {
+		if res.latency, err = b.latency(ctx, opts.latency); err != nil {
 			return res, err
 		}
 		sorted := slices.Sorted(slices.Values(res.latency))
 		logf("Latency of %d Pods: p50 %v, p99 %v", len(sorted), percentile(sorted, 0.50), percentile(sorted, 0.99))
+	}
+	if opts.rebuild {
+		if res.rebuild, err = b.rebuild(ctx, readyz, c); err != nil {
+			return res, err
+		}
 	}
 	if err := c.stop(); err != nil {
 		return res, err
@@ -158,45 +201,67 @@ func get(ctx context.Context, url string) ([]byte, error) {
 
 // waitReady waits up to timeout until url answers 200.
 func waitReady(ctx context.Context, url string, timeout time.Duration, alive func() error) error {
+	return waitProbe(ctx, url, true, timeout, 100*time.Millisecond, alive)
+}
+
+// waitProbe waits up to timeout, polling every interval, until url
+// answers 200 (ready) or anything else (not ready).
+func waitProbe(ctx context.Context, url string, ready bool, timeout, interval time.Duration, alive func() error) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		_, err := get(ctx, url)
-		if err == nil {
+		if (err == nil) == ready {
 			return nil
 		}
 		if aerr := alive(); aerr != nil {
 			return aerr
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("not ready after %v: %w", timeout, err)
+			if ready {
+				return fmt.Errorf("not ready after %v: %w", timeout, err)
+			}
+			return fmt.Errorf("still ready after %v", timeout)
 		}
-		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+		if err := sleep(ctx, interval); err != nil {
 			return err
 		}
 	}
 }
 
-// minHeapInuse samples go_memstats_heap_inuse_bytes every second for
-// window and returns the lowest value.
-func minHeapInuse(ctx context.Context, url string, window time.Duration) (float64, error) {
-	lowest := 0.0
+// heap is the Go heap as a process's metrics show it, in bytes.
+type heap struct {
+	// inuse is go_memstats_heap_inuse_bytes: the spans that hold live
+	// objects, including the free slots among them.
+	inuse float64
+	// alloc is go_memstats_heap_alloc_bytes: the objects themselves,
+	// live or not collected yet.
+	alloc float64
+}
+
+// minHeap samples the heap every second for window and returns the
+// lowest of each figure.
+func minHeap(ctx context.Context, url string, window time.Duration) (heap, error) {
+	var lowest heap
 	for deadline := time.Now().Add(window); ; {
 		body, err := get(ctx, url)
 		if err != nil {
-			return 0, fmt.Errorf("kube-annotator metrics: %w", err)
+			return heap{}, fmt.Errorf("kube-annotator metrics: %w", err)
 		}
-		v := h.MetricValue(body, "go_memstats_heap_inuse_bytes", nil)
-		if v == 0 {
-			return 0, fmt.Errorf("kube-annotator metrics at %s have no go_memstats_heap_inuse_bytes", url)
+		v := heap{inuse: h.MetricValue(body, "go_memstats_heap_inuse_bytes", nil), alloc: h.MetricValue(body, "go_memstats_heap_alloc_bytes", nil)}
+		if v.inuse == 0 || v.alloc == 0 {
+			return heap{}, fmt.Errorf("kube-annotator metrics at %s have no go_memstats_heap_inuse_bytes or go_memstats_heap_alloc_bytes", url)
 		}
-		if lowest == 0 || v < lowest {
-			lowest = v
+		if lowest.inuse == 0 || v.inuse < lowest.inuse {
+			lowest.inuse = v.inuse
+		}
+		if lowest.alloc == 0 || v.alloc < lowest.alloc {
+			lowest.alloc = v.alloc
 		}
 		if time.Now().After(deadline) {
 			return lowest, nil
 		}
 		if err := sleep(ctx, time.Second); err != nil {
-			return 0, err
+			return heap{}, err
 		}
 	}
 }

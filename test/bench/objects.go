@@ -123,8 +123,8 @@ const (
 )
 
 // eachObject calls fn for every object of gvr in all namespaces, reading
-// their metadata page by page.
-func eachObject(ctx context.Context, client metadata.Interface, gvr schema.GroupVersionResource, fn func(metav1.PartialObjectMetadata)) error {
+// their metadata page by page, and stops at fn's first error.
+func eachObject(ctx context.Context, client metadata.Interface, gvr schema.GroupVersionResource, fn func(metav1.PartialObjectMetadata) error) error {
 	opts := metav1.ListOptions{Limit: listPageSize}
 	for range maxListPages {
 		list, err := client.Resource(gvr).List(ctx, opts)
@@ -132,7 +132,9 @@ func eachObject(ctx context.Context, client metadata.Interface, gvr schema.Group
 			return fmt.Errorf("list %s: %w", gvr.Resource, err)
 		}
 		for _, item := range list.Items {
-			fn(item)
+			if err := fn(item); err != nil {
+				return err
+			}
 		}
 		if list.Continue == "" {
 			return nil

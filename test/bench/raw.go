@@ -16,25 +16,35 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
-// rawCommand is the subcommand that runs the raw runner: the least a
+// rawCommand is the subcommand that runs the raw runners: the least a
 // program can do to annotate every object, as a floor to compare the
-// controllers with.
+// controllers with. With --metadata it lists and patches through the
+// metadata client, whose requests are answered with the objects' metadata
+// only, in protobuf; without, through the dynamic client, whose requests
+// are answered with whole objects in JSON.
 const rawCommand = "raw"
 
 func rawMain(args []string) int {
 	fs := flag.NewFlagSet(rawCommand, flag.ContinueOnError)
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the cluster")
 	workers := fs.Int("workers", 8, "patches in flight")
+	viaMetadata := fs.Bool("metadata", false, "list and patch through the metadata client instead of the dynamic client")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	start := time.Now()
-	listed, patched, err := rawAnnotate(ctx, *kubeconfig, max(*workers, 1))
+	c, err := newRawClient(*kubeconfig, *viaMetadata)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "raw:", err)
+		return 1
+	}
+	listed, patched, err := rawAnnotate(ctx, c, max(*workers, 1))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "raw:", err)
 		return 1
@@ -52,20 +62,35 @@ var setPatch = func() []byte {
 	return data
 }()
 
+// rawClient is what the raw runner needs of a client: to list every
+// object of a resource, page by page, and to patch one.
+type rawClient interface {
+	// list calls fn with each object of gvr and its annotations.
+	list(ctx context.Context, gvr schema.GroupVersionResource, fn func(ref objectRef, annotations map[string]string) error) error
+	patch(ctx context.Context, ref objectRef, data []byte) error
+}
+
+// newRawClient returns a client of the cluster of kubeconfig, with no
+// client-side rate limiting: a metadata client when viaMetadata, else a
+// dynamic client.
+func newRawClient(kubeconfig string, viaMetadata bool) (rawClient, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	cfg.QPS, cfg.Burst = -1, 0
+	if viaMetadata {
+		c, err := metadata.NewForConfig(cfg)
+		return metadataClient{c}, err
+	}
+	c, err := dynamic.NewForConfig(cfg)
+	return dynamicClient{c}, err
+}
+
 // rawAnnotate lists every object of the four resources once, page by page,
 // and merge-patches those that lack the annotation on workers goroutines.
 // No cache, no queue, no retries: the first error ends it.
-func rawAnnotate(ctx context.Context, kubeconfig string, workers int) (listed, patched int64, err error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return 0, 0, fmt.Errorf("kubeconfig: %w", err)
-	}
-	cfg.QPS, cfg.Burst = -1, 0 // no client-side rate limiting
-	client, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return 0, 0, err
-	}
-
+func rawAnnotate(ctx context.Context, client rawClient, workers int) (listed, patched int64, err error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	refs := make(chan objectRef, 4*workers)
@@ -77,9 +102,7 @@ func rawAnnotate(ctx context.Context, kubeconfig string, workers int) (listed, p
 				if ctx.Err() != nil {
 					continue // drain refs, so that the lister is not stuck
 				}
-				_, err := client.Resource(ref.resource).Namespace(ref.namespace).
-					Patch(ctx, ref.name, types.MergePatchType, setPatch, metav1.PatchOptions{})
-				if err != nil {
+				if err := client.patch(ctx, ref, setPatch); err != nil {
 					cancel(fmt.Errorf("patch %s: %w", ref, err))
 					continue
 				}
@@ -87,7 +110,23 @@ func rawAnnotate(ctx context.Context, kubeconfig string, workers int) (listed, p
 			}
 		})
 	}
-	listed, err = rawList(ctx, client, refs)
+	for _, r := range resources {
+		err = client.list(ctx, r.gvr, func(ref objectRef, annotations map[string]string) error {
+			listed++
+			if annotations[annotationKey] == annotationValue {
+				return nil
+			}
+			select {
+			case refs <- ref:
+				return nil
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			}
+		})
+		if err != nil {
+			break
+		}
+	}
 	close(refs)
 	wg.Wait()
 	if cause := context.Cause(ctx); cause != nil {
@@ -96,44 +135,44 @@ func rawAnnotate(ctx context.Context, kubeconfig string, workers int) (listed, p
 	return listed, nPatched.Load(), err
 }
 
-// rawList sends every object that lacks the annotation to refs, and
-// returns how many objects it listed.
-func rawList(ctx context.Context, client dynamic.Interface, refs chan<- objectRef) (int64, error) {
-	var listed int64
-	for _, r := range resources {
-		n, err := rawListResource(ctx, client.Resource(r.gvr), r.gvr, refs)
-		listed += n
-		if err != nil {
-			return listed, err
-		}
-	}
-	return listed, nil
-}
+// dynamicClient lists and patches whole objects, in JSON.
+type dynamicClient struct{ client dynamic.Interface }
 
-// rawListResource lists the objects of one resource, page by page.
-func rawListResource(ctx context.Context, client dynamic.NamespaceableResourceInterface, gvr schema.GroupVersionResource, refs chan<- objectRef) (int64, error) {
-	var n int64
+func (c dynamicClient) list(ctx context.Context, gvr schema.GroupVersionResource, fn func(objectRef, map[string]string) error) error {
 	opts := metav1.ListOptions{Limit: listPageSize}
 	for range maxListPages {
-		list, err := client.List(ctx, opts)
+		list, err := c.client.Resource(gvr).List(ctx, opts)
 		if err != nil {
-			return n, fmt.Errorf("list %s: %w", gvr.Resource, err)
+			return fmt.Errorf("list %s: %w", gvr.Resource, err)
 		}
 		for _, item := range list.Items {
-			n++
-			if item.GetAnnotations()[annotationKey] == annotationValue {
-				continue
-			}
-			select {
-			case refs <- objectRef{resource: gvr, namespace: item.GetNamespace(), name: item.GetName()}:
-			case <-ctx.Done():
-				return n, context.Cause(ctx)
+			if err := fn(objectRef{resource: gvr, namespace: item.GetNamespace(), name: item.GetName()}, item.GetAnnotations()); err != nil {
+				return err
 			}
 		}
 		if list.GetContinue() == "" {
-			return n, nil
+			return nil
 		}
 		opts.Continue = list.GetContinue()
 	}
-	return n, fmt.Errorf("list %s: more than %d pages", gvr.Resource, maxListPages)
+	return fmt.Errorf("list %s: more than %d pages", gvr.Resource, maxListPages)
+}
+
+func (c dynamicClient) patch(ctx context.Context, ref objectRef, data []byte) error {
+	_, err := c.client.Resource(ref.resource).Namespace(ref.namespace).Patch(ctx, ref.name, types.MergePatchType, data, metav1.PatchOptions{})
+	return err
+}
+
+// metadataClient lists and patches objects' metadata, in protobuf.
+type metadataClient struct{ client metadata.Interface }
+
+func (c metadataClient) list(ctx context.Context, gvr schema.GroupVersionResource, fn func(objectRef, map[string]string) error) error {
+	return eachObject(ctx, c.client, gvr, func(m metav1.PartialObjectMetadata) error {
+		return fn(objectRef{resource: gvr, namespace: m.Namespace, name: m.Name}, m.Annotations)
+	})
+}
+
+func (c metadataClient) patch(ctx context.Context, ref objectRef, data []byte) error {
+	_, err := c.client.Resource(ref.resource).Namespace(ref.namespace).Patch(ctx, ref.name, types.MergePatchType, data, metav1.PatchOptions{})
+	return err
 }

@@ -9,18 +9,25 @@ import (
 	"time"
 )
 
-// print writes the results as markdown tables: medians per runner, every
-// run, kube-annotator's memory, and its latency.
+// print writes the results as markdown tables: for each shape of objects,
+// medians per runner, every run, kube-annotator's memory and the rebuild
+// of its caches; then its latency.
 func (r results) print(w io.Writer, o options) {
-	if len(r.runs) > 0 {
-		r.printSummary(w, o)
-		r.printRuns(w)
-	}
-	if len(r.memory) > 0 {
-		r.printMemory(w, o)
+	for _, s := range r.shapes {
+		if len(s.runs) > 0 {
+			s.printSummary(w, o)
+			s.printRuns(w)
+		}
+		if len(s.memory) > 0 {
+			s.printMemory(w, r.base, o)
+		}
 	}
 	if len(r.latency) > 0 {
-		r.printLatency(w)
+		objects := 0
+		if len(r.shapes) > 0 && len(r.shapes[0].memory) > 0 {
+			objects = r.shapes[0].memory[0].objects
+		}
+		printLatency(w, r.latency, objects)
 	}
 }
 
@@ -38,8 +45,15 @@ var (
 	colGet       column = func(r runResult) *float64 { return val(float64(r.run.get)) }
 	colList      column = func(r runResult) *float64 { return val(float64(r.run.list)) }
 	colRSS       column = func(r runResult) *float64 { return val(float64(r.peakRSS) / 1024) }
+	colCPU       column = func(r runResult) *float64 { return val(r.cpu / float64(r.objects) * 10000) }
 	colSteady    column = func(r runResult) *float64 { return writes(r.steady) }
 	colRestarted column = func(r runResult) *float64 { return writes(r.restart) }
+	colRestRSS   column = func(r runResult) *float64 {
+		if r.steady == nil {
+			return nil
+		}
+		return val(float64(r.restRSS) / 1024)
+	}
 )
 
 func writes(c *requestCounts) *float64 {
@@ -50,9 +64,9 @@ func writes(c *requestCounts) *float64 {
 }
 
 // median returns the median of col over the runs of runner, or nil.
-func (r results) median(runner string, col column) *float64 {
+func (s *shapeResults) median(runner string, col column) *float64 {
 	var vs []float64
-	for _, run := range r.runs {
+	for _, run := range s.runs {
 		if v := col(run); run.runner == runner && v != nil {
 			vs = append(vs, *v)
 		}
@@ -68,81 +82,111 @@ func (r results) median(runner string, col column) *float64 {
 	return &m
 }
 
-func (r results) printSummary(w io.Writer, o options) {
+var runnerOrder = []string{rawRunner, rawMetadataRunner, crRunner, kaRunner}
+
+func (s *shapeResults) printSummary(w io.Writer, o options) {
 	rounds := 0
-	for _, run := range r.runs {
+	for _, run := range s.runs {
 		rounds = max(rounds, run.round)
 	}
 	reads := "a GET to the API server per Reconcile (controller-runtime's default for unstructured objects)"
 	if o.crCacheReads {
 		reads = "reads from its cache (--cr-cache-reads)"
 	}
-	fmt.Fprintf(w, "\n## %d objects, %d workers: medians of %d round(s)\n\n", r.runs[0].objects, o.workers, rounds)
-	fmt.Fprintln(w, "| runner | first (s) | converge (s) | objects/s | objects/s ÷ raw | PATCH | GET | LIST | writes in steady state | writes after restart | peak RSS (MiB) | peak RSS ÷ controller-runtime |")
+	fmt.Fprintf(w, "\n## %d %s objects, %d workers: medians of %d round(s)\n\n", s.runs[0].objects, s.shape, o.workers, rounds)
+	fmt.Fprintln(w, "| runner | first (s) | converge (s) | objects/s | ÷ raw | ÷ raw-metadata | ÷ controller-runtime | PATCH | GET | LIST | writes in steady state | writes after restart |")
 	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-	rawRate, crRSS := r.median(rawRunner, colRate), r.median(crRunner, colRSS)
-	for _, name := range []string{rawRunner, crRunner, kaRunner} {
-		rate, rss := r.median(name, colRate), r.median(name, colRSS)
+	rawRate, rawMetaRate, crRate := s.median(rawRunner, colRate), s.median(rawMetadataRunner, colRate), s.median(crRunner, colRate)
+	for _, name := range runnerOrder {
+		rate := s.median(name, colRate)
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name,
-			num(r.median(name, colFirst), 1), num(r.median(name, colConverge), 1), num(rate, 0), ratio(rate, rawRate),
-			num(r.median(name, colPatch), 0), num(r.median(name, colGet), 0), num(r.median(name, colList), 0),
-			num(r.median(name, colSteady), 0), num(r.median(name, colRestarted), 0),
-			num(rss, 1), ratio(rss, crRSS))
+			num(s.median(name, colFirst), 1), num(s.median(name, colConverge), 1), num(rate, 0),
+			ratio(rate, rawRate), ratio(rate, rawMetaRate), ratio(rate, crRate),
+			num(s.median(name, colPatch), 0), num(s.median(name, colGet), 0), num(s.median(name, colList), 0),
+			num(s.median(name, colSteady), 0), num(s.median(name, colRestarted), 0))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| runner | CPU (s) per 10k objects | ÷ raw | ÷ raw-metadata | peak RSS (MiB) | ÷ controller-runtime | RSS at rest (MiB) |")
+	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+	rawCPU, rawMetaCPU, crRSS := s.median(rawRunner, colCPU), s.median(rawMetadataRunner, colCPU), s.median(crRunner, colRSS)
+	for _, name := range runnerOrder {
+		cpu, rss := s.median(name, colCPU), s.median(name, colRSS)
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", name,
+			num(cpu, 2), ratio(cpu, rawCPU), ratio(cpu, rawMetaCPU), num(rss, 1), ratio(rss, crRSS), num(s.median(name, colRestRSS), 1))
 	}
 	fmt.Fprintf(w, `
 first, converge: from the runner's start until the benchmark's watch saw the first object, and every object, annotated.
 objects/s: objects ÷ converge.
 PATCH, GET, LIST: requests the API server served on the four resources from the start until %v after that.
   The controllers' informers sync with a streaming WATCH (client-go's WatchListClient), which is not a LIST.
-Writes: during %v of steady state, and during %v after a restart; both should be 0 (controllers only: raw exits when done).
+Writes: during %v of steady state, and during %v after a restart; both should be 0 (controllers only: the raw loops exit when done).
   kube-annotator runs with --resync-period %v, so each window holds at least one resync of every object.
-Peak RSS: of the runner's first process. controller-runtime: %s.
+CPU: user and system time of the runner's process from its start until every object was annotated (the raw loops: until they exited).
+Peak RSS: of the runner's first process; RSS at rest: at the end of steady state. controller-runtime: %s.
 `, settle, o.steady, o.steady, o.steady, reads)
 }
 
-func (r results) printRuns(w io.Writer) {
-	fmt.Fprint(w, "\n### Every run\n\n")
-	fmt.Fprintln(w, "| runner | round | first (s) | converge (s) | objects/s | PATCH | GET | LIST | steady state: writes, GET, LIST | after restart: writes, GET, LIST | peak RSS (MiB) | after restart: peak RSS (MiB) |")
-	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-	for _, run := range r.runs {
-		restartRSS := "n/a"
+func (s *shapeResults) printRuns(w io.Writer) {
+	fmt.Fprintf(w, "\n### Every run, %s objects\n\n", s.shape)
+	fmt.Fprintln(w, "| runner | round | first (s) | converge (s) | objects/s | PATCH | GET | LIST | WATCH | CPU (s) | steady state: writes, GET, LIST | after restart: writes, GET, LIST | peak RSS (MiB) | RSS at rest (MiB) | after restart: peak RSS (MiB) |")
+	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	for _, run := range s.runs {
+		restRSS, restartRSS := "n/a", "n/a"
+		if run.steady != nil {
+			restRSS = mib(run.restRSS)
+		}
 		if run.restart != nil {
 			restartRSS = mib(run.restartRSS)
 		}
-		fmt.Fprintf(w, "| %s | %d | %.1f | %.1f | %.0f | %d | %d | %d | %s | %s | %s | %s |\n", run.runner, run.round,
-			run.first.Seconds(), run.converge.Seconds(), run.objectsPerSecond(), run.run.patch, run.run.get, run.run.list,
-			triple(run.steady), triple(run.restart), mib(run.peakRSS), restartRSS)
+		fmt.Fprintf(w, "| %s | %d | %.1f | %.1f | %.0f | %d | %d | %d | %d | %.1f | %s | %s | %s | %s | %s |\n", run.runner, run.round,
+			run.first.Seconds(), run.converge.Seconds(), run.objectsPerSecond(), run.run.patch, run.run.get, run.run.list, run.run.watch,
+			run.cpu, triple(run.steady), triple(run.restart), mib(run.peakRSS), restRSS, restartRSS)
 	}
+	fmt.Fprintln(w, "\nWATCH: watch requests that ended in the window (the API server counts a watch when it ends).")
 }
 
-func (r results) printMemory(w io.Writer, o options) {
-	fmt.Fprint(w, "\n## kube-annotator's memory, converged\n\n")
-	fmt.Fprintf(w, "| objects | heap in use (MiB) | heap in use, GOGC=%d (MiB) | peak RSS (MiB) | heap per object, GOGC=%d (bytes) | peak RSS per object (bytes) |\n", liveGOGC, liveGOGC)
-	fmt.Fprintln(w, "| ---: | ---: | ---: | ---: | ---: | ---: |")
-	base := r.memory[0]
-	for _, p := range r.memory {
-		heapPer, rssPer := "", ""
+// projectedObjects is the object count kube-annotator's heap is projected
+// to from the largest measured.
+const projectedObjects = 1000000
+
+func (s *shapeResults) printMemory(w io.Writer, base memoryPoint, o options) {
+	fmt.Fprintf(w, "\n## kube-annotator's memory, converged, %s objects\n\n", s.shape)
+	fmt.Fprintf(w, "| objects | synced (s) | LIST | heap in use (MiB) | heap in use, GOGC=%d (MiB) | peak RSS (MiB) | RSS at rest (MiB) | heap per object, GOGC=%d (bytes) | of which objects (bytes) | peak RSS per object (bytes) |\n", liveGOGC, liveGOGC)
+	fmt.Fprintln(w, "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	var perObject float64
+	for _, p := range append([]memoryPoint{base}, s.memory...) {
+		heapPer, allocPer, rssPer := "", "", ""
 		if n := p.objects - base.objects; n > 0 {
-			heapPer = fmt.Sprintf("%.0f", (p.liveHeap-base.liveHeap)/float64(n))
+			perObject = (p.liveHeap - base.liveHeap) / float64(n)
+			heapPer = fmt.Sprintf("%.0f", perObject)
+			allocPer = fmt.Sprintf("%.0f", (p.liveAlloc-base.liveAlloc)/float64(n))
 			rssPer = fmt.Sprintf("%.0f", float64(p.peakRSS-base.peakRSS)*1024/float64(n))
 		}
-		fmt.Fprintf(w, "| %d | %.1f | %.1f | %s | %s | %s |\n", p.objects, p.heapInuse/(1<<20), p.liveHeap/(1<<20), mib(p.peakRSS), heapPer, rssPer)
+		fmt.Fprintf(w, "| %d | %.1f | %d | %.1f | %.1f | %s | %s | %s | %s | %s |\n", p.objects, p.synced.Seconds(), p.startup.list, p.heapInuse/(1<<20), p.liveHeap/(1<<20),
+			mib(p.peakRSS), mib(p.restRSS), heapPer, allocPer, rssPer)
 	}
 	fmt.Fprintf(w, `
-Fresh processes started with every object already annotated. Heap in use: the lowest
-go_memstats_heap_inuse_bytes sampled over %v once ready. At rest nothing triggers a garbage
-collection, so with kube-annotator's default GOGC (50) it holds up to half as much garbage from the sync as live data;
-a second process with GOGC=%d holds at most about %d%% more than its live heap.
-Per object: the difference to the first row, divided by the difference in objects.
-`, o.memoryWindow, liveGOGC, liveGOGC)
+Fresh processes started with every object already annotated. synced: from the process's start until its readiness
+probe, which waits for every informer to sync, answered; LIST: lists the API server served meanwhile (the informers
+stream their initial list with a WATCH unless they fall back to a LIST). Heap in use: the lowest go_memstats_heap_inuse_bytes sampled
+over %v once converged; RSS at rest at the end of that. At rest nothing triggers a garbage collection, so with
+kube-annotator's default GOGC (50) it holds up to half as much garbage from the sync as live data; a second process
+with GOGC=%d holds at most about %d%% more than its live heap.
+Per object: the difference to the first row, divided by the difference in objects; of which objects: the same of
+go_memstats_heap_alloc_bytes, the objects alone, without the free slots of the spans that hold them.
+Projected to %d objects at the last row's heap per object: %.0f MiB of live heap.
+`, o.memoryWindow, liveGOGC, liveGOGC, projectedObjects, (base.liveHeap+perObject*projectedObjects)/(1<<20))
+	for _, p := range s.memory {
+		if rb := p.rebuild; rb != nil {
+			fmt.Fprintf(w, "\nA reload whose rules make the caches keep one more label, at %d objects: every informer listed again, "+
+				"and was synced %.1f s after the rules file was written (%d LIST, %d writes).\n",
+				rb.objects, rb.took.Seconds(), rb.requests.list, rb.requests.writes)
+		}
+	}
 }
 
-func (r results) printLatency(w io.Writer) {
-	lat := slices.Sorted(slices.Values(r.latency))
-	objects := 0
-	if len(r.memory) > 1 {
-		objects = r.memory[1].objects
-	}
+func printLatency(w io.Writer, latency []time.Duration, objects int) {
+	lat := slices.Sorted(slices.Values(latency))
 	fmt.Fprint(w, "\n## kube-annotator's create→annotated latency at idle\n\n")
 	fmt.Fprintln(w, "| Pods created one at a time | other objects cached | p50 (ms) | p99 (ms) | max (ms) |")
 	fmt.Fprintln(w, "| ---: | ---: | ---: | ---: | ---: |")

@@ -28,9 +28,10 @@ type runner struct {
 
 // The runners' names, in the order in which each round runs them.
 const (
-	rawRunner = "raw"
-	crRunner  = "controller-runtime"
-	kaRunner  = "kube-annotator"
+	rawRunner         = "raw"
+	rawMetadataRunner = "raw-metadata"
+	crRunner          = "controller-runtime"
+	kaRunner          = "kube-annotator"
 )
 
 // start starts the runner with env added to its environment, its output
@@ -41,7 +42,7 @@ func (b *bench) start(r *runner, tag string, env []string, extra ...string) (*ch
 	return startChild(r.name, log, env, r.bin, append(append([]string{}, r.args...), extra...)...)
 }
 
-// newRunners returns the three runners, in the order in which each round
+// newRunners returns the four runners, in the order in which each round
 // runs them, all connecting as the control plane's admin. bins are the
 // built raw and controller-runtime runners.
 func (b *bench) newRunners(bins builtRunners) ([]*runner, error) {
@@ -52,8 +53,7 @@ func (b *bench) newRunners(bins builtRunners) ([]*runner, error) {
 	if dynamicallyLinked(binary) {
 		logf("WARNING: %s is dynamically linked (built with cgo), which adds some 30 MiB to its RSS; `make build` builds it as the other runners are built", b.opts.binary)
 	}
-	rules, err := b.writeRules()
-	if err != nil {
+	if b.rules, err = b.writeRules(); err != nil {
 		return nil, err
 	}
 	workers := strconv.Itoa(b.opts.workers)
@@ -63,9 +63,10 @@ func (b *bench) newRunners(bins builtRunners) ([]*runner, error) {
 	}
 	return []*runner{
 		{name: rawRunner, bin: bins.raw, args: []string{rawCommand, "--kubeconfig", b.env.Kubeconfig, "--workers", workers}},
+		{name: rawMetadataRunner, bin: bins.raw, args: []string{rawCommand, "--metadata", "--kubeconfig", b.env.Kubeconfig, "--workers", workers}},
 		{name: crRunner, controller: true, bin: bins.cr, args: crArgs},
 		{name: kaRunner, controller: true, bin: binary, args: []string{
-			"run", "--rules", rules, "--kubeconfig", b.env.Kubeconfig, "--workers", workers,
+			"run", "--rules", b.rules, "--kubeconfig", b.env.Kubeconfig, "--workers", workers,
 			// Every steady-state window then holds a resync of every object.
 			"--resync-period", b.opts.steady.String(),
 		}},

@@ -39,7 +39,7 @@ func (b *bench) createNamespaces(ctx context.Context) error {
 // the benchmark's watch has seen them all.
 func (b *bench) seed(ctx context.Context, total int) error {
 	from := b.objects
-	logf("Seeding %d objects (%d to %d) with %d clients in parallel", total-from, from, total, clientParallelism)
+	logf("Seeding %d %s objects (%d to %d) with %d clients in parallel", total-from, b.shape.name, from, total, clientParallelism)
 	start := time.Now()
 	var created atomic.Int64
 	stop := progress(5*time.Second, func() {
@@ -48,8 +48,7 @@ func (b *bench) seed(ctx context.Context, total int) error {
 	})
 	err := forEach(ctx, total-from, clientParallelism, func(ctx context.Context, i int) error {
 		r, ref := seedRef(from + i)
-		_, err := b.dynamic.Resource(r.gvr).Namespace(ref.namespace).Create(ctx, r.make(ref.namespace, ref.name), metav1.CreateOptions{})
-		if err != nil {
+		if err := b.shape.create(ctx, b.dynamic, r, ref); err != nil {
 			return fmt.Errorf("create %s: %w", ref, err)
 		}
 		created.Add(1)
@@ -64,6 +63,27 @@ func (b *bench) seed(ctx context.Context, total int) error {
 		return err
 	}
 	logf("Seeded %d objects in %v (%.0f objects/s)", total-from, since(start), float64(total-from)/time.Since(start).Seconds())
+	return nil
+}
+
+// deleteSeeded deletes every seeded object and waits until the
+// benchmark's watch has seen them go.
+func (b *bench) deleteSeeded(ctx context.Context) error {
+	logf("Deleting the %d %s objects", b.objects, b.shape.name)
+	start := time.Now()
+	for _, r := range resources {
+		for i := range seedNamespaces {
+			err := b.dynamic.Resource(r.gvr).Namespace(seedNamespace(i)).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+			if err != nil {
+				return fmt.Errorf("delete the %s in %s: %w", r.gvr.Resource, seedNamespace(i), err)
+			}
+		}
+	}
+	b.objects = 0
+	if err := b.tracker.waitFor(ctx, "deleting", b.opts.timeout, b.tracker.is(0, -1), nil); err != nil {
+		return err
+	}
+	logf("Deleted them in %v", since(start))
 	return nil
 }
 
@@ -115,10 +135,11 @@ func (b *bench) reset(ctx context.Context) error {
 func (b *bench) annotatedObjects(ctx context.Context) ([]objectRef, error) {
 	var refs []objectRef
 	for _, r := range resources {
-		err := eachObject(ctx, b.metadata, r.gvr, func(m metav1.PartialObjectMetadata) {
+		err := eachObject(ctx, b.metadata, r.gvr, func(m metav1.PartialObjectMetadata) error {
 			if _, ok := m.Annotations[annotationKey]; ok {
 				refs = append(refs, objectRef{resource: r.gvr, namespace: m.Namespace, name: m.Name})
 			}
+			return nil
 		})
 		if err != nil {
 			return nil, err

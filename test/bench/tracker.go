@@ -40,7 +40,9 @@ func startTracker(ctx context.Context, client metadata.Interface, requests *h.Co
 	factory := metadatainformer.NewSharedInformerFactory(client, 0)
 	for _, r := range resources {
 		inf := factory.ForResource(r.gvr).Informer()
-		_ = inf.SetTransform(stripManagedFields)
+		if err := inf.SetTransform(slim); err != nil {
+			return nil, fmt.Errorf("watch %s: %w", r.gvr.Resource, err)
+		}
 		ref := func(obj any) (objectRef, bool) {
 			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				obj = tomb.Obj
@@ -70,11 +72,17 @@ func startTracker(ctx context.Context, client metadata.Interface, requests *h.Co
 	return t, nil
 }
 
-// stripManagedFields keeps the informers' caches small; it runs on objects
-// fresh from the decoder, which nothing else has seen yet.
-func stripManagedFields(obj any) (any, error) {
+// slim keeps of an object only what the tracker reads, its identity and
+// the annotation, so that the benchmark's memory stays small with
+// realistic objects. It runs on objects fresh from the decoder, which
+// nothing else has seen yet.
+func slim(obj any) (any, error) {
 	if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
-		m.ManagedFields = nil
+		v, annotated := m.Annotations[annotationKey]
+		m.ManagedFields, m.Labels, m.Annotations = nil, nil, nil
+		if annotated {
+			m.Annotations = map[string]string{annotationKey: v}
+		}
 	}
 	return obj, nil
 }

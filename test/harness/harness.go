@@ -70,6 +70,9 @@ type Options struct {
 	// dashes, e.g. {"watch-cache": "false"}; they replace envtest's value
 	// of the same flag.
 	APIServerFlags map[string]string
+	// EtcdFlags are extra etcd flags, by name without the dashes, e.g.
+	// {"quota-backend-bytes": "8589934592"}.
+	EtcdFlags map[string]string
 }
 
 // Start starts etcd and kube-apiserver and installs the Frigate CRD. It
@@ -93,6 +96,12 @@ func StartWith(opts Options) (*Env, error) {
 	}
 	for name, value := range opts.APIServerFlags {
 		te.ControlPlane.GetAPIServer().Configure().Set(name, value)
+	}
+	if len(opts.EtcdFlags) > 0 {
+		te.ControlPlane.Etcd = &envtest.Etcd{}
+		for name, value := range opts.EtcdFlags {
+			te.ControlPlane.Etcd.Configure().Set(name, value)
+		}
 	}
 	cfg, err := te.Start()
 	if err != nil {

@@ -1,0 +1,103 @@
+package controller
+
+import (
+	"encoding/binary"
+	"maps"
+	"slices"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// interner hands out one shared copy of equal values that cached objects
+// hold. The metadata cache keeps mostly the same few values on every
+// object: the annotations and labels the rules set, with the rules' own
+// values; the controller's own managedFields entry, which records those
+// keys; namespaces. Cached objects are read only, so they can share them.
+//
+// Each table holds at most maxInterned values and starts afresh when full:
+// values handed out stay valid, only later equal values are not shared
+// with them. Values larger than maxInternedSize are not shared at all.
+type interner struct {
+	mu      sync.Mutex
+	strings map[string]string
+	maps    map[string]map[string]string
+	entries map[string][]metav1.ManagedFieldsEntry
+}
+
+// Bounds of an interner's tables: values each, and bytes per value.
+const (
+	maxInterned     = 4096
+	maxInternedSize = 512
+)
+
+func newInterner() *interner {
+	return &interner{
+		strings: map[string]string{},
+		maps:    map[string]map[string]string{},
+		entries: map[string][]metav1.ManagedFieldsEntry{},
+	}
+}
+
+// string returns the shared copy of s.
+func (in *interner) string(s string) string {
+	if len(s) > maxInternedSize {
+		return s
+	}
+	return intern(in, in.strings, s, s)
+}
+
+// stringMap returns the shared copy of m, or nil when m is empty.
+func (in *interner) stringMap(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	var b []byte
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		b = appendString(appendString(b, k), m[k])
+		if len(b) > maxInternedSize {
+			return m
+		}
+	}
+	return intern(in, in.maps, b, m)
+}
+
+// managedFields returns the shared copy of entries, as the cache keeps
+// them: manager, operation, fields type and field set.
+func (in *interner) managedFields(entries []metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEntry {
+	if len(entries) == 0 {
+		return nil
+	}
+	var b []byte
+	for _, e := range entries {
+		b = appendString(appendString(appendString(b, e.Manager), string(e.Operation)), e.FieldsType)
+		if e.FieldsV1 != nil {
+			b = appendString(b, string(e.FieldsV1.Raw))
+		}
+		if len(b) > maxInternedSize {
+			return entries
+		}
+	}
+	return intern(in, in.entries, b, entries)
+}
+
+// intern returns the value table holds for key, after storing v there if
+// it holds none. The key is copied only then.
+func intern[K string | []byte, V any](in *interner, table map[string]V, key K, v V) V {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if shared, ok := table[string(key)]; ok {
+		return shared
+	}
+	if len(table) >= maxInterned {
+		clear(table)
+	}
+	table[string(key)] = v
+	return v
+}
+
+// appendString appends s to b, prefixed with its length, so that the
+// concatenation of several tells them apart.
+func appendString(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+}

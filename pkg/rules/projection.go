@@ -1,0 +1,93 @@
+package rules
+
+import (
+	"maps"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/sets"
+)
+
+// Projection is what the rules of one resource need of its objects'
+// annotations and labels: a cache may drop every other key, and the rules
+// decide the same on what it keeps as on the whole object. It does not
+// hold the keys the controller owns on an object, which the object itself
+// tells (in its managedFields, or in an admission marker): a cache keeps
+// those too, and the marker, so that they can be deleted when no rule
+// wants them any more.
+type Projection struct {
+	// Whole is set when a rule reads values from objects with JSONPath,
+	// which can read any field, annotations and labels included: nothing
+	// may be dropped, and the cache keeps whole objects.
+	Whole bool
+	// Annotations are the annotation keys the rules set or remove, and
+	// the ControlAnnotations, which every object may carry.
+	Annotations sets.Set[string]
+	// Labels are the label keys the rules set or remove, and those their
+	// label selectors read: a selector reads only the keys it names (for
+	// "!key" and "key notin (…)", whether the key is there).
+	Labels sets.Set[string]
+}
+
+// Projection returns what the rules of t need of its objects' annotations
+// and labels. It is computed from the rules alone.
+func (t *Target) Projection() Projection {
+	p := t.Reads()
+	for _, r := range t.Rules {
+		p.Annotations.Insert(sortedKeys(r.Annotations)...)
+		p.Annotations.Insert(sortedKeys(r.AnnotationsFrom)...)
+		p.Annotations.Insert(slices.Collect(maps.Keys(r.AnnotationsFromNamespace))...)
+		p.Labels.Insert(sortedKeys(r.Labels)...)
+		p.Labels.Insert(sortedKeys(r.LabelsFrom)...)
+		p.Labels.Insert(slices.Collect(maps.Keys(r.LabelsFromNamespace))...)
+	}
+	return p
+}
+
+// Reads returns the part of Projection that the rules of t read to decide
+// whether and how an object must change, without the keys they only set:
+// the keys they select by or remove, and the control annotations. An
+// object that lacks a key the rules only set gets that key set, whatever
+// value it had: deciding without it can only find more to change.
+func (t *Target) Reads() Projection {
+	p := Projection{Whole: t.ReadsObjects, Annotations: sets.New(ControlAnnotations...), Labels: sets.New[string]()}
+	for _, r := range t.Rules {
+		p.Annotations.Insert(r.RemoveAnnotations...)
+		p.Labels.Insert(r.RemoveLabels...)
+		p.Labels.Insert(selectorKeys(r.selector)...)
+		if t.isNamespaces() {
+			// A Namespace is selected by its own labels, and fromNamespace
+			// reads its own labels and annotations.
+			p.Labels.Insert(selectorKeys(r.namespaceSelector)...)
+			labelKeys, annotationKeys := r.namespaceKeys()
+			p.Labels.Insert(labelKeys...)
+			p.Annotations.Insert(annotationKeys...)
+		}
+	}
+	return p
+}
+
+// Covers reports whether a cache that keeps p of every object keeps all
+// that q needs, so that it can serve q's rules without listing again.
+func (p Projection) Covers(q Projection) bool {
+	if p.Whole {
+		return true
+	}
+	return !q.Whole && p.Annotations.IsSuperset(q.Annotations) && p.Labels.IsSuperset(q.Labels)
+}
+
+// Equal reports whether p and q keep the same.
+func (p Projection) Equal(q Projection) bool { return p.Covers(q) && q.Covers(p) }
+
+// selectorKeys returns the label keys s reads; none for a nil selector.
+func selectorKeys(s labels.Selector) []string {
+	if s == nil {
+		return nil
+	}
+	reqs, _ := s.Requirements()
+	keys := make([]string, len(reqs))
+	for i, r := range reqs {
+		keys[i] = r.Key()
+	}
+	return keys
+}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// rebuildResult is what a reload cost whose rules make kube-annotator's
+// caches keep one more label: each informer lists every object again.
+type rebuildResult struct {
+	objects int
+	// took is the time from the rules file's write until every informer
+	// had synced again.
+	took time.Duration
+	// requests are those the API server served meanwhile.
+	requests requestCounts
+}
+
+// widenedRulesYAML is rulesYAML with a label to remove, which no object
+// carries: the caches must keep one more key, and no object changes.
+var widenedRulesYAML = rulesYAML + "  removeLabels: [bench-rebuild]\n"
+
+// rebuild rewrites the rules file of c, a kube-annotator converged and at
+// rest, with widenedRulesYAML, and measures until c is ready again: its
+// readiness fails while an informer has not synced. The rules file is
+// restored before it returns.
+func (b *bench) rebuild(ctx context.Context, readyz string, c *child) (*rebuildResult, error) {
+	w, err := b.openWindow(ctx)
+	if err != nil {
+		return nil, err
+	}
+	logf("Reloading rules that make kube-annotator's caches keep one more label, at %d objects", b.objects)
+	start := time.Now()
+	if err := writeAtomically(b.rules, widenedRulesYAML); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err := writeAtomically(b.rules, rulesYAML); err != nil {
+			logf("  could not restore the rules file: %v", err)
+		}
+	}()
+	if err := waitProbe(ctx, readyz, false, time.Minute, 10*time.Millisecond, c.alive); err != nil {
+		return nil, fmt.Errorf("reload: the informers were not rebuilt: %w", err)
+	}
+	if err := waitProbe(ctx, readyz, true, b.opts.timeout, 10*time.Millisecond, c.alive); err != nil {
+		return nil, fmt.Errorf("reload: %w", err)
+	}
+	res := &rebuildResult{objects: b.objects, took: time.Since(start)}
+	if err := sleep(ctx, settle); err != nil {
+		return nil, err
+	}
+	if res.requests, err = w.close(ctx); err != nil {
+		return nil, err
+	}
+	logf("Rebuilt the caches of %d objects in %.1fs: %d writes, %d LIST, %d WATCH", b.objects, res.took.Seconds(),
+		res.requests.writes, res.requests.list, res.requests.watch)
+	return res, nil
+}
+
+// writeAtomically replaces the file at path with content, so that a
+// watcher of its directory never reads it half written.
+func writeAtomically(path, content string) error {
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
+	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
