@@ -111,7 +111,8 @@ func (b *bench) connect(ctx context.Context) error {
 
 // phases runs what the benchmark measures, in order, into res: the
 // memory of kube-annotator with no objects, then everything else for each
-// shape of objects in turn.
+// shape of objects in turn, and last objects created with and without
+// kube-annotator's admission policy.
 func (b *bench) phases(ctx context.Context, runners []*runner, res *results) error {
 	ka := runners[slices.IndexFunc(runners, func(r *runner) bool { return r.name == kaRunner })]
 	if err := b.createNamespaces(ctx); err != nil {
@@ -140,7 +141,11 @@ func (b *bench) phases(ctx context.Context, runners []*runner, res *results) err
 		}
 		res.latency = append(res.latency, sr.latency...)
 	}
-	return nil
+	if b.opts.latency == 0 {
+		return nil
+	}
+	res.admission, err = b.admission(ctx, ka, b.opts.latency)
+	return err
 }
 
 // shapePhases measures with objects of the current shape: the rounds at
@@ -205,6 +210,9 @@ type results struct {
 	base    memoryPoint
 	shapes  []*shapeResults
 	latency []time.Duration
+	// admission are objects created without and with kube-annotator's
+	// admission policy.
+	admission []admissionRun
 }
 
 // shapeResults is what the benchmark measured with one shape of objects.

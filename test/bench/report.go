@@ -11,7 +11,8 @@ import (
 
 // print writes the results as markdown tables: for each shape of objects,
 // medians per runner, every run, kube-annotator's memory and the rebuild
-// of its caches; then its latency.
+// of its caches; then its latency, and its latency and writes with and
+// without its admission policy.
 func (r results) print(w io.Writer, o options) {
 	for _, s := range r.shapes {
 		if len(s.runs) > 0 {
@@ -28,6 +29,9 @@ func (r results) print(w io.Writer, o options) {
 			objects = r.shapes[0].memory[0].objects
 		}
 		printLatency(w, r.latency, objects)
+	}
+	if len(r.admission) > 0 {
+		printAdmission(w, r.admission)
 	}
 }
 

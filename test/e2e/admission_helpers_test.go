@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kube-annotator/kube-annotator/pkg/admission"
 	h "github.com/kube-annotator/kube-annotator/test/harness"
@@ -211,4 +214,41 @@ func startControllerManager(t *testing.T) {
 			}
 		}
 	})
+}
+
+// watchCreated watches the objects of gvrs in ns that match the label
+// selector sel, from now until the test ends, and returns a function that
+// returns each object created meanwhile as its ADDED event carried it:
+// what the API server stored at creation, which its create response
+// carried too.
+func watchCreated(t *testing.T, ns, sel string, gvrs ...schema.GroupVersionResource) func() []*unstructured.Unstructured {
+	t.Helper()
+	var mu sync.Mutex
+	var created []*unstructured.Unstructured
+	for _, gvr := range gvrs {
+		client := env.Dynamic.Resource(gvr).Namespace(ns)
+		l, err := client.List(t.Context(), metav1.ListOptions{LabelSelector: sel})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := client.Watch(t.Context(), metav1.ListOptions{LabelSelector: sel, ResourceVersion: l.GetResourceVersion()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(w.Stop)
+		go func() {
+			for ev := range w.ResultChan() {
+				if obj, ok := ev.Object.(*unstructured.Unstructured); ok && ev.Type == watch.Added {
+					mu.Lock()
+					created = append(created, obj)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	return func() []*unstructured.Unstructured {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(created)
+	}
 }

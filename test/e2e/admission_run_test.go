@@ -98,6 +98,9 @@ func TestAdmissionPoliciesFollowRules(t *testing.T) {
 		if !maps.Equal(got.GetAnnotations(), want) {
 			t.Errorf("x: annotations %q, want %q", got.GetAnnotations(), want)
 		}
+		if l := got.GetLabels(); !maps.Equal(l, map[string]string{"app": "web"}) {
+			t.Errorf("x: labels %v, want only app=web, as its creator set it", l)
+		}
 		if l := env.Get(t, h.ConfigMaps, ns, "mine").GetLabels(); l["tier"] != "mine" {
 			t.Errorf("mine: labels %v, want tier=mine, as its creator set it", l)
 		}

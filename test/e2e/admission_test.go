@@ -10,9 +10,7 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	h "github.com/kube-annotator/kube-annotator/test/harness"
 )
@@ -21,7 +19,8 @@ import (
 // controller running, objects carry the rules' annotations in the very
 // response to the request that creates them: a Deployment, a Pod and a
 // Frigate created by a user, and the ReplicaSet and Pods that
-// kube-controller-manager creates. The API server records no owner for
+// kube-controller-manager creates (as their watch events show them
+// created). The API server records no owner for
 // keys set at admission; the marker lists them instead.
 func TestAdmissionAtCreate(t *testing.T) {
 	ns := env.NewNamespace(t)
@@ -77,10 +76,12 @@ func TestAdmissionAtCreate(t *testing.T) {
 		}
 	}
 
+	// The ReplicaSet and Pods as the API server stored them at creation.
+	createdByKCM := watchCreated(t, ns, "app=web", h.ReplicaSets, h.Pods)
 	startControllerManager(t)
 	var made []*unstructured.Unstructured
 	waitFor(t, 60*time.Second, "kube-controller-manager creates the ReplicaSet and its 2 Pods", func() bool {
-		made = append(list(t, h.ReplicaSets, ns, "app=web"), list(t, h.Pods, ns, "app=web")...)
+		made = createdByKCM()
 		return len(made) == 3
 	})
 	for _, obj := range made {
@@ -104,20 +105,6 @@ func TestAdmissionAtCreate(t *testing.T) {
 	if code != 0 {
 		t.Errorf("diff: exit %d, want 0 (nothing to change):\n%s%s", code, out, errOut)
 	}
-}
-
-// list lists the objects of gvr in ns with the label selector sel.
-func list(t *testing.T, gvr schema.GroupVersionResource, ns, sel string) []*unstructured.Unstructured {
-	t.Helper()
-	l, err := env.Dynamic.Resource(gvr).Namespace(ns).List(t.Context(), metav1.ListOptions{LabelSelector: sel})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []*unstructured.Unstructured
-	for i := range l.Items {
-		out = append(out, &l.Items[i])
-	}
-	return out
 }
 
 // admissionObjects is how many objects TestAdmissionControllerWritesNothing
