@@ -3,7 +3,6 @@ package admission
 import (
 	"encoding/json"
 	"maps"
-	"reflect"
 	"slices"
 	"testing"
 
@@ -14,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -387,72 +385,4 @@ func mustJSON(v any) string {
 		panic(err)
 	}
 	return string(b)
-}
-
-// TestManifests checks that the YAML is deterministic and reads back as
-// the policies.
-func TestManifests(t *testing.T) {
-	set := compile(t, "rules:\n- {name: a, resources: [configmaps, deployments], selector: app=web, annotations: {a: '1'}}\n"+
-		"- {name: b, resources: [namespaces], labels: {b: '2'}}\n")
-	var outs [][]byte
-	for range 3 {
-		policies, _, err := Translate(set, options())
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := Manifests(policies)
-		if err != nil {
-			t.Fatal(err)
-		}
-		outs = append(outs, out)
-		docs := splitYAML(out)
-		if len(docs) != 2*len(policies) {
-			t.Fatalf("%d documents for %d policies", len(docs), len(policies))
-		}
-		for i, p := range policies {
-			var got admissionregistrationv1.MutatingAdmissionPolicy
-			var b admissionregistrationv1.MutatingAdmissionPolicyBinding
-			if err := yaml.UnmarshalStrict([]byte(docs[2*i]), &got); err != nil {
-				t.Fatal(err)
-			}
-			if err := yaml.UnmarshalStrict([]byte(docs[2*i+1]), &b); err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(&got, p.Policy) || !reflect.DeepEqual(&b, p.Binding) {
-				t.Errorf("document %d does not read back as the policy and binding of rule %s", 2*i, p.Rule)
-			}
-		}
-	}
-	if string(outs[0]) != string(outs[1]) || string(outs[1]) != string(outs[2]) {
-		t.Errorf("Manifests() differs from one run to the next")
-	}
-}
-
-func splitYAML(b []byte) []string {
-	var docs []string
-	for _, d := range slices.Collect(func(yield func(string) bool) {
-		start := 0
-		s := string(b)
-		for i := 0; i+4 <= len(s); i++ {
-			if (i == 0 || s[i-1] == '\n') && s[i:i+4] == "---\n" {
-				if !yield(s[start:i]) {
-					return
-				}
-				start = i + 4
-			}
-		}
-		yield(s[start:])
-	}) {
-		docs = append(docs, d)
-	}
-	return docs
-}
-
-func TestTranslateFieldManager(t *testing.T) {
-	set := compile(t, "rules:\n- {name: a, resources: [configmaps], annotations: {a: '1'}}\n")
-	for _, m := range []string{"", "Kube", "a:b", "x.y"} {
-		if _, _, err := Translate(set, Options{FieldManager: m}); err == nil {
-			t.Errorf("Translate() with field manager %q: no error", m)
-		}
-	}
 }
