@@ -2,8 +2,10 @@ package controller
 
 import (
 	"context"
-	"slices"
+	"iter"
+	"strings"
 	"sync"
+	"unique"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -17,55 +19,98 @@ import (
 // ruleStats remembers, for every object last synced, the rules that select
 // it, the rules in audit mode that would change it and whether it is left
 // alone, so that the per-rule gauges count objects rather than syncs.
-// Objects that no rule selects and that are not ignored take no memory.
+// Objects that no rule selects and that are not ignored take no memory;
+// the others take a map slot each, as objects that count in the same
+// gauges share what is remembered of them.
 type ruleStats struct {
-	m     *metrics.Metrics
-	mu    sync.Mutex
-	byKey map[Key]objectStats
+	m          *metrics.Metrics
+	mu         sync.Mutex
+	byResource map[schema.GroupVersionResource]map[objectName]unique.Handle[counted]
 }
 
-// objectStats is what ruleStats remembers of one object.
+// objectName is an object's name within its resource.
+type objectName struct{ namespace, name string }
+
+// objectStats is what a sync found of one object.
 type objectStats struct {
 	selected []*rules.Compiled // shared with the evaluation: read only
 	audit    []string
 	ignored  string // "", metrics.ScopeObject or metrics.ScopeNamespace
 }
 
-func (s objectStats) empty() bool {
-	return len(s.selected) == 0 && len(s.audit) == 0 && s.ignored == ""
+// counted is objectStats as ruleStats remembers it: the rules' names, each
+// followed by a NUL (no rule name has one), in a comparable value.
+type counted struct {
+	selected, audit string
+	ignored         string
+}
+
+func (s objectStats) counted() counted {
+	var c counted
+	var b strings.Builder
+	for _, r := range s.selected {
+		b.WriteString(r.Name)
+		b.WriteByte(0)
+	}
+	c.selected, b = b.String(), strings.Builder{}
+	for _, r := range s.audit {
+		b.WriteString(r)
+		b.WriteByte(0)
+	}
+	c.audit, c.ignored = b.String(), s.ignored
+	return c
+}
+
+// names yields the rule names in list.
+func names(list string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for name := range strings.SplitSeq(list, "\x00") {
+			if name != "" && !yield(name) {
+				return
+			}
+		}
+	}
 }
 
 func newRuleStats(m *metrics.Metrics) *ruleStats {
-	return &ruleStats{m: m, byKey: map[Key]objectStats{}}
+	return &ruleStats{m: m, byResource: map[schema.GroupVersionResource]map[objectName]unique.Handle[counted]{}}
 }
 
 // record replaces what is remembered of key by now, adjusting the gauges.
 func (s *ruleStats) record(key Key, now objectStats) {
+	c := now.counted()
+	name := objectName{key.Namespace, key.Name}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	was := s.byKey[key]
-	if slices.Equal(was.selected, now.selected) && slices.Equal(was.audit, now.audit) && was.ignored == now.ignored {
+	objs := s.byResource[key.GVR]
+	was, ok := objs[name]
+	if ok && was.Value() == c || !ok && c == (counted{}) {
 		return
 	}
-	s.add(key, was, -1)
-	s.add(key, now, 1)
-	if now.empty() {
-		delete(s.byKey, key)
-	} else {
-		s.byKey[key] = now
+	if ok {
+		s.add(key.GVR, was.Value(), -1)
+	}
+	s.add(key.GVR, c, 1)
+	switch {
+	case c != (counted{}) && objs == nil:
+		s.byResource[key.GVR] = map[objectName]unique.Handle[counted]{name: unique.Make(c)}
+	case c != (counted{}):
+		objs[name] = unique.Make(c)
+	default:
+		delete(objs, name)
 	}
 }
 
-// add adds delta to the gauges st counts in.
-func (s *ruleStats) add(key Key, st objectStats, delta float64) {
-	for _, r := range st.selected {
-		s.m.PerRule.Selected.WithLabelValues(r.Name).Add(delta)
+// add adds delta to the gauges c counts in.
+func (s *ruleStats) add(gvr schema.GroupVersionResource, c counted, delta float64) {
+	for r := range names(c.selected) {
+		s.m.PerRule.Selected.WithLabelValues(r).Add(delta)
 	}
-	for _, r := range st.audit {
+	for r := range names(c.audit) {
 		s.m.PerRule.AuditPending.WithLabelValues(r).Add(delta)
 	}
-	if st.ignored != "" {
-		s.m.PerRule.Ignored.WithLabelValues(key.GVR.GroupResource().String(), st.ignored).Add(delta)
+	if c.ignored != "" {
+		s.m.PerRule.Ignored.WithLabelValues(gvr.GroupResource().String(), c.ignored).Add(delta)
 	}
 }
 
@@ -75,16 +120,22 @@ func (s *ruleStats) forget(key Key) { s.record(key, objectStats{}) }
 // forgetResource drops every object of gvr, a resource no longer ruled.
 func (s *ruleStats) forgetResource(gvr schema.GroupVersionResource) {
 	s.mu.Lock()
-	var keys []Key
-	for k := range s.byKey {
-		if k.GVR == gvr {
-			keys = append(keys, k)
-		}
+	defer s.mu.Unlock()
+	for _, c := range s.byResource[gvr] {
+		s.add(gvr, c.Value(), -1)
 	}
-	s.mu.Unlock()
-	for _, k := range keys {
-		s.forget(k)
+	delete(s.byResource, gvr)
+}
+
+// len returns the number of objects remembered.
+func (s *ruleStats) len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, objs := range s.byResource {
+		n += len(objs)
 	}
+	return n
 }
 
 // statsOf is what ruleStats remembers of obj, decided as d.

@@ -1,6 +1,8 @@
 package controller
 
 import (
+	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
@@ -37,7 +39,23 @@ func TestRuleStats(t *testing.T) {
 			t.Errorf("step %d: selected{a,b}, auditPending{b}, ignored = %v, want %v", i, got, st.want)
 		}
 	}
-	if len(s.byKey) != 0 {
-		t.Errorf("%d objects remembered after forgetting all, want 0", len(s.byKey))
+	if n := s.len(); n != 0 {
+		t.Errorf("%d objects remembered after forgetting all, want 0", n)
+	}
+}
+
+// BenchmarkRuleStatsHeap reports the heap the per-rule gauges keep per
+// object that one rule selects.
+func BenchmarkRuleStatsHeap(b *testing.B) {
+	const n = 100000
+	r := &rules.Compiled{Rule: rules.Rule{Name: "a"}}
+	for b.Loop() {
+		s := newRuleStats(metrics.New())
+		before := liveHeap()
+		for i := range n {
+			s.record(Key{configMaps, "ns", fmt.Sprintf("object-%06d", i)}, objectStats{selected: []*rules.Compiled{r}})
+		}
+		b.ReportMetric(float64(liveHeap()-before)/n, "B/object")
+		runtime.KeepAlive(s)
 	}
 }
