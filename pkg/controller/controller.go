@@ -102,7 +102,7 @@ type Controller struct {
 	client   dynamic.Interface
 	metadata metadata.Interface
 	opts     Options
-	queue    workqueue.TypedRateLimitingInterface[Key]
+	queue    workqueue.TypedRateLimitingInterface[queued]
 	limiter  *retryLimiter
 	failures *failureLog
 	expect   *expectations
@@ -158,7 +158,7 @@ func NewController(client dynamic.Interface, metadataClient metadata.Interface, 
 	if opts.Resolver == nil {
 		opts.Resolver = noResolver{}
 	}
-	qcfg := workqueue.TypedRateLimitingQueueConfig[Key]{Name: "kube-annotator", MetricsProvider: opts.Metrics.Workqueue}
+	qcfg := workqueue.TypedRateLimitingQueueConfig[queued]{Name: "kube-annotator", MetricsProvider: opts.Metrics.Workqueue}
 	limiter := newRetryLimiter(clock.RealClock{}, opts.ClientQPS, opts.ClientBurst)
 	c := &Controller{
 		client:    client,
@@ -310,7 +310,7 @@ func (c *Controller) enqueueStoreKey(gvr schema.GroupVersionResource, storeKey s
 		utilruntime.HandleError(err)
 		return
 	}
-	c.queue.Add(Key{GVR: gvr, Namespace: ns, Name: name})
+	c.queue.Add(Key{GVR: gvr, Namespace: ns, Name: name}.queued())
 }
 
 func (c *Controller) runWorker(ctx context.Context) {
@@ -321,11 +321,12 @@ func (c *Controller) runWorker(ctx context.Context) {
 // processNextWorkItem syncs one key. It returns false when the controller
 // is shutting down.
 func (c *Controller) processNextWorkItem(ctx context.Context) bool {
-	key, shutdown := c.queue.Get()
+	q, shutdown := c.queue.Get()
 	if shutdown {
 		return false
 	}
-	defer c.queue.Done(key)
+	defer c.queue.Done(q)
+	key := q.key()
 	if ctx.Err() != nil {
 		return false // stopping: take no new work; a restart resyncs it
 	}
@@ -334,10 +335,10 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	count(c.opts.Metrics.Syncs, key.GVR, err)
 	switch {
 	case err == nil:
-		c.queue.Forget(key)
+		c.queue.Forget(q)
 	case isPermanent(err):
 		logger.Error(err, "Giving up on object until it or the rules change", "key", key.String())
-		c.queue.Forget(key)
+		c.queue.Forget(q)
 	default:
 		c.retryLater(ctx, key, err)
 	}

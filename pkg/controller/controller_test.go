@@ -282,7 +282,7 @@ func TestProcessNextWorkItemRecoversPanic(t *testing.T) {
 	})
 	m := metrics.New()
 	c := withCache(t, client, Options{Metrics: m}, compile(t, setAB), a, b)
-	keyA, keyB := Key{configMaps, "ns", "a"}, Key{configMaps, "ns", "b"}
+	keyA, keyB := Key{configMaps, "ns", "a"}.queued(), Key{configMaps, "ns", "b"}.queued()
 	c.queue.Add(keyA)
 	c.queue.Add(keyB)
 
@@ -308,9 +308,9 @@ func TestProcessNextWorkItemRecoversPanic(t *testing.T) {
 	}
 	process() // b
 	process() // a again, once its backoff has passed
-	for _, k := range []Key{keyA, keyB} {
+	for _, k := range []queued{keyA, keyB} {
 		if n := c.queue.NumRequeues(k); n != 0 {
-			t.Errorf("NumRequeues(%s) = %d, want 0 after success", k.Name, n)
+			t.Errorf("NumRequeues(%s) = %d, want 0 after success", k.name, n)
 		}
 	}
 	var names []string

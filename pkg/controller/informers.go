@@ -212,7 +212,7 @@ func (c *Controller) handlerFor(logger klog.Logger, gvr schema.GroupVersionResou
 		if loggerV := logger.V(4); loggerV.Enabled() {
 			loggerV.Info("Enqueue", "event", reason, "key", key.String())
 		}
-		c.queue.Add(key)
+		c.queue.Add(key.queued())
 	}
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) { enqueue("add", obj) },

@@ -52,7 +52,7 @@ type retryLimiter struct {
 	probeEvery time.Duration
 
 	mu    sync.Mutex
-	items map[Key]*retryState
+	items map[queued]*retryState
 	// down is set from a failure without an answer to the next answer.
 	down bool
 	// nextProbe is when the latest retry scheduled during the outage runs.
@@ -68,7 +68,7 @@ type retryState struct {
 	unreachable bool
 }
 
-var _ workqueue.TypedRateLimiter[Key] = (*retryLimiter)(nil)
+var _ workqueue.TypedRateLimiter[queued] = (*retryLimiter)(nil)
 
 // newRetryLimiter returns a limiter on clk for a client limited to qps
 // requests per second with burst; a qps of zero or less is no limit.
@@ -82,14 +82,14 @@ func newRetryLimiter(clk clock.PassiveClock, qps float32, burst int) *retryLimit
 		clock:      clk,
 		bucket:     rate.NewLimiter(limit, max(burst, 1)),
 		probeEvery: every,
-		items:      map[Key]*retryState{},
+		items:      map[queued]*retryState{},
 	}
 }
 
 // failed records why the last sync of key failed, before the queue asks
 // When to retry it. An error without an answer from the API server starts
 // an outage.
-func (r *retryLimiter) failed(key Key, err error) {
+func (r *retryLimiter) failed(key queued, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	st := r.state(key)
@@ -98,7 +98,7 @@ func (r *retryLimiter) failed(key Key, err error) {
 }
 
 // When returns how long key waits before it is retried.
-func (r *retryLimiter) When(key Key) time.Duration {
+func (r *retryLimiter) When(key queued) time.Duration {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := r.clock.Now()
@@ -119,14 +119,14 @@ func (r *retryLimiter) When(key Key) time.Duration {
 // reachable records that the API server answered a request, and returns
 // the objects that wait because it did not answer before: the caller
 // retries them now.
-func (r *retryLimiter) reachable() []Key {
+func (r *retryLimiter) reachable() []queued {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.down {
 		return nil
 	}
 	r.down, r.nextProbe = false, time.Time{}
-	var keys []Key
+	var keys []queued
 	for k, st := range r.items {
 		if st.unreachable {
 			st.unreachable = false
@@ -138,7 +138,7 @@ func (r *retryLimiter) reachable() []Key {
 
 // Forget drops what the limiter knows of key: its sync succeeded or will
 // not be retried.
-func (r *retryLimiter) Forget(key Key) {
+func (r *retryLimiter) Forget(key queued) {
 	r.mu.Lock()
 	delete(r.items, key)
 	r.mu.Unlock()
@@ -146,7 +146,7 @@ func (r *retryLimiter) Forget(key Key) {
 
 // NumRequeues returns how many times key has been retried since it was
 // last forgotten.
-func (r *retryLimiter) NumRequeues(key Key) int {
+func (r *retryLimiter) NumRequeues(key queued) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if st, ok := r.items[key]; ok {
@@ -156,7 +156,7 @@ func (r *retryLimiter) NumRequeues(key Key) int {
 }
 
 // state returns key's state, created if need be. r.mu must be held.
-func (r *retryLimiter) state(key Key) *retryState {
+func (r *retryLimiter) state(key queued) *retryState {
 	st, ok := r.items[key]
 	if !ok {
 		st = &retryState{}

@@ -50,10 +50,19 @@ func answered(released ...Key) limiterStep { return limiterStep{answer: true, re
 func forgetKey(key Key) limiterStep        { return limiterStep{key: key, forget: true} }
 func ms(n int) time.Duration               { return time.Duration(n) * time.Millisecond }
 
+// queuedAll returns keys as the work queue holds them.
+func queuedAll(keys []Key) []queued {
+	out := make([]queued, len(keys))
+	for i, k := range keys {
+		out[i] = k.queued()
+	}
+	return out
+}
+
 // namesOf returns the sorted names of keys.
-func namesOf(keys []Key) (names []string) {
+func namesOf(keys []queued) (names []string) {
 	for _, k := range keys {
-		names = append(names, k.Name)
+		names = append(names, k.name)
 	}
 	slices.Sort(names)
 	return names
@@ -120,20 +129,20 @@ func TestRetryLimiter(t *testing.T) {
 				case s.wait > 0:
 					clk.Step(s.wait)
 				case s.answer:
-					if got, want := namesOf(r.reachable()), namesOf(s.released); !slices.Equal(got, want) {
+					if got, want := namesOf(r.reachable()), namesOf(queuedAll(s.released)); !slices.Equal(got, want) {
 						t.Errorf("step %d: reachable() = %v, want %v", i, got, want)
 					}
 				case s.forget:
-					r.Forget(s.key)
+					r.Forget(s.key.queued())
 				default:
-					r.failed(s.key, s.err)
-					if got := r.When(s.key); got != s.want {
+					r.failed(s.key.queued(), s.err)
+					if got := r.When(s.key.queued()); got != s.want {
 						t.Errorf("step %d: When(%s) after %v = %v, want %v", i, s.key.Name, s.err, got, s.want)
 					}
 				}
 			}
 			for i, k := range []Key{keyA, keyB, keyC} {
-				if got := r.NumRequeues(k); got != tc.requeues[i] {
+				if got := r.NumRequeues(k.queued()); got != tc.requeues[i] {
 					t.Errorf("NumRequeues(%s) = %d, want %d", k.Name, got, tc.requeues[i])
 				}
 			}
@@ -146,7 +155,7 @@ func TestRetryLimiter(t *testing.T) {
 func TestRetryLimiterWhenAlone(t *testing.T) {
 	r := newRetryLimiter(clocktesting.NewFakeClock(time.Unix(1000, 0)), -1, 0)
 	for _, want := range []time.Duration{ms(5), ms(10), ms(20)} {
-		if got := r.When(keyA); got != want {
+		if got := r.When(keyA.queued()); got != want {
 			t.Errorf("When(a) = %v, want %v", got, want)
 		}
 	}

@@ -11,9 +11,10 @@ import (
 // be synced again: it logs the failure through the failure log, tells the
 // rate limiter why it failed, and requeues key after the limiter's delay.
 func (c *Controller) retryLater(ctx context.Context, key Key, err error) {
-	c.failures.failed(klog.FromContext(ctx), key, err, c.queue.NumRequeues(key))
-	c.limiter.failed(key, err)
-	c.queue.AddRateLimited(key)
+	q := key.queued()
+	c.failures.failed(klog.FromContext(ctx), key, err, c.queue.NumRequeues(q))
+	c.limiter.failed(q, err)
+	c.queue.AddRateLimited(q)
 }
 
 // observeWrite is told the result of every write. A write the API server

@@ -35,11 +35,11 @@ func TestRetryAfterOutage(t *testing.T) {
 	ctl.limiter = newRetryLimiter(clk, -1, 0)
 	ctl.failures = newFailureLog(clk, failureLogInterval)
 	ctl.queue.ShutDown()
-	ctl.queue = workqueue.NewTypedRateLimitingQueueWithConfig(ctl.limiter, workqueue.TypedRateLimitingQueueConfig[Key]{Clock: clk})
+	ctl.queue = workqueue.NewTypedRateLimitingQueueWithConfig(ctl.limiter, workqueue.TypedRateLimitingQueueConfig[queued]{Clock: clk})
 	t.Cleanup(ctl.queue.ShutDown)
 
-	ctl.queue.Add(keyA)
-	ctl.queue.Add(keyB)
+	ctl.queue.Add(keyA.queued())
+	ctl.queue.Add(keyB.queued())
 	ctl.processNextWorkItem(ctx)
 	ctl.processNextWorkItem(ctx)
 	if n := ctl.queue.Len(); n != 0 {
@@ -47,14 +47,14 @@ func TestRetryAfterOutage(t *testing.T) {
 	}
 
 	down.Store(false)
-	ctl.queue.Add(keyC)
+	ctl.queue.Add(keyC.queued())
 	ctl.processNextWorkItem(ctx) // answered: a and b are released
 	clk.Step(time.Millisecond)   // far less than their wait
 	waitFor(t, 10*time.Second, "a and b to be ready", func() bool { return ctl.queue.Len() == 2 })
 	ctl.processNextWorkItem(ctx)
 	ctl.processNextWorkItem(ctx)
 	for _, k := range []Key{keyA, keyB, keyC} {
-		if n := ctl.queue.NumRequeues(k); n != 0 {
+		if n := ctl.queue.NumRequeues(k.queued()); n != 0 {
 			t.Errorf("NumRequeues(%s) = %d, want 0: written", k.Name, n)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
 )
 
 // The per-rule gauges count objects: syncing one again changes nothing,
@@ -57,5 +59,30 @@ func BenchmarkRuleStatsHeap(b *testing.B) {
 		}
 		b.ReportMetric(float64(liveHeap()-before)/n, "B/object")
 		runtime.KeepAlive(s)
+	}
+}
+
+// BenchmarkQueueHeap reports the heap the work queue keeps per object
+// once it has held every object at once, as after an initial sync, and
+// was drained: its maps do not shrink.
+func BenchmarkQueueHeap(b *testing.B) {
+	const n = 100000
+	for b.Loop() {
+		before := liveHeap()
+		q := workqueue.NewTypedRateLimitingQueueWithConfig(newRetryLimiter(clock.RealClock{}, -1, 0),
+			workqueue.TypedRateLimitingQueueConfig[queued]{Name: "bench", MetricsProvider: metrics.New().Workqueue})
+		names := make([]string, n)
+		for i := range n {
+			names[i] = fmt.Sprintf("object-%06d", i)
+			q.Add(Key{configMaps, "ns", names[i]}.queued())
+		}
+		for range n {
+			k, _ := q.Get()
+			q.Done(k)
+			q.Forget(k)
+		}
+		b.ReportMetric(float64(liveHeap()-before)/n, "B/object")
+		runtime.KeepAlive(names)
+		q.ShutDown()
 	}
 }
