@@ -137,7 +137,7 @@ func (b *bench) phases(ctx context.Context, runners []*runner, res *results) err
 		}
 		phase := func() error { return b.shapePhases(ctx, runners, ka, sr, latency) }
 		if b.opts.shards > 0 {
-			phase = func() error { return b.shardPhases(ctx, ka, sr, res.base) }
+			phase = func() error { return b.shardPhases(ctx, ka, sr) }
 		}
 		if err := phase(); err != nil {
 			return fmt.Errorf("%s objects: %w", sh.name, err)

@@ -212,13 +212,14 @@ type shardRun struct {
 	setup           string
 	replicas, round int
 	objects         int
-	converge        time.Duration // from the first start until every object was annotated
+	first, converge time.Duration // from the first start until the first, and every, object was annotated
 	run             requestCounts // until settle after that
 	cpu             []float64     // each replica's, until every object was annotated
 	control         cpuTimes      // the control plane's, over the same time
 	cached          []float64     // each replica's cached objects then
 	serverSelectors float64       // informers whose shard selector the API server applied
 	clientSide      []string      // resources whose shard selector some replica applied itself
+	reshards        float64       // the replicas' informer rebuilds (a group's handovers)
 	informers       int           // sharded informers: resources × replicas, 0 for 1 replica
 	peakRSS         []int64       // KiB
 }
@@ -249,8 +250,8 @@ func (b *bench) measureShards(ctx context.Context, ka *runner, s shardSetup, rou
 	if err := b.tracker.waitFor(ctx, s.name, b.opts.timeout, b.tracker.is(b.objects, b.objects), rs.alive); err != nil {
 		return res, err
 	}
-	_, last := b.tracker.span()
-	res.converge, res.cpu = last.Sub(rs[0].started), rs.cpu()
+	first, last := b.tracker.span()
+	res.first, res.converge, res.cpu = first.Sub(rs[0].started), last.Sub(rs[0].started), rs.cpu()
 	after, err := b.controlPlaneCPU(ctx)
 	if err != nil {
 		return res, err
@@ -264,6 +265,11 @@ func (b *bench) measureShards(ctx context.Context, ka *runner, s shardSetup, rou
 		if res.serverSelectors, res.clientSide, err = rs.selectorModes(ctx); err != nil {
 			return res, err
 		}
+		reshards, err := rs.metric(ctx, "kube_annotator_shard_reshards_total", nil)
+		if err != nil {
+			return res, err
+		}
+		res.reshards = sum(reshards)
 	}
 	if err := sleep(ctx, settle); err != nil {
 		return res, err
@@ -289,15 +295,24 @@ func sum(vs []float64) float64 {
 }
 
 // shardPhases measures sharding at --objects objects of the current
-// shape, into sr: for each round, each setup in turn, then a group that
-// grows and shrinks; then each setup's memory.
-func (b *bench) shardPhases(ctx context.Context, ka *runner, sr *shapeResults, base memoryPoint) error {
+// shape, into sr: first each setup's memory with no objects; then, for
+// each round, each setup in turn and a group that grows and shrinks; then
+// each setup's memory again.
+func (b *bench) shardPhases(ctx context.Context, ka *runner, sr *shapeResults) error {
+	setups := b.opts.shardSetups()
+	bases := make([]heap, len(setups))
+	for i, s := range setups {
+		p, err := b.shardMemory(ctx, ka, s)
+		if err != nil {
+			return fmt.Errorf("memory of %s with no objects: %w", s.name, err)
+		}
+		bases[i] = p.meanHeap()
+	}
 	if err := b.seed(ctx, b.opts.objects); err != nil {
 		return err
 	}
-	res := &shardResults{shards: b.opts.shards, objects: b.objects, baseHeap: base.liveHeap}
+	res := &shardResults{shards: b.opts.shards, objects: b.objects, memoryWindow: b.opts.memoryWindow}
 	sr.shards = res
-	setups := b.opts.shardSetups()
 	for round := 1; round <= b.opts.rounds; round++ {
 		for _, s := range setups {
 			run, err := b.measureShards(ctx, ka, s, round)
@@ -312,11 +327,12 @@ func (b *bench) shardPhases(ctx context.Context, ka *runner, sr *shapeResults, b
 		}
 		res.reshards = append(res.reshards, rr)
 	}
-	for _, s := range setups {
+	for i, s := range setups {
 		p, err := b.shardMemory(ctx, ka, s)
 		if err != nil {
 			return fmt.Errorf("memory of %s: %w", s.name, err)
 		}
+		p.base = bases[i]
 		res.memory = append(res.memory, p)
 	}
 	return nil

@@ -6,17 +6,16 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 )
 
 // shardResults is what --shards measured.
 type shardResults struct {
 	shards, objects int
+	memoryWindow    time.Duration
 	runs            []shardRun
 	reshards        []reshardRun
 	memory          []shardMemory
-	// baseHeap is one replica's heap in use with GOGC=liveGOGC and no
-	// objects: what a replica holds besides its cache.
-	baseHeap float64
 }
 
 // The issue's targets for sharding.
@@ -85,14 +84,14 @@ func (r *shardResults) printSummary(w io.Writer, shape string) {
 		rounds = max(rounds, run.round)
 	}
 	fmt.Fprintf(w, "\n## Sharding: %d %s objects, 1 replica vs %d: medians of %d round(s)\n\n", r.objects, shape, r.shards, rounds)
-	fmt.Fprintln(w, "| setup | converge (s) | objects/s | ÷ 1 replica | PATCH per object | replicas' CPU (s) | replicas' cores | kube-apiserver CPU (s) | kube-apiserver cores | etcd CPU (s) | peak RSS, largest replica (MiB) | peak RSS, all replicas (MiB) |")
-	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	fmt.Fprintln(w, "| setup | first (s) | converge (s) | objects/s | ÷ 1 replica | PATCH per object | replicas' CPU (s) | replicas' cores | kube-apiserver CPU (s) | kube-apiserver cores | etcd CPU (s) | peak RSS, largest replica (MiB) | peak RSS, all replicas (MiB) |")
+	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	single := r.median(r.setups()[0], shardRun.objectsPerSecond)
 	for _, name := range r.setups() {
 		rate := r.median(name, shardRun.objectsPerSecond)
 		conv := func(run shardRun) float64 { return run.converge.Seconds() }
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name,
-			num(r.median(name, conv), 1), num(rate, 0), ratio(rate, single),
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name,
+			num(r.median(name, func(run shardRun) float64 { return run.first.Seconds() }), 1), num(r.median(name, conv), 1), num(rate, 0), ratio(rate, single),
 			num(r.median(name, func(run shardRun) float64 { return float64(run.run.patch) / float64(run.objects) }), 3),
 			num(r.median(name, func(run shardRun) float64 { return sum(run.cpu) }), 1),
 			num(r.median(name, func(run shardRun) float64 { return sum(run.cpu) / conv(run) }), 2),
@@ -103,7 +102,7 @@ func (r *shardResults) printSummary(w io.Writer, shape string) {
 			num(r.median(name, func(run shardRun) float64 { return float64(sumInts(run.peakRSS)) / 1024 }), 1))
 	}
 	fmt.Fprintf(w, `
-converge: from the first replica's start until the benchmark's watch saw every object annotated; objects/s: objects ÷ converge.
+first, converge: from the first replica's start until the benchmark's watch saw the first object, and every object, annotated; objects/s: objects ÷ converge.
 PATCH per object: PATCH requests the API server served on the four resources until %v after that, per object.
 CPU: user and system time until every object was annotated, of the replicas (from their start) and of kube-apiserver and
 etcd (from their metrics' process_cpu_seconds_total, over the same time); cores: CPU ÷ converge. The benchmark's own
@@ -113,8 +112,8 @@ watch and everything else on the machine share the same cores.
 
 func (r *shardResults) printRuns(w io.Writer, shape string) {
 	fmt.Fprintf(w, "\n### Every sharding run, %s objects\n\n", shape)
-	fmt.Fprintln(w, "| setup | round | converge (s) | objects/s | PATCH | GET | LIST | CPU per replica (s) | kube-apiserver CPU (s) | cached objects per replica | shard selectors applied by the API server | peak RSS per replica (MiB) |")
-	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	fmt.Fprintln(w, "| setup | round | converge (s) | objects/s | PATCH | GET | LIST | CPU per replica (s) | kube-apiserver CPU (s) | cached objects per replica | shard selectors applied by the API server | informer rebuilds | peak RSS per replica (MiB) |")
+	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	for _, run := range r.runs {
 		selectors := "n/a"
 		if run.informers > 0 {
@@ -123,11 +122,11 @@ func (r *shardResults) printRuns(w io.Writer, shape string) {
 				selectors += " (not: " + strings.Join(run.clientSide, ", ") + ")"
 			}
 		}
-		fmt.Fprintf(w, "| %s | %d | %.1f | %.0f | %d | %d | %d | %s | %.1f | %s | %s | %s |\n", run.setup, run.round,
+		fmt.Fprintf(w, "| %s | %d | %.1f | %.0f | %d | %d | %d | %s | %.1f | %s | %s | %.0f | %s |\n", run.setup, run.round,
 			run.converge.Seconds(), run.objectsPerSecond(), run.run.patch, run.run.get, run.run.list,
-			joined(run.cpu, "%.1f"), run.control.apiServer, joined(run.cached, "%.0f"), selectors, joinedKiB(run.peakRSS))
+			joined(run.cpu, "%.1f"), run.control.apiServer, joined(run.cached, "%.0f"), selectors, run.reshards, joinedKiB(run.peakRSS))
 	}
-	fmt.Fprintln(w, "\nShard selectors: the replicas' informers whose shard selector the API server applied (kube_annotator_shard_informer_mode{mode=\"server\"}), so that each received only its share; for the others (not: …), each replica received every object and dropped the others' share itself.")
+	fmt.Fprintln(w, "\nShard selectors: the replicas' informers whose shard selector the API server applied (kube_annotator_shard_informer_mode{mode=\"server\"}), so that each received only its share; for the others (not: …), each replica received every object and dropped the others' share itself.\nInformer rebuilds: kube_annotator_shard_reshards_total of the replicas once every object was annotated (a group's handovers).")
 }
 
 func (r *shardResults) printReshards(w io.Writer) {
@@ -151,29 +150,32 @@ replicas left.
 
 func (r *shardResults) printMemory(w io.Writer) {
 	fmt.Fprintf(w, "\n### Sharding: each replica's memory, converged at %d objects\n\n", r.objects)
-	fmt.Fprintf(w, "| setup | replica | cached objects | heap in use, GOGC=%d (MiB) | cache heap (MiB) | ÷ 1 replica's cache heap | peak RSS (MiB) |\n", liveGOGC)
-	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+	fmt.Fprintf(w, "| setup | replica | cached objects | heap in use, GOGC=%d (MiB) | with no objects (MiB) | cache heap (MiB) | ÷ 1 replica's | cache objects alone (MiB) | ÷ 1 replica's | peak RSS (MiB) |\n", liveGOGC)
+	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	single := r.singleCacheHeap()
 	for _, m := range r.memory {
 		for i := range m.heap {
-			cache := m.heap[i] - r.baseHeap
-			fmt.Fprintf(w, "| %s | %d | %.0f | %.1f | %.1f | %s | %s |\n", m.setup, i, m.cached[i], m.heap[i]/(1<<20), cache/(1<<20),
-				ratio(&cache, single), mib(m.peakRSS[i]))
+			c := m.cacheHeap(i)
+			fmt.Fprintf(w, "| %s | %d | %.0f | %.1f | %.1f | %.1f | %s | %.1f | %s | %s |\n", m.setup, i, m.cached[i],
+				m.heap[i].inuse/(1<<20), m.base.inuse/(1<<20), c.inuse/(1<<20), ratio(&c.inuse, &single.inuse),
+				c.alloc/(1<<20), ratio(&c.alloc, &single.alloc), mib(m.peakRSS[i]))
 		}
 	}
 	fmt.Fprintf(w, `
-Fresh replicas started with every object annotated, with GOGC=%d; heap in use: the lowest go_memstats_heap_inuse_bytes
-sampled once each replica was ready and every object was cached exactly once. Cache heap: that less the heap of one
-replica with no objects (%.1f MiB, measured first).
-`, liveGOGC, r.baseHeap/(1<<20))
+Fresh replicas of each setup, with GOGC=%d, first before the objects were seeded, then once every object was annotated
+and cached by exactly one replica. Heap in use: the lowest go_memstats_heap_inuse_bytes sampled over %v; with no
+objects: the mean of the setup's replicas before seeding. Cache heap: the difference; cache objects alone: the same of
+go_memstats_heap_alloc_bytes, without the free slots of the spans that hold them.
+`, liveGOGC, r.memoryWindow)
 }
 
 // singleCacheHeap is the cache heap of the one replica, nil if not
 // measured.
-func (r *shardResults) singleCacheHeap() *float64 {
+func (r *shardResults) singleCacheHeap() *heap {
 	for _, m := range r.memory {
 		if m.replicas == 1 && len(m.heap) == 1 {
-			return val(m.heap[0] - r.baseHeap)
+			c := m.cacheHeap(0)
+			return &c
 		}
 	}
 	return nil
@@ -192,7 +194,10 @@ func (r *shardResults) targets() []string {
 	if single := r.singleCacheHeap(); single != nil {
 		limit := (1 + heapSlack) / float64(r.shards)
 		for _, m := range r.memory[1:] {
-			worst := (slices.Max(m.heap) - r.baseHeap) / *single
+			worst := 0.0
+			for i := range m.heap {
+				worst = max(worst, m.cacheHeap(i).inuse/single.inuse)
+			}
 			lines = append(lines, fmt.Sprintf("%s: largest cache heap per replica ÷ 1 replica's %.3f, target ≤ 1/%d + %.0f%% = %.3f: %s",
 				m.setup, worst, r.shards, heapSlack*100, limit, met(worst <= limit)))
 		}

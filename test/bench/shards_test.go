@@ -56,11 +56,12 @@ func TestShardSetupArgs(t *testing.T) {
 
 func TestShardTargets(t *testing.T) {
 	const mib = 1 << 20
-	r := &shardResults{shards: 2, objects: 100, baseHeap: 10 * mib,
+	base := heap{inuse: 10 * mib}
+	r := &shardResults{shards: 2, objects: 100,
 		memory: []shardMemory{
-			{setup: "1 replica", replicas: 1, heap: []float64{30 * mib}},
-			{setup: "static", replicas: 2, heap: []float64{20 * mib, 21 * mib}},  // 0.50, 0.55: met
-			{setup: "group", replicas: 2, heap: []float64{20 * mib, 21.2 * mib}}, // 0.56: not met
+			{setup: "1 replica", replicas: 1, heap: []heap{{inuse: 30 * mib}}, base: base},
+			{setup: "static", replicas: 2, heap: []heap{{inuse: 20 * mib}, {inuse: 21 * mib}}, base: base},                   // 0.50, 0.55: met
+			{setup: "group", replicas: 2, heap: []heap{{inuse: 21 * mib}, {inuse: 22.2 * mib}}, base: heap{inuse: 11 * mib}}, // 0.50, 0.56: not met
 		},
 		reshards: []reshardRun{
 			{round: 1, objects: 100, annotated: 100, run: requestCounts{patch: 101}},
