@@ -62,7 +62,7 @@ func run(ctx context.Context, o options) (err error) {
 	logf("Starting etcd and kube-apiserver v%s from %s", h.K8sVersion, h.AssetsDir())
 	// Realistic objects fill etcd's default quota (2 GiB) before the API
 	// server's compaction frees it.
-	if b.env, err = h.StartWith(h.Options{EtcdFlags: map[string]string{"quota-backend-bytes": "8589934592"}}); err != nil {
+	if b.env, err = h.StartWith(h.Options{EtcdFlags: map[string]string{"quota-backend-bytes": "8589934592"}, APIServerFlags: o.apiServerFlags()}); err != nil {
 		return err
 	}
 	defer func() {
@@ -136,7 +136,11 @@ func (b *bench) phases(ctx context.Context, runners []*runner, res *results) err
 		if i == 0 {
 			latency = b.opts.latency
 		}
-		if err := b.shapePhases(ctx, runners, ka, sr, latency); err != nil {
+		phase := func() error { return b.shapePhases(ctx, runners, ka, sr, latency) }
+		if b.opts.shards > 0 {
+			phase = func() error { return b.shardPhases(ctx, ka, sr) }
+		}
+		if err := phase(); err != nil {
 			return fmt.Errorf("%s objects: %w", sh.name, err)
 		}
 		res.latency = append(res.latency, sr.latency...)
@@ -221,4 +225,6 @@ type shapeResults struct {
 	runs    []runResult
 	memory  []memoryPoint
 	latency []time.Duration
+	// shards is what --shards measured, nil without it.
+	shards *shardResults
 }

@@ -56,6 +56,21 @@
 // latency at the client, whose difference between the two is what the
 // policy costs each create. The policy is deleted when done.
 //
+// With --shards N, the benchmark measures sharding instead of the four
+// runners and kube-annotator's memory at --objects (see shards.go): the
+// control plane runs with the ShardedListAndWatch feature gate, so that
+// each replica receives only its share, and for --rounds rounds one
+// kube-annotator replica, N static shards (--shard i --total-shards N)
+// and a shard group of N replicas (--shard-group) annotate every object
+// in turn; then a shard group grows from N to N+1 replicas and shrinks
+// back while it converges; then fresh replicas of each setup, with
+// GOGC=10, show each replica's cached objects and heap, less the heap of
+// the same setup measured before the objects were seeded. Both static
+// shards and a group are measured because they differ where it matters
+// here: static shards know their range from the start, group members
+// first find each other through Leases and may hand ranges over.
+// --latency, --steady and --memory-objects do not apply.
+//
 // Results are medians over the rounds and ratios between runners measured
 // in the same run: absolute numbers depend on the machine and on whatever
 // else runs on it. Progress goes to stderr, the tables to stdout.
@@ -66,6 +81,7 @@
 //	go run ./test/bench --binary bin/kube-annotator
 //	go run ./test/bench --binary bin/kube-annotator --objects 400 --rounds 1 --steady 5s --latency 20   # ~2 min smoke run
 //	go run ./test/bench --binary bin/kube-annotator --realistic --rounds 0 --latency 0 --memory-objects 100000   # memory only
+//	go run ./test/bench --binary bin/kube-annotator --shards 3   # 1 replica vs 3 shards, static and as a group
 package main
 
 import (
@@ -96,6 +112,9 @@ type options struct {
 	crCacheReads  bool
 	realistic     bool
 	goMemLimit    int64
+	// shards, when not 0, is the number of replicas the sharding phases
+	// split the objects among.
+	shards int
 }
 
 // shapes are the shapes of objects the benchmark measures with.
@@ -133,7 +152,7 @@ func parseFlags(args []string) (options, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.StringVar(&o.binary, "binary", "bin/kube-annotator", "kube-annotator binary to measure (make build)")
 	fs.IntVar(&o.objects, "objects", 10000, "objects to seed, a quarter each of deployments, replicasets, pods and frigates (up to 100000)")
-	fs.IntVar(&o.rounds, "rounds", 3, "rounds of raw, raw-metadata, controller-runtime, kube-annotator; the tables show medians (0: measure memory only)")
+	fs.IntVar(&o.rounds, "rounds", 3, "rounds of raw, raw-metadata, controller-runtime, kube-annotator (with --shards: of 1 replica, static shards, a shard group, resharding); the tables show medians (0: measure memory only)")
 	fs.IntVar(&o.workers, "workers", 8, "workers of every runner")
 	fs.DurationVar(&o.steady, "steady", 30*time.Second, "how long writes are counted in steady state, and again after a restart")
 	fs.IntVar(&o.latency, "latency", 200, "objects created one at a time to measure create→annotated latency, and again without and with the admission policy (0 skips both)")
@@ -151,6 +170,7 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "longest a runner may take to annotate every object")
 	fs.Int64Var(&o.goMemLimit, "gomemlimit", 0, "GOMEMLIMIT in bytes for kube-annotator while its memory is measured, as deploy/ sets it from the memory limit (268435456 for 256Mi); 0 leaves it unset")
 	fs.BoolVar(&o.realistic, "realistic", false, "measure everything again with realistic objects: ten labels, four annotations among which a 3 KB kubectl last-applied-configuration, managedFields of kubectl and Helm")
+	fs.IntVar(&o.shards, "shards", 0, "measure sharding instead of the four runners: 1 kube-annotator replica vs this many, as static shards and as a shard group, and a group growing by one and shrinking back (0: off)")
 	fs.BoolVar(&o.crCacheReads, "cr-cache-reads", false, "let the controller-runtime baseline read unstructured objects from its cache instead of its default GET to the API server")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -188,6 +208,15 @@ func (o options) validate() error {
 	}
 	if o.goMemLimit < 0 {
 		errs = append(errs, fmt.Errorf("--gomemlimit must not be negative, got %d", o.goMemLimit))
+	}
+	if o.shards < 0 || o.shards == 1 {
+		errs = append(errs, fmt.Errorf("--shards must be 0 (off) or at least 2, got %d", o.shards))
+	}
+	if o.shards > maxShards {
+		errs = append(errs, fmt.Errorf("--shards must be at most %d, got %d", maxShards, o.shards))
+	}
+	if o.shards > 0 && len(o.memoryObjects) > 0 {
+		errs = append(errs, errors.New("--memory-objects cannot be used with --shards, which measures sharding only"))
 	}
 	if o.latency < 0 {
 		errs = append(errs, fmt.Errorf("--latency must not be negative, got %d", o.latency))

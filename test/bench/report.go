@@ -22,6 +22,9 @@ func (r results) print(w io.Writer, o options) {
 		if len(s.memory) > 0 {
 			s.printMemory(w, r.base, o)
 		}
+		if s.shards != nil {
+			s.shards.print(w, s.shape)
+		}
 	}
 	if len(r.latency) > 0 {
 		objects := 0
@@ -75,15 +78,7 @@ func (s *shapeResults) median(runner string, col column) *float64 {
 			vs = append(vs, *v)
 		}
 	}
-	if len(vs) == 0 {
-		return nil
-	}
-	slices.Sort(vs)
-	m := vs[len(vs)/2]
-	if len(vs)%2 == 0 {
-		m = (vs[len(vs)/2-1] + m) / 2
-	}
-	return &m
+	return medianOf(vs)
 }
 
 var runnerOrder = []string{rawRunner, rawMetadataRunner, crRunner, kaRunner}

@@ -1,0 +1,339 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	h "github.com/kube-annotator/kube-annotator/test/harness"
+)
+
+// maxShards bounds --shards: every replica is a process on this machine.
+const maxShards = 16
+
+// apiServerFlags are the extra kube-apiserver flags of the benchmark's
+// control plane: with --shards, the feature gate that lets the API server
+// apply shard selectors, so that each replica receives only its share.
+func (o options) apiServerFlags() map[string]string {
+	if o.shards == 0 {
+		return nil
+	}
+	return map[string]string{"feature-gates": "ShardedListAndWatch=true"}
+}
+
+// shardSetup is how kube-annotator's replicas split the objects.
+type shardSetup struct {
+	// id names the setup in file and group names, name in tables.
+	id, name string
+	replicas int
+	// group: the replicas form a shard group; otherwise, with more than
+	// one replica, they are static shards.
+	group bool
+}
+
+// shardSetups are what --shards compares: one replica, static shards and
+// a shard group.
+func (o options) shardSetups() []shardSetup {
+	return []shardSetup{
+		{id: "single", name: "1 replica", replicas: 1},
+		{id: "static", name: fmt.Sprintf("%d static shards", o.shards), replicas: o.shards},
+		{id: "group", name: fmt.Sprintf("group of %d", o.shards), replicas: o.shards, group: true},
+	}
+}
+
+// args are the sharding flags of replica i; group names the shard group.
+func (s shardSetup) args(i int, group string) []string {
+	switch {
+	case s.group:
+		return []string{"--shard-group", group, "--leader-election-namespace", metav1.NamespaceDefault}
+	case s.replicas > 1:
+		return []string{"--shard", strconv.Itoa(i), "--total-shards", strconv.Itoa(s.replicas)}
+	}
+	return nil
+}
+
+// replica is one kube-annotator process, with its metrics and probes on
+// loopback.
+type replica struct {
+	*child
+	metrics, readyz string // URLs
+}
+
+// startReplica starts kube-annotator with env added to its environment
+// and extra flags, its metrics and probes on free loopback ports.
+func (b *bench) startReplica(ka *runner, tag string, env []string, extra ...string) (*replica, error) {
+	addrs, err := freeAddrs(2)
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{"--metrics-bind-address", addrs[0], "--health-probe-bind-address", addrs[1]}, extra...)
+	c, err := b.start(ka, tag, env, args...)
+	if err != nil {
+		return nil, err
+	}
+	return &replica{child: c, metrics: "http://" + addrs[0] + "/metrics", readyz: "http://" + addrs[1] + "/readyz"}, nil
+}
+
+// metric is the sum of the samples of metric name whose labels include
+// match, from the replica's metrics.
+func (r *replica) metric(ctx context.Context, name string, match map[string]string) (float64, error) {
+	body, err := get(ctx, r.metrics)
+	if err != nil {
+		return 0, fmt.Errorf("%s (pid %d) metrics: %w", r.Name, r.PID(), err)
+	}
+	return h.MetricValue(body, name, match), nil
+}
+
+// replicas are the processes of one setup, the first started first.
+type replicas []*replica
+
+// startReplicas starts the replicas of s, their logs named after tag,
+// with env added to their environment. A group is named after tag.
+func (b *bench) startReplicas(ka *runner, s shardSetup, tag string, env []string) (replicas, error) {
+	var rs replicas
+	for i := range s.replicas {
+		r, err := b.startReplica(ka, fmt.Sprintf("%s-%d", tag, i), env, s.args(i, tag)...)
+		if err != nil {
+			return nil, errors.Join(err, rs.stop())
+		}
+		rs = append(rs, r)
+	}
+	return rs, nil
+}
+
+// alive returns an error once any replica has exited.
+func (rs replicas) alive() error {
+	for _, r := range rs {
+		if err := r.alive(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stop stops every replica at once and returns every error.
+func (rs replicas) stop() error {
+	errs := make([]error, len(rs))
+	var wg sync.WaitGroup
+	for i, r := range rs {
+		wg.Go(func() { errs[i] = r.stop() })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// metric is each replica's metric, as replica.metric.
+func (rs replicas) metric(ctx context.Context, name string, match map[string]string) ([]float64, error) {
+	vs := make([]float64, len(rs))
+	for i, r := range rs {
+		v, err := r.metric(ctx, name, match)
+		if err != nil {
+			return nil, err
+		}
+		vs[i] = v
+	}
+	return vs, nil
+}
+
+// cached is each replica's cached objects: its share of the objects.
+func (rs replicas) cached(ctx context.Context) ([]float64, error) {
+	return rs.metric(ctx, "kube_annotator_cached_objects", nil)
+}
+
+// selectorModes are how many of the replicas' informers the API server
+// applied the shard selector of, and the resources of the others: those
+// whose replicas received every object and dropped the others' share.
+func (rs replicas) selectorModes(ctx context.Context) (server float64, client []string, err error) {
+	const mode = "kube_annotator_shard_informer_mode"
+	modes, err := rs.metric(ctx, mode, map[string]string{"mode": "server"})
+	if err != nil {
+		return 0, nil, err
+	}
+	for _, r := range resources {
+		gr := r.gvr.GroupResource().String()
+		n, err := rs.metric(ctx, mode, map[string]string{"mode": "client", "resource": gr})
+		if err != nil {
+			return 0, nil, err
+		}
+		if sum(n) > 0 {
+			client = append(client, gr)
+		}
+	}
+	return sum(modes), client, nil
+}
+
+// cpu is each replica's CPU time so far, or in all once it has exited.
+func (rs replicas) cpu() []float64 {
+	vs := make([]float64, len(rs))
+	for i, r := range rs {
+		vs[i] = r.cpu()
+	}
+	return vs
+}
+
+// peakRSS is each replica's peak RSS in KiB, once it has exited.
+func (rs replicas) peakRSS() []int64 {
+	vs := make([]int64, len(rs))
+	for i, r := range rs {
+		vs[i] = r.peakRSS()
+	}
+	return vs
+}
+
+// cpuTimes are the CPU seconds, user and system, that the control plane's
+// processes have used.
+type cpuTimes struct{ apiServer, etcd float64 }
+
+func (c cpuTimes) sub(before cpuTimes) cpuTimes {
+	return cpuTimes{apiServer: c.apiServer - before.apiServer, etcd: c.etcd - before.etcd}
+}
+
+// controlPlaneCPU reads the CPU time kube-apiserver and etcd have used
+// since they started, from their own metrics.
+func (b *bench) controlPlaneCPU(ctx context.Context) (cpuTimes, error) {
+	api, err := b.env.ServerMetric(ctx, "process_cpu_seconds_total", nil)
+	if err != nil {
+		return cpuTimes{}, fmt.Errorf("kube-apiserver CPU: %w", err)
+	}
+	body, err := get(ctx, b.env.EtcdURL()+"/metrics")
+	if err != nil {
+		return cpuTimes{}, fmt.Errorf("etcd CPU: %w", err)
+	}
+	return cpuTimes{apiServer: api, etcd: h.MetricValue(body, "process_cpu_seconds_total", nil)}, nil
+}
+
+// shardRun is one run of one setup.
+type shardRun struct {
+	setup           string
+	replicas, round int
+	objects         int
+	first, converge time.Duration // from the first start until the first, and every, object was annotated
+	run             requestCounts // until settle after that
+	cpu             []float64     // each replica's, until every object was annotated
+	control         cpuTimes      // the control plane's, over the same time
+	cached          []float64     // each replica's cached objects then
+	serverSelectors float64       // informers whose shard selector the API server applied
+	clientSide      []string      // resources whose shard selector some replica applied itself
+	reshards        float64       // the replicas' informer rebuilds (a group's handovers)
+	informers       int           // sharded informers: resources × replicas, 0 for 1 replica
+	peakRSS         []int64       // KiB
+}
+
+func (r shardRun) objectsPerSecond() float64 { return float64(r.objects) / r.converge.Seconds() }
+
+// measureShards resets the objects, starts the replicas of s and waits
+// until every object is annotated, then stops them.
+func (b *bench) measureShards(ctx context.Context, ka *runner, s shardSetup, round int) (shardRun, error) {
+	res := shardRun{setup: s.name, replicas: s.replicas, round: round, objects: b.objects}
+	if err := b.reset(ctx); err != nil {
+		return res, err
+	}
+	w, err := b.openWindow(ctx)
+	if err != nil {
+		return res, err
+	}
+	before, err := b.controlPlaneCPU(ctx)
+	if err != nil {
+		return res, err
+	}
+	logf("Round %d: starting %s", round, s.name)
+	rs, err := b.startReplicas(ka, s, fmt.Sprintf("%s-round%d", s.id, round), nil)
+	if err != nil {
+		return res, err
+	}
+	defer func() { _ = rs.stop() }() // in case of an error; stopping twice is fine
+	if err := b.tracker.waitFor(ctx, s.name, b.opts.timeout, b.tracker.is(b.objects, b.objects), rs.alive); err != nil {
+		return res, err
+	}
+	first, last := b.tracker.span()
+	res.first, res.converge, res.cpu = first.Sub(rs[0].started), last.Sub(rs[0].started), rs.cpu()
+	after, err := b.controlPlaneCPU(ctx)
+	if err != nil {
+		return res, err
+	}
+	res.control = after.sub(before)
+	if res.cached, err = rs.cached(ctx); err != nil {
+		return res, err
+	}
+	if s.replicas > 1 {
+		res.informers = s.replicas * len(resources)
+		if res.serverSelectors, res.clientSide, err = rs.selectorModes(ctx); err != nil {
+			return res, err
+		}
+		reshards, err := rs.metric(ctx, "kube_annotator_shard_reshards_total", nil)
+		if err != nil {
+			return res, err
+		}
+		res.reshards = sum(reshards)
+	}
+	if err := sleep(ctx, settle); err != nil {
+		return res, err
+	}
+	if res.run, err = w.close(ctx); err != nil {
+		return res, err
+	}
+	if err := rs.stop(); err != nil {
+		return res, err
+	}
+	res.peakRSS = rs.peakRSS()
+	logf("%s: every object annotated after %.1fs (%.0f objects/s); %d PATCH; replicas' CPU %.1fs, kube-apiserver's %.1fs, etcd's %.1fs; cached %v",
+		s.name, res.converge.Seconds(), res.objectsPerSecond(), res.run.patch, sum(res.cpu), res.control.apiServer, res.control.etcd, res.cached)
+	return res, nil
+}
+
+func sum(vs []float64) float64 {
+	t := 0.0
+	for _, v := range vs {
+		t += v
+	}
+	return t
+}
+
+// shardPhases measures sharding at --objects objects of the current
+// shape, into sr: first each setup's memory with no objects; then, for
+// each round, each setup in turn and a group that grows and shrinks; then
+// each setup's memory again.
+func (b *bench) shardPhases(ctx context.Context, ka *runner, sr *shapeResults) error {
+	setups := b.opts.shardSetups()
+	bases := make([]heap, len(setups))
+	for i, s := range setups {
+		p, err := b.shardMemory(ctx, ka, s)
+		if err != nil {
+			return fmt.Errorf("memory of %s with no objects: %w", s.name, err)
+		}
+		bases[i] = p.meanHeap()
+	}
+	if err := b.seed(ctx, b.opts.objects); err != nil {
+		return err
+	}
+	res := &shardResults{shards: b.opts.shards, objects: b.objects, memoryWindow: b.opts.memoryWindow}
+	sr.shards = res
+	for round := 1; round <= b.opts.rounds; round++ {
+		for _, s := range setups {
+			run, err := b.measureShards(ctx, ka, s, round)
+			if err != nil {
+				return fmt.Errorf("round %d, %s: %w", round, s.name, err)
+			}
+			res.runs = append(res.runs, run)
+		}
+		rr, err := b.reshard(ctx, ka, round)
+		if err != nil {
+			return fmt.Errorf("round %d, resharding: %w", round, err)
+		}
+		res.reshards = append(res.reshards, rr)
+	}
+	for i, s := range setups {
+		p, err := b.shardMemory(ctx, ka, s)
+		if err != nil {
+			return fmt.Errorf("memory of %s: %w", s.name, err)
+		}
+		p.base = bases[i]
+		res.memory = append(res.memory, p)
+	}
+	return nil
+}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseFlagsShards(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		wantErr string // empty: no error
+	}{
+		{name: "off by default"},
+		{name: "three", args: []string{"--shards", "3"}},
+		{name: "one", args: []string{"--shards", "1"}, wantErr: "--shards must be 0 (off) or at least 2, got 1"},
+		{name: "negative", args: []string{"--shards", "-1"}, wantErr: "--shards must be 0 (off) or at least 2, got -1"},
+		{name: "too many", args: []string{"--shards", "17"}, wantErr: "--shards must be at most 16"},
+		{name: "with memory objects", args: []string{"--shards", "3", "--memory-objects", "20000"}, wantErr: "--memory-objects cannot be used with --shards"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := parseFlags(tc.args)
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatalf("parseFlags(%q): %v", tc.args, err)
+				}
+				if gates := o.apiServerFlags()["feature-gates"]; (o.shards > 0) != (gates == "ShardedListAndWatch=true") {
+					t.Errorf("--shards %d: feature gates %q", o.shards, gates)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("parseFlags(%q) = %v, want an error with %q", tc.args, err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestShardSetupArgs(t *testing.T) {
+	setups := options{shards: 3}.shardSetups()
+	for _, tc := range []struct {
+		setup shardSetup
+		i     int
+		want  string
+	}{
+		{setups[0], 0, ""},
+		{setups[1], 2, "--shard 2 --total-shards 3"},
+		{setups[2], 1, "--shard-group g --leader-election-namespace default"},
+	} {
+		if got := strings.Join(tc.setup.args(tc.i, "g"), " "); got != tc.want {
+			t.Errorf("%s, replica %d: args %q, want %q", tc.setup.name, tc.i, got, tc.want)
+		}
+	}
+}
+
+func TestShardTargets(t *testing.T) {
+	const mib = 1 << 20
+	base := heap{inuse: 10 * mib}
+	r := &shardResults{shards: 2, objects: 100,
+		memory: []shardMemory{
+			{setup: "1 replica", replicas: 1, heap: []heap{{inuse: 30 * mib}}, base: base},
+			{setup: "static", replicas: 2, heap: []heap{{inuse: 20 * mib}, {inuse: 21 * mib}}, base: base},                   // 0.50, 0.55: met
+			{setup: "group", replicas: 2, heap: []heap{{inuse: 21 * mib}, {inuse: 22.2 * mib}}, base: heap{inuse: 11 * mib}}, // 0.50, 0.56: not met
+		},
+		reshards: []reshardRun{
+			{round: 1, objects: 100, annotated: 100, run: requestCounts{patch: 101}},
+			{round: 2, objects: 100, annotated: 99, run: requestCounts{patch: 102}},
+		},
+		runs: []shardRun{
+			{setup: "1 replica", objects: 100, converge: 10 * time.Second},
+			{setup: "static", objects: 100, converge: 5 * time.Second},
+			{setup: "group", objects: 100, converge: 11 * time.Second},
+		},
+	}
+	want := []string{
+		"static: largest cache heap per replica ÷ 1 replica's 0.550, target ≤ 1/2 + 10% = 0.550: met",
+		"group: largest cache heap per replica ÷ 1 replica's 0.560, target ≤ 1/2 + 10% = 0.550: NOT met",
+		"resharding: largest PATCH per object 1.0200 (round 2), target ≤ 1.01: NOT met; every object annotated at the end of every round: NO",
+		"static: median 20 objects/s vs 1 replica's 10 (÷ 2.00), target not below: met",
+		"group: median 9 objects/s vs 1 replica's 10 (÷ 0.91), target not below: NOT met",
+	}
+	got := r.targets()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("targets:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
