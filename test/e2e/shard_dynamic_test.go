@@ -37,7 +37,7 @@ func TestShardedRunDynamic(t *testing.T) {
 		for range 3 {
 			g.start(t)
 		}
-		took := waitWorkloadsOn(t, e, g.ns, 90*time.Second)
+		took := waitWorkloadsOn(t, e, g.ns, "", 90*time.Second)
 		g.waitSteady(t, 3)
 		writes := workloadWrites(requestsOn(t, e).Sub(before))
 		t.Logf("converged in %v with %d patches for %d objects (%d in overlap)", took, writes, shardedObjects, writes-shardedObjects)
@@ -51,7 +51,7 @@ func TestShardedRunDynamic(t *testing.T) {
 		steady := g.waitSteady(t, 3)
 		steady = g.changeWhileCreating(t, "3 to 4", steady, 4, func() { g.start(t) })
 		g.changeWhileCreating(t, "4 to 3", steady, 3, func() { g.procs[len(g.procs)-1].stop(t); g.procs = g.procs[:len(g.procs)-1] })
-		waitWorkloadsOn(t, e, g.ns, 30*time.Second)
+		waitWorkloadsOn(t, e, g.ns, "", 30*time.Second)
 	})
 }
 
@@ -168,7 +168,7 @@ func (g *shardGroup) killOne(t *testing.T) {
 	workloadsOn(t, g.e, g.ns, "after-kill", 300)
 	created := time.Since(killed)
 	deadline := shardLease + 5*time.Second
-	waitWorkloadsOn(t, g.e, g.ns, deadline-time.Since(killed))
+	waitWorkloadsOn(t, g.e, g.ns, batchLabel+"=after-kill", deadline-time.Since(killed))
 	t.Logf("SIGKILL: 300 objects created in %v annotated %v after the kill (lease %v)",
 		created.Round(100*time.Millisecond), time.Since(killed).Round(100*time.Millisecond), shardLease)
 	g.waitSteady(t, 2)
@@ -194,7 +194,7 @@ func (g *shardGroup) changeWhileCreating(t *testing.T, name string, before map[i
 	after := g.waitSteady(t, n)
 	stop()
 	wg.Wait()
-	took := waitWorkloadsOn(t, g.e, g.ns, 30*time.Second)
+	took := waitWorkloadsOn(t, g.e, g.ns, "", 30*time.Second)
 	// The API server counts a request once it has answered it: wait a
 	// moment for the count of the last patches.
 	var writes int
@@ -208,7 +208,7 @@ func (g *shardGroup) changeWhileCreating(t *testing.T, name string, before map[i
 			movedRanges++
 		}
 	}
-	for _, o := range listWorkloads(t, g.e, g.ns) {
+	for _, o := range listWorkloads(t, g.e, g.ns, "") {
 		hash := fnv.New64a()
 		hash.Write([]byte(o.UID))
 		v := shard.VRangeOf(hash.Sum64())

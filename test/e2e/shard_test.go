@@ -35,7 +35,7 @@ func TestShardedRunStatic(t *testing.T) {
 			procs = append(procs, startRun(t, "--rules", rulesPath(), "-n", ns, "--kubeconfig", e.Kubeconfig,
 				"--shard", strconv.Itoa(i), "--total-shards", "3"))
 		}
-		took := waitWorkloadsOn(t, e, ns, 90*time.Second)
+		took := waitWorkloadsOn(t, e, ns, "", 90*time.Second)
 		for _, p := range procs {
 			p.waitMetric(t, 10*time.Second, "kube_annotator_informers_synced", float64(len(workloads)))
 		}

@@ -47,11 +47,22 @@ func workloadResources() []string {
 	return names
 }
 
+// batchLabel labels each object of the workloads with the prefix of its
+// name, so that a test can wait for one batch alone.
+const batchLabel = "e2e.kube-annotator.io/batch"
+
 // workloadObject is the i-th object named prefix-i: the resources take
 // turns, so that n objects are a quarter of each.
 func workloadObject(t testing.TB, ns, prefix string, i int) (schema.GroupVersionResource, *unstructured.Unstructured) {
 	w := workloads[i%len(workloads)]
-	return w.gvr, w.make(t, ns, fmt.Sprintf("%s-%d", prefix, i))
+	obj := w.make(t, ns, fmt.Sprintf("%s-%d", prefix, i))
+	labels := obj.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[batchLabel] = prefix
+	obj.SetLabels(labels)
+	return w.gvr, obj
 }
 
 // workloadsOn creates n objects prefix-0 … of the workloads, a quarter
@@ -80,8 +91,9 @@ func inParallel(n int, fn func(i int)) {
 	wg.Wait()
 }
 
-// listWorkloads lists the metadata of the workloads' objects in ns.
-func listWorkloads(t *testing.T, e *h.Env, ns string) []metav1.PartialObjectMetadata {
+// listWorkloads lists the metadata of the workloads' objects in ns that
+// match the label selector sel (all when empty).
+func listWorkloads(t *testing.T, e *h.Env, ns, sel string) []metav1.PartialObjectMetadata {
 	t.Helper()
 	client, err := metadata.NewForConfig(e.Config)
 	if err != nil {
@@ -89,7 +101,7 @@ func listWorkloads(t *testing.T, e *h.Env, ns string) []metav1.PartialObjectMeta
 	}
 	var out []metav1.PartialObjectMetadata
 	for _, w := range workloads {
-		list, err := client.Resource(w.gvr).Namespace(ns).List(t.Context(), metav1.ListOptions{})
+		list, err := client.Resource(w.gvr).Namespace(ns).List(t.Context(), metav1.ListOptions{LabelSelector: sel})
 		if err != nil {
 			t.Fatalf("list %s in %s: %v", w.gvr.Resource, ns, err)
 		}
@@ -98,11 +110,11 @@ func listWorkloads(t *testing.T, e *h.Env, ns string) []metav1.PartialObjectMeta
 	return out
 }
 
-// workloadsAnnotatedOn counts the workloads' objects in ns and those that
-// carry the shipped rules' annotation.
-func workloadsAnnotatedOn(t *testing.T, e *h.Env, ns string) (done, total int) {
+// workloadsAnnotatedOn counts the workloads' objects in ns that match sel,
+// and those of them that carry the shipped rules' annotation.
+func workloadsAnnotatedOn(t *testing.T, e *h.Env, ns, sel string) (done, total int) {
 	t.Helper()
-	for _, o := range listWorkloads(t, e, ns) {
+	for _, o := range listWorkloads(t, e, ns, sel) {
 		total++
 		if o.Annotations[key] == want {
 			done++
@@ -111,11 +123,11 @@ func workloadsAnnotatedOn(t *testing.T, e *h.Env, ns string) (done, total int) {
 	return done, total
 }
 
-// waitWorkloadsOn waits until every object of the workloads in ns carries
-// the shipped rules' annotation.
-func waitWorkloadsOn(t *testing.T, e *h.Env, ns string, timeout time.Duration) time.Duration {
+// waitWorkloadsOn waits until every object of the workloads in ns that
+// matches sel (all when empty) carries the shipped rules' annotation.
+func waitWorkloadsOn(t *testing.T, e *h.Env, ns, sel string, timeout time.Duration) time.Duration {
 	t.Helper()
-	return waitAllAnnotated(t, timeout, "objects", func() (int, int) { return workloadsAnnotatedOn(t, e, ns) })
+	return waitAllAnnotated(t, timeout, "objects", func() (int, int) { return workloadsAnnotatedOn(t, e, ns, sel) })
 }
 
 // waitAllAnnotated polls count until it reports every object of at least
