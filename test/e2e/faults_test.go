@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -9,7 +8,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	h "github.com/kube-annotator/kube-annotator/test/harness"
 )
@@ -29,16 +27,9 @@ func configMaps(t *testing.T, ns string, n int) {
 // configMapsOn creates n ConfigMaps cm-0 … in ns on the control plane e.
 func configMapsOn(t *testing.T, e *h.Env, ns string, n int) {
 	t.Helper()
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 8)
-	for i := range n {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			e.Create(t, h.ConfigMaps, ns, h.Object("v1", "ConfigMap", ns, fmt.Sprintf("cm-%d", i)))
-		})
-	}
-	wg.Wait()
+	inParallel(n, func(i int) {
+		e.Create(t, h.ConfigMaps, ns, h.Object("v1", "ConfigMap", ns, fmt.Sprintf("cm-%d", i)))
+	})
 }
 
 // annotated counts the ConfigMaps in ns carrying fault=ok.
@@ -75,16 +66,7 @@ func waitConverged(t *testing.T, ns string, timeout time.Duration) time.Duration
 // waitConvergedOn is waitConverged on the control plane e.
 func waitConvergedOn(t *testing.T, e *h.Env, ns string, timeout time.Duration) time.Duration {
 	t.Helper()
-	start := time.Now()
-	var done, total int
-	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
-		done, total = annotatedOn(t, e, ns)
-		return total > 0 && done == total, nil
-	})
-	if err != nil {
-		t.Fatalf("%d of %d ConfigMaps annotated after %v", done, total, timeout)
-	}
-	return time.Since(start)
+	return waitAllAnnotated(t, timeout, "ConfigMaps", func() (int, int) { return annotatedOn(t, e, ns) })
 }
 
 // patches counts the patches (merge patches and server-side applies) the

@@ -24,26 +24,25 @@ import (
 // replica that died without deleting its Lease counts 5 s longer.
 const shardLease = 5 * time.Second
 
-// A shard group of three replicas splits 3,000 ConfigMaps; one is killed
-// and its objects move to the others within the lease duration + 5 s; a
-// replacement joins; the group grows to four and shrinks to three while
-// ConfigMaps are created. Each change moves at most 1/3 + 10% of the
-// objects, and every object is annotated.
+// A shard group of three replicas splits 3,000 objects of the shipped
+// rules' four resources; one is killed and its objects move to the others
+// within the lease duration + 5 s; a replacement joins; the group grows to
+// four and shrinks to three while objects are created. Each change moves
+// at most 1/3 + 10% of the objects, and every object is annotated.
 func TestShardedRunDynamic(t *testing.T) {
 	withAndWithoutGate(t, func(t *testing.T, e *h.Env, gate bool) {
 		g := newShardGroup(t, e)
-		configMapsOn(t, e, g.ns, shardedObjects)
+		workloadsOn(t, e, g.ns, "obj", shardedObjects)
 		before := requestsOn(t, e)
 		for range 3 {
 			g.start(t)
 		}
-		took := waitConvergedOn(t, e, g.ns, 90*time.Second)
+		took := waitWorkloadsOn(t, e, g.ns, "", 90*time.Second)
 		g.waitSteady(t, 3)
-		d := requestsOn(t, e).Sub(before)
-		writes := d.Count("PATCH", "configmaps") + d.Count("APPLY", "configmaps")
-		t.Logf("converged in %v with %d patches for %d ConfigMaps (%d in overlap)", took, writes, shardedObjects, writes-shardedObjects)
+		writes := workloadWrites(requestsOn(t, e).Sub(before))
+		t.Logf("converged in %v with %d patches for %d objects (%d in overlap)", took, writes, shardedObjects, writes-shardedObjects)
 		if writes < shardedObjects || writes > shardedObjects*105/100 {
-			t.Errorf("%d patches for %d ConfigMaps, want one each and at most 5%% more", writes, shardedObjects)
+			t.Errorf("%d patches for %d objects, want one each and at most 5%% more", writes, shardedObjects)
 		}
 		g.checkCached(t, shardedObjects)
 
@@ -52,12 +51,12 @@ func TestShardedRunDynamic(t *testing.T) {
 		steady := g.waitSteady(t, 3)
 		steady = g.changeWhileCreating(t, "3 to 4", steady, 4, func() { g.start(t) })
 		g.changeWhileCreating(t, "4 to 3", steady, 3, func() { g.procs[len(g.procs)-1].stop(t); g.procs = g.procs[:len(g.procs)-1] })
-		waitConvergedOn(t, e, g.ns, 30*time.Second)
+		waitWorkloadsOn(t, e, g.ns, "", 30*time.Second)
 	})
 }
 
 // shardGroup is the replicas of one shard group, in a namespace of their
-// own that holds their Leases and the ConfigMaps they annotate.
+// own that holds their Leases and the objects they annotate.
 type shardGroup struct {
 	e       *h.Env
 	ns      string
@@ -72,7 +71,7 @@ func newShardGroup(t *testing.T, e *h.Env) *shardGroup {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &shardGroup{e: e, ns: e.NewNamespace(t), rules: writeFile(t, "rules.yaml", faultRules), leases: cs}
+	return &shardGroup{e: e, ns: e.NewNamespace(t), rules: rulesPath(), leases: cs}
 }
 
 // start starts a replica of the group.
@@ -156,7 +155,7 @@ func (g *shardGroup) checkCached(t *testing.T, objects int) {
 	}
 }
 
-// killOne kills a replica with SIGKILL, creates ConfigMaps at once, and
+// killOne kills a replica with SIGKILL, creates objects at once, and
 // checks that all are annotated within the lease duration + 5 s.
 func (g *shardGroup) killOne(t *testing.T) {
 	t.Helper()
@@ -166,16 +165,18 @@ func (g *shardGroup) killOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	killed := time.Now()
-	g.create(t, "after-kill", 300)
+	workloadsOn(t, g.e, g.ns, "after-kill", 300)
+	created := time.Since(killed)
 	deadline := shardLease + 5*time.Second
-	waitConvergedOn(t, g.e, g.ns, deadline-time.Since(killed))
-	t.Logf("SIGKILL: 300 ConfigMaps created at once annotated %v after the kill (lease %v)", time.Since(killed).Round(100*time.Millisecond), shardLease)
+	waitWorkloadsOn(t, g.e, g.ns, batchLabel+"=after-kill", deadline-time.Since(killed))
+	t.Logf("SIGKILL: 300 objects created in %v annotated %v after the kill (lease %v)",
+		created.Round(100*time.Millisecond), time.Since(killed).Round(100*time.Millisecond), shardLease)
 	g.waitSteady(t, 2)
 }
 
-// changeWhileCreating makes a change to the group while ConfigMaps are
+// changeWhileCreating makes a change to the group while objects are
 // created, waits until n members are steady, and checks that objects whose
-// owner changed are at most 1/3 + 10% and that every ConfigMap is
+// owner changed are at most 1/3 + 10% and that every object is
 // annotated. It returns the new owners.
 func (g *shardGroup) changeWhileCreating(t *testing.T, name string, before map[int]string, n int, change func()) map[int]string {
 	t.Helper()
@@ -193,13 +194,12 @@ func (g *shardGroup) changeWhileCreating(t *testing.T, name string, before map[i
 	after := g.waitSteady(t, n)
 	stop()
 	wg.Wait()
-	took := waitConvergedOn(t, g.e, g.ns, 30*time.Second)
+	took := waitWorkloadsOn(t, g.e, g.ns, "", 30*time.Second)
 	// The API server counts a request once it has answered it: wait a
 	// moment for the count of the last patches.
 	var writes int
 	_ = wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 2*time.Second, true, func(context.Context) (bool, error) {
-		d := requestsOn(t, g.e).Sub(writesBefore)
-		writes = d.Count("PATCH", "configmaps") + d.Count("APPLY", "configmaps")
+		writes = workloadWrites(requestsOn(t, g.e).Sub(writesBefore))
 		return writes >= int(g.created.Load()), nil
 	})
 	movedRanges, movedObjects, objects := 0, 0, 0
@@ -208,13 +208,9 @@ func (g *shardGroup) changeWhileCreating(t *testing.T, name string, before map[i
 			movedRanges++
 		}
 	}
-	list, err := g.e.Dynamic.Resource(h.ConfigMaps).Namespace(g.ns).List(t.Context(), metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, cm := range list.Items {
+	for _, o := range listWorkloads(t, g.e, g.ns, "") {
 		hash := fnv.New64a()
-		hash.Write([]byte(cm.GetUID()))
+		hash.Write([]byte(o.UID))
 		v := shard.VRangeOf(hash.Sum64())
 		objects++
 		if before[v] != after[v] {
@@ -222,7 +218,7 @@ func (g *shardGroup) changeWhileCreating(t *testing.T, name string, before map[i
 		}
 	}
 	frac := float64(movedObjects) / float64(objects)
-	t.Logf("%s: steady after %v, all annotated %v later; %d ConfigMaps created meanwhile, %d patches (%d in overlap); owner changed for %d of %d virtual ranges and %d of %d objects (%.3f)",
+	t.Logf("%s: steady after %v, all annotated %v later; %d objects created meanwhile, %d patches (%d in overlap); owner changed for %d of %d virtual ranges and %d of %d objects (%.3f)",
 		name, time.Since(start).Round(100*time.Millisecond), took.Round(100*time.Millisecond), g.created.Load(), writes, writes-int(g.created.Load()),
 		movedRanges, shard.VirtualRanges, movedObjects, objects, frac)
 	if frac > 1.0/3+0.10 {
@@ -231,14 +227,14 @@ func (g *shardGroup) changeWhileCreating(t *testing.T, name string, before map[i
 	return after
 }
 
-// create creates n ConfigMaps named prefix-0 … in the group's namespace.
-// It may run on a goroutine of its own: it reports errors but does not
-// stop the test.
+// create creates n objects named prefix-0 … of the workloads, in turn, in
+// the group's namespace. It may run on a goroutine of its own: it reports
+// errors but does not stop the test.
 func (g *shardGroup) create(t *testing.T, prefix string, n int) {
 	for i := range n {
-		cm := h.Object("v1", "ConfigMap", g.ns, fmt.Sprintf("%s-%d", prefix, i))
-		if _, err := g.e.Dynamic.Resource(h.ConfigMaps).Namespace(g.ns).Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
-			t.Errorf("create ConfigMap %s: %v", cm.GetName(), err)
+		gvr, obj := workloadObject(t, g.ns, prefix, i)
+		if _, err := g.e.Dynamic.Resource(gvr).Namespace(g.ns).Create(t.Context(), obj, metav1.CreateOptions{}); err != nil {
+			t.Errorf("create %s %s: %v", gvr.Resource, obj.GetName(), err)
 			return
 		}
 		g.created.Add(1)

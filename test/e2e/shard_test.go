@@ -13,34 +13,36 @@ import (
 	h "github.com/kube-annotator/kube-annotator/test/harness"
 )
 
-// shardedObjects is the number of ConfigMaps the sharding tests split.
+// shardedObjects is the number of objects the sharding tests split: a
+// quarter each of the resources of the shipped rules.yaml.
 const shardedObjects = 3000
 
-// Three static shards split 3,000 ConfigMaps, once on an API server that
-// applies shard selectors (ShardedListAndWatch on) and once on one that
-// does not (off: every replica receives everything and drops the other
-// shards' objects itself). Either way every object is annotated with one
-// PATCH, and each replica caches a third of them.
+// Three static shards split 3,000 objects of the shipped rules' four
+// resources, once on an API server that applies shard selectors
+// (ShardedListAndWatch on) and once on one that does not (off: every
+// replica receives everything and drops the other shards' objects itself).
+// Either way every object is annotated with one PATCH, and each replica
+// caches a third of them.
 func TestShardedRunStatic(t *testing.T) {
 	withAndWithoutGate(t, func(t *testing.T, e *h.Env, gate bool) {
 		ns := e.NewNamespace(t)
-		configMapsOn(t, e, ns, shardedObjects)
+		seeded := time.Now()
+		workloadsOn(t, e, ns, "obj", shardedObjects)
+		t.Logf("seeded %d objects of %s in %v", shardedObjects, strings.Join(workloadResources(), ", "), time.Since(seeded).Round(100*time.Millisecond))
 		before := requestsOn(t, e)
-		rules := writeFile(t, "rules.yaml", faultRules)
 		var procs []*proc
 		for i := range 3 {
-			procs = append(procs, startRun(t, "--rules", rules, "-n", ns, "--kubeconfig", e.Kubeconfig,
+			procs = append(procs, startRun(t, "--rules", rulesPath(), "-n", ns, "--kubeconfig", e.Kubeconfig,
 				"--shard", strconv.Itoa(i), "--total-shards", "3"))
 		}
-		took := waitConvergedOn(t, e, ns, 90*time.Second)
+		took := waitWorkloadsOn(t, e, ns, "", 90*time.Second)
 		for _, p := range procs {
-			p.waitMetric(t, 10*time.Second, "kube_annotator_informers_synced", 1)
+			p.waitMetric(t, 10*time.Second, "kube_annotator_informers_synced", float64(len(workloads)))
 		}
-		d := requestsOn(t, e).Sub(before)
-		writes := d.Count("PATCH", "configmaps") + d.Count("APPLY", "configmaps")
+		writes := workloadWrites(requestsOn(t, e).Sub(before))
 		t.Logf("converged in %v with %d patches", took, writes)
 		if writes != shardedObjects {
-			t.Errorf("%d patches for %d ConfigMaps, want one each", writes, shardedObjects)
+			t.Errorf("%d patches for %d objects, want one each", writes, shardedObjects)
 		}
 		checkShares(t, procs, gate)
 		if gate {
@@ -66,9 +68,9 @@ func withAndWithoutGate(t *testing.T, test func(t *testing.T, e *h.Env, gate boo
 }
 
 // checkShares checks each replica's metrics: it caches a third of the
-// ConfigMaps within 15%, in
-// the mode the API server allows, and received from the API server only
-// its share when the server applied the selector, else everything.
+// objects within 15%, every resource's informer runs in the mode the API
+// server allows, and it received from the API server only its share when
+// the server applied the selector, else everything.
 func checkShares(t *testing.T, procs []*proc, serverMode bool) {
 	t.Helper()
 	total := 0.0
@@ -76,18 +78,34 @@ func checkShares(t *testing.T, procs []*proc, serverMode bool) {
 	mode := map[bool]string{true: "server", false: "client"}[serverMode]
 	for i, p := range procs {
 		body := p.scrape(t)
+		// Summed over the resources: cached_objects is one series, the
+		// others have one per resource.
 		cached := h.MetricValue(body, "kube_annotator_cached_objects", nil)
 		received := h.MetricValue(body, "kube_annotator_shard_objects_received_total", nil)
 		dropped := h.MetricValue(body, "kube_annotator_shard_objects_dropped_total", nil)
-		inMode := h.MetricValue(body, "kube_annotator_shard_informer_mode", map[string]string{"mode": mode})
 		fraction := h.MetricValue(body, "kube_annotator_shard_owned_fraction", nil)
-		t.Logf("shard %d: cached %v (share %.0f), received %v, dropped %v, %s mode %v, owns %.3f of the hash space", i, cached, share, received, dropped, mode, inMode, fraction)
+		t.Logf("shard %d: cached %v (share %.0f), received %v, dropped %v, owns %.3f of the hash space", i, cached, share, received, dropped, fraction)
 		total += cached
 		if math.Abs(cached-share) > 0.15*share {
 			t.Errorf("shard %d caches %v objects, want %.0f ± 15%%", i, cached, share)
 		}
-		if inMode != 1 {
-			t.Errorf("shard %d: informer not in %s mode", i, mode)
+		for _, w := range workloads {
+			res := w.gvr.GroupResource().String()
+			// The API server filters custom resources too, but its lists
+			// of them do not say so (an UnstructuredList has no shardInfo):
+			// their informers run in client mode and find nothing to drop.
+			wantMode := mode
+			if w.gvr == h.Frigates {
+				wantMode = "client"
+			}
+			if m := h.MetricValue(body, "kube_annotator_shard_informer_mode", map[string]string{"resource": res, "mode": wantMode}); m != 1 {
+				t.Errorf("shard %d: informer of %s not in %s mode", i, res, wantMode)
+			}
+			// Without the server's filter, a replica lists every object.
+			r := h.MetricValue(body, "kube_annotator_shard_objects_received_total", map[string]string{"resource": res})
+			if !serverMode && r < shardedObjects/float64(len(workloads)) {
+				t.Errorf("shard %d received %v %s with client-side sharding, want every one", i, r, res)
+			}
 		}
 		// A replica receives its initial list, then a watch event for
 		// each object it patched: twice its share. In client mode it
@@ -105,25 +123,33 @@ func checkShares(t *testing.T, procs []*proc, serverMode bool) {
 }
 
 // checkServerFiltered checks from the API server's side that it served
-// the replicas sharded watches and kept other shards' events from them.
+// the replicas a sharded watch of each resource and kept other shards'
+// events from them.
 func checkServerFiltered(t *testing.T, e *h.Env) {
 	t.Helper()
-	res := map[string]string{"resource": "configmaps"}
-	watches, err := e.ServerMetric(t.Context(), "apiserver_watch_shards_total", res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	filtered, err := e.ServerMetric(t.Context(), "apiserver_watch_filtered_events_total", res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("API server: %v sharded watches of configmaps, %v events filtered out by shard selectors", watches, filtered)
-	if watches != 3 {
-		t.Errorf("API server serves %v sharded watches of configmaps, want 3", watches)
-	}
-	// Each patch is an event that two of the three watches do not get.
-	if filtered < 2*shardedObjects {
-		t.Errorf("API server filtered %v events out of sharded watches, want at least %d", filtered, 2*shardedObjects)
+	perResource := shardedObjects / len(workloads)
+	for _, resource := range workloadResources() {
+		res := map[string]string{"resource": resource}
+		var v [3]float64
+		for i, name := range []string{"apiserver_watch_shards_total", "apiserver_watch_filtered_events_total", "apiserver_terminated_watchers_total"} {
+			var err error
+			if v[i], err = e.ServerMetric(t.Context(), name, res); err != nil {
+				t.Fatal(err)
+			}
+		}
+		watches, filtered, terminated := v[0], v[1], v[2]
+		t.Logf("API server: %v sharded watches of %s (%v closed for unresponsiveness), %v events filtered out by shard selectors", watches, resource, terminated, filtered)
+		// A watch the API server closes because its client reads too
+		// slowly leaves its gauge twice (when closed, and when its
+		// handler stops it), and the replica watches again: each such
+		// close lowers the gauge by one.
+		if watches+terminated != 3 {
+			t.Errorf("API server serves %v sharded watches of %s and closed %v, want 3 in all", watches, resource, terminated)
+		}
+		// Each patch is an event that two of the three watches do not get.
+		if filtered < float64(2*perResource) {
+			t.Errorf("API server filtered %v events of %s out of sharded watches, want at least %d", filtered, resource, 2*perResource)
+		}
 	}
 }
 
