@@ -108,9 +108,10 @@ func (ri *resourceInformer) run(ctx context.Context, inf cache.SharedIndexInform
 // build them, except that client-go's log lines about them name the
 // resource (metadatainformer's say "*v1.PartialObjectMetadata" for every
 // resource) and that, when sharded, their list and watch go through
-// Options.Shard. Both stream their initial list when the API server
-// supports it (WatchListClient). The watch error handler reports to
-// status.
+// Options.Shard, and that a list or watch that gets no answer from the
+// API server is sent again after a short pause (untilAnswered). Both stream their initial
+// list when the API server supports it (WatchListClient). The watch error
+// handler reports to status.
 func (c *Controller) newInformer(r rules.Resource, ns string, keep *rules.Projection, indexers cache.Indexers, sharded bool, status *informerStatus) (cache.SharedIndexInformer, error) {
 	var lw *cache.ListWatch
 	var client any
@@ -131,6 +132,7 @@ func (c *Controller) newInformer(r rules.Resource, ns string, keep *rules.Projec
 		}
 		client, example, transform = c.metadata, &metav1.PartialObjectMetadata{}, metadataTransform(c.opts.FieldManager, r, keep, c.shared)
 	}
+	lw = untilAnswered(lw, rules.GVRString(r.GVR), informerRetry)
 	if sharded {
 		lw = c.opts.Shard(r.GVR, ns, lw)
 	}

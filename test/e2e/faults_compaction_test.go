@@ -21,6 +21,14 @@ const tooOld = "The resourceVersion for the provided watch is too old"
 // informer by its resource.
 const configMapsType = `type="configmaps.v1"`
 
+// configMapsResource is how the controller names the configmaps
+// informer's resource in its own log lines.
+const configMapsResource = `resource="configmaps.v1"`
+
+// watchRetried is what the controller logs at -v=4 when an informer's
+// watch got no answer and is sent again.
+const watchRetried = "Watch got no answer; retrying"
+
 // outageChange is what happens to the ConfigMaps cm-from … cm-to while the
 // controller is cut off from the API server.
 type outageChange struct {
@@ -65,12 +73,13 @@ func TestFaultWatchExpired(t *testing.T) {
 		cp.Create(t, h.ConfigMaps, ns, h.Object("v1", "ConfigMap", ns, fmt.Sprintf("cm-%d", i)))
 	}
 	proxy, kubeconfig := cp.NewProxy(t)
-	// At -v=4 client-go's reflector logs its watch retries and the 410.
+	// At -v=4 the controller logs its informers' watch retries, and
+	// client-go's reflector the 410.
 	p := startRun(t, "--rules", writeFile(t, "rules.yaml", faultRules), "-n", ns, "--kubeconfig", kubeconfig, "-v=4")
 	waitConvergedOn(t, cp, ns, 30*time.Second)
 	p.waitMetric(t, 10*time.Second, "workqueue_depth", 0)
 	populated := p.logLines(t, "Caches populated", configMapsType)
-	retried := p.logLines(t, "Watch failed - backing off", configMapsType)
+	retried := p.logLines(t, watchRetried, configMapsResource)
 	before := requestsOn(t, cp)
 
 	proxy.Down()
@@ -78,7 +87,7 @@ func TestFaultWatchExpired(t *testing.T) {
 	want, writes, summary := changeWhileCutOff(t, cp, ns, n)
 	// The informer tries to resume its watch from the last resourceVersion
 	// it saw, which the compaction below makes too old.
-	waitLog(t, p, 10*time.Second, "Watch failed - backing off", configMapsType, retried+1)
+	waitLog(t, p, 10*time.Second, watchRetried, configMapsResource, retried+1)
 	rev := compactEtcd(t, cp)
 	if p.logLines(t, tooOld) != 0 || p.logLines(t, "Caches populated", configMapsType) != populated {
 		t.Fatalf("the controller relisted before the API server came back:\n%s", p.output(t))

@@ -51,6 +51,7 @@ type auditEvent struct {
 		Metadata struct {
 			ResourceVersion string
 			Annotations     map[string]string
+			Labels          map[string]string
 		}
 	}
 	RequestReceivedTimestamp, StageTimestamp time.Time
@@ -62,8 +63,9 @@ type auditWrite struct {
 	rv                 int64
 	received, answered time.Time
 	// gen is the generation of the rules whose extra annotations the
-	// object carries after the write, -1 if none.
-	gen int
+	// object carries after the write, -1 if none; converged that of the
+	// rules whose every key it carries exactly, -1 if none.
+	gen, converged int
 }
 
 // soakGen is the generation of the rules whose extra annotations
@@ -93,11 +95,13 @@ type patchAudit struct {
 	late int
 	// most names the objects the controller wrote most often.
 	most []string
+	// reloadWrites and cycledBehind are what soakNeeds counts.
+	reloadWrites, cycledBehind int
 }
 
-// readPatchAudit reads the audit log at path; cuts are when connection cuts
-// began.
-func readPatchAudit(t *testing.T, path, user string, cuts, renamed []time.Time) patchAudit {
+// readPatchAudit reads the audit log at path, of the soak whose faults c
+// made, user's PATCH requests being the controller's.
+func readPatchAudit(t *testing.T, path, user string, c *chaos) patchAudit {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -123,7 +127,8 @@ func readPatchAudit(t *testing.T, path, user string, cuts, renamed []time.Time) 
 		byObject[key] = append(byObject[key], auditWrite{
 			controller: e.Verb == "patch" && e.ImpersonatedUser != nil && e.ImpersonatedUser.Username == user,
 			rv:         rv, received: e.RequestReceivedTimestamp, answered: e.StageTimestamp,
-			gen: soakGen(e.ResponseObject.Metadata.Annotations),
+			gen:       soakGen(e.ResponseObject.Metadata.Annotations),
+			converged: convergedGen(e.ResponseObject.Metadata.Annotations, e.ResponseObject.Metadata.Labels),
 		})
 	}
 	if err := sc.Err(); err != nil {
@@ -136,9 +141,10 @@ func readPatchAudit(t *testing.T, path, user string, cuts, renamed []time.Time) 
 	}
 	var counts []count
 	for key, writes := range byObject {
-		n := a.add(writes, cuts, renamed)
+		n := a.add(writes, c.cutAt, c.renamedAt)
 		counts = append(counts, count{key, n})
 	}
+	a.reloadWrites, a.cycledBehind = soakNeeds(byObject, c.reloadLists, c.cycled, c.m.removedAt)
 	slices.SortFunc(counts, func(x, y count) int { return y.n - x.n })
 	for _, c := range counts[:min(5, len(counts))] {
 		a.most = append(a.most, fmt.Sprintf("%s: %d", c.key, c.n))

@@ -29,8 +29,6 @@ type chaos struct {
 	rulesFile  string
 	namespaces []string
 	seed       uint64
-	// reloaded counts the controller's successful loads of the rules file.
-	reloaded func() (float64, error)
 
 	// proxyMu serialises taking the proxy down: random cuts and the cut
 	// around a compaction.
@@ -43,9 +41,11 @@ type chaos struct {
 	errs []error
 	// cuts, compactions, reloads and crdCycles count the faults made.
 	cuts, compactions, reloads, crdCycles int
-	// lateWrites counts the needed changes the second list of a reload
-	// found.
-	lateWrites int
+	// reloadLists are what each reload listed, and cycled the Frigates
+	// the CRD's deletion took: from them and the audit log, soakNeeds
+	// counts what the faults needed that lists could not see.
+	reloadLists []reloadList
+	cycled      crdCycle
 	// cutAt are when the cuts began; renamedAt when each generation of
 	// the rules after the first was put in place.
 	cutAt, renamedAt []time.Time
@@ -180,14 +180,18 @@ func (c *chaos) schedule(ctx context.Context, d time.Duration) {
 // reload replaces the rules file by the next generation. Objects that
 // carried what the old rules want need one write each; those that did not
 // yet still need the one write already counted for them. Objects the
-// controller wrote as the old rules want between the list and its switch
-// to the new rules need one more: they are counted from a second list,
-// once the controller has switched.
+// controller writes as the old rules want after the list need one more:
+// the audit log tells which (see reloadList).
 func (c *chaos) reload(ctx context.Context) error {
-	loads, err := c.reloaded()
-	if err != nil {
-		return err
-	}
+	c.m.mu.Lock()
+	c.m.listing, c.m.listTampers = true, nil
+	c.m.mu.Unlock()
+	defer func() {
+		c.m.mu.Lock()
+		c.m.listing = false
+		c.m.mu.Unlock()
+	}()
+	listed := time.Now()
 	objs, err := c.listAll(ctx)
 	if err != nil {
 		return err
@@ -198,16 +202,13 @@ func (c *chaos) reload(ctx context.Context) error {
 	if err := os.WriteFile(tmp, []byte(next), 0o600); err != nil {
 		return err
 	}
-	if err := c.replaceRules(tmp, objs, gen); err != nil {
-		return err
-	}
-	return c.countLateWrites(ctx, objs, gen, loads)
+	return c.replaceRules(tmp, objs, gen, listed)
 }
 
 // replaceRules renames tmp, the rules of generation gen+1, over the rules
-// file, and counts a needed change for each object of objs that carries
-// what the rules of generation gen want.
-func (c *chaos) replaceRules(tmp string, objs []unstructured.Unstructured, gen int) error {
+// file, and counts a needed change for each object of objs, listed from
+// listed on, that carries what the rules of generation gen want.
+func (c *chaos) replaceRules(tmp string, objs []unstructured.Unstructured, gen int, listed time.Time) error {
 	c.m.mu.Lock()
 	defer c.m.mu.Unlock()
 	if err := os.Rename(tmp, c.rulesFile); err != nil {
@@ -216,41 +217,26 @@ func (c *chaos) replaceRules(tmp string, objs []unstructured.Unstructured, gen i
 	c.m.gen = gen + 1
 	c.m.needed.Add(int64(converged(objs, gen)))
 	c.count(&c.reloads)
-	c.mu.Lock()
-	c.renamedAt = append(c.renamedAt, time.Now())
-	c.mu.Unlock()
-	return nil
-}
-
-// countLateWrites waits until the controller has loaded the rules file
-// once more than loads, lists the objects again and counts one more needed
-// change for every object that carries what the rules of generation gen
-// want but did not in before, listed before the reload.
-func (c *chaos) countLateWrites(ctx context.Context, before []unstructured.Unstructured, gen int, loads float64) error {
-	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		n, err := c.reloaded()
-		return err == nil && n > loads, nil
-	})
-	if err != nil {
-		return fmt.Errorf("the controller did not load the rules of generation %d: %w", gen+1, err)
-	}
-	after, err := c.listAll(ctx)
-	if err != nil {
-		return err
-	}
-	was := map[string]bool{}
-	for i := range before {
-		if convergedTo(&before[i], gen) {
-			was[before[i].GetKind()+" "+before[i].GetNamespace()+"/"+before[i].GetName()] = true
+	rl := reloadList{gen: gen, listed: listed, renamed: time.Now(), converged: map[string]bool{}}
+	for i := range objs {
+		if objs[i].GetLabels()[selectLabel] == "yes" && convergedTo(&objs[i], gen) {
+			rl.converged[objectKey(&objs[i])] = true
 		}
 	}
-	for i := range after {
-		o := &after[i]
-		if o.GetLabels()[selectLabel] == "yes" && convergedTo(o, gen) && !was[o.GetKind()+" "+o.GetNamespace()+"/"+o.GetName()] {
+	// A tamper since the list began with an object the list counts needs
+	// no write of its own: the one the reload needs restores the key.
+	// Else, one write (or, if the controller restores the key as the old
+	// rules want, two, of which one goes uncounted).
+	for _, key := range c.m.listTampers {
+		if !rl.converged[key] {
 			c.m.needed.Add(1)
-			c.count(&c.lateWrites)
 		}
 	}
+	c.m.listing, c.m.listTampers = false, nil
+	c.mu.Lock()
+	c.renamedAt = append(c.renamedAt, rl.renamed)
+	c.reloadLists = append(c.reloadLists, rl)
+	c.mu.Unlock()
 	return nil
 }
 
@@ -293,26 +279,31 @@ func (c *chaos) compact(ctx context.Context) error {
 
 // cycleCRD deletes the Frigate CRD (and so every Frigate), re-creates it,
 // and creates as many Frigates as there were, under new names. Frigates
-// that did not carry what the rules want will not get the write counted
-// for them.
+// that did not carry what the rules want when they were deleted will not
+// get the write counted for them: soakNeeds gives it back.
 func (c *chaos) cycleCRD(ctx context.Context) error {
 	frigates, err := listSoak(ctx, c.e, h.Frigates, c.namespaces)
 	if err != nil {
 		return err
 	}
 	c.m.mu.Lock()
-	unconverged := int64(len(frigates) - converged(frigates, c.m.gen))
+	cycled := crdCycle{gen: c.m.gen, keys: map[string]bool{}}
+	now := time.Now()
 	for r := range c.m.live {
 		if r.gvr == h.Frigates {
+			cycled.keys[r.key()] = true
+			c.m.removedAt[r.key()] = now
 			delete(c.m.live, r)
 		}
 	}
 	c.m.mu.Unlock()
+	c.mu.Lock()
+	c.cycled = cycled
+	c.mu.Unlock()
 	const crd = "frigates.ship.nwiizo.dev"
 	if err := c.e.Dynamic.Resource(h.CRDs).Delete(ctx, crd, metav1.DeleteOptions{}); err != nil {
 		return fmt.Errorf("delete CRD: %w", err)
 	}
-	c.m.needed.Add(-unconverged)
 	if err := waitCRDGone(ctx, c.e, crd); err != nil {
 		return err
 	}

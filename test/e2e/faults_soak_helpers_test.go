@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -106,6 +107,14 @@ type soakState struct {
 type soakModel struct {
 	mu   sync.Mutex
 	live map[soakRef]*soakState
+	// removedAt are when objects were deleted, by the key the audit log
+	// knows them by.
+	removedAt map[string]time.Time
+	// listing is set while a reload lists the objects: listTampers are
+	// then the objects tampered with that carried what the rules want,
+	// counted once the list tells whether the reload counts them already.
+	listing     bool
+	listTampers []string
 	// gen is the generation of the rules file in place.
 	gen int
 	// needed counts the changes that needed a write; see TestSoakChaos.
@@ -116,7 +125,9 @@ type soakModel struct {
 	created, deleted atomic.Int64
 }
 
-func newSoakModel() *soakModel { return &soakModel{live: map[soakRef]*soakState{}} }
+func newSoakModel() *soakModel {
+	return &soakModel{live: map[soakRef]*soakState{}, removedAt: map[string]time.Time{}}
+}
 
 // generation returns the generation of the rules in place.
 func (m *soakModel) generation() int {
@@ -191,6 +202,7 @@ func (m *soakModel) remove(ctx context.Context, e *h.Env, ref soakRef) error {
 	}
 	m.mu.Lock()
 	delete(m.live, ref)
+	m.removedAt[ref.key()] = time.Now()
 	converged := convergedTo(obj, m.gen)
 	m.mu.Unlock()
 	if err := client.Delete(ctx, ref.name, metav1.DeleteOptions{}); err != nil {
@@ -243,7 +255,10 @@ func (m *soakModel) write(ctx context.Context, e *h.Env, ref soakRef, n int, tam
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if tamper {
-		if needs {
+		switch {
+		case needs && m.listing:
+			m.listTampers = append(m.listTampers, ref.key())
+		case needs:
 			m.needed.Add(1)
 		}
 		m.tampered.Add(1)
