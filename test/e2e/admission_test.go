@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -131,22 +130,15 @@ func TestAdmissionControllerWritesNothing(t *testing.T) {
 	syncs := p.metric(t, "kube_annotator_syncs_total")
 	before := requests(t)
 
-	var wg sync.WaitGroup
 	var bare atomic.Int64
-	sem := make(chan struct{}, 8)
-	for i := range admissionObjects {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			cm := h.Object("v1", "ConfigMap", ns, fmt.Sprintf("cm-%d", i))
-			cm.Object["data"] = map[string]any{"k": fmt.Sprint(i)}
-			got := env.Create(t, h.ConfigMaps, ns, cm)
-			if got.GetAnnotations()["team"] != "a" || got.GetAnnotations()["data"] != fmt.Sprint(i) || got.GetLabels()["tier"] != "web" {
-				bare.Add(1)
-			}
-		})
-	}
-	wg.Wait()
+	inParallel(admissionObjects, func(i int) {
+		cm := h.Object("v1", "ConfigMap", ns, fmt.Sprintf("cm-%d", i))
+		cm.Object["data"] = map[string]any{"k": fmt.Sprint(i)}
+		got := env.Create(t, h.ConfigMaps, ns, cm)
+		if got.GetAnnotations()["team"] != "a" || got.GetAnnotations()["data"] != fmt.Sprint(i) || got.GetLabels()["tier"] != "web" {
+			bare.Add(1)
+		}
+	})
 	if n := bare.Load(); n > 0 {
 		t.Errorf("%d of %d ConfigMaps were created without what the rules want", n, admissionObjects)
 	}
