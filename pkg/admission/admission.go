@@ -97,11 +97,20 @@ func (n Note) String() string {
 	return "rule " + n.Rule + ": " + n.Field + ": " + n.Reason
 }
 
+// ValidateFieldManager reports a field manager that cannot name admission
+// policies: their names and labels carry it, so it must be a DNS label.
+func ValidateFieldManager(manager string) error {
+	if msgs := validation.IsDNS1123Label(manager); len(msgs) > 0 {
+		return fmt.Errorf("field manager %q cannot name admission policies: %s", manager, strings.Join(msgs, "; "))
+	}
+	return nil
+}
+
 // Translate returns the policies that apply set's rules at admission, in
 // file order, and notes on what is left to the controller.
 func Translate(set *rules.Set, opts Options) ([]Policy, []Note, error) {
-	if msgs := validation.IsDNS1123Label(opts.FieldManager); len(msgs) > 0 {
-		return nil, nil, fmt.Errorf("field manager %q cannot name admission policies: %s", opts.FieldManager, strings.Join(msgs, "; "))
+	if err := ValidateFieldManager(opts.FieldManager); err != nil {
+		return nil, nil, err
 	}
 	tr := &translator{opts: opts}
 	if err := tr.collect(set); err != nil {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -66,3 +67,15 @@ var (
 // admissionWarning is what rbac --admission-policies says of the grant.
 const admissionWarning = "warning: --admission-policies lets the ServiceAccount create MutatingAdmissionPolicies, with which the API server " +
 	"changes any object it admits: bind it only where whoever controls the rules file may change any object of the cluster"
+
+// validateAdmission reports, naming the flag, a field manager that cannot
+// name the admission policies that --admission-policies keeps.
+func (f *runFlags) validateAdmission() error {
+	if !f.admissionPolicies {
+		return nil
+	}
+	if err := admission.ValidateFieldManager(f.record.fieldManager); err != nil {
+		return fmt.Errorf("--field-manager: %w", err)
+	}
+	return nil
+}

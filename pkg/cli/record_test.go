@@ -30,6 +30,7 @@ func TestRecordFlagValidation(t *testing.T) {
 		{[]string{"run", "once", "diff", "rbac"}, []string{"--field-manager="}, "error: --field-manager: must not be empty"},
 		{[]string{"run", "once", "diff", "rbac"}, []string{"--field-manager", strings.Repeat("m", 129)}, "error: --field-manager: "},
 		{[]string{"run", "once", "diff"}, []string{"--record-namespace", "Team_A"}, `error: --record-namespace: "Team_A" is not a namespace name: `},
+		{[]string{"run"}, []string{"--admission-policies", "--field-manager", "team.a"}, `error: --field-manager: field manager "team.a" cannot name admission policies: `},
 	}
 	for _, tc := range tests {
 		for _, cmd := range tc.commands {

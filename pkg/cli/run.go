@@ -102,6 +102,9 @@ func runCommand(ctx context.Context, e *env, args []string) int {
 	if err := f.record.validate(); err != nil {
 		return e.usageError(fs, err)
 	}
+	if err := f.validateAdmission(); err != nil {
+		return e.usageError(fs, err)
+	}
 	logger := klog.Background().WithName("kube-annotator")
 	ctx = klog.NewContext(ctx, logger)
 	tuneGC(os.LookupEnv)
