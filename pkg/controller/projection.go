@@ -46,7 +46,7 @@ func (p projector) project(anns, lbls map[string]string, own []metav1.ManagedFie
 	var owned *patch.Owned
 	ownedKeys := func() *patch.Owned {
 		if owned == nil {
-			o := patch.OwnedBy(own, p.manager).Union(patch.MarkedKeys(anns, p.marker))
+			o := patch.OwnedOrMarked(own, p.manager, anns, p.marker)
 			owned = &o
 		}
 		return owned

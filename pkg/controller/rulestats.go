@@ -61,6 +61,28 @@ func (s objectStats) counted() counted {
 	return c
 }
 
+// is reports whether c counts what s found.
+func (c counted) is(s objectStats) bool {
+	return c.ignored == s.ignored && sameNames(c.selected, len(s.selected), func(i int) string { return s.selected[i].Name }) &&
+		sameNames(c.audit, len(s.audit), func(i int) string { return s.audit[i] })
+}
+
+// sameNames reports whether list holds the n names name(0), …, name(n-1),
+// in order.
+func sameNames(list string, n int, name func(int) string) bool {
+	i := 0
+	for got := range names(list) {
+		if i == n || got != name(i) {
+			return false
+		}
+		i++
+	}
+	return i == n
+}
+
+// empty reports whether s counts in no gauge.
+func (s objectStats) empty() bool { return len(s.selected) == 0 && len(s.audit) == 0 && s.ignored == "" }
+
 // names yields the rule names in list.
 func names(list string) iter.Seq[string] {
 	return func(yield func(string) bool) {
@@ -78,15 +100,15 @@ func newRuleStats(m *metrics.Metrics) *ruleStats {
 
 // record replaces what is remembered of key by now, adjusting the gauges.
 func (s *ruleStats) record(key Key, now objectStats) {
-	c := now.counted()
 	name := objectName{key.Namespace, key.Name}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	objs := s.byResource[key.GVR]
 	was, ok := objs[name]
-	if ok && was.Value() == c || !ok && c == (counted{}) {
-		return
+	if ok && was.Value().is(now) || !ok && now.empty() {
+		return // most syncs: nothing to count again, nothing to allocate
 	}
+	c := now.counted()
 	if ok {
 		s.add(key.GVR, was.Value(), -1)
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
@@ -82,6 +83,18 @@ func FormatMarker(o Owned) string {
 	}
 	slices.Sort(entries)
 	return strings.Join(entries, ",")
+}
+
+// OwnedOrMarked returns the keys manager owns in managedFields together
+// with those the marker annotation marker lists on an object with
+// annotations: what reconciling counts as owned. Most objects carry no
+// marker; their keys are OwnedBy's, not copied again.
+func OwnedOrMarked(managedFields []metav1.ManagedFieldsEntry, manager string, annotations map[string]string, marker string) Owned {
+	o := OwnedBy(managedFields, manager)
+	if m := MarkedKeys(annotations, marker); len(m.Annotations)+len(m.Labels) > 0 {
+		return o.Union(m)
+	}
+	return o
 }
 
 // MarkedKeys returns the keys that the marker annotation marker (from

@@ -86,7 +86,7 @@ func (d Decision) Empty() bool { return d.Change.Empty() }
 func Decide(t *rules.Target, obj patch.Object, nsLabels rules.Namespaces, nsIgnored rules.IgnoredNamespaces, manager string) (Decision, error) {
 	ev := t.Evaluate(obj, nsLabels)
 	marker := patch.MarkerKey(manager, t.GVR.GroupResource())
-	owned := patch.OwnedBy(obj.GetManagedFields(), manager).Union(patch.MarkedKeys(obj.GetAnnotations(), marker))
+	owned := patch.OwnedOrMarked(obj.GetManagedFields(), manager, obj.GetAnnotations(), marker)
 	d := Decision{Evaluation: ev, Ignored: t.Ignored(obj, nsIgnored), Owns: carries(obj, owned)}
 	if d.Ignored != "" {
 		return d, nil
