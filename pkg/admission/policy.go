@@ -6,6 +6,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -241,7 +242,7 @@ func (tr *translator) spec(r *rule, vars []admissionregistrationv1.Variable, ent
 		Variables:        vars,
 		Mutations: []admissionregistrationv1.Mutation{{PatchType: admissionregistrationv1.PatchTypeApplyConfiguration,
 			ApplyConfiguration: &admissionregistrationv1.ApplyConfiguration{Expression: expr}}},
-		FailurePolicy:      ptr(admissionregistrationv1.Ignore),
+		FailurePolicy:      ptr.To(admissionregistrationv1.Ignore),
 		ReinvocationPolicy: admissionregistrationv1.IfNeededReinvocationPolicy,
 	}, nil
 }
@@ -250,13 +251,13 @@ func (tr *translator) spec(r *rule, vars []admissionregistrationv1.Variable, ent
 // selectors where a LabelSelector can state them. A namespaceSelector that
 // one cannot is returned as CEL, for the mutation to test.
 func matchResources(r *rule) (match *admissionregistrationv1.MatchResources, nsCEL string, err error) {
-	match = &admissionregistrationv1.MatchResources{MatchPolicy: ptr(admissionregistrationv1.Equivalent)}
+	match = &admissionregistrationv1.MatchResources{MatchPolicy: ptr.To(admissionregistrationv1.Equivalent)}
 	for _, gvr := range r.resources {
 		match.ResourceRules = append(match.ResourceRules, admissionregistrationv1.NamedRuleWithOperations{
 			RuleWithOperations: admissionregistrationv1.RuleWithOperations{
 				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
 				Rule: admissionregistrationv1.Rule{APIGroups: []string{gvr.Group}, APIVersions: []string{gvr.Version},
-					Resources: []string{gvr.Resource}, Scope: ptr(admissionregistrationv1.AllScopes)},
+					Resources: []string{gvr.Resource}, Scope: ptr.To(admissionregistrationv1.AllScopes)},
 			}})
 	}
 	if r.Selector != "" {
@@ -276,5 +277,3 @@ func matchResources(r *rule) (match *admissionregistrationv1.MatchResources, nsC
 	}
 	return match, nsCEL, err
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -238,7 +238,7 @@ func newApp(ctx context.Context, f runFlags) (*app, error) {
 
 // run starts the servers, then enforces the rules while this replica leads.
 func (a *app) run(ctx context.Context) error {
-	if err := startServers(ctx, a.flags, a.metrics, server.HealthWithNotes(a.ready, a.readyNotes)); err != nil {
+	if err := startServers(ctx, a.flags, a.metrics, server.Health(a.ready, a.readyNotes)); err != nil {
 		return err
 	}
 	klog.FromContext(ctx).Info("Starting", append([]any{"version", version.Version, "server", a.cfg.Host}, a.loaded...)...)

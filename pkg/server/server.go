@@ -18,15 +18,10 @@ import (
 type Check func() error
 
 // Health returns a handler serving /healthz (the process is alive) and
-// /readyz (ready reports nil).
-func Health(ready Check) http.Handler {
-	return HealthWithNotes(ready, func() []string { return nil })
-}
-
-// HealthWithNotes is Health whose /readyz, when ready, also prints notes:
-// one line each, after "ok", about what an operator should know but that
-// does not make the process unready.
-func HealthWithNotes(ready Check, notes func() []string) http.Handler {
+// /readyz (ready reports nil); when ready, /readyz also prints notes: one
+// line each, after "ok", about what an operator should know but that does
+// not make the process unready.
+func Health(ready Check, notes func() []string) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {

@@ -22,7 +22,7 @@ func TestReadyzNotes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := httptest.NewServer(HealthWithNotes(tc.ready, func() []string { return tc.notes }))
+			srv := httptest.NewServer(Health(tc.ready, func() []string { return tc.notes }))
 			defer srv.Close()
 			resp, err := http.Get(srv.URL + "/readyz")
 			if err != nil {
