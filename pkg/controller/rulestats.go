@@ -81,7 +81,9 @@ func sameNames(list string, n int, name func(int) string) bool {
 }
 
 // empty reports whether s counts in no gauge.
-func (s objectStats) empty() bool { return len(s.selected) == 0 && len(s.audit) == 0 && s.ignored == "" }
+func (s objectStats) empty() bool {
+	return len(s.selected) == 0 && len(s.audit) == 0 && s.ignored == ""
+}
 
 // names yields the rule names in list.
 func names(list string) iter.Seq[string] {
