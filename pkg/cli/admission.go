@@ -64,11 +64,12 @@ func fieldManagerVar(fs *pflag.FlagSet, p *string) {
 // and translates it into admission policies for manager, reporting on
 // warnings what is left to the controller.
 func translate(path, manager string, cf *clusterFlags, warnings io.Writer) ([]admission.Policy, error) {
-	_, _, set, unresolved, err := cf.loadAndCompile(path)
+	c, err := cf.loadAndCompile(path)
 	if err != nil {
 		return nil, err
 	}
-	for _, u := range unresolved {
+	set := c.set
+	for _, u := range c.unresolved {
 		fmt.Fprintf(warnings, "warning: %s: %s: %s; no policy applies it\n", path, u.Field, u.Message)
 	}
 	policies, notes, err := admission.Translate(set, admission.Options{FieldManager: manager, ExcludeNamespaces: cf.exclude, Namespace: cf.namespace()})

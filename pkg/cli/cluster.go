@@ -111,18 +111,24 @@ func (f *clusterFlags) namespace() string {
 	return f.kube.namespace
 }
 
-// session is a rules file compiled against a cluster.
-type session struct {
-	path       string
-	file       *rules.File
-	cfg        *rest.Config
+// compiled is a rules file compiled against a cluster's discovery.
+type compiled struct {
+	file *rules.File
+	cfg  *rest.Config
+	// resolver resolves resources through the cluster's discovery, which
+	// it asked once for the rules and caches.
+	resolver   *resolve.Resolver
 	set        *rules.Set
 	unresolved []rules.FieldError
-	dynamic    dynamic.Interface
+}
+
+// session is a rules file compiled against a cluster.
+type session struct {
+	compiled
+	path    string
+	dynamic dynamic.Interface
 	// metadata writes, answered with the objects' metadata only.
 	metadata metadata.Interface
-	// resolver resolves resources through the cluster's discovery.
-	resolver *resolve.Resolver
 	// nsLabels are the namespaces, listed once when a rule needs their
 	// labels or annotations.
 	nsLabels rules.Namespaces
@@ -135,53 +141,42 @@ type session struct {
 // the server does not serve are returned in unresolved; conflicting rules
 // are an error.
 func connect(ctx context.Context, path string, cf *clusterFlags) (*session, error) {
-	file, cfg, set, unresolved, err := cf.loadAndCompile(path)
+	c, err := cf.loadAndCompile(path)
 	if err != nil {
 		return nil, err
 	}
-	dyn, err := dynamic.NewForConfig(cfg)
+	dyn, err := dynamic.NewForConfig(c.cfg)
 	if err != nil {
 		return nil, err
 	}
-	metadataClient, err := metadata.NewForConfig(cfg)
+	metadataClient, err := metadata.NewForConfig(c.cfg)
 	if err != nil {
 		return nil, err
 	}
-	nsLabels, err := scan.NamespaceLabels(ctx, dyn, set)
+	nsLabels, nsIgnored, err := scan.Namespaces(ctx, dyn, c.set)
 	if err != nil {
 		return nil, err
 	}
-	nsIgnored, err := scan.IgnoredNamespaces(ctx, dyn, set)
-	if err != nil {
-		return nil, err
-	}
-	// A resolver of its own, for the recorded resources to prune: it asks
-	// discovery only if there are any.
-	_, r, err := cf.resolver()
-	if err != nil {
-		return nil, err
-	}
-	return &session{path: path, file: file, cfg: cfg, set: set, unresolved: unresolved, dynamic: dyn, metadata: metadataClient,
-		resolver: r, nsLabels: nsLabels, nsIgnored: nsIgnored}, nil
+	return &session{compiled: c, path: path, dynamic: dyn, metadata: metadataClient, nsLabels: nsLabels, nsIgnored: nsIgnored}, nil
 }
 
 // loadAndCompile loads and validates the rules file at path — before
 // anything talks to the cluster — and compiles it against the cluster's
 // discovery, with the excluded namespaces.
-func (f *clusterFlags) loadAndCompile(path string) (*rules.File, *rest.Config, *rules.Set, []rules.FieldError, error) {
+func (f *clusterFlags) loadAndCompile(path string) (compiled, error) {
 	file, err := rules.Load(path)
 	if err != nil {
-		return nil, nil, nil, nil, err
+		return compiled{}, err
 	}
 	cfg, r, err := f.resolver()
 	if err != nil {
-		return nil, nil, nil, nil, err
+		return compiled{}, err
 	}
 	set, unresolved, err := compileRules(path, file, r.Resolve, f.exclude)
 	if err != nil {
-		return nil, nil, nil, nil, err
+		return compiled{}, err
 	}
-	return file, cfg, set, unresolved, nil
+	return compiled{file: file, cfg: cfg, resolver: r, set: set, unresolved: unresolved}, nil
 }
 
 // compileRules compiles file, loaded from path, against the cluster that

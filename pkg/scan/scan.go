@@ -84,48 +84,50 @@ func pending(t *rules.Target, u *unstructured.Unstructured, d reconcile.Decision
 		Changes: d.Changes(u), Audit: d.Audit, Requests: d.Requests}
 }
 
-// NamespaceLabels lists the namespaces once, for rules that select by
-// namespace labels or read values from namespaces (fromNamespace), when
-// set has such rules; otherwise it returns nil.
-func NamespaceLabels(ctx context.Context, client dynamic.Interface, set *rules.Set) (rules.Namespaces, error) {
-	if !slices.ContainsFunc(slices.Collect(maps.Values(set.Targets)), func(t *rules.Target) bool { return t.NeedsNamespaceLabels || t.ReadsNamespaces }) {
-		return nil, nil
+// Namespaces lists the namespaces once, when set needs them, and returns
+// what its rules read of them: the namespaces by name for rules that
+// select by namespace labels or read values from namespaces
+// (fromNamespace), and those that opt out (rules.IgnoreAnnotation) when
+// set rules a namespaced resource. Either is nil when no rule needs it.
+func Namespaces(ctx context.Context, client dynamic.Interface, set *rules.Set) (rules.Namespaces, rules.IgnoredNamespaces, error) {
+	targets := slices.Collect(maps.Values(set.Targets))
+	byLabels := slices.ContainsFunc(targets, func(t *rules.Target) bool { return t.NeedsNamespaceLabels || t.ReadsNamespaces })
+	byOptOut := slices.ContainsFunc(targets, func(t *rules.Target) bool { return t.Namespaced })
+	if !byLabels && !byOptOut {
+		return nil, nil, nil
 	}
-	list, err := listNamespaces(ctx, client, "namespaceSelector and fromNamespace")
+	why := rules.IgnoreAnnotation
+	if byLabels {
+		why = "namespaceSelector and fromNamespace"
+	}
+	list, err := listNamespaces(ctx, client, why)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	byName := make(map[string]metav1.Object, len(list.Items))
-	for i := range list.Items {
-		byName[list.Items[i].GetName()] = &list.Items[i]
-	}
-	return func(name string) (metav1.Object, bool) {
-		ns, ok := byName[name]
-		return ns, ok
-	}, nil
-}
-
-// IgnoredNamespaces lists the namespaces once, when set rules a namespaced
-// resource, and returns those that opt out (rules.IgnoreAnnotation);
-// otherwise it returns nil.
-func IgnoredNamespaces(ctx context.Context, client dynamic.Interface, set *rules.Set) (rules.IgnoredNamespaces, error) {
-	if !slices.ContainsFunc(slices.Collect(maps.Values(set.Targets)), func(t *rules.Target) bool { return t.Namespaced }) {
-		return nil, nil
-	}
-	list, err := listNamespaces(ctx, client, rules.IgnoreAnnotation)
-	if err != nil {
-		return nil, err
-	}
-	ignored := map[string]bool{}
-	for _, ns := range list.Items {
-		if rules.OptsOut(ns.GetAnnotations()) {
-			ignored[ns.GetName()] = true
+	var lookup rules.Namespaces
+	if byLabels {
+		byName := make(map[string]metav1.Object, len(list.Items))
+		for i := range list.Items {
+			byName[list.Items[i].GetName()] = &list.Items[i]
+		}
+		lookup = func(name string) (metav1.Object, bool) {
+			ns, ok := byName[name]
+			return ns, ok
 		}
 	}
-	return func(name string) bool { return ignored[name] }, nil
+	var ignored rules.IgnoredNamespaces
+	if byOptOut {
+		out := map[string]bool{}
+		for _, ns := range list.Items {
+			if rules.OptsOut(ns.GetAnnotations()) {
+				out[ns.GetName()] = true
+			}
+		}
+		ignored = func(name string) bool { return out[name] }
+	}
+	return lookup, ignored, nil
 }
 
-// listNamespaces lists every namespace; why says what for, in errors.
 func listNamespaces(ctx context.Context, client dynamic.Interface, why string) (*unstructured.UnstructuredList, error) {
 	list, err := client.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).List(ctx, metav1.ListOptions{})
 	if err != nil {

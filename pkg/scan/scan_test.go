@@ -322,25 +322,30 @@ func TestResourceErrors(t *testing.T) {
 	}
 }
 
-func TestNamespaceLabels(t *testing.T) {
+// Namespaces lists the namespaces once, and only when a rule needs them:
+// by name for namespace selectors and fromNamespace, and the opted-out
+// ones when a namespaced resource is ruled.
+func TestNamespaces(t *testing.T) {
 	objs := []runtime.Object{
 		object("Namespace", "", "ns-a", nil, map[string]string{"team": "a"}),
 		object("Namespace", "", "bare", nil, nil),
+		object("Namespace", "", "quiet", map[string]string{rules.IgnoreAnnotation: "true"}, nil),
 	}
 	listFailed := errors.New("list failed")
 	tests := []struct {
-		name      string
-		rules     string
-		react     k8stesting.ReactionFunc
-		wantNil   bool
-		wantLists int
-		wantErr   error
+		name               string
+		rules              string
+		react              k8stesting.ReactionFunc
+		wantNil, wantNoOpt bool
+		wantLists          int
+		wantErr            error
 	}{
-		{name: "not needed", rules: "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n", wantNil: true},
+		{name: "not needed", rules: "rules:\n- {name: r, resources: [namespaces], annotations: {a: '1'}}\n", wantNil: true, wantNoOpt: true},
+		{name: "opt-outs only", rules: "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n", wantNil: true, wantLists: 1},
 		{name: "needed", rules: "rules:\n- {name: r, resources: [configmaps], namespaceSelector: team=a, annotations: {a: '1'}}\n", wantLists: 1},
 		{name: "list error", rules: "rules:\n- {name: r, resources: [configmaps], namespaceSelector: team=a, annotations: {a: '1'}}\n",
 			react:   func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, listFailed },
-			wantNil: true, wantLists: 1, wantErr: listFailed},
+			wantNil: true, wantNoOpt: true, wantLists: 1, wantErr: listFailed},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -348,15 +353,18 @@ func TestNamespaceLabels(t *testing.T) {
 			if tc.react != nil {
 				client.PrependReactor("list", "namespaces", tc.react)
 			}
-			got, err := NamespaceLabels(t.Context(), client, compile(t, tc.rules))
+			got, ignored, err := Namespaces(t.Context(), client, compile(t, tc.rules))
 			if !errors.Is(err, tc.wantErr) || (err != nil && !strings.HasPrefix(err.Error(), "list namespaces for namespaceSelector and fromNamespace: ")) {
-				t.Errorf("NamespaceLabels() error = %v, want %v, with context", err, tc.wantErr)
+				t.Errorf("Namespaces() error = %v, want %v, with context", err, tc.wantErr)
 			}
-			if (got == nil) != tc.wantNil {
-				t.Fatalf("NamespaceLabels() = nil: %v, want nil: %v", got == nil, tc.wantNil)
+			if (got == nil) != tc.wantNil || (ignored == nil) != tc.wantNoOpt {
+				t.Fatalf("Namespaces() = nil: %v, %v; want nil: %v, %v", got == nil, ignored == nil, tc.wantNil, tc.wantNoOpt)
 			}
 			if n := len(client.Actions()); n != tc.wantLists {
 				t.Errorf("%d requests, want %d", n, tc.wantLists)
+			}
+			if ignored != nil && (!ignored("quiet") || ignored("ns-a")) {
+				t.Errorf("opted out: quiet %v, ns-a %v; want true, false", ignored("quiet"), ignored("ns-a"))
 			}
 			if got == nil {
 				return
