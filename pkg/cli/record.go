@@ -113,16 +113,9 @@ type unservedPrune struct {
 // resources rec lists and no rule of set names, and those that resolve
 // cannot resolve, which wait in the record.
 func pruneTargets(rec *record.Record, set *rules.Set, resolve func(schema.GroupResource) (rules.Resource, error)) ([]*rules.Target, []unservedPrune) {
-	ruled := map[schema.GroupResource]bool{}
-	for gvr := range set.Targets {
-		ruled[gvr.GroupResource()] = true
-	}
 	var targets []*rules.Target
 	var unserved []unservedPrune
-	for _, gr := range rec.Recorded() {
-		if ruled[gr] {
-			continue
-		}
+	for _, gr := range reconcile.ToPrune(rec.Recorded(), set) {
 		r, err := resolve(gr)
 		if err != nil {
 			unserved = append(unserved, unservedPrune{gr, err})

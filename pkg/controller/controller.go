@@ -116,7 +116,7 @@ type Controller struct {
 	mu        sync.RWMutex
 	informers map[schema.GroupVersionResource]*resourceInformer
 	// namespaces runs while a rule selects by namespace labels or a
-	// namespaced resource is ruled (see needsNamespaces).
+	// namespaced resource is ruled (see rules.NeedsNamespaces).
 	namespaces *resourceInformer
 	// ruled are the resources the rules in force name.
 	ruled map[schema.GroupResource]bool
@@ -289,7 +289,7 @@ func (c *Controller) applyRules(ctx context.Context, set *rules.Set) (*resourceI
 func (c *Controller) runNamespaces(ctx context.Context) (dropped *resourceInformer, err error) {
 	need := false
 	for _, ri := range c.informers {
-		need = need || needsNamespaces(ri.target)
+		need = need || ri.target.NeedsNamespaces()
 	}
 	switch {
 	case need && c.namespaces == nil:

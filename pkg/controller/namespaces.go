@@ -21,11 +21,6 @@ var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namesp
 // initial list checks it.
 const namespacesPoll = 50 * time.Millisecond
 
-// needsNamespaces reports whether the objects of t need the namespace
-// informer: for their namespace's labels (namespaceSelector), or to know
-// whether their namespace opts out (rules.IgnoreAnnotation).
-func needsNamespaces(t *rules.Target) bool { return t.NeedsNamespaceLabels || t.Namespaced }
-
 // startNamespaces starts the informer that keeps the namespaces' labels,
 // for rules with a namespaceSelector, and annotations, for namespaces that
 // opt out, and the keys rules read from namespaces (fromNamespace). When
@@ -124,7 +119,7 @@ func (c *Controller) namespaceIgnored(namespace string) bool {
 // under the lock that syncs take to read the cache, so that no object of a
 // resource that needs it is synced before it runs.)
 func (c *Controller) namespacesReady(t *rules.Target) bool {
-	if !needsNamespaces(t) {
+	if !t.NeedsNamespaces() {
 		return true
 	}
 	c.mu.RLock()

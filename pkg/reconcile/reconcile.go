@@ -135,9 +135,3 @@ func keep(owned patch.Owned, want patch.Desired) patch.Owned {
 	}
 	return owned
 }
-
-// Prune returns the target of r once no rule names it: it has no rule, so
-// that Decide on it deletes every key the deciding manager owns — unless
-// the object opts out — and touches nothing else. Pruning reads no values from objects: a metadata
-// cache is enough.
-func Prune(r rules.Resource) *rules.Target { return &rules.Target{Resource: r} }

@@ -156,6 +156,31 @@ func (s *Set) ExcludeNamespaces(globs []string) error {
 	return nil
 }
 
+// Names reports whether a target of s names gr, at any version.
+func (s *Set) Names(gr schema.GroupResource) bool {
+	for gvr := range s.Targets {
+		if gvr.GroupResource() == gr {
+			return true
+		}
+	}
+	return false
+}
+
+// NeedsNamespaces reports whether the controller watches namespaces for
+// the objects of a resource: for their namespace's labels, when a rule
+// selects by them (selectsByNamespaceLabels), or to learn whether their
+// namespace opts out (IgnoreAnnotation), when the resource is namespaced.
+// The controller and the rbac command both ask it.
+func NeedsNamespaces(namespaced, selectsByNamespaceLabels bool) bool {
+	return namespaced || selectsByNamespaceLabels
+}
+
+// NeedsNamespaces reports whether the objects of t need the namespaces
+// watched (see the function NeedsNamespaces).
+func (t *Target) NeedsNamespaces() bool {
+	return NeedsNamespaces(t.Namespaced, t.NeedsNamespaceLabels)
+}
+
 // SortedTargets returns the targets ordered by group, then resource, so that
 // logs and output are stable.
 func (s *Set) SortedTargets() []*Target {
