@@ -14,7 +14,7 @@ func TestToPrune(t *testing.T) {
 	pods := schema.GroupResource{Resource: "pods"}
 	frigates := schema.GroupResource{Group: "ship.nwiizo.dev", Resource: "frigates"}
 	set := &rules.Set{Targets: map[schema.GroupVersionResource]*rules.Target{
-		deployments.WithVersion("v1"): {},
+		deployments.WithVersion("v1"):   {},
 		frigates.WithVersion("v1beta1"): {},
 	}}
 	tests := []struct {
