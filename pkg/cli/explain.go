@@ -14,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
+	"github.com/kube-annotator/kube-annotator/pkg/resolve"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
@@ -74,7 +75,7 @@ func explainObject(ctx context.Context, path string, cf *clusterFlags, arg strin
 	if err != nil {
 		return nil, err
 	}
-	set, _, err := compileRules(path, file, resolver.Resolve, cf.exclude)
+	set, _, err := resolve.Compile(path, file, resolver.Resolve, cf.exclude)
 	if err != nil {
 		return nil, err
 	}
