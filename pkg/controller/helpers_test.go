@@ -171,9 +171,35 @@ func withCache(t *testing.T, client *dynamicfake.FakeDynamicClient, opts Options
 		}
 		done := make(chan struct{})
 		close(done)
-		c.informers[gvr] = &resourceInformer{target: tg, projection: tg.Projection(), informer: inf, cancel: func() {}, done: done}
+		ri := &resourceInformer{gvr: gvr, projection: tg.Projection(), informer: inf, cancel: func() {}, done: done}
+		c.resources[gvr.GroupResource()] = &resource{gr: gvr.GroupResource(), phase: ruled, target: tg, informer: ri}
 	}
+	c.set = set
 	return c
+}
+
+// resourceOf returns the state of c's resource gr, or nil.
+func resourceOf(c *Controller, gr schema.GroupResource) *resource {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.resources[gr]
+}
+
+// informerOf returns c's informer of gvr, or nil.
+func informerOf(c *Controller, gvr schema.GroupVersionResource) *resourceInformer {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if r := c.resources[gvr.GroupResource()]; r != nil && r.informer != nil && r.informer.gvr == gvr {
+		return r.informer
+	}
+	return nil
+}
+
+// namespaceInformer reports whether c runs the namespace informer.
+func namespaceInformer(c *Controller) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.namespaces != nil
 }
 
 // asCached returns o as the informer of t would cache it.
@@ -307,9 +333,7 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 // converged reports whether c's cache holds n objects of gvr, all carrying
 // the annotations want, and c has nothing queued.
 func converged(c *Controller, gvr schema.GroupVersionResource, n int, want map[string]string) bool {
-	c.mu.RLock()
-	ri := c.informers[gvr]
-	c.mu.RUnlock()
+	ri := informerOf(c, gvr)
 	if ri == nil || c.queue.Len() != 0 {
 		return false
 	}

@@ -206,13 +206,13 @@ func TestSetRulesRebuildsWhenProjectionWidens(t *testing.T) {
 	c.SetRules(ctx, compile(t, "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n"))
 	runController(t, ctx, c)
 	waitFor(t, 10*time.Second, "caches to sync", c.HasSynced)
-	first := c.informers[configMaps].informer
+	first := informerOf(c, configMaps).informer
 	if cachedB(c) {
 		t.Fatalf("the cache keeps annotation b, which no rule names")
 	}
 
 	c.SetRules(ctx, compile(t, "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}, removeAnnotations: [b]}\n"))
-	second := c.informers[configMaps].informer
+	second := informerOf(c, configMaps).informer
 	if second == first {
 		t.Fatalf("the informer was kept, although the rules now read annotation b")
 	}
@@ -223,7 +223,7 @@ func TestSetRulesRebuildsWhenProjectionWidens(t *testing.T) {
 	}
 
 	c.SetRules(ctx, compile(t, "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n"))
-	if c.informers[configMaps].informer != second {
+	if informerOf(c, configMaps).informer != second {
 		t.Errorf("the informer was rebuilt, although the rules need less than it keeps")
 	}
 }
@@ -256,7 +256,7 @@ func TestPreviewOfKeysNotCached(t *testing.T) {
 
 // cachedB reports whether the cached ns/x carries annotation b.
 func cachedB(c *Controller) bool {
-	obj, ok, _ := c.informers[configMaps].informer.GetStore().GetByKey("ns/x")
+	obj, ok, _ := informerOf(c, configMaps).informer.GetStore().GetByKey("ns/x")
 	_, has := obj.(cached).GetAnnotations()["b"]
 	return ok && has
 }
