@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 )
 
 // Test helpers shared by this package's tests.
@@ -27,8 +29,8 @@ import (
 // Fixtures: resources, rules and objects.
 
 var (
-	configMaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	namespaces = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	configMaps = rulestest.ConfigMaps.GVR
+	namespaces = rulestest.Namespaces.GVR
 )
 
 const (
@@ -42,31 +44,29 @@ const (
 // resolve resolves resource names as a cluster serving configmaps and
 // namespaces would.
 func resolve(name string) (rules.Resource, error) {
-	switch name {
-	case "configmaps":
-		return rules.Resource{GVR: configMaps, Kind: "ConfigMap", Namespaced: true}, nil
-	case "namespaces":
-		return rules.Resource{GVR: namespaces, Kind: "Namespace"}, nil
+	for _, r := range []rules.Resource{rulestest.ConfigMaps, rulestest.Namespaces} {
+		if r.GVR.Resource == name {
+			return r, nil
+		}
 	}
 	return rules.Resource{}, fmt.Errorf("the server doesn't have a resource type %q", name)
 }
 
-// compile compiles a rules file's content, with the cluster's own
-// namespaces excluded as the controller runs by default.
+// compile compiles a rules file's content for a cluster serving
+// configmaps and namespaces, with the cluster's own namespaces excluded
+// as the controller runs by default.
 func compile(t *testing.T, content string) *rules.Set {
 	t.Helper()
-	f, err := rules.Parse("rules.yaml", []byte(content))
+	return rulestest.Compile(t, content, rulestest.ConfigMaps, rulestest.Namespaces)
+}
+
+// mustJSON is v in JSON, for messages and fixtures.
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
 	if err != nil {
-		t.Fatal(err)
+		panic(err)
 	}
-	set, unresolved, err := rules.Compile("rules.yaml", f, resolve)
-	if err != nil || len(unresolved) > 0 {
-		t.Fatalf("Compile() = %v, unresolved %v", err, unresolved)
-	}
-	if err := set.ExcludeNamespaces(rules.DefaultExcludedNamespaces); err != nil {
-		t.Fatal(err)
-	}
-	return set
+	return string(b)
 }
 
 // object returns an object of kind (a ConfigMap or a Namespace) at

@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"runtime"
@@ -20,18 +19,8 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 )
-
-// mustJSON is v in JSON, for messages and fixtures.
-func mustJSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err) // test values are plain data
-	}
-	return string(b)
-}
-
-var cmResource = rules.Resource{GVR: configMaps, Kind: "ConfigMap", Namespaced: true}
 
 // realistic returns the i-th of many ConfigMaps' metadata as a metadata
 // informer decodes it: ten labels, kubectl's last-applied-configuration
@@ -90,7 +79,7 @@ func TestProject(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			gotAnns, gotLbls := newProjector(tc.keep, reconcile.FieldManager, cmResource).project(tc.anns, tc.lbls, tc.own)
+			gotAnns, gotLbls := newProjector(tc.keep, reconcile.FieldManager, rulestest.ConfigMaps).project(tc.anns, tc.lbls, tc.own)
 			if len(gotAnns)+len(tc.wantAnns) > 0 && !reflect.DeepEqual(gotAnns, tc.wantAnns) ||
 				len(gotLbls)+len(tc.wantLbls) > 0 && !reflect.DeepEqual(gotLbls, tc.wantLbls) {
 				t.Errorf("project() = %v, %v; want %v, %v", gotAnns, gotLbls, tc.wantAnns, tc.wantLbls)
@@ -117,7 +106,7 @@ func TestKeepKeysReadsOwnershipOnlyWhenNeeded(t *testing.T) {
 // needs; and equal projections share one map.
 func TestMetadataTransformProjects(t *testing.T) {
 	keep := &rules.Projection{Annotations: sets.New("a"), Labels: sets.New("team")}
-	transform := metadataTransform(reconcile.FieldManager, cmResource, keep, newInterner())
+	transform := metadataTransform(reconcile.FieldManager, rulestest.ConfigMaps, keep, newInterner())
 	once := func(obj any) *cachedMetadata {
 		t.Helper()
 		out, err := transform(obj)
@@ -159,7 +148,7 @@ func TestMetadataTransformProjects(t *testing.T) {
 
 func TestRelevantUpdateProjected(t *testing.T) {
 	keep := &rules.Projection{Annotations: sets.New("a"), Labels: sets.New("team")}
-	transform := metadataTransform(reconcile.FieldManager, cmResource, keep, newInterner())
+	transform := metadataTransform(reconcile.FieldManager, rulestest.ConfigMaps, keep, newInterner())
 	cached := func(f func(m *metav1.PartialObjectMetadata)) any {
 		m := realistic(1, true)
 		f(m)
@@ -305,7 +294,7 @@ func BenchmarkCachedObjectHeap(b *testing.B) {
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			for b.Loop() {
-				transform := metadataTransform(reconcile.FieldManager, cmResource, tc.keep, newInterner())
+				transform := metadataTransform(reconcile.FieldManager, rulestest.ConfigMaps, tc.keep, newInterner())
 				store := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 				before := liveHeap()
 				for i := range n {

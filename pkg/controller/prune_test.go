@@ -15,6 +15,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 )
 
 var (
@@ -286,7 +287,7 @@ func TestPruneComplete(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			set := &rules.Set{Targets: map[schema.GroupVersionResource]*rules.Target{
-				configMaps: reconcile.Prune(rules.Resource{GVR: configMaps, Kind: "ConfigMap", Namespaced: true}),
+				configMaps: reconcile.Prune(rulestest.ConfigMaps),
 			}}
 			c := withCache(t, newClient(), Options{}, set, tc.cached)
 			r := c.resources[cmGR]

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 )
 
 // blockingStore is a store whose List, the prune check's scan of a
@@ -41,7 +42,7 @@ func (storeInformer) HasSynced() bool         { return true }
 func TestPruneCheckScansWithoutTheLock(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	pruneSet := &rules.Set{Targets: map[schema.GroupVersionResource]*rules.Target{
-		configMaps: reconcile.Prune(rules.Resource{GVR: configMaps, Kind: "ConfigMap", Namespaced: true}),
+		configMaps: reconcile.Prune(rulestest.ConfigMaps),
 	}}
 	c := withCache(t, newClient(), Options{Record: newRecord(cmGR)}, pruneSet, configMap("ns", "x", map[string]string{"user": "keep"}))
 	t.Cleanup(c.stopAll)
