@@ -81,3 +81,15 @@ func translate(path, manager string, cf *clusterFlags, warnings io.Writer) ([]ad
 	}
 	return policies, nil
 }
+
+// What run --admission-policies does with admission policies: lists its
+// own (by label), applies them (server-side apply creates or patches) and
+// deletes those no rule asks for.
+var (
+	admissionResources = []string{"mutatingadmissionpolicies", "mutatingadmissionpolicybindings"}
+	admissionVerbs     = []string{"list", "create", "patch", "delete"}
+)
+
+// admissionWarning is what rbac --admission-policies says of the grant.
+const admissionWarning = "warning: --admission-policies lets the ServiceAccount create MutatingAdmissionPolicies, with which the API server " +
+	"changes any object it admits: bind it only where whoever controls the rules file may change any object of the cluster"

@@ -82,6 +82,9 @@ func TestRunFlagValidation(t *testing.T) {
 		{[]string{"--workers", "0"}, "error: --workers must be at least 1, got 0\n"},
 		{[]string{"--resync-period", "-1m"}, "error: --resync-period must not be negative, got -1m0s\n"},
 		{[]string{"--max-changes", "-1"}, "error: --max-changes must not be negative, got -1 (0 turns the guard off)\n"},
+		{[]string{"--kube-api-qps", "0"}, "error: --kube-api-qps must not be 0: a positive limit, or a negative value for none\n"},
+		{[]string{"--kube-api-qps", "5", "--kube-api-burst", "0"}, "error: --kube-api-burst must be at least 1, got 0\n"},
+		{[]string{"--exclude-namespaces", "["}, "error: --exclude-namespaces: invalid namespace glob \"[\": syntax error in pattern\n"},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

@@ -35,7 +35,7 @@ func diffCommand(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.Err, "%s diff: --output must be json or yaml, got %q\n", e.prog, *output)
 		return diffFailed
 	}
-	if err := rf.validate(); err != nil {
+	if err := rf.Validate(); err != nil {
 		return e.usageError(fs, err)
 	}
 	ctx = klog.NewContext(ctx, klog.Background().WithName("kube-annotator"))
@@ -47,7 +47,7 @@ func diffCommand(ctx context.Context, e *env, args []string) int {
 	for _, u := range s.unresolved {
 		fmt.Fprintf(e.Err, "warning: %s: %s: %s; run would skip it\n", s.path, u.Field, u.Message)
 	}
-	rec, err := rf.load(ctx, s.cfg, cf.namespace())
+	rec, err := loadRecord(ctx, s.cfg, rf, cf.namespace())
 	if err != nil {
 		fmt.Fprintln(e.Err, err)
 		return diffFailed
@@ -59,7 +59,7 @@ func diffCommand(ctx context.Context, e *env, args []string) int {
 
 	pending, audited := []*scan.Object{}, []*scan.Object{}
 	for _, t := range append(s.set.SortedTargets(), prunes...) {
-		err := scan.Resource(ctx, s.dynamic, t, cf.namespace(), rf.fieldManager, s.nsLabels, s.nsIgnored, func(_ *rules.Target, o *scan.Object) error {
+		err := scan.Resource(ctx, s.dynamic, t, cf.namespace(), rf.FieldManager, s.nsLabels, s.nsIgnored, func(_ *rules.Target, o *scan.Object) error {
 			if o != nil && len(o.Changes) > 0 {
 				pending = append(pending, o)
 			}

@@ -39,7 +39,7 @@ func onceCommand(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.Err, "%s once: --workers must be at least 1, got %d\n", e.prog, *workers)
 		return 2
 	}
-	if err := rf.validate(); err != nil {
+	if err := rf.Validate(); err != nil {
 		return e.usageError(fs, err)
 	}
 	ctx = klog.NewContext(ctx, klog.Background().WithName("kube-annotator"))
@@ -48,13 +48,13 @@ func onceCommand(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.Err, err)
 		return 1
 	}
-	rec, err := rf.load(ctx, s.cfg, cf.namespace())
+	rec, err := loadRecord(ctx, s.cfg, rf, cf.namespace())
 	if err != nil {
 		fmt.Fprintln(e.Err, err)
 		return 1
 	}
-	cv := &converger{session: s, writer: reconcile.NewWriter(s.metadata, rf.fieldManager, rec, nil),
-		manager: rf.fieldManager, namespace: cf.namespace(), workers: *workers, progress: newProgress(e.Err)}
+	cv := &converger{session: s, writer: reconcile.NewWriter(s.metadata, rf.FieldManager, rec, nil),
+		manager: rf.FieldManager, namespace: cf.namespace(), workers: *workers, progress: newProgress(e.Err)}
 
 	var tallies []*tally
 	for _, u := range s.unresolved {
