@@ -20,24 +20,20 @@ type runFlags struct {
 	cluster *clusterFlags
 }
 
-func runCommand(ctx context.Context, e *env, args []string) int {
+func runCommand(ctx context.Context, e *env, args []string) error {
 	fs := e.newFlagSet("run", "Run the controller: watch every resource the rules name and keep each object annotated as they say.\n"+
 		"The rules file is reloaded when it changes or on SIGHUP; an invalid file keeps the previous rules in force.\n"+
 		"Keys set on a resource that no rule names any more are deleted: the resources written to are recorded in a ConfigMap.")
 	f := addRunFlags(fs)
-	if code, ok := e.parse(fs, args); !ok {
-		return code
+	if err := e.parse(fs, args); err != nil {
+		return err
 	}
 	cfg, err := f.config(fs.Changed)
 	if err != nil {
-		return e.usageError(fs, err)
+		return usageError{err}
 	}
 	ctx = klog.NewContext(ctx, klog.Background().WithName("kube-annotator"))
-	if err := app.Run(ctx, cfg); err != nil {
-		fmt.Fprintln(e.Err, err)
-		return 1
-	}
-	return 0
+	return app.Run(ctx, cfg)
 }
 
 // addRunFlags adds run's flags to fs.
