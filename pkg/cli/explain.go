@@ -16,6 +16,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/scan"
 )
 
 // explained is explain's answer for one object, as -o json and -o yaml
@@ -96,7 +97,7 @@ func explainObject(ctx context.Context, path, manager string, cf *clusterFlags, 
 	if err != nil {
 		return nil, fmt.Errorf("get %s: %w", ref, err)
 	}
-	nsLabels, nsIgnored, err := namespaceOf(ctx, dyn, ns)
+	nsLabels, nsIgnored, err := scan.Namespace(ctx, dyn, ns)
 	if err != nil {
 		return nil, err
 	}
@@ -130,24 +131,4 @@ func (f *clusterFlags) defaultNamespace() (string, error) {
 		return "", fmt.Errorf("cluster configuration: %w", err)
 	}
 	return ns, nil
-}
-
-// namespaceOf reads namespace ns ("" for none) once and answers for it as
-// the controller's namespace informer would.
-func namespaceOf(ctx context.Context, dyn dynamic.Interface, ns string) (rules.Namespaces, rules.IgnoredNamespaces, error) {
-	if ns == "" {
-		return nil, nil, nil
-	}
-	got, err := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Get(ctx, ns, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, nil, nil
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("get namespace %s: %w", ns, err)
-	}
-	nsLabels := func(name string) (metav1.Object, bool) {
-		return got, name == ns
-	}
-	nsIgnored := func(name string) bool { return name == ns && rules.OptsOut(got.GetAnnotations()) }
-	return nsLabels, nsIgnored, nil
 }
