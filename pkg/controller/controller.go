@@ -36,6 +36,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -111,7 +112,7 @@ type Controller struct {
 	// failed carries a setup error of SetRules to Run, which stops on it.
 	failed chan error
 	// shared holds the values cached objects share.
-	shared *interner
+	shared *objcache.Interner
 
 	// mu guards the lifecycle of the resources: update changes it, the
 	// workers read it. No informer is stopped, and so waited for, under
@@ -165,7 +166,7 @@ func NewController(client dynamic.Interface, metadataClient metadata.Interface, 
 		failures:  newFailureLog(clock.RealClock{}, failureLogInterval),
 		expect:    newExpectations(),
 		stats:     newRuleStats(opts.Metrics),
-		shared:    newInterner(),
+		shared:    objcache.NewInterner(),
 		failed:    make(chan error, 1),
 		set:       &rules.Set{},
 		resources: map[schema.GroupResource]*resource{},

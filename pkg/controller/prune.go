@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -173,7 +174,7 @@ func (c *Controller) quiet(r *resource) bool {
 // in again or loses the key. It reads every cached object, without c.mu.
 func (c *Controller) clean(p pruneCheck) bool {
 	for _, o := range p.store.List() {
-		obj, ok := o.(cached)
+		obj, ok := o.(objcache.Object)
 		if !ok {
 			return false
 		}

@@ -11,6 +11,8 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
 )
 
 // Writes fail without an answer, then the API server is back: the objects
@@ -19,7 +21,7 @@ import (
 func TestRetryAfterOutage(t *testing.T) {
 	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true)))
 	ctx := klog.NewContext(t.Context(), logger)
-	a, b, c := configMap("ns", "a", nil), configMap("ns", "b", nil), configMap("ns", "c", nil)
+	a, b, c := fixture.ConfigMap("ns", "a", nil), fixture.ConfigMap("ns", "b", nil), fixture.ConfigMap("ns", "c", nil)
 	client := newClient(a, b, c)
 	var down atomic.Bool
 	down.Store(true)
@@ -29,7 +31,7 @@ func TestRetryAfterOutage(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	ctl := withCache(t, client, Options{}, compile(t, setAB), a, b, c)
+	ctl := withCache(t, client, Options{}, fixture.Compile(t, setAB), a, b, c)
 	// Time stands still: only a release moves the objects' waits forward.
 	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
 	ctl.limiter = newRetryLimiter(clk, -1, 0)
