@@ -37,6 +37,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
+	"github.com/kube-annotator/kube-annotator/pkg/controller/retry"
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -104,8 +105,8 @@ type Controller struct {
 	metadata metadata.Interface
 	opts     Options
 	queue    workqueue.TypedRateLimitingInterface[queued]
-	limiter  *retryLimiter
-	failures *failureLog
+	limiter  *retry.Limiter[queued]
+	failures *retry.FailureLog
 	expect   *expectations
 	stats    *ruleStats
 	writer   *reconcile.Writer
@@ -156,14 +157,14 @@ func NewController(client dynamic.Interface, metadataClient metadata.Interface, 
 		opts.Resolver = noResolver{}
 	}
 	qcfg := workqueue.TypedRateLimitingQueueConfig[queued]{Name: "kube-annotator", MetricsProvider: opts.Metrics.Workqueue}
-	limiter := newRetryLimiter(clock.RealClock{}, opts.ClientQPS, opts.ClientBurst)
+	limiter := retry.NewLimiter[queued](clock.RealClock{}, opts.ClientQPS, opts.ClientBurst)
 	c := &Controller{
 		client:    client,
 		metadata:  metadataClient,
 		opts:      opts,
 		queue:     workqueue.NewTypedRateLimitingQueueWithConfig(limiter, qcfg),
 		limiter:   limiter,
-		failures:  newFailureLog(clock.RealClock{}, failureLogInterval),
+		failures:  retry.NewFailureLog(clock.RealClock{}, retry.FailureLogInterval),
 		expect:    newExpectations(),
 		stats:     newRuleStats(opts.Metrics),
 		shared:    objcache.NewInterner(),

@@ -15,6 +15,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
+	"github.com/kube-annotator/kube-annotator/pkg/controller/retry"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
@@ -88,7 +89,7 @@ func (ri *resourceInformer) run(ctx context.Context, inf cache.SharedIndexInform
 // resource (metadatainformer's say "*v1.PartialObjectMetadata" for every
 // resource) and that, when sharded, their list and watch go through
 // Options.Shard, and that a list or watch that gets no answer from the
-// API server is sent again after a short pause (untilAnswered). Both stream their initial
+// API server is sent again after a short pause (retry.UntilAnswered). Both stream their initial
 // list when the API server supports it (WatchListClient). The watch error
 // handler reports to ri.
 func (c *Controller) newInformer(r rules.Resource, ns string, keep *rules.Projection, indexers cache.Indexers, sharded bool, ri *resourceInformer) (cache.SharedIndexInformer, error) {
@@ -111,7 +112,7 @@ func (c *Controller) newInformer(r rules.Resource, ns string, keep *rules.Projec
 		}
 		client, example, transform = c.metadata, &metav1.PartialObjectMetadata{}, objcache.MetadataTransform(c.opts.FieldManager, r, keep, c.shared)
 	}
-	lw = untilAnswered(lw, rules.GVRString(r.GVR), informerRetry)
+	lw = retry.UntilAnswered(lw, rules.GVRString(r.GVR), retry.InformerBackoff)
 	if sharded {
 		lw = c.opts.Shard(r.GVR, ns, lw)
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
+	"github.com/kube-annotator/kube-annotator/pkg/controller/retry"
 )
 
 // The per-rule gauges count objects: syncing one again changes nothing,
@@ -71,7 +72,7 @@ func BenchmarkQueueHeap(b *testing.B) {
 	const n = 100000
 	for b.Loop() {
 		before := fixture.LiveHeap()
-		q := workqueue.NewTypedRateLimitingQueueWithConfig(newRetryLimiter(clock.RealClock{}, -1, 0),
+		q := workqueue.NewTypedRateLimitingQueueWithConfig(retry.NewLimiter[queued](clock.RealClock{}, -1, 0),
 			workqueue.TypedRateLimitingQueueConfig[queued]{Name: "bench", MetricsProvider: metrics.New().Workqueue})
 		names := make([]string, n)
 		for i := range n {
