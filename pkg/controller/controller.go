@@ -8,7 +8,9 @@
 //
 // A resource that leaves the rules is pruned: the controller keeps
 // watching it, with no rule, until the keys it set there are deleted, as
-// long as its record lists the resource (see prune.go).
+// long as its record lists the resource (see prune.go). Each ruled or
+// recorded resource has one state, with its phase, changed in one place
+// (see resources.go).
 //
 // It follows the canonical client-go loop (k8s.io/sample-controller):
 // event handlers only enqueue keys, sync reads the object from the

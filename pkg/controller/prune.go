@@ -26,7 +26,10 @@ import (
 // record. A recorded resource that no rule names when the rules are set
 // (it left them while the controller was stopped) is pruned the same way.
 // A resource that is not served (its CRD was deleted) waits, reported,
-// and is looked up again every pruneRetryInterval.
+// and is looked up again every pruneRetryInterval. The check of a prune
+// reads the resource's cache without c.mu, which workers and SetRules
+// take; update applies what it found only if the resource has not changed
+// meanwhile.
 
 // Record is the durable list of the resources the controller writes to;
 // *record.Record is one.
