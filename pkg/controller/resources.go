@@ -229,9 +229,13 @@ func (c *Controller) enforce(ctx context.Context, t *rules.Target, o observed, s
 		// The cache lacks what the rules now need (keys it dropped, or
 		// whole objects), keeps whole objects the rules no longer read, or
 		// lists another version: build it again, listing every object.
-		logger.Info("Rebuilding informer", "resource", rules.GVRString(t.GVR), "reason", "the rules need another part of each object")
-		stop = append(stop, r.informer)
-		r.informer = nil
+		logger.Info("Rebuilding informer", "resource", rules.GVRString(t.GVR), "reason", "the rules need another part of each object, or another version")
+		if r.informer.gvr != t.GVR {
+			stop = c.stopInformer(r, stop) // what is known of the old version's objects goes
+		} else {
+			stop = append(stop, r.informer)
+			r.informer = nil
+		}
 	}
 	if r.informer == nil {
 		logger.Info("Starting informer", "resource", rules.GVRString(t.GVR), "rules", t.RuleNames())
