@@ -15,12 +15,6 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 )
 
-// compile compiles a rules file for a cluster that serves configmaps.
-func compile(t *testing.T, content string) *rules.Set {
-	t.Helper()
-	return rulestest.Compile(t, content, rulestest.ConfigMaps)
-}
-
 func translate(manager string) TranslateFunc {
 	return func(set *rules.Set) ([]admission.Policy, []admission.Note, error) {
 		return admission.Translate(set, admission.Options{FieldManager: manager})
@@ -60,7 +54,7 @@ func TestSync(t *testing.T) {
 	s := New(Options{Client: client.AdmissionregistrationV1(), FieldManager: "kube-annotator", Translate: translate("kube-annotator")})
 	sync := func(content string) bool {
 		t.Helper()
-		policies, _, err := s.opts.Translate(compile(t, content))
+		policies, _, err := s.opts.Translate(rulestest.Compile(t, content, rulestest.ConfigMaps))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,7 +110,7 @@ func TestWrapAndRun(t *testing.T) {
 		Settle: time.Second, Interval: time.Hour, Retry: 10 * time.Millisecond})
 	var applied []*rules.Set
 	apply := s.Wrap(func(_ context.Context, set *rules.Set) { applied = append(applied, set) })
-	set := compile(t, "rules:\n- {name: a, resources: [configmaps], annotations: {a: '1'}}\n")
+	set := rulestest.Compile(t, "rules:\n- {name: a, resources: [configmaps], annotations: {a: '1'}}\n", rulestest.ConfigMaps)
 	start := time.Now()
 	apply(t.Context(), set)
 	if len(applied) != 1 || time.Since(start) < time.Second {
