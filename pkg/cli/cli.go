@@ -13,6 +13,8 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/klog/v2"
+
+	"github.com/kube-annotator/kube-annotator/pkg/kubeflags"
 )
 
 // Streams are the standard streams a command uses.
@@ -95,17 +97,13 @@ func (e *env) newFlagSet(name, synopsis string) *pflag.FlagSet {
 	return fs
 }
 
-// connectionGroup annotates the flags that say how to reach the cluster;
-// help lists them apart from a command's own flags.
-const connectionGroup = "connection"
-
 // help is a command's help text: synopsis, usage, its own flags, then the
 // connection flags, if it has any.
 func (e *env) help(fs *pflag.FlagSet, synopsis string) string {
 	own, conn := pflag.NewFlagSet("own", pflag.ContinueOnError), pflag.NewFlagSet("conn", pflag.ContinueOnError)
 	own.SortFlags, conn.SortFlags = false, false
 	fs.VisitAll(func(f *pflag.Flag) {
-		if _, ok := f.Annotations[connectionGroup]; ok {
+		if _, ok := f.Annotations[kubeflags.Group]; ok {
 			conn.AddFlag(f)
 		} else {
 			own.AddFlag(f)

@@ -10,9 +10,9 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kube-annotator/kube-annotator/pkg/app"
+	"github.com/kube-annotator/kube-annotator/pkg/kubeflags"
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/scan"
@@ -23,7 +23,7 @@ import (
 // connection flags, client-side rate limits, and the namespaces no rule
 // applies in.
 type clusterFlags struct {
-	kube    kubeFlags
+	kube    kubeflags.Flags
 	qps     float32
 	burst   int
 	exclude []string
@@ -31,7 +31,7 @@ type clusterFlags struct {
 
 func addClusterFlags(fs *pflag.FlagSet) *clusterFlags {
 	f := &clusterFlags{}
-	f.kube.addFlags(fs)
+	f.kube.AddFlags(fs)
 	// No client-side limit by default: the workers bound how many requests
 	// are in flight, and the API server's Priority and Fairness protects it.
 	fs.Float32Var(&f.qps, "kube-api-qps", -1, "Requests per second the client may send to the API server; negative: no client-side limit, leaving it to the API server's Priority and Fairness")
@@ -54,49 +54,22 @@ func (f *clusterFlags) validate() error {
 	if f.qps > 0 && f.burst < 1 {
 		return fmt.Errorf("--kube-api-burst must be at least 1, got %d", f.burst)
 	}
-	if _, err := userExtra(f.kube.asUserExtra); err != nil {
+	if err := f.kube.Validate(); err != nil {
 		return err
 	}
 	return app.ValidateExcludeNamespaces(f.exclude)
 }
 
-// restConfig builds the client configuration the way kubectl does:
-// --kubeconfig, else $KUBECONFIG, else ~/.kube/config, else in-cluster.
+// restConfig builds the client configuration the connection flags
+// select, with the client-side rate limits.
 func (f *clusterFlags) restConfig() (*rest.Config, error) {
-	loader, err := f.kube.loader()
+	cfg, err := f.kube.RESTConfig()
 	if err != nil {
 		return nil, err
-	}
-	if err := f.configured(loader); err != nil {
-		return nil, err
-	}
-	cfg, err := loader.ClientConfig()
-	if err != nil {
-		return nil, fmt.Errorf("cluster configuration: %w", err)
 	}
 	cfg.QPS, cfg.Burst = f.qps, f.burst
 	cfg.UserAgent = version.UserAgent()
 	return cfg, nil
-}
-
-// configured fails when no cluster is configured at all. kubectl's loader
-// would then fall back to http://localhost:8080, which is never what a user
-// of this tool means.
-func (f *clusterFlags) configured(loader clientcmd.ClientConfig) error {
-	if f.kube.server != "" {
-		return nil
-	}
-	raw, err := loader.RawConfig()
-	if err != nil {
-		return fmt.Errorf("cluster configuration: %w", err)
-	}
-	if len(raw.Clusters) > 0 {
-		return nil
-	}
-	if _, err := rest.InClusterConfig(); err == nil {
-		return nil
-	}
-	return errors.New("no cluster configured: pass --kubeconfig, set KUBECONFIG, create ~/.kube/config, or run in a cluster")
 }
 
 // resolver returns the client configuration and a resolver over the
@@ -116,7 +89,7 @@ func (f *clusterFlags) resolver() (*rest.Config, *resolve.Resolver, error) {
 // namespace is the namespace given with -n, or "" for all namespaces. The
 // kubeconfig context's default namespace does not restrict the controller.
 func (f *clusterFlags) namespace() string {
-	return f.kube.namespace
+	return f.kube.Namespace()
 }
 
 // compiled is a rules file compiled against a cluster's discovery.

@@ -81,7 +81,7 @@ func explainObject(ctx context.Context, path, manager string, cf *clusterFlags, 
 	}
 	ns := ""
 	if t.Namespaced {
-		if ns, err = cf.defaultNamespace(); err != nil {
+		if ns, err = cf.kube.DefaultNamespace(); err != nil {
 			return nil, err
 		}
 	}
@@ -117,18 +117,4 @@ func targetOf(set *rules.Set, gr schema.GroupResource) *rules.Target {
 		}
 	}
 	return nil
-}
-
-// defaultNamespace is -n, else the kubeconfig context's namespace, else
-// "default", as kubectl has it.
-func (f *clusterFlags) defaultNamespace() (string, error) {
-	loader, err := f.kube.loader()
-	if err != nil {
-		return "", err
-	}
-	ns, _, err := loader.Namespace()
-	if err != nil {
-		return "", fmt.Errorf("cluster configuration: %w", err)
-	}
-	return ns, nil
 }

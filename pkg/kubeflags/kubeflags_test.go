@@ -1,10 +1,11 @@
-package cli
+package kubeflags
 
 import (
 	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,10 +44,10 @@ var kubectlFlags = []struct{ name, shorthand, typ, def string }{
 // The connection flags are kubectl's, no more and no fewer.
 func TestConnectionFlagsAreKubectls(t *testing.T) {
 	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
-	addClusterFlags(fs)
+	(&Flags{}).AddFlags(fs)
 	got := map[string]*pflag.Flag{}
 	fs.VisitAll(func(f *pflag.Flag) {
-		if _, ok := f.Annotations[connectionGroup]; ok {
+		if _, ok := f.Annotations[Group]; ok {
 			got[f.Name] = f
 		}
 	})
@@ -65,6 +66,34 @@ func TestConnectionFlagsAreKubectls(t *testing.T) {
 	for name := range got {
 		t.Errorf("--%s is not one of kubectl's connection flags", name)
 	}
+}
+
+// restConfigFor parses args as the connection flags, validates them and
+// builds the client configuration from them. When wantErr is set, building
+// must fail with an error containing it, and the configuration is nil.
+func restConfigFor(t *testing.T, args []string, wantErr string) (*Flags, *rest.Config) {
+	t.Helper()
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	f := &Flags{}
+	f.AddFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	var cfg *rest.Config
+	err := f.Validate()
+	if err == nil {
+		cfg, err = f.RESTConfig()
+	}
+	if wantErr != "" {
+		if err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Fatalf("RESTConfig() error = %v, want one containing %q", err, wantErr)
+		}
+		return f, nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, cfg
 }
 
 // clientView is what a test compares of a rest.Config.
@@ -212,7 +241,7 @@ func TestConnectionFlags(t *testing.T) {
 			if cfg == nil {
 				return
 			}
-			if got := viewOf(t, cfg, f.namespace()); !reflect.DeepEqual(got, tc.want) {
+			if got := viewOf(t, cfg, f.Namespace()); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got  %+v\nwant %+v", got, tc.want)
 			}
 		})

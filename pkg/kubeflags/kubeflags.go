@@ -1,20 +1,30 @@
-package cli
+// Package kubeflags holds kubectl's connection flags (--kubeconfig,
+// --context, -n, --server, …) and builds the client configuration they
+// select, as kubectl does. It is the command line's, and knows nothing of
+// rules.
+package kubeflags
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/pflag"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
-// kubeFlags are kubectl's connection flags: the names, shorthands, defaults
+// Group is the annotation that marks the connection flags in a flag set;
+// help lists them apart from a command's own flags.
+const Group = "connection"
+
+// Flags are kubectl's connection flags: the names, shorthands, defaults
 // and meanings of k8s.io/cli-runtime's ConfigFlags as kubectl registers
 // them, bound to client-go's clientcmd the way ConfigFlags binds them.
 // cli-runtime itself is not used: it brings kustomize and, through it, Go's
 // plugin package, which makes a cgo build twice the size and its process
 // ~30 MiB larger.
-type kubeFlags struct {
+type Flags struct {
 	kubeconfig string
 	// cacheDir is accepted for kubectl's command lines and ignored: kubectl
 	// caches discovery there; this tool asks discovery afresh.
@@ -42,9 +52,9 @@ type kubeFlags struct {
 	proxyURL              string
 }
 
-// addFlags adds the connection flags to fs, in name order and marked as the
-// connection group, which help lists apart.
-func (k *kubeFlags) addFlags(fs *pflag.FlagSet) {
+// AddFlags adds the connection flags to fs, in name order and marked as
+// Group.
+func (k *Flags) AddFlags(fs *pflag.FlagSet) {
 	conn := pflag.NewFlagSet("connection", pflag.ContinueOnError)
 	conn.StringVar(&k.kubeconfig, "kubeconfig", "", "Path to the kubeconfig file to use for CLI requests.")
 	conn.StringVar(&k.cacheDir, "cache-dir", "", "Ignored: accepted for kubectl compatibility (kube-annotator keeps no discovery cache)")
@@ -74,15 +84,15 @@ func (k *kubeFlags) addFlags(fs *pflag.FlagSet) {
 		if f.Annotations == nil {
 			f.Annotations = map[string][]string{}
 		}
-		f.Annotations[connectionGroup] = []string{"true"}
+		f.Annotations[Group] = []string{"true"}
 	})
 	fs.AddFlagSet(conn)
 }
 
-// loader returns the client configuration the flags select, loaded as
+// Loader returns the client configuration the flags select, loaded as
 // kubectl loads it: --kubeconfig, else $KUBECONFIG, else ~/.kube/config,
 // else in-cluster, with the flags overriding what the kubeconfig says.
-func (k *kubeFlags) loader() (clientcmd.ClientConfig, error) {
+func (k *Flags) Loader() (clientcmd.ClientConfig, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.DefaultClientConfig = &clientcmd.DefaultClientConfig
 	rules.ExplicitPath = k.kubeconfig
@@ -95,7 +105,7 @@ func (k *kubeFlags) loader() (clientcmd.ClientConfig, error) {
 
 // overrides are the flags as clientcmd overrides. Empty values override
 // nothing: clientcmd merges only the fields that are set.
-func (k *kubeFlags) overrides() (*clientcmd.ConfigOverrides, error) {
+func (k *Flags) overrides() (*clientcmd.ConfigOverrides, error) {
 	extra, err := userExtra(k.asUserExtra)
 	if err != nil {
 		return nil, err
@@ -122,6 +132,66 @@ func (k *kubeFlags) overrides() (*clientcmd.ConfigOverrides, error) {
 	o.Context.Namespace = k.namespace
 	o.Timeout = k.requestTimeout
 	return o, nil
+}
+
+// Validate reports, naming the flag, a value that cannot be used.
+func (k *Flags) Validate() error {
+	_, err := userExtra(k.asUserExtra)
+	return err
+}
+
+// Namespace is the namespace given with -n, or "".
+func (k *Flags) Namespace() string { return k.namespace }
+
+// RESTConfig builds the client configuration the way kubectl does:
+// --kubeconfig, else $KUBECONFIG, else ~/.kube/config, else in-cluster.
+func (k *Flags) RESTConfig() (*rest.Config, error) {
+	loader, err := k.Loader()
+	if err != nil {
+		return nil, err
+	}
+	if err := k.configured(loader); err != nil {
+		return nil, err
+	}
+	cfg, err := loader.ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("cluster configuration: %w", err)
+	}
+	return cfg, nil
+}
+
+// configured fails when no cluster is configured at all. kubectl's loader
+// would then fall back to http://localhost:8080, which is never what a user
+// of this tool means.
+func (k *Flags) configured(loader clientcmd.ClientConfig) error {
+	if k.server != "" {
+		return nil
+	}
+	raw, err := loader.RawConfig()
+	if err != nil {
+		return fmt.Errorf("cluster configuration: %w", err)
+	}
+	if len(raw.Clusters) > 0 {
+		return nil
+	}
+	if _, err := rest.InClusterConfig(); err == nil {
+		return nil
+	}
+	return errors.New("no cluster configured: pass --kubeconfig, set KUBECONFIG, create ~/.kube/config, or run in a cluster")
+}
+
+// DefaultNamespace is -n, else the kubeconfig context's namespace, else
+// "default", as kubectl has it.
+func (k *Flags) DefaultNamespace() (string, error) {
+	loader, err := k.Loader()
+	if err != nil {
+		return "", err
+	}
+	ns, _, err := loader.Namespace()
+	if err != nil {
+		return "", fmt.Errorf("cluster configuration: %w", err)
+	}
+	return ns, nil
 }
 
 // userExtra parses --as-user-extra values, KEY=VALUE each; a key may repeat.
