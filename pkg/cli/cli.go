@@ -49,15 +49,22 @@ func commands() []command {
 }
 
 // Main runs the command line args (args[0] is the program's path) and
-// returns the process exit code: 0 success, 1 failure, 2 bad usage.
+// returns the process exit code: 0 success, 1 failure, 2 bad usage. Help
+// goes to stdout, as kubectl's does.
 func Main(ctx context.Context, args []string, streams Streams) int {
 	e := &env{prog: progName(args[0]), Streams: streams}
-	if len(args) < 2 || args[1] == "-h" || args[1] == "--help" || args[1] == "help" {
+	switch {
+	case len(args) < 2:
 		e.usage(e.Out)
-		if len(args) < 2 {
-			return 2
-		}
+		return 2
+	case args[1] == "-h" || args[1] == "--help" || args[1] == "help" && len(args) == 2:
+		e.usage(e.Out)
 		return 0
+	case args[1] == "help":
+		// help CMD is CMD --help.
+		args = []string{args[0], args[2], "--help"}
+	case args[1] == "--version":
+		args = []string{args[0], "version"}
 	}
 	for _, c := range commands() {
 		if c.name == args[1] {
@@ -85,15 +92,16 @@ func (e *env) usage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintf(w, "\nRun '%s COMMAND --help' for a command's flags.\n", e.prog)
+	fmt.Fprintf(w, "\nRun '%s help COMMAND' or '%s COMMAND --help' for a command's flags;\n'%s --version' prints the version.\n", e.prog, e.prog, e.prog)
 }
 
-// newFlagSet returns the flag set of a subcommand, printing usage to e.Err.
+// newFlagSet returns the flag set of a subcommand, which prints its help,
+// on --help, to e.Out.
 func (e *env) newFlagSet(name, synopsis string) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
 	fs.SetOutput(e.Err)
 	fs.SortFlags = false
-	fs.Usage = func() { fmt.Fprint(e.Err, e.help(fs, synopsis)) }
+	fs.Usage = func() { fmt.Fprint(e.Out, e.help(fs, synopsis)) }
 	return fs
 }
 

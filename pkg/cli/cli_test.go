@@ -51,7 +51,7 @@ func TestUsageErrors(t *testing.T) {
 		}
 		if flag != "" {
 			tests = append(tests, usageCase{"invalid value", []string{flag, "abc"}, `error: invalid argument "abc" for "` + flag + `" flag: must be a`})
-		} else if _, help, _ := invoke("kube-annotator", c.name, "--help"); strings.Contains(help, "--") {
+		} else if help, _, _ := invoke("kube-annotator", c.name, "--help"); strings.Contains(help, "--") {
 			t.Errorf("%s is listed as taking no flags, but its help lists some:\n%s", c.name, help)
 		}
 		for _, tc := range tests {
@@ -98,15 +98,43 @@ func TestRunFlagValidation(t *testing.T) {
 	}
 }
 
-// --help is not an error: it prints the help and exits 0.
+// --help is not an error: it prints the help on stdout, as kubectl does,
+// and exits 0; help CMD prints the same.
 func TestHelp(t *testing.T) {
 	for _, c := range commands() {
-		for _, arg := range []string{"--help", "-h"} {
-			_, stderr, code := invoke("kube-annotator", c.name, arg)
-			if code != 0 || !strings.Contains(stderr, "Usage:\n  kube-annotator "+c.name+" [flags]") || strings.Contains(stderr, "error:") {
-				t.Errorf("%s %s: exit %d, stderr:\n%s\nwant exit 0 and the command's help", c.name, arg, code, stderr)
+		for _, args := range [][]string{{c.name, "--help"}, {c.name, "-h"}, {"help", c.name}} {
+			stdout, stderr, code := invoke("kube-annotator", args...)
+			if code != 0 || !strings.Contains(stdout, "Usage:\n  kube-annotator "+c.name+" [flags]") || stderr != "" {
+				t.Errorf("%q: exit %d, stdout:\n%s\nstderr:\n%s\nwant exit 0 and the command's help on stdout", args, code, stdout, stderr)
 			}
 		}
+	}
+}
+
+// The top level answers help, --help, --version and version; an unknown
+// command is a usage error.
+func TestTopLevel(t *testing.T) {
+	tests := []struct {
+		args                   []string
+		wantCode               int
+		wantStdout, wantStderr string
+	}{
+		{[]string{"help"}, 0, "Usage:\n  kube-annotator COMMAND [flags]", ""},
+		{[]string{"--help"}, 0, "Usage:\n  kube-annotator COMMAND [flags]", ""},
+		{[]string{"--version"}, 0, "kube-annotator ", ""},
+		{[]string{"version"}, 0, "kube-annotator ", ""},
+		{[]string{"help", "nope"}, 2, "", `kube-annotator: unknown command "nope"`},
+		{[]string{"nope"}, 2, "", `kube-annotator: unknown command "nope"`},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			stdout, stderr, code := invoke("kube-annotator", tc.args...)
+			if code != tc.wantCode || !strings.Contains(stdout, tc.wantStdout) || !strings.Contains(stderr, tc.wantStderr) ||
+				(tc.wantStdout == "") != (stdout == "") || (tc.wantStderr == "") != (stderr == "") {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d, stdout with %q, stderr with %q",
+					code, stdout, stderr, tc.wantCode, tc.wantStdout, tc.wantStderr)
+			}
+		})
 	}
 }
 
