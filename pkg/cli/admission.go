@@ -21,6 +21,7 @@ func admissionCommand(_ context.Context, e *env, args []string) error {
 	manager := addFieldManagerFlag(fs)
 	cf := addClusterFlags(fs)
 	cf.addExcludeFlag(fs)
+	addLogFlags(fs)
 	if err := e.parse(fs, args); err != nil {
 		return err
 	}

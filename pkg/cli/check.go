@@ -26,6 +26,7 @@ func checkCommand(ctx context.Context, e *env, args []string) error {
 	rulesPath := fs.String("rules", "rules.yaml", "Path to the rules file")
 	offline := fs.Bool("offline", false, "Only validate the file; do not contact a cluster")
 	cf := addClusterFlags(fs)
+	addLogFlags(fs)
 	if err := e.parse(fs, args); err != nil {
 		return err
 	}

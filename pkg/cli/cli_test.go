@@ -111,6 +111,17 @@ func TestHelp(t *testing.T) {
 	}
 }
 
+// Every command but version takes klog's -v, which the Troubleshooting
+// docs tell users to raise.
+func TestVerbosityFlag(t *testing.T) {
+	for _, c := range commands() {
+		help, _, _ := invoke("kube-annotator", c.name, "--help")
+		if got := strings.Contains(help, "-v, --v Level"); got != (c.name != "version") {
+			t.Errorf("%s --help lists -v: %v, want %v", c.name, got, c.name != "version")
+		}
+	}
+}
+
 // The top level answers help, --help, --version and version; an unknown
 // command is a usage error.
 func TestTopLevel(t *testing.T) {

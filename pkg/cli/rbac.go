@@ -32,6 +32,7 @@ func rbacCommand(_ context.Context, e *env, args []string) error {
 	withAdmission := fs.Bool("admission-policies", false, "Also grant managing kube-annotator's MutatingAdmissionPolicies and bindings (for run --admission-policies)")
 	manager := addFieldManagerFlag(fs)
 	cf := addClusterFlags(fs)
+	addLogFlags(fs)
 	if err := e.parse(fs, args); err != nil {
 		return err
 	}
