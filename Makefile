@@ -59,8 +59,8 @@ demo: build envtest-assets ## Local control plane + the controller with rules.ya
 	@bin/demo --binary bin/kube-annotator --rules $(RULES)
 
 .PHONY: envtest-assets
-envtest-assets: ## Build etcd, kube-apiserver, kube-controller-manager, kubectl into ~/.cache/kube-annotator (once: ~10 min cold)
-	@hack/envtest-assets.sh >/dev/null
+envtest-assets: ## Build etcd, kube-apiserver, kube-controller-manager, kubectl of K8S_VERSION into ~/.cache/kube-annotator (once: ~10 min cold)
+	@K8S_VERSION=$(K8S_VERSION) hack/envtest-assets.sh >/dev/null
 
 .PHONY: lint
 lint: ## gofmt and go vet
