@@ -3,10 +3,14 @@ package cli
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kube-annotator/kube-annotator/pkg/record"
@@ -44,11 +48,11 @@ func rbacCommand(_ context.Context, e *env, args []string) int {
 		return 1
 	}
 	var grs []schema.GroupResource
-	resolved := map[string]schema.GroupResource{}
+	resolved := map[string]rules.Resource{}
 	failed := false
 	for i, rule := range file.Rules {
-		for j, res := range rule.Resources {
-			gr, warning, err := groupResource(r, res)
+		for j, name := range rule.Resources {
+			res, warning, err := resource(r, name)
 			if err != nil {
 				fmt.Fprintf(e.Err, "%s: rules[%d].resources[%d]: %v\n", *rulesPath, i, j, err)
 				failed = true
@@ -57,20 +61,14 @@ func rbacCommand(_ context.Context, e *env, args []string) int {
 			if warning != "" {
 				fmt.Fprintf(e.Err, "warning: %s: rules[%d].resources[%d]: %s\n", *rulesPath, i, j, warning)
 			}
-			resolved[res] = gr
-			grs = append(grs, gr)
+			resolved[name] = res
+			grs = append(grs, res.GVR.GroupResource())
 		}
 	}
 	if failed {
 		return 1
 	}
-	warnSensitive(e.Err, *rulesPath, file, resolved)
-	// The controller watches namespaces: their labels for a
-	// namespaceSelector, and their annotations to learn which opt out
-	// (kube-annotator.io/ignore) when a namespaced resource is ruled (any
-	// but namespaces may be).
-	watchNamespaces := slices.ContainsFunc(file.Rules, func(r rules.Rule) bool { return r.NamespaceSelector != "" }) ||
-		slices.ContainsFunc(grs, func(gr schema.GroupResource) bool { return gr != schema.GroupResource{Resource: "namespaces"} })
+	warnSensitive(e.Err, *rulesPath, file, groupResources(resolved))
 	ns := cf.namespace()
 	if ns == "" {
 		ns = "kube-annotator"
@@ -79,7 +77,7 @@ func rbacCommand(_ context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.Err, admissionWarning)
 	}
 	out, err := rbacManifests(rbacOptions{name: *name, namespace: ns, resources: grs, record: record.Name(*manager),
-		watchNamespaces: watchNamespaces, leases: *leases, events: *withEvents, admission: *withAdmission})
+		watchNamespaces: watchesNamespaces(file, resolved), leases: *leases, events: *withEvents, admission: *withAdmission})
 	if err != nil {
 		fmt.Fprintln(e.Err, err)
 		return 1
@@ -88,17 +86,43 @@ func rbacCommand(_ context.Context, e *env, args []string) int {
 	return 0
 }
 
-// groupResource resolves a resource name to its API group and resource.
-// A name that is not served but names its group is taken as written.
-func groupResource(r *resolve.Resolver, name string) (schema.GroupResource, string, error) {
+// resource resolves a resource name. A name that is not served but names
+// its group is taken as written, with a warning; it is taken as namespaced,
+// which grants more (watching namespaces) rather than less than the
+// controller may need once the resource is served.
+func resource(r *resolve.Resolver, name string) (rules.Resource, string, error) {
 	res, err := r.Resolve(name)
 	if err == nil {
-		return res.GVR.GroupResource(), "", nil
+		return res, "", nil
 	}
 	if gr := schema.ParseGroupResource(name); gr.Group != "" {
-		return gr, fmt.Sprintf("%s is not served by the cluster; granting resource %q in group %q as written", name, gr.Resource, gr.Group), nil
+		return rules.Resource{GVR: gr.WithVersion(""), Namespaced: true},
+			fmt.Sprintf("%s is not served by the cluster; granting resource %q in group %q as written", name, gr.Resource, gr.Group), nil
 	}
-	return schema.GroupResource{}, "", err
+	return rules.Resource{}, "", err
+}
+
+// groupResources maps each resource name to its group and resource.
+func groupResources(resolved map[string]rules.Resource) map[string]schema.GroupResource {
+	out := make(map[string]schema.GroupResource, len(resolved))
+	for name, res := range resolved {
+		out[name] = res.GVR.GroupResource()
+	}
+	return out
+}
+
+// watchesNamespaces reports whether the controller watches namespaces for
+// the rules, asking rules.NeedsNamespaces of each resource a rule names, as
+// the controller asks it of each target.
+func watchesNamespaces(file *rules.File, resolved map[string]rules.Resource) bool {
+	for _, rule := range file.Rules {
+		for _, name := range rule.Resources {
+			if rules.NeedsNamespaces(resolved[name].Namespaced, rule.NamespaceSelector != "") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // rbacOptions say what rbacManifests grants.
@@ -122,64 +146,18 @@ type rbacOptions struct {
 // in a Pod, keeps its record and its Lease — on the record's ConfigMap
 // and, for leader election, the Lease, as a YAML stream.
 func rbacManifests(o rbacOptions) (string, error) {
-	byGroup := map[string][]string{}
-	for _, gr := range o.resources {
-		if !slices.Contains(byGroup[gr.Group], gr.Resource) {
-			byGroup[gr.Group] = append(byGroup[gr.Group], gr.Resource)
-		}
-	}
-	groups := make([]string, 0, len(byGroup))
-	for g := range byGroup {
-		groups = append(groups, g)
-	}
-	slices.Sort(groups)
-	var policy []any
-	for _, g := range groups {
-		slices.Sort(byGroup[g])
-		policy = append(policy, policyRule(g, byGroup[g], requiredVerbs, ""))
-	}
-	if o.watchNamespaces && !slices.Contains(byGroup[""], "namespaces") {
-		policy = append(policy, policyRule("", []string{"namespaces"}, []string{"list", "watch"}, ""))
-	}
-	if o.events {
-		policy = append(policy, policyRule("events.k8s.io", []string{"events"}, []string{"create", "patch"}, ""))
-	}
-	if o.admission {
-		policy = append(policy, policyRule("admissionregistration.k8s.io", admissionResources, admissionVerbs, ""))
-	}
 	labels := map[string]string{"app.kubernetes.io/name": "kube-annotator"}
-	meta := func(namespaced bool) map[string]any {
-		m := map[string]any{"name": o.name, "labels": labels}
-		if namespaced {
-			m["namespace"] = o.namespace
-		}
-		return m
+	subject := rbacv1ac.Subject().WithKind(rbacv1.ServiceAccountKind).WithName(o.name).WithNamespace(o.namespace)
+	roleRef := func(kind string) *rbacv1ac.RoleRefApplyConfiguration {
+		return rbacv1ac.RoleRef().WithAPIGroup(rbacv1.GroupName).WithKind(kind).WithName(o.name)
 	}
-	subjects := []any{map[string]any{"kind": "ServiceAccount", "name": o.name, "namespace": o.namespace}}
-	const rbacV1 = "rbac.authorization.k8s.io/v1"
-	docs := []map[string]any{
-		{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta(true)},
-		{"apiVersion": rbacV1, "kind": "ClusterRole", "metadata": meta(false), "rules": policy},
-		{"apiVersion": rbacV1, "kind": "ClusterRoleBinding", "metadata": meta(false), "subjects": subjects,
-			"roleRef": map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": o.name}},
+	docs := []any{
+		corev1ac.ServiceAccount(o.name, o.namespace).WithLabels(labels),
+		rbacv1ac.ClusterRole(o.name).WithLabels(labels).WithRules(clusterRules(o)...),
+		rbacv1ac.ClusterRoleBinding(o.name).WithLabels(labels).WithRoleRef(roleRef("ClusterRole")).WithSubjects(subject),
+		rbacv1ac.Role(o.name, o.namespace).WithLabels(labels).WithRules(roleRules(o)...),
+		rbacv1ac.RoleBinding(o.name, o.namespace).WithLabels(labels).WithRoleRef(roleRef("Role")).WithSubjects(subject),
 	}
-	// create cannot be limited to an object's name: RBAC checks it before
-	// the object, and its name, exist.
-	role := []any{
-		policyRule("", []string{"configmaps"}, []string{"create"}, ""),
-		policyRule("", []string{"configmaps"}, []string{"get", "update"}, o.record),
-	}
-	if o.leases {
-		role = append(role,
-			policyRule("coordination.k8s.io", []string{"leases"}, []string{"create"}, ""),
-			policyRule("coordination.k8s.io", []string{"leases"}, []string{"get", "update"}, o.name),
-		)
-	}
-	docs = append(docs,
-		map[string]any{"apiVersion": rbacV1, "kind": "Role", "metadata": meta(true), "rules": role},
-		map[string]any{"apiVersion": rbacV1, "kind": "RoleBinding", "metadata": meta(true), "subjects": subjects,
-			"roleRef": map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": o.name}},
-	)
 	var b strings.Builder
 	for i, d := range docs {
 		if i > 0 {
@@ -194,12 +172,52 @@ func rbacManifests(o rbacOptions) (string, error) {
 	return b.String(), nil
 }
 
-// policyRule is one RBAC PolicyRule; resourceName, when set, limits it to
-// that object.
-func policyRule(group string, resources, verbs []string, resourceName string) map[string]any {
-	r := map[string]any{"apiGroups": []string{group}, "resources": resources, "verbs": verbs}
-	if resourceName != "" {
-		r["resourceNames"] = []string{resourceName}
+// clusterRules are the ClusterRole's rules: the controller's verbs on the
+// ruled resources, one rule per API group; then what it only reads or
+// creates cluster-wide.
+func clusterRules(o rbacOptions) []*rbacv1ac.PolicyRuleApplyConfiguration {
+	byGroup := map[string][]string{}
+	for _, gr := range o.resources {
+		if !slices.Contains(byGroup[gr.Group], gr.Resource) {
+			byGroup[gr.Group] = append(byGroup[gr.Group], gr.Resource)
+		}
 	}
-	return r
+	var out []*rbacv1ac.PolicyRuleApplyConfiguration
+	for _, g := range slices.Sorted(maps.Keys(byGroup)) {
+		slices.Sort(byGroup[g])
+		out = append(out, policyRule(g, byGroup[g], requiredVerbs...))
+	}
+	if o.watchNamespaces && !slices.Contains(byGroup[""], "namespaces") {
+		out = append(out, policyRule("", []string{"namespaces"}, "list", "watch"))
+	}
+	if o.events {
+		out = append(out, policyRule("events.k8s.io", []string{"events"}, "create", "patch"))
+	}
+	if o.admission {
+		out = append(out, policyRule("admissionregistration.k8s.io", admissionResources, admissionVerbs...))
+	}
+	return out
+}
+
+// roleRules are the Role's rules, in the ServiceAccount's namespace: the
+// record's ConfigMap and, for leader election, the Lease. create cannot be
+// limited to an object's name: RBAC checks it before the object, and its
+// name, exist.
+func roleRules(o rbacOptions) []*rbacv1ac.PolicyRuleApplyConfiguration {
+	out := []*rbacv1ac.PolicyRuleApplyConfiguration{
+		policyRule("", []string{"configmaps"}, "create"),
+		policyRule("", []string{"configmaps"}, "get", "update").WithResourceNames(o.record),
+	}
+	if o.leases {
+		out = append(out,
+			policyRule("coordination.k8s.io", []string{"leases"}, "create"),
+			policyRule("coordination.k8s.io", []string{"leases"}, "get", "update").WithResourceNames(o.name),
+		)
+	}
+	return out
+}
+
+// policyRule grants verbs on resources in an API group.
+func policyRule(group string, resources []string, verbs ...string) *rbacv1ac.PolicyRuleApplyConfiguration {
+	return rbacv1ac.PolicyRule().WithAPIGroups(group).WithResources(resources...).WithVerbs(verbs...)
 }

@@ -7,6 +7,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
 // clusterRoleRules returns the rules of the ClusterRole in a YAML stream
@@ -63,6 +65,33 @@ func TestRBACManifestsClusterRole(t *testing.T) {
 			}
 			if got := clusterRoleRules(t, out); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("ClusterRole rules:\n%v\nwant:\n%v", got, tc.want)
+			}
+		})
+	}
+}
+
+// rbac grants watching namespaces exactly when the controller watches
+// them: for a namespaced resource, or for a rule that selects by namespace
+// labels.
+func TestWatchesNamespaces(t *testing.T) {
+	resolved := map[string]rules.Resource{
+		"pods":       {GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Namespaced: true},
+		"nodes":      {GVR: schema.GroupVersionResource{Version: "v1", Resource: "nodes"}},
+		"namespaces": {GVR: schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}},
+	}
+	tests := []struct {
+		name  string
+		rules []rules.Rule
+		want  bool
+	}{
+		{name: "namespaced resource", rules: []rules.Rule{{Resources: []string{"nodes", "pods"}}}, want: true},
+		{name: "cluster-scoped resources", rules: []rules.Rule{{Resources: []string{"nodes"}}, {Resources: []string{"namespaces"}}}},
+		{name: "namespace labels", rules: []rules.Rule{{Resources: []string{"nodes"}}, {Resources: []string{"nodes"}, NamespaceSelector: "team"}}, want: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := watchesNamespaces(&rules.File{Rules: tc.rules}, resolved); got != tc.want {
+				t.Errorf("watchesNamespaces = %v, want %v", got, tc.want)
 			}
 		})
 	}
