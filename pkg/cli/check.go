@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kube-annotator/kube-annotator/pkg/reloader"
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
@@ -51,7 +50,7 @@ func checkCommand(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.Err, err)
 		return 1
 	}
-	if _, _, err := compileRules(*rulesPath, file, r.Resolve, nil); errors.Is(err, reloader.ErrUnreachable) {
+	if _, _, err := resolve.Compile(*rulesPath, file, r.Resolve, nil); errors.Is(err, resolve.ErrUnreachable) {
 		fmt.Fprintf(e.Err, "%v\n%s\n", err, offlineHint)
 		return 1
 	} else if err != nil {

@@ -22,6 +22,8 @@ import (
 type fakeAPIServer struct {
 	denied                     []string
 	discoveryDown, reviewsDown bool
+	// objects are served at their paths, e.g. /api/v1/namespaces/a/configmaps/b.
+	objects map[string]any
 }
 
 func (f *fakeAPIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -51,6 +53,8 @@ func (f *fakeAPIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		review.Status.Allowed = !slices.Contains(f.denied, review.Spec.ResourceAttributes.Verb)
 		reply(http.StatusCreated, review)
+	case f.objects[r.URL.Path] != nil && r.Method == http.MethodGet:
+		reply(http.StatusOK, f.objects[r.URL.Path])
 	case f.discoveryDown:
 		reply(http.StatusInternalServerError, down)
 	case r.URL.Path == "/api":

@@ -12,7 +12,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/kube-annotator/kube-annotator/pkg/reloader"
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/scan"
@@ -172,38 +171,9 @@ func (f *clusterFlags) loadAndCompile(path string) (compiled, error) {
 	if err != nil {
 		return compiled{}, err
 	}
-	set, unresolved, err := compileRules(path, file, r.Resolve, f.exclude)
+	set, unresolved, err := resolve.Compile(path, file, r.Resolve, f.exclude)
 	if err != nil {
 		return compiled{}, err
 	}
 	return compiled{file: file, cfg: cfg, resolver: r, set: set, unresolved: unresolved}, nil
-}
-
-// compileRules compiles file, loaded from path, against the cluster that
-// resolveName asks, with no rule applying in the namespaces exclude names.
-// Every command that compiles rules, and run's reloader, compiles through
-// it. Only names the server said it does not serve are unresolved: when it
-// could not be asked, the error matches reloader.ErrUnreachable, for a
-// server that cannot say which resources it serves cannot say which rules
-// apply.
-func compileRules(path string, file *rules.File, resolveName rules.ResolveFunc, exclude []string) (*rules.Set, []rules.FieldError, error) {
-	var unreachable error
-	asked := func(name string) (rules.Resource, error) {
-		r, err := resolveName(name)
-		if err != nil && !errors.Is(err, resolve.ErrNotServed) && unreachable == nil {
-			unreachable = err
-		}
-		return r, err
-	}
-	set, unresolved, err := rules.Compile(path, file, asked)
-	if unreachable != nil {
-		return nil, nil, fmt.Errorf("%w to resolve the rules' resources: %w", reloader.ErrUnreachable, unreachable)
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := set.ExcludeNamespaces(exclude); err != nil {
-		return nil, nil, fmt.Errorf("--exclude-namespaces: %w", err)
-	}
-	return set, unresolved, nil
 }

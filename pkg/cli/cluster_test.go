@@ -1,18 +1,11 @@
 package cli
 
 import (
-	"errors"
-	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/spf13/pflag"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
-
-	"github.com/kube-annotator/kube-annotator/pkg/reloader"
-	"github.com/kube-annotator/kube-annotator/pkg/resolve"
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
 // restConfigFor parses args as a cluster command's flags and builds the
@@ -60,50 +53,6 @@ func TestRestConfigRateLimits(t *testing.T) {
 			}
 			if cfg.QPS != tc.wantQPS || cfg.Burst != tc.wantBurst {
 				t.Errorf("QPS, Burst = %v, %d; want %v, %d", cfg.QPS, cfg.Burst, tc.wantQPS, tc.wantBurst)
-			}
-		})
-	}
-}
-
-// compileRules leaves out the resources the server said it does not serve,
-// and fails when it could not be asked: the rules in force then stay.
-func TestCompileRulesUnreachable(t *testing.T) {
-	const content = "rules:\n- name: team\n  resources: [configmaps, widgets]\n  annotations: {team: a}\n"
-	configMaps := rules.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Namespaced: true}
-	refused := errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")
-	tests := []struct {
-		name            string
-		widgets         error // what resolving widgets returns
-		wantUnresolved  int
-		wantUnreachable bool
-	}{
-		{name: "not served: unresolved", widgets: fmt.Errorf("widgets: %w", resolve.ErrNotServed), wantUnresolved: 1},
-		{name: "could not ask: unreachable", widgets: refused, wantUnreachable: true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			file, err := rules.Parse("rules.yaml", []byte(content))
-			if err != nil {
-				t.Fatal(err)
-			}
-			resolveName := func(name string) (rules.Resource, error) {
-				if name == "configmaps" {
-					return configMaps, nil
-				}
-				return rules.Resource{}, tc.widgets
-			}
-			set, unresolved, err := compileRules("rules.yaml", file, resolveName, nil)
-			if got := errors.Is(err, reloader.ErrUnreachable); got != tc.wantUnreachable {
-				t.Fatalf("compileRules() error = %v, unreachable %v, want %v", err, got, tc.wantUnreachable)
-			}
-			if tc.wantUnreachable {
-				if set != nil || !errors.Is(err, refused) {
-					t.Errorf("compileRules() = %v, %v; want no set and an error wrapping %v", set, err, refused)
-				}
-				return
-			}
-			if err != nil || len(unresolved) != tc.wantUnresolved || len(set.Targets) != 1 {
-				t.Errorf("compileRules() = %d targets, %d unresolved, %v; want 1, %d, nil", len(set.Targets), len(unresolved), err, tc.wantUnresolved)
 			}
 		})
 	}

@@ -32,6 +32,7 @@ func explainCommand(ctx context.Context, e *env, args []string) int {
 		"and what run would change. Takes RESOURCE/NAME, e.g. deployments/web or configmaps.v1/settings.")
 	rulesPath := fs.String("rules", "rules.yaml", "Path to the rules file")
 	output := fs.StringP("output", "o", "", "Output format: \"\" (text), json or yaml")
+	manager := addFieldManagerFlag(fs)
 	cf := addClusterFlags(fs)
 	cf.addExcludeFlag(fs)
 	addLogFlags(fs)
@@ -46,8 +47,11 @@ func explainCommand(ctx context.Context, e *env, args []string) int {
 	case *output != "" && *output != "json" && *output != "yaml":
 		return e.usageError(fs, fmt.Errorf("--output must be json or yaml, got %q", *output))
 	}
+	if err := validateFieldManager(*manager); err != nil {
+		return e.usageError(fs, err)
+	}
 	ctx = klog.NewContext(ctx, klog.Background().WithName("kube-annotator"))
-	x, err := explainObject(ctx, *rulesPath, cf, fs.Arg(0))
+	x, err := explainObject(ctx, *rulesPath, *manager, cf, fs.Arg(0))
 	if err != nil {
 		fmt.Fprintln(e.Err, err)
 		return 1
@@ -60,29 +64,21 @@ func explainCommand(ctx context.Context, e *env, args []string) int {
 }
 
 // explainObject explains the object arg (RESOURCE/NAME) names under the
-// rules file at path.
-func explainObject(ctx context.Context, path string, cf *clusterFlags, arg string) (*explained, error) {
+// rules file at path, for a controller writing as manager.
+func explainObject(ctx context.Context, path, manager string, cf *clusterFlags, arg string) (*explained, error) {
 	resource, name, ok := strings.Cut(arg, "/")
 	if !ok || resource == "" || name == "" || strings.Contains(name, "/") {
 		return nil, fmt.Errorf("%q: name one object as RESOURCE/NAME, e.g. deployments/web", arg)
 	}
-	file, err := rules.Load(path)
+	c, err := cf.loadAndCompile(path)
 	if err != nil {
 		return nil, err
 	}
-	cfg, resolver, err := cf.resolver()
-	if err != nil {
-		return nil, err
-	}
-	set, _, err := compileRules(path, file, resolver.Resolve, cf.exclude)
-	if err != nil {
-		return nil, err
-	}
-	res, err := resolver.Resolve(resource)
+	res, err := c.resolver.Resolve(resource)
 	if err != nil {
 		return nil, fmt.Errorf("resource %q: %w", resource, err)
 	}
-	t := targetOf(set, res.GVR.GroupResource())
+	t := targetOf(c.set, res.GVR.GroupResource())
 	if t == nil {
 		return nil, fmt.Errorf("resource %q (%s): no rule in %s names it", resource, rules.GVRString(res.GVR), path)
 	}
@@ -92,7 +88,7 @@ func explainObject(ctx context.Context, path string, cf *clusterFlags, arg strin
 			return nil, err
 		}
 	}
-	dyn, err := dynamic.NewForConfig(cfg)
+	dyn, err := dynamic.NewForConfig(c.cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +104,7 @@ func explainObject(ctx context.Context, path string, cf *clusterFlags, arg strin
 	if err != nil {
 		return nil, err
 	}
-	x, err := reconcile.Explain(t, obj, nsLabels, nsIgnored, reconcile.FieldManager)
+	x, err := reconcile.Explain(t, obj, nsLabels, nsIgnored, manager)
 	if err != nil {
 		return nil, fmt.Errorf("explain %s: %w", ref, err)
 	}

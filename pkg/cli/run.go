@@ -25,6 +25,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/policysync"
 	"github.com/kube-annotator/kube-annotator/pkg/record"
 	"github.com/kube-annotator/kube-annotator/pkg/reloader"
+	"github.com/kube-annotator/kube-annotator/pkg/resolve"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/server"
 	"github.com/kube-annotator/kube-annotator/pkg/version"
@@ -162,13 +163,10 @@ func newApp(ctx context.Context, f runFlags) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	compile := func(file *rules.File) (*rules.Set, []rules.FieldError, error) {
-		return compileRules(f.rules, file, resolver.Resolve, f.clusterFlags.exclude)
-	}
 	// A server that cannot say which resources it serves fails the start
-	// (reloader.ErrUnreachable): there are no rules in force yet to keep,
+	// (resolve.ErrUnreachable): there are no rules in force yet to keep,
 	// and the Pod restarts, with the kubelet's back-off, until it can.
-	set, unresolved, err := compile(file)
+	set, unresolved, err := resolve.Compile(f.rules, file, resolver.Resolve, f.clusterFlags.exclude)
 	if err != nil {
 		return nil, err
 	}
@@ -221,7 +219,8 @@ func newApp(ctx context.Context, f runFlags) (*app, error) {
 	}
 	rl := reloader.New(reloader.Options{
 		Path:    f.rules,
-		Compile: compile,
+		Resolve: resolver.Resolve,
+		Exclude: f.clusterFlags.exclude,
 		Reset:   resolver.Reset,
 		Apply:   apply,
 		Trigger: resolveAgain,

@@ -2,7 +2,6 @@ package controller
 
 import (
 	"testing"
-	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -36,73 +35,6 @@ func TestKey(t *testing.T) {
 			// The informer's store must find the object under storeKey.
 			if got, err := cache.MetaNamespaceKeyFunc(tc.obj); err != nil || got != tc.key.storeKey() {
 				t.Errorf("MetaNamespaceKeyFunc(object) = %q, %v; want storeKey() %q", got, err, tc.key.storeKey())
-			}
-		})
-	}
-}
-
-func TestExpectations(t *testing.T) {
-	secrets := schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
-	a := Key{configMaps, "ns", "a"}
-	b := Key{configMaps, "ns", "b"}
-	s := Key{secrets, "ns", "a"}
-	// age backdates k's expectation by d.
-	age := func(e *expectations, k Key, d time.Duration) {
-		exp := e.m[k]
-		exp.at = time.Now().Add(-d)
-		e.m[k] = exp
-	}
-	type check struct {
-		key  Key
-		rv   string
-		want bool
-	}
-	tests := []struct {
-		name    string
-		setup   func(e *expectations)
-		checks  []check // pending(key, rv), in order
-		wantLen int     // outstanding expectations afterwards
-	}{
-		{"nothing recorded", func(*expectations) {},
-			[]check{{a, "1", false}}, 0},
-		{"equal from and to RVs record nothing", func(e *expectations) { e.record(a, "1", "1") },
-			[]check{{a, "1", false}}, 0},
-		{"pending for fromRV, and stays pending", func(e *expectations) { e.record(a, "1", "2") },
-			[]check{{a, "1", true}, {a, "1", true}}, 1},
-		{"other key unaffected", func(e *expectations) { e.record(a, "1", "2") },
-			[]check{{b, "1", false}, {s, "1", false}}, 1},
-		{"toRV clears", func(e *expectations) { e.record(a, "1", "2") },
-			[]check{{a, "2", false}, {a, "1", false}}, 0},
-		{"any other RV clears", func(e *expectations) { e.record(a, "5", "7") },
-			[]check{{a, "6", false}, {a, "5", false}}, 0},
-		{"later record replaces", func(e *expectations) { e.record(a, "1", "2"); e.record(a, "2", "3") },
-			[]check{{a, "2", true}}, 1},
-		{"within TTL", func(e *expectations) { e.record(a, "1", "2"); age(e, a, expectationTTL-time.Second) },
-			[]check{{a, "1", true}}, 1},
-		{"TTL expired clears", func(e *expectations) { e.record(a, "1", "2"); age(e, a, expectationTTL+time.Second) },
-			[]check{{a, "1", false}, {a, "1", false}}, 0},
-		{"forget", func(e *expectations) { e.record(a, "1", "2"); e.record(b, "1", "2"); e.forget(a) },
-			[]check{{a, "1", false}, {b, "1", true}}, 1},
-		{"forget unknown key", func(e *expectations) { e.record(a, "1", "2"); e.forget(s) },
-			[]check{{a, "1", true}}, 1},
-		{"forgetResource drops only that resource", func(e *expectations) {
-			e.record(a, "1", "2")
-			e.record(b, "3", "4")
-			e.record(s, "1", "2")
-			e.forgetResource(configMaps)
-		}, []check{{a, "1", false}, {b, "3", false}, {s, "1", true}}, 1},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			e := newExpectations()
-			tc.setup(e)
-			for _, c := range tc.checks {
-				if got := e.pending(c.key, c.rv); got != c.want {
-					t.Errorf("pending(%s, %q) = %v, want %v", c.key, c.rv, got, c.want)
-				}
-			}
-			if got := e.len(); got != tc.wantLen {
-				t.Errorf("len() = %d, want %d", got, tc.wantLen)
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package reloader
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
+	"github.com/kube-annotator/kube-annotator/pkg/resolve"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
@@ -43,18 +45,15 @@ func (f *resolver) setDown(down bool) {
 	f.down = down
 }
 
-func (f *resolver) isDown() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.down
-}
-
 func (f *resolver) resolve(name string) (rules.Resource, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.down {
+		return rules.Resource{}, errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")
+	}
 	r, ok := f.served[name]
 	if !ok {
-		return rules.Resource{}, fmt.Errorf("the server doesn't have a resource type %q", name)
+		return rules.Resource{}, fmt.Errorf("the server doesn't have a resource type %q: %w", name, resolve.ErrNotServed)
 	}
 	return r, nil
 }
@@ -81,8 +80,8 @@ type harness struct {
 
 // start writes content as the rules file, compiles it against a cluster
 // that serves only configmaps, with no rule applying in the namespaces
-// exclude names, and runs a Reloader on it with opts (whose Path, Compile,
-// Reset, Apply, Trigger and Metrics it sets) until the test ends. It
+// exclude names, and runs a Reloader on it with opts (whose Path, Resolve,
+// Exclude, Reset, Apply, Trigger and Metrics it sets) until the test ends. It
 // returns once Run has made its initial load, so its signal handler and
 // file watch are in place.
 func start(t *testing.T, content string, opts Options, exclude ...string) *harness {
@@ -114,7 +113,7 @@ func newHarness(t *testing.T, content string, opts Options, exclude ...string) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.Path, opts.Compile, opts.Trigger, opts.Metrics = h.path, h.compile, h.trigger, h.m
+	opts.Path, opts.Resolve, opts.Exclude, opts.Trigger, opts.Metrics = h.path, h.res.resolve, h.exclude, h.trigger, h.m
 	opts.Reset = func() { h.resets.Add(1) }
 	opts.Apply = func(ctx context.Context, s *rules.Set) {
 		if ctx.Value(runKey{}) != h {
@@ -290,19 +289,9 @@ func (h *harness) reloadMetrics() reloadMetrics {
 }
 
 // compile compiles file against the fake cluster as it is now, with no
-// rule applying in the excluded namespaces: the harness's CompileFunc.
+// rule applying in the excluded namespaces, as the Reloader does.
 func (h *harness) compile(file *rules.File) (*rules.Set, []rules.FieldError, error) {
-	if h.res.isDown() {
-		return nil, nil, fmt.Errorf("%w: dial tcp 127.0.0.1:6443: connect: connection refused", ErrUnreachable)
-	}
-	set, unresolved, err := rules.Compile(h.path, file, h.res.resolve)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := set.ExcludeNamespaces(h.exclude); err != nil {
-		return nil, nil, err
-	}
-	return set, unresolved, nil
+	return resolve.Compile(h.path, file, h.res.resolve, h.exclude)
 }
 
 // compiled returns content compiled as the Reloader would now.

@@ -23,21 +23,14 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
+	"github.com/kube-annotator/kube-annotator/pkg/resolve"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
-// CompileFunc compiles a rules file against the cluster as it is now: the
-// set to enforce, the resource names not served, or why the rules cannot be
-// enforced together. Its error matches ErrUnreachable when the API server
-// could not be asked whether a resource is served.
-type CompileFunc func(file *rules.File) (set *rules.Set, unresolved []rules.FieldError, err error)
-
-// ErrUnreachable is what a CompileFunc's error matches, with errors.Is, when
-// it could not ask the API server which resources it serves (network,
-// authentication, an overloaded server, …): the file may be fine, but the
-// rules cannot be resolved now. The Reloader then keeps the rules in force
-// and tries again a RetryInterval later.
-var ErrUnreachable = errors.New("could not ask the API server")
+// ErrUnreachable is resolve.ErrUnreachable: a compile that could not ask
+// the API server which resources it serves. The Reloader then keeps the
+// rules in force and tries again a RetryInterval later.
+var ErrUnreachable = resolve.ErrUnreachable
 
 // Trigger asks a Reloader to resolve the rules' resources again soon. Make
 // it first, so that what pulls it (the controller, when a resource stops
@@ -60,10 +53,13 @@ func (t Trigger) Resolve() {
 type Options struct {
 	// Path is the rules file.
 	Path string
-	// Compile compiles a file against the cluster; Reset, called before
-	// it, drops cached discovery so that it sees the cluster as it is now.
-	Compile CompileFunc
+	// Resolve resolves the rules' resource names against the cluster (a
+	// resolve.Resolver's Resolve); Reset, called before each compile,
+	// drops cached discovery so that it sees the cluster as it is now.
+	Resolve rules.ResolveFunc
 	Reset   func()
+	// Exclude are the namespace globs in which no rule applies.
+	Exclude []string
 	// Apply puts a new set of rules in force; ctx is the one Run was given.
 	Apply func(ctx context.Context, set *rules.Set)
 	// Trigger, pulled, has the rules' resources resolved again at once.
@@ -102,8 +98,9 @@ type Reloader struct {
 }
 
 // New returns a Reloader whose rules in force are file, compiled just now
-// (as opts.Compile does) into set, with unresolved names not served. Apply
-// and Compile are required; the other options have defaults.
+// (by resolve.Compile, with opts.Resolve and opts.Exclude) into set, with
+// unresolved names not served. Apply and Resolve are required; the other
+// options have defaults.
 func New(opts Options, file *rules.File, set *rules.Set, unresolved []rules.FieldError) *Reloader {
 	if opts.RetryInterval <= 0 {
 		opts.RetryInterval = 2 * time.Second
@@ -315,7 +312,7 @@ func (r *Reloader) apply(ctx context.Context, file *rules.File, guard bool) erro
 	r.mu.Lock()
 	r.lookedUp = time.Now()
 	r.mu.Unlock()
-	set, unresolved, err := r.opts.Compile(file)
+	set, unresolved, err := resolve.Compile(r.opts.Path, file, r.opts.Resolve, r.opts.Exclude)
 	r.mu.Lock()
 	r.unreachable, r.pending = errors.Is(err, ErrUnreachable), nil
 	if r.unreachable && !reflect.DeepEqual(file, r.file) {

@@ -1,0 +1,43 @@
+package resolve
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
+)
+
+// ErrUnreachable is what Compile's error matches, with errors.Is, when it
+// could not ask the API server which resources it serves (network,
+// authentication, an overloaded server, …): the file may be fine, but its
+// rules cannot be resolved now. A server that cannot say which resources
+// it serves cannot say which rules apply.
+var ErrUnreachable = errors.New("could not ask the API server")
+
+// Compile compiles file, loaded from path, against the cluster that
+// resolveName asks (a Resolver's Resolve), with no rule applying in the
+// namespaces that the globs exclude name. Every command that compiles
+// rules, and run's reloader, compiles through it. Only names the server
+// said it does not serve (ErrNotServed) are returned as unresolved: when it
+// could not be asked, the error matches ErrUnreachable.
+func Compile(path string, file *rules.File, resolveName rules.ResolveFunc, exclude []string) (*rules.Set, []rules.FieldError, error) {
+	var unreachable error
+	asked := func(name string) (rules.Resource, error) {
+		r, err := resolveName(name)
+		if err != nil && !errors.Is(err, ErrNotServed) && unreachable == nil {
+			unreachable = err
+		}
+		return r, err
+	}
+	set, unresolved, err := rules.Compile(path, file, asked)
+	if unreachable != nil {
+		return nil, nil, fmt.Errorf("%w to resolve the rules' resources: %w", ErrUnreachable, unreachable)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := set.ExcludeNamespaces(exclude); err != nil {
+		return nil, nil, fmt.Errorf("--exclude-namespaces: %w", err)
+	}
+	return set, unresolved, nil
+}
