@@ -99,6 +99,10 @@ type Syncer struct {
 	set   *rules.Set // the rules in force; nil before the first Apply
 	state State      // what the last sync found
 	notes []string   // the notes last logged
+	// missing says that the API was last found not served, and said so:
+	// a failed sync in between (the API server restarting for an upgrade)
+	// neither repeats nor forgets it.
+	missing bool
 }
 
 // New returns a Syncer; Options.Client, FieldManager and Translate are
@@ -170,7 +174,7 @@ func (s *Syncer) syncSet(ctx context.Context, set *rules.Set) bool {
 		s.report(ctx, notes)
 		var changed bool
 		if changed, err = s.Sync(ctx, policies); err == nil {
-			if s.setState(Synced) == NotServed {
+			if s.setState(Synced, false) {
 				logger.Info("Admission policies now served by the API server; installing them")
 			}
 			if changed {
@@ -182,24 +186,27 @@ func (s *Syncer) syncSet(ctx context.Context, set *rules.Set) bool {
 	if errors.Is(err, ErrNotServed) {
 		// Said once, not every Retry: the server will not change until
 		// the cluster is upgraded.
-		if s.setState(NotServed) != NotServed {
+		if !s.setState(NotServed, true) {
 			logger.Info("Admission policies not installed; the controller enforces every rule after objects are created",
 				"reason", ErrNotServed.Error(), "checkEvery", s.opts.Interval)
 		}
 		return false
 	}
-	s.setState(Failed)
+	s.mu.Lock()
+	s.state = Failed
+	s.mu.Unlock()
 	logger.Error(err, "Admission policies not synced; the controller still enforces every rule", "retryIn", s.opts.Retry)
 	return false
 }
 
-// setState records what the last sync found and returns the state before.
-func (s *Syncer) setState(st State) State {
+// setState records what the last sync found, and whether the API is
+// missing; it returns whether it was missing before.
+func (s *Syncer) setState(st State, missing bool) (wasMissing bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	before := s.state
-	s.state = st
-	return before
+	wasMissing = s.missing
+	s.state, s.missing = st, missing
+	return wasMissing
 }
 
 // State returns what the last sync found, for metrics and probes.

@@ -161,15 +161,13 @@ func TestWrapAndRun(t *testing.T) {
 // On an API server without MutatingAdmissionPolicy v1 (Kubernetes 1.35),
 // the sync says so once, leaves the rules to the controller, and tries
 // again every Interval rather than every Retry; once the API is served
-// (the cluster upgraded), the policies are installed without a restart.
+// (the cluster upgraded, its API server unavailable for a while), the
+// policies are installed without a restart.
 func TestNotServed(t *testing.T) {
 	client := fake.NewClientset()
-	served := false
+	var listErr error = apierrors.NewNotFound(schema.GroupResource{}, "")
 	client.PrependReactor("list", "mutatingadmissionpolicies", func(clienttesting.Action) (bool, runtime.Object, error) {
-		if served {
-			return false, nil, nil
-		}
-		return true, nil, apierrors.NewNotFound(schema.GroupResource{}, "")
+		return listErr != nil, nil, listErr
 	})
 	s := New(Options{Client: client.AdmissionregistrationV1(), FieldManager: "kube-annotator", Translate: translate("kube-annotator"),
 		Settle: time.Millisecond, Interval: time.Hour, Retry: time.Millisecond})
@@ -198,7 +196,12 @@ func TestNotServed(t *testing.T) {
 		t.Errorf("logged an error for a missing API:\n%s", logs)
 	}
 
-	served = true
+	listErr = apierrors.NewServiceUnavailable("upgrading")
+	apply(ctx, set)
+	if s.State() != Failed {
+		t.Errorf("State() = %v while the API server is unavailable, want %v", s.State(), Failed)
+	}
+	listErr = nil
 	s.opts.Interval = time.Millisecond
 	runCtx, cancel = context.WithCancel(ctx)
 	go func() {
@@ -211,7 +214,7 @@ func TestNotServed(t *testing.T) {
 	if got := names(t, client); len(got) != 2 {
 		t.Errorf("after the API appeared the cluster has %q, want a policy and a binding", got)
 	}
-	if logs := logger.GetSink().(ktesting.Underlier).GetBuffer().String(); !strings.Contains(logs, "Admission policies now served") {
+	if logs := logger.GetSink().(ktesting.Underlier).GetBuffer().String(); strings.Count(logs, "Admission policies now served") != 1 {
 		t.Errorf("did not say the policies are installed now:\n%s", logs)
 	}
 }
