@@ -43,7 +43,7 @@ func TestAdmissionPoliciesFollowRules(t *testing.T) {
 	ns := env.NewNamespace(t)
 	rulesFile := writeFile(t, "rules.yaml", admissionRules(ns, "a", true))
 	if !env.Features.MutatingAdmissionPolicyV1 {
-		admissionRunDegraded(t, ns, rulesFile)
+		admissionRunDegraded(t, env, ns, rulesFile)
 		return
 	}
 	deletePoliciesAtEnd(t)
@@ -126,7 +126,7 @@ func TestAdmissionPolicyFailureIgnored(t *testing.T) {
   annotations: {sample-controller: "True", selector: {jsonPath: '{.spec.selector.matchLabels}'}}
 `, ns)+probeRule(ns))
 	if !env.Features.MutatingAdmissionPolicyV1 {
-		admissionRunDegraded(t, ns, rulesFile)
+		admissionRunDegraded(t, env, ns, rulesFile)
 		return
 	}
 	deletePoliciesAtEnd(t)
