@@ -89,7 +89,7 @@ test-compat: ## The end-to-end suite (as test-e2e) on each of COMPAT_VERSIONS; a
 		a=$(HOME)/.cache/kube-annotator/k8s-v$$v; \
 		echo "test-compat: Kubernetes $$v"; \
 		K8S_VERSION=$$v KUBE_ANNOTATOR_ASSETS=$$a hack/envtest-assets.sh >/dev/null && \
-		K8S_VERSION=$$v KUBE_ANNOTATOR_ASSETS=$$a go test -race -count=1 -timeout 15m -skip '^(TestFault|TestSoak)' -v $(GOTESTFLAGS) ./test/e2e | \
+		K8S_VERSION=$$v KUBE_ANNOTATOR_ASSETS=$$a go test -race -count=1 -timeout 15m -skip '^(TestFault|TestSoak)' -v $(GOTESTFLAGS) ./test/e2e 2>&1 | \
 			grep -E '^ *--- |^(ok|FAIL|PASS|e2e: )|_test\.go:[0-9]+: ' || failed="$$failed $$v"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "test-compat: failed on Kubernetes$$failed"; exit 1; fi
