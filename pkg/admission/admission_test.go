@@ -1,7 +1,6 @@
 package admission
 
 import (
-	"encoding/json"
 	"maps"
 	"slices"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
+	"github.com/kube-annotator/kube-annotator/test/testutil"
 )
 
 // The markers of the default field manager.
@@ -30,14 +30,9 @@ var (
 	configMaps  = rulestest.ConfigMaps.GVR
 	namespaces  = rulestest.Namespaces.GVR
 	deployments = rulestest.Deployments.GVR
+	// served are the resources the tests' cluster serves.
+	served = []rules.Resource{rulestest.ConfigMaps, rulestest.Namespaces, rulestest.Deployments}
 )
-
-// compile compiles a rules file for a cluster serving configmaps,
-// namespaces and deployments, with the cluster's namespaces excluded.
-func compile(t *testing.T, content string) *rules.Set {
-	t.Helper()
-	return rulestest.Compile(t, content, rulestest.ConfigMaps, rulestest.Namespaces, rulestest.Deployments)
-}
 
 func options() Options {
 	return Options{FieldManager: reconcile.FieldManager, ExcludeNamespaces: rules.DefaultExcludedNamespaces}
@@ -254,7 +249,7 @@ func TestTranslate(t *testing.T) {
 			if tc.opts != nil {
 				tc.opts(&opts)
 			}
-			set := compile(t, tc.rules)
+			set := rulestest.Compile(t, tc.rules, served...)
 			if err := set.ExcludeNamespaces(opts.ExcludeNamespaces); err != nil {
 				t.Fatal(err)
 			}
@@ -356,11 +351,11 @@ func checkRequest(t *testing.T, set *rules.Set, policies []*compiled, rq request
 	}
 	for k := range d.Change.Annotations {
 		if !slices.Contains(rq.controller, k) {
-			t.Errorf("the controller would still change annotation %s: %s", k, mustJSON(d.Change))
+			t.Errorf("the controller would still change annotation %s: %s", k, testutil.MustJSON(d.Change))
 		}
 	}
 	if len(d.Change.Labels) > 0 {
-		t.Errorf("the controller would still change labels: %s", mustJSON(d.Change))
+		t.Errorf("the controller would still change labels: %s", testutil.MustJSON(d.Change))
 	}
 }
 
@@ -377,12 +372,4 @@ func want(rq request, anns bool) map[string]string {
 		return rq.wantLabels
 	}
 	return acc.GetLabels()
-}
-
-func mustJSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
 }

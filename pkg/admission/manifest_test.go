@@ -6,13 +6,15 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 )
 
 // TestManifests checks that the YAML is deterministic and reads back as
 // the policies.
 func TestManifests(t *testing.T) {
-	set := compile(t, "rules:\n- {name: a, resources: [configmaps, deployments], selector: app=web, annotations: {a: '1'}}\n"+
-		"- {name: b, resources: [namespaces], labels: {b: '2'}}\n")
+	set := rulestest.Compile(t, "rules:\n- {name: a, resources: [configmaps, deployments], selector: app=web, annotations: {a: '1'}}\n"+
+		"- {name: b, resources: [namespaces], labels: {b: '2'}}\n", served...)
 	var outs [][]byte
 	for range 3 {
 		policies, _, err := Translate(set, options())
@@ -64,7 +66,7 @@ func splitYAML(b []byte) []string {
 // TestTranslateFieldManager rejects field managers that cannot name a
 // policy.
 func TestTranslateFieldManager(t *testing.T) {
-	set := compile(t, "rules:\n- {name: a, resources: [configmaps], annotations: {a: '1'}}\n")
+	set := rulestest.Compile(t, "rules:\n- {name: a, resources: [configmaps], annotations: {a: '1'}}\n", served...)
 	for _, m := range []string{"", "Kube", "a:b", "x.y"} {
 		if _, _, err := Translate(set, Options{FieldManager: m}); err == nil {
 			t.Errorf("Translate() with field manager %q: no error", m)

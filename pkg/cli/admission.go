@@ -11,7 +11,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 )
 
-func admissionCommand(_ context.Context, e *env, args []string) int {
+func admissionCommand(_ context.Context, e *env, args []string) error {
 	fs := e.newFlagSet("admission", "Print the MutatingAdmissionPolicies and bindings that make the API server apply the rules to\n"+
 		"objects as they are created or updated (for `kubectl apply -f -`); the controller still enforces\n"+
 		"every rule, converges existing objects and deletes the keys no rule wants any more.\n"+
@@ -21,28 +21,25 @@ func admissionCommand(_ context.Context, e *env, args []string) int {
 	manager := addFieldManagerFlag(fs)
 	cf := addClusterFlags(fs)
 	cf.addExcludeFlag(fs)
-	if code, ok := e.parse(fs, args); !ok {
-		return code
+	if err := e.parse(fs, args); err != nil {
+		return err
+	}
+	if err := cf.validate(); err != nil {
+		return usageError{err}
 	}
 	policies, err := translate(*rulesPath, *manager, cf, e.Err)
 	if err != nil {
-		fmt.Fprintln(e.Err, err)
-		return 1
+		return err
 	}
 	out, err := admission.Manifests(policies)
 	if err != nil {
-		fmt.Fprintln(e.Err, err)
-		return 1
+		return err
 	}
 	if len(policies) == 0 {
 		fmt.Fprintf(e.Err, "%s: no rule can be applied at admission\n", *rulesPath)
 	}
 	_, err = e.Out.Write(out)
-	if err != nil {
-		fmt.Fprintln(e.Err, err)
-		return 1
-	}
-	return 0
+	return err
 }
 
 // addFieldManagerFlag adds --field-manager, which names the controller in
@@ -81,3 +78,15 @@ func translate(path, manager string, cf *clusterFlags, warnings io.Writer) ([]ad
 	}
 	return policies, nil
 }
+
+// What run --admission-policies does with admission policies: lists its
+// own (by label), applies them (server-side apply creates or patches) and
+// deletes those no rule asks for.
+var (
+	admissionResources = []string{"mutatingadmissionpolicies", "mutatingadmissionpolicybindings"}
+	admissionVerbs     = []string{"list", "create", "patch", "delete"}
+)
+
+// admissionWarning is what rbac --admission-policies says of the grant.
+const admissionWarning = "warning: --admission-policies lets the ServiceAccount create MutatingAdmissionPolicies, with which the API server " +
+	"changes any object it admits: bind it only where whoever controls the rules file may change any object of the cluster"

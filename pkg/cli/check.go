@@ -20,59 +20,60 @@ import (
 // requiredVerbs are what the controller does with each ruled resource.
 var requiredVerbs = []string{"get", "list", "watch", "patch"}
 
-func checkCommand(ctx context.Context, e *env, args []string) int {
+func checkCommand(ctx context.Context, e *env, args []string) error {
 	fs := e.newFlagSet("check", "Validate a rules file: schema, annotation keys and values; then, unless --offline,\n"+
 		"resolve every resource on the cluster and check that you may get, list, watch and patch it.")
 	rulesPath := fs.String("rules", "rules.yaml", "Path to the rules file")
 	offline := fs.Bool("offline", false, "Only validate the file; do not contact a cluster")
 	cf := addClusterFlags(fs)
-	if code, ok := e.parse(fs, args); !ok {
-		return code
+	if err := e.parse(fs, args); err != nil {
+		return err
+	}
+	if err := cf.validate(); err != nil {
+		return usageError{err}
 	}
 	file, err := rules.Load(*rulesPath)
 	if err != nil {
-		fmt.Fprintln(e.Err, err)
-		return 1
+		return err
 	}
 	warnOverlaps(e.Err, *rulesPath, file)
 	if *offline {
 		warnSensitive(e.Err, *rulesPath, file, nil)
 		fmt.Fprintf(e.Out, "%s: valid (%d rules)\n", *rulesPath, len(file.Rules))
-		return 0
+		return nil
 	}
 	cfg, r, err := cf.resolver()
 	if err != nil {
-		fmt.Fprintf(e.Err, "%v\n%s\n", err, offlineHint)
-		return 1
+		return withOfflineHint(err)
 	}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		fmt.Fprintln(e.Err, err)
-		return 1
+		return err
 	}
 	if _, _, err := resolve.Compile(*rulesPath, file, r.Resolve, nil); errors.Is(err, resolve.ErrUnreachable) {
-		fmt.Fprintf(e.Err, "%v\n%s\n", err, offlineHint)
-		return 1
+		return withOfflineHint(err)
 	} else if err != nil {
-		fmt.Fprintln(e.Err, err)
-		return 1
+		return err
 	}
 	rows, err := checkRules(ctx, file, r.Resolve, cs, cf.namespace())
 	if err != nil {
-		// No verdict on the rules: the cluster did not answer.
-		fmt.Fprintf(e.Err, "%v\n%s\n", err, offlineHint)
-		return 1
+		return withOfflineHint(err) // no verdict on the rules: the cluster did not answer
 	}
 	warnSensitive(e.Err, *rulesPath, file, servedAs(rows))
 	ok, err := printChecks(e.Out, rows)
 	if err != nil {
-		fmt.Fprintln(e.Err, err)
-		return 1
+		return err
 	}
 	if !ok {
-		return 1
+		return exitCode(1) // the table says which resources are not ok
 	}
-	return 0
+	return nil
+}
+
+// withOfflineHint is err, which says that the cluster cannot be asked,
+// followed by offlineHint.
+func withOfflineHint(err error) error {
+	return fmt.Errorf("%w\n%s", err, offlineHint)
 }
 
 // offlineHint follows an error that says the cluster cannot be asked.

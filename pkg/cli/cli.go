@@ -24,7 +24,7 @@ type Streams struct {
 type command struct {
 	name    string
 	summary string
-	run     func(ctx context.Context, env *env, args []string) int
+	run     func(ctx context.Context, env *env, args []string) error
 }
 
 // env is what every command gets: its name as invoked and its streams.
@@ -59,7 +59,7 @@ func Main(ctx context.Context, args []string, streams Streams) int {
 	}
 	for _, c := range commands() {
 		if c.name == args[1] {
-			return c.run(ctx, e, args[2:])
+			return e.exit(c.name, c.run(ctx, e, args[2:]))
 		}
 	}
 	fmt.Fprintf(e.Err, "%s: unknown command %q\n\n", e.prog, args[1])
@@ -142,28 +142,19 @@ func connectionFlagNames(fs *pflag.FlagSet) string {
 	return b.String()
 }
 
-// parse parses args into fs. It returns an exit code and false when the
-// command should stop: 0 after --help, 2 after a usage error, which it
-// reports.
-func (e *env) parse(fs *pflag.FlagSet, args []string) (int, bool) {
+// parse parses args into fs. Its error is a usageError, or, after
+// --help, errHelp.
+func (e *env) parse(fs *pflag.FlagSet, args []string) error {
 	err := fs.Parse(args)
 	switch {
 	case errors.Is(err, pflag.ErrHelp):
-		return 0, false
+		return errHelp
 	case err != nil:
-		return e.usageError(fs, err), false
+		return usageError{err}
 	case fs.NArg() > 0:
-		return e.usageError(fs, fmt.Errorf("unexpected argument %q", fs.Arg(0))), false
+		return usageErrorf("unexpected argument %q", fs.Arg(0))
 	}
-	return 0, true
-}
-
-// usageError reports err, a bad invocation of the command whose flags are
-// fs, as kubectl does: the error, then where the command's usage is. It
-// returns the exit code of bad usage, 2.
-func (e *env) usageError(fs *pflag.FlagSet, err error) int {
-	fmt.Fprintf(e.Err, "error: %v\nSee '%s %s --help'.\n", err, e.prog, fs.Name())
-	return 2
+	return nil
 }
 
 // addLogFlags adds klog's verbosity flags, -v and --vmodule, to fs.

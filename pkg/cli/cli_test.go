@@ -82,6 +82,9 @@ func TestRunFlagValidation(t *testing.T) {
 		{[]string{"--workers", "0"}, "error: --workers must be at least 1, got 0\n"},
 		{[]string{"--resync-period", "-1m"}, "error: --resync-period must not be negative, got -1m0s\n"},
 		{[]string{"--max-changes", "-1"}, "error: --max-changes must not be negative, got -1 (0 turns the guard off)\n"},
+		{[]string{"--kube-api-qps", "0"}, "error: --kube-api-qps must not be 0: a positive limit, or a negative value for none\n"},
+		{[]string{"--kube-api-qps", "5", "--kube-api-burst", "0"}, "error: --kube-api-burst must be at least 1, got 0\n"},
+		{[]string{"--exclude-namespaces", "["}, "error: --exclude-namespaces: invalid namespace glob \"[\": syntax error in pattern\n"},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -103,5 +106,34 @@ func TestHelp(t *testing.T) {
 				t.Errorf("%s %s: exit %d, stderr:\n%s\nwant exit 0 and the command's help", c.name, arg, code, stderr)
 			}
 		}
+	}
+}
+
+// Every command prints an error that is not a usage error in one format,
+// and exits 1 (diff 2, as kubectl diff); checks that once and diff made on
+// their own are usage errors like any other.
+func TestErrorFormats(t *testing.T) {
+	missing := t.TempDir() + "/none.yaml"
+	tests := []struct {
+		args       []string
+		wantCode   int
+		wantStderr string
+	}{
+		{[]string{"check", "--offline", "--rules", missing}, 1, "error: open " + missing + ": "},
+		{[]string{"once", "--rules", missing}, 1, "error: open " + missing + ": "},
+		{[]string{"diff", "--rules", missing}, 2, "error: open " + missing + ": "},
+		{[]string{"explain", "cm/a", "--rules", missing}, 1, "error: open " + missing + ": "},
+		{[]string{"once", "--workers", "0"}, 2, "error: --workers must be at least 1, got 0\nSee 'kube-annotator once --help'.\n"},
+		{[]string{"diff", "-o", "wide"}, 2, "error: --output must be json or yaml, got \"wide\"\nSee 'kube-annotator diff --help'.\n"},
+		{[]string{"diff", "--kube-api-qps", "0"}, 2, "error: --kube-api-qps must not be 0: a positive limit, or a negative value for none\nSee 'kube-annotator diff --help'.\n"},
+		{[]string{"explain", "cm/a", "--exclude-namespaces", "["}, 2, "error: --exclude-namespaces: invalid namespace glob"},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			_, stderr, code := invoke("kube-annotator", tc.args...)
+			if code != tc.wantCode || !strings.HasPrefix(stderr, tc.wantStderr) {
+				t.Errorf("exit %d, stderr %q; want exit %d and stderr starting %q", code, stderr, tc.wantCode, tc.wantStderr)
+			}
+		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kube-annotator/kube-annotator/pkg/app"
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/scan"
@@ -45,15 +46,23 @@ func (f *clusterFlags) addExcludeFlag(fs *pflag.FlagSet) {
 		"Namespace globs no rule applies in, whatever the rules select; --exclude-namespaces= applies rules everywhere")
 }
 
+// validate reports, naming the flag, a value that cannot be used.
+func (f *clusterFlags) validate() error {
+	if f.qps == 0 {
+		return errors.New("--kube-api-qps must not be 0: a positive limit, or a negative value for none")
+	}
+	if f.qps > 0 && f.burst < 1 {
+		return fmt.Errorf("--kube-api-burst must be at least 1, got %d", f.burst)
+	}
+	if _, err := userExtra(f.kube.asUserExtra); err != nil {
+		return err
+	}
+	return app.ValidateExcludeNamespaces(f.exclude)
+}
+
 // restConfig builds the client configuration the way kubectl does:
 // --kubeconfig, else $KUBECONFIG, else ~/.kube/config, else in-cluster.
 func (f *clusterFlags) restConfig() (*rest.Config, error) {
-	if f.qps == 0 {
-		return nil, errors.New("--kube-api-qps must not be 0: a positive limit, or a negative value for none")
-	}
-	if f.qps > 0 && f.burst < 1 {
-		return nil, fmt.Errorf("--kube-api-burst must be at least 1, got %d", f.burst)
-	}
 	loader, err := f.kube.loader()
 	if err != nil {
 		return nil, err

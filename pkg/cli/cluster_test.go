@@ -8,8 +8,8 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// restConfigFor parses args as a cluster command's flags and builds the
-// client configuration from them. When wantErr is set, building must fail
+// restConfigFor parses args as a cluster command's flags, validates them
+// and builds the client configuration from them. When wantErr is set, building must fail
 // with an error containing it, and the configuration is nil.
 func restConfigFor(t *testing.T, args []string, wantErr string) (*clusterFlags, *rest.Config) {
 	t.Helper()
@@ -18,7 +18,11 @@ func restConfigFor(t *testing.T, args []string, wantErr string) (*clusterFlags, 
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := f.restConfig()
+	var cfg *rest.Config
+	err := f.validate()
+	if err == nil {
+		cfg, err = f.restConfig()
+	}
 	if wantErr != "" {
 		if err == nil || !strings.Contains(err.Error(), wantErr) {
 			t.Fatalf("restConfig() error = %v, want one containing %q", err, wantErr)

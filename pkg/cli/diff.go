@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strconv"
@@ -11,14 +12,14 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/scan"
 )
 
-// Exit codes of diff, as kubectl diff's.
+// Exit codes of diff, as kubectl diff's: 0 nothing to change, 1 changes
+// pending, 2 an error.
 const (
-	diffNone    = 0
 	diffPending = 1
 	diffFailed  = 2
 )
 
-func diffCommand(ctx context.Context, e *env, args []string) int {
+func diffCommand(ctx context.Context, e *env, args []string) error {
 	fs := e.newFlagSet("diff", "Show what run would change, object by object, without writing anything: keys to set and to delete,\n"+
 		"on the ruled resources and on the recorded ones no rule names (the record is read, never written).\n"+
 		"Exit status: 0 nothing to change, 1 changes pending, 2 an error.")
@@ -28,29 +29,26 @@ func diffCommand(ctx context.Context, e *env, args []string) int {
 	cf := addClusterFlags(fs)
 	cf.addExcludeFlag(fs)
 	addLogFlags(fs)
-	if code, ok := e.parse(fs, args); !ok {
-		return code
+	if err := e.parse(fs, args); err != nil {
+		return err
 	}
 	if *output != "" && *output != "json" && *output != "yaml" {
-		fmt.Fprintf(e.Err, "%s diff: --output must be json or yaml, got %q\n", e.prog, *output)
-		return diffFailed
+		return usageErrorf("--output must be json or yaml, got %q", *output)
 	}
-	if err := rf.validate(); err != nil {
-		return e.usageError(fs, err)
+	if err := cmp.Or(rf.Validate(), cf.validate()); err != nil {
+		return usageError{err}
 	}
 	ctx = klog.NewContext(ctx, klog.Background().WithName("kube-annotator"))
 	s, err := connect(ctx, *rulesPath, cf)
 	if err != nil {
-		fmt.Fprintln(e.Err, err)
-		return diffFailed
+		return &exitError{diffFailed, err}
 	}
 	for _, u := range s.unresolved {
 		fmt.Fprintf(e.Err, "warning: %s: %s: %s; run would skip it\n", s.path, u.Field, u.Message)
 	}
-	rec, err := rf.load(ctx, s.cfg, cf.namespace())
+	rec, err := loadRecord(ctx, s.cfg, rf, cf.namespace())
 	if err != nil {
-		fmt.Fprintln(e.Err, err)
-		return diffFailed
+		return &exitError{diffFailed, err}
 	}
 	prunes, unserved := pruneTargets(rec, s.set, s.resolver.ResolveGroupResource)
 	for _, u := range unserved {
@@ -59,7 +57,7 @@ func diffCommand(ctx context.Context, e *env, args []string) int {
 
 	pending, audited := []*scan.Object{}, []*scan.Object{}
 	for _, t := range append(s.set.SortedTargets(), prunes...) {
-		err := scan.Resource(ctx, s.dynamic, t, cf.namespace(), rf.fieldManager, s.nsLabels, s.nsIgnored, func(_ *rules.Target, o *scan.Object) error {
+		err := scan.Resource(ctx, s.dynamic, t, cf.namespace(), rf.FieldManager, s.nsLabels, s.nsIgnored, func(_ *rules.Target, o *scan.Object) error {
 			if o != nil && len(o.Changes) > 0 {
 				pending = append(pending, o)
 			}
@@ -69,21 +67,19 @@ func diffCommand(ctx context.Context, e *env, args []string) int {
 			return nil
 		})
 		if err != nil {
-			fmt.Fprintf(e.Err, "list %s: %v\n", rules.GVRString(t.GVR), err)
-			return diffFailed
+			return &exitError{diffFailed, fmt.Errorf("list %s: %w", rules.GVRString(t.GVR), err)}
 		}
 	}
 	if err := printDiff(e, *output, pending); err != nil {
-		fmt.Fprintln(e.Err, err)
-		return diffFailed
+		return &exitError{diffFailed, err}
 	}
 	for _, line := range ruleSummary(pending, audited) {
 		fmt.Fprintln(e.Err, line)
 	}
 	if len(pending) > 0 {
-		return diffPending
+		return exitCode(diffPending)
 	}
-	return diffNone
+	return nil
 }
 
 func printDiff(e *env, output string, pending []*scan.Object) error {

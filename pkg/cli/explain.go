@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/scan"
 )
 
 // explained is explain's answer for one object, as -o json and -o yaml
@@ -26,7 +28,7 @@ type explained struct {
 	reconcile.Explanation
 }
 
-func explainCommand(ctx context.Context, e *env, args []string) int {
+func explainCommand(ctx context.Context, e *env, args []string) error {
 	fs := e.newFlagSet("explain", "Explain one object: every rule of its resource and whether it selects the object (if not, why),\n"+
 		"the keys each selecting rule wants, who owns each annotation and label (managedFields), conflicts,\n"+
 		"and what run would change. Takes RESOURCE/NAME, e.g. deployments/web or configmaps.v1/settings.")
@@ -39,28 +41,23 @@ func explainCommand(ctx context.Context, e *env, args []string) int {
 	err := fs.Parse(args)
 	switch {
 	case errors.Is(err, pflag.ErrHelp):
-		return 0
+		return errHelp
 	case err != nil:
-		return e.usageError(fs, err)
+		return usageError{err}
 	case fs.NArg() != 1:
-		return e.usageError(fs, fmt.Errorf("want one RESOURCE/NAME, got %d arguments", fs.NArg()))
+		return usageErrorf("want one RESOURCE/NAME, got %d arguments", fs.NArg())
 	case *output != "" && *output != "json" && *output != "yaml":
-		return e.usageError(fs, fmt.Errorf("--output must be json or yaml, got %q", *output))
+		return usageErrorf("--output must be json or yaml, got %q", *output)
 	}
-	if err := validateFieldManager(*manager); err != nil {
-		return e.usageError(fs, err)
+	if err := cmp.Or(validateFieldManager(*manager), cf.validate()); err != nil {
+		return usageError{err}
 	}
 	ctx = klog.NewContext(ctx, klog.Background().WithName("kube-annotator"))
 	x, err := explainObject(ctx, *rulesPath, *manager, cf, fs.Arg(0))
 	if err != nil {
-		fmt.Fprintln(e.Err, err)
-		return 1
+		return err
 	}
-	if err := printExplained(e.Out, *output, x); err != nil {
-		fmt.Fprintln(e.Err, err)
-		return 1
-	}
-	return 0
+	return printExplained(e.Out, *output, x)
 }
 
 // explainObject explains the object arg (RESOURCE/NAME) names under the
@@ -100,7 +97,7 @@ func explainObject(ctx context.Context, path, manager string, cf *clusterFlags, 
 	if err != nil {
 		return nil, fmt.Errorf("get %s: %w", ref, err)
 	}
-	nsLabels, nsIgnored, err := namespaceOf(ctx, dyn, ns)
+	nsLabels, nsIgnored, err := scan.Namespace(ctx, dyn, ns)
 	if err != nil {
 		return nil, err
 	}
@@ -134,24 +131,4 @@ func (f *clusterFlags) defaultNamespace() (string, error) {
 		return "", fmt.Errorf("cluster configuration: %w", err)
 	}
 	return ns, nil
-}
-
-// namespaceOf reads namespace ns ("" for none) once and answers for it as
-// the controller's namespace informer would.
-func namespaceOf(ctx context.Context, dyn dynamic.Interface, ns string) (rules.Namespaces, rules.IgnoredNamespaces, error) {
-	if ns == "" {
-		return nil, nil, nil
-	}
-	got, err := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Get(ctx, ns, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, nil, nil
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("get namespace %s: %w", ns, err)
-	}
-	nsLabels := func(name string) (metav1.Object, bool) {
-		return got, name == ns
-	}
-	nsIgnored := func(name string) bool { return name == ns && rules.OptsOut(got.GetAnnotations()) }
-	return nsLabels, nsIgnored, nil
 }

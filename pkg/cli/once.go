@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sync"
@@ -23,7 +24,7 @@ type tally struct {
 	note     string // why the resource was not processed, if it was not
 }
 
-func onceCommand(ctx context.Context, e *env, args []string) int {
+func onceCommand(ctx context.Context, e *env, args []string) error {
 	fs := e.newFlagSet("once", "Converge every object the rules name once, then exit: 0 when everything converged.\n"+
 		"Keys set on recorded resources that no rule names any more are deleted too, as run does.")
 	rulesPath := fs.String("rules", "rules.yaml", "Path to the rules file")
@@ -32,29 +33,26 @@ func onceCommand(ctx context.Context, e *env, args []string) int {
 	cf := addClusterFlags(fs)
 	cf.addExcludeFlag(fs)
 	addLogFlags(fs)
-	if code, ok := e.parse(fs, args); !ok {
-		return code
+	if err := e.parse(fs, args); err != nil {
+		return err
 	}
 	if *workers < 1 {
-		fmt.Fprintf(e.Err, "%s once: --workers must be at least 1, got %d\n", e.prog, *workers)
-		return 2
+		return usageErrorf("--workers must be at least 1, got %d", *workers)
 	}
-	if err := rf.validate(); err != nil {
-		return e.usageError(fs, err)
+	if err := cmp.Or(rf.Validate(), cf.validate()); err != nil {
+		return usageError{err}
 	}
 	ctx = klog.NewContext(ctx, klog.Background().WithName("kube-annotator"))
 	s, err := connect(ctx, *rulesPath, cf)
 	if err != nil {
-		fmt.Fprintln(e.Err, err)
-		return 1
+		return err
 	}
-	rec, err := rf.load(ctx, s.cfg, cf.namespace())
+	rec, err := loadRecord(ctx, s.cfg, rf, cf.namespace())
 	if err != nil {
-		fmt.Fprintln(e.Err, err)
-		return 1
+		return err
 	}
-	cv := &converger{session: s, writer: reconcile.NewWriter(s.metadata, rf.fieldManager, rec, nil),
-		manager: rf.fieldManager, namespace: cf.namespace(), workers: *workers, progress: newProgress(e.Err)}
+	cv := &converger{session: s, writer: reconcile.NewWriter(s.metadata, rf.FieldManager, rec, nil),
+		manager: rf.FieldManager, namespace: cf.namespace(), workers: *workers, progress: newProgress(e.Err)}
 
 	var tallies []*tally
 	for _, u := range s.unresolved {
@@ -86,9 +84,9 @@ func onceCommand(ctx context.Context, e *env, args []string) int {
 	}
 	printSummary(e, tallies)
 	if failed || ctx.Err() != nil {
-		return 1
+		return exitCode(1) // the summary says what failed
 	}
-	return 0
+	return nil
 }
 
 // failed reports whether the resource could not be converged.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -18,7 +19,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
-func rbacCommand(_ context.Context, e *env, args []string) int {
+func rbacCommand(_ context.Context, e *env, args []string) error {
 	fs := e.newFlagSet("rbac", "Print the least-privilege ServiceAccount, ClusterRole and ClusterRoleBinding for a rules file:\n"+
 		"get, list, watch and patch on exactly the resources it names; and a Role and RoleBinding in the ServiceAccount's namespace\n"+
 		"for the ConfigMap that records the resources written to, and the Lease for leader election. Resource names are resolved\n"+
@@ -31,21 +32,19 @@ func rbacCommand(_ context.Context, e *env, args []string) int {
 	withAdmission := fs.Bool("admission-policies", false, "Also grant managing kube-annotator's MutatingAdmissionPolicies and bindings (for run --admission-policies)")
 	manager := addFieldManagerFlag(fs)
 	cf := addClusterFlags(fs)
-	if code, ok := e.parse(fs, args); !ok {
-		return code
+	if err := e.parse(fs, args); err != nil {
+		return err
 	}
-	if err := validateFieldManager(*manager); err != nil {
-		return e.usageError(fs, err)
+	if err := cmp.Or(validateFieldManager(*manager), cf.validate()); err != nil {
+		return usageError{err}
 	}
 	file, err := rules.Load(*rulesPath)
 	if err != nil {
-		fmt.Fprintln(e.Err, err)
-		return 1
+		return err
 	}
 	_, r, err := cf.resolver()
 	if err != nil {
-		fmt.Fprintln(e.Err, err)
-		return 1
+		return err
 	}
 	var grs []schema.GroupResource
 	resolved := map[string]rules.Resource{}
@@ -66,7 +65,7 @@ func rbacCommand(_ context.Context, e *env, args []string) int {
 		}
 	}
 	if failed {
-		return 1
+		return exitCode(1) // each resource that failed is said above
 	}
 	warnSensitive(e.Err, *rulesPath, file, groupResources(resolved))
 	ns := cf.namespace()
@@ -79,11 +78,10 @@ func rbacCommand(_ context.Context, e *env, args []string) int {
 	out, err := rbacManifests(rbacOptions{name: *name, namespace: ns, resources: grs, record: record.Name(*manager),
 		watchNamespaces: watchesNamespaces(file, resolved), leases: *leases, events: *withEvents, admission: *withAdmission})
 	if err != nil {
-		fmt.Fprintln(e.Err, err)
-		return 1
+		return err
 	}
-	fmt.Fprint(e.Out, out)
-	return 0
+	_, err = fmt.Fprint(e.Out, out)
+	return err
 }
 
 // resource resolves a resource name. A name that is not served but names

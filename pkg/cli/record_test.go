@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"reflect"
 	"strings"
@@ -117,25 +116,5 @@ func TestPruneTargets(t *testing.T) {
 	want := []unservedPrune{{schema.GroupResource{Group: "example.com", Resource: "widgets"}, notServed}}
 	if !reflect.DeepEqual(unserved, want) {
 		t.Errorf("unserved = %v, want %v", unserved, want)
-	}
-}
-
-// With admission policies, the ruled resources are recorded before the
-// policies, which write to them, are put in force.
-func TestRecordRuled(t *testing.T) {
-	client := fake.NewClientset()
-	rec := record.New(client.CoreV1(), "ns", "m", "")
-	set := &rules.Set{Targets: map[schema.GroupVersionResource]*rules.Target{
-		{Version: "v1", Resource: "pods"}: {Resource: rules.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}}},
-	}}
-	applied := false
-	recordRuled(rec, func(context.Context, *rules.Set) {
-		applied = true
-		if got := rec.Recorded(); len(got) != 1 || got[0].Resource != "pods" {
-			t.Errorf("recorded %v when the rules were applied, want pods", got)
-		}
-	})(t.Context(), set)
-	if !applied {
-		t.Errorf("the rules were not applied")
 	}
 }

@@ -14,106 +14,6 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
-func TestSensitiveGroupResource(t *testing.T) {
-	tests := []struct {
-		gr   schema.GroupResource
-		want bool
-	}{
-		{core("secrets"), true},
-		{core("serviceaccounts"), true},
-		{core("namespaces"), true},
-		{rbacGR("roles"), true},
-		{rbacGR("clusterroles"), true},
-		{rbacGR("rolebindings"), true},
-		{rbacGR("clusterrolebindings"), true},
-		{admissionGR("validatingwebhookconfigurations"), true},
-		{admissionGR("mutatingwebhookconfigurations"), true},
-		{admissionGR("validatingadmissionpolicies"), true},
-		{admissionGR("validatingadmissionpolicybindings"), true},
-		{admissionGR("mutatingadmissionpolicies"), true},
-		{admissionGR("mutatingadmissionpolicybindings"), true},
-		{schema.GroupResource{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}, true},
-		{core("configmaps"), false},
-		{core("pods"), false},
-		{schema.GroupResource{Group: "apps", Resource: "deployments"}, false},
-		{schema.GroupResource{Group: "example.com", Resource: "secrets"}, false},
-		{schema.GroupResource{Group: "example.com", Resource: "roles"}, false},
-		{schema.GroupResource{Group: "ship.nwiizo.dev", Resource: "frigates"}, false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.gr.String(), func(t *testing.T) {
-			s, got := sensitiveGroupResource(tc.gr)
-			if got != tc.want {
-				t.Fatalf("sensitive = %v, want %v", got, tc.want)
-			}
-			if got && (s.gr != tc.gr || s.can == "") {
-				t.Errorf("got the entry %+v for %s", s, tc.gr)
-			}
-		})
-	}
-}
-
-func TestSensitiveName(t *testing.T) {
-	tests := []struct {
-		name string
-		want string // the group and resource it is classified as; "" when not sensitive
-	}{
-		{"secrets", "secrets"},
-		{"secret", "secrets"},
-		{"sa", "serviceaccounts"},
-		{"serviceaccount", "serviceaccounts"},
-		{"ns", "namespaces"},
-		{"clusterroles", "clusterroles.rbac.authorization.k8s.io"},
-		{"rolebinding", "rolebindings.rbac.authorization.k8s.io"},
-		{"clusterrolebindings.rbac.authorization.k8s.io", "clusterrolebindings.rbac.authorization.k8s.io"},
-		{"roles.v1.rbac.authorization.k8s.io", "roles.rbac.authorization.k8s.io"},
-		{"crd", "customresourcedefinitions.apiextensions.k8s.io"},
-		{"crds.apiextensions.k8s.io", "customresourcedefinitions.apiextensions.k8s.io"},
-		{"customresourcedefinitions.v1.apiextensions.k8s.io", "customresourcedefinitions.apiextensions.k8s.io"},
-		{"mutatingwebhookconfigurations", "mutatingwebhookconfigurations.admissionregistration.k8s.io"},
-		{"validatingadmissionpolicy.admissionregistration.k8s.io", "validatingadmissionpolicies.admissionregistration.k8s.io"},
-		{"configmaps", ""},
-		{"cm", ""},
-		{"deployments.v1.apps", ""},
-		{"frigates.ship.nwiizo.dev", ""},
-		{"secrets.example.com", ""},
-		{"roles.example.com", ""},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			s, ok := sensitiveName(tc.name)
-			got := ""
-			if ok {
-				got = s.gr.String()
-			}
-			if got != tc.want {
-				t.Errorf("classified as %q, want %q", got, tc.want)
-			}
-		})
-	}
-}
-
-// Every entry is found under each of its names, and no name is claimed by
-// two entries.
-func TestSensitiveResourcesTable(t *testing.T) {
-	owner := map[string]schema.GroupResource{}
-	for _, s := range sensitiveResources {
-		for _, name := range append([]string{s.gr.Resource}, s.names...) {
-			qualified := schema.GroupResource{Group: s.gr.Group, Resource: name}.String()
-			if prev, dup := owner[qualified]; dup {
-				t.Errorf("%s names both %s and %s", qualified, prev, s.gr)
-			}
-			owner[qualified] = s.gr
-			if got, ok := sensitiveName(qualified); !ok || got.gr != s.gr {
-				t.Errorf("sensitiveName(%q) = %v, %v; want %s", qualified, got.gr, ok, s.gr)
-			}
-		}
-		if strings.HasSuffix(s.can, ".") || s.can == "" {
-			t.Errorf("%s: can %q must complete a sentence", s.gr, s.can)
-		}
-	}
-}
-
 func TestWarnSensitive(t *testing.T) {
 	const path = "rules.yaml"
 	file, err := rules.Parse(path, []byte(`rules:
@@ -136,7 +36,7 @@ func TestWarnSensitive(t *testing.T) {
 			`warning: rules.yaml: rules[0].resources[1]: rule "creds" targets secret (secrets): the ClusterRole that the rbac command generates grants get, list, watch and patch on all of them, cluster-wide, so the controller's service account can read the data of every Secret in every namespace`,
 		}},
 		{name: "as resolved", resolved: map[string]schema.GroupResource{
-			"cm": core("configmaps"), "secret": core("secrets"),
+			"cm": {Resource: "configmaps"}, "secret": {Resource: "secrets"},
 			"widgets.example.com": {Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"},
 		}, want: []string{
 			`warning: rules.yaml: rules[0].resources[1]: rule "creds" targets secret (secrets): `,

@@ -39,8 +39,8 @@ func TestShardFlagErrors(t *testing.T) {
 	}
 }
 
-// Sharding turns leader election off unless it was asked for, also where
-// it is on by default (in a cluster).
+// Sharding turns the default leader election off, also where it is on by
+// default (in a cluster); asking for both is an error.
 func TestShardFlagsLeaderElection(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -65,13 +65,13 @@ func TestShardFlagsLeaderElection(t *testing.T) {
 				t.Setenv("KUBERNETES_SERVICE_HOST", "")
 			}
 			fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
-			leader, sf := addLeaderFlags(fs), addShardFlags(fs)
+			f := addRunFlags(fs)
 			if err := fs.Parse(tc.args); err != nil {
 				t.Fatal(err)
 			}
-			err := sf.validate(fs.Changed, leader)
-			if (err != nil) != tc.wantErr || leader.enabled != tc.wantLeader {
-				t.Errorf("error %v, leader election %v; want error %v, leader election %v", err, leader.enabled, tc.wantErr, tc.wantLeader)
+			cfg, err := f.config(fs.Changed)
+			if (err != nil) != tc.wantErr || cfg.Leader.Enabled != tc.wantLeader {
+				t.Errorf("error %v, leader election %v; want error %v, leader election %v", err, cfg.Leader.Enabled, tc.wantErr, tc.wantLeader)
 			}
 		})
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 )
 
 func TestMetadataTransform(t *testing.T) {
@@ -45,7 +46,7 @@ func TestMetadataTransform(t *testing.T) {
 		{"tombstone passes through", tombstone, tombstone},
 		{"not metadata", "x", "x"},
 	}
-	cm := rules.Resource{GVR: configMaps, Kind: "ConfigMap", Namespaced: true}
+	cm := rulestest.ConfigMaps
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := metadataTransform(reconcile.FieldManager, cm, nil, newInterner())(tc.in)
@@ -293,7 +294,7 @@ func checkCachedDecidesAsWhole(t *testing.T, tg *rules.Target, obj *unstructured
 }
 
 func TestRelevantUpdate(t *testing.T) {
-	cm := rules.Resource{GVR: configMaps, Kind: "ConfigMap", Namespaced: true}
+	cm := rulestest.ConfigMaps
 	base := func(f func(m *metav1.PartialObjectMetadata)) any {
 		m := decoded(entry("kubectl", "a"), entry(reconcile.FieldManager, "b"))
 		if f != nil {
@@ -358,7 +359,7 @@ func TestIsResync(t *testing.T) {
 // when resyncs are on; without them it comes from a relist, and the object
 // has not changed.
 func TestHandlerSameVersion(t *testing.T) {
-	cm := rules.Resource{GVR: configMaps, Kind: "ConfigMap", Namespaced: true}
+	cm := rulestest.ConfigMaps
 	obj, _ := metadataTransform(reconcile.FieldManager, cm, nil, newInterner())(decoded(entry(reconcile.FieldManager, "a")))
 	for _, tc := range []struct {
 		resync time.Duration

@@ -6,8 +6,10 @@ func (c *Controller) CachedObjects() int {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	n := 0
-	for _, ri := range c.informers {
-		n += len(ri.informer.GetStore().ListKeys())
+	for _, r := range c.resources {
+		if r.informer != nil {
+			n += len(r.informer.informer.GetStore().ListKeys())
+		}
 	}
 	return n
 }

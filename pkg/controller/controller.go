@@ -113,22 +113,18 @@ type Controller struct {
 	// shared holds the values cached objects share.
 	shared *interner
 
-	mu        sync.RWMutex
-	informers map[schema.GroupVersionResource]*resourceInformer
+	// mu guards the lifecycle of the resources: update changes it, the
+	// workers read it. No informer is stopped, and so waited for, under
+	// mu, which informers' handlers take.
+	mu sync.RWMutex
+	// set are the rules in force.
+	set *rules.Set
+	// resources are the ruled resources and the recorded ones being
+	// pruned or waiting to be (see resources.go).
+	resources map[schema.GroupResource]*resource
 	// namespaces runs while a rule selects by namespace labels or a
 	// namespaced resource is ruled (see rules.NeedsNamespaces).
 	namespaces *resourceInformer
-	// ruled are the resources the rules in force name.
-	ruled map[schema.GroupResource]bool
-	// pending are the recorded resources no rule names that cannot be
-	// pruned now: they are not served.
-	pending map[schema.GroupResource]bool
-
-	// inflight counts the syncs under way, for pruning.
-	inflight inflight
-	// reported is the reason last reported for each pruned resource.
-	reportedMu sync.Mutex
-	reported   map[schema.GroupResource]string
 }
 
 // NewController returns a controller that watches metadata and writes
@@ -171,7 +167,8 @@ func NewController(client dynamic.Interface, metadataClient metadata.Interface, 
 		stats:     newRuleStats(opts.Metrics),
 		shared:    newInterner(),
 		failed:    make(chan error, 1),
-		informers: map[schema.GroupVersionResource]*resourceInformer{},
+		set:       &rules.Set{},
+		resources: map[schema.GroupResource]*resource{},
 	}
 	c.writer = reconcile.NewWriter(metadataClient, opts.FieldManager, opts.Record, func(gvr schema.GroupVersionResource, err error) {
 		count(opts.Metrics.Writes, gvr, err)
@@ -215,16 +212,7 @@ func (c *Controller) Run(ctx context.Context) (err error) {
 	logger.Info("Shutting down: finishing in-flight work")
 	c.queue.ShutDown()
 	wg.Wait()
-	c.mu.Lock()
-	informers, namespaces := c.informers, c.namespaces
-	c.informers, c.namespaces = map[schema.GroupVersionResource]*resourceInformer{}, nil
-	c.mu.Unlock()
-	// Stopped without c.mu: the namespace informer's handler takes it, and
-	// an informer stops only once its handler returns.
-	for _, ri := range informers {
-		ri.stop()
-	}
-	namespaces.stopIfRunning()
+	c.stopAll()
 	logger.Info("Stopped")
 	return err
 }
@@ -252,56 +240,8 @@ func (c *Controller) fail(err error) {
 }
 
 func (c *Controller) setRules(ctx context.Context, set *rules.Set) error {
-	c.mu.Lock()
-	dropped, err := c.applyRules(ctx, set)
-	c.mu.Unlock()
-	dropped.stopIfRunning() // without c.mu, which its handler takes
-	return err
-}
-
-// applyRules is setRules with c.mu held. It returns the namespace
-// informer if it is no longer needed, for the caller to stop.
-func (c *Controller) applyRules(ctx context.Context, set *rules.Set) (*resourceInformer, error) {
-	c.ruled = map[schema.GroupResource]bool{}
-	for gvr := range set.Targets {
-		c.ruled[gvr.GroupResource()] = true
-	}
-	if err := c.dropUnruled(ctx, set); err != nil {
-		return nil, err
-	}
-	c.unpend(ctx)
 	c.initRules(set)
-	for _, t := range set.SortedTargets() {
-		if err := c.enforce(ctx, t); err != nil {
-			return nil, err
-		}
-	}
-	if err := c.pruneRecorded(ctx); err != nil {
-		return nil, err
-	}
-	return c.runNamespaces(ctx)
-}
-
-// runNamespaces starts the namespace informer when the target of a
-// running informer, ruled or pruned, needs it. When none does, it returns
-// the namespace informer for the caller to stop once it has released
-// c.mu, which the informer's handler takes. c.mu is held.
-func (c *Controller) runNamespaces(ctx context.Context) (dropped *resourceInformer, err error) {
-	need := false
-	for _, ri := range c.informers {
-		need = need || ri.target.NeedsNamespaces()
-	}
-	switch {
-	case need && c.namespaces == nil:
-		ri, err := c.startNamespaces(ctx)
-		if err != nil {
-			return nil, err
-		}
-		c.namespaces = ri
-	case !need && c.namespaces != nil:
-		dropped, c.namespaces = c.namespaces, nil
-	}
-	return dropped, nil
+	return c.transition(ctx, observed{rules: set, resolve: c.opts.Resolver.ResolveGroupResource})
 }
 
 func (c *Controller) enqueueStoreKey(gvr schema.GroupVersionResource, storeKey string) {

@@ -123,7 +123,7 @@ func TestSetRulesReenqueuesOnlyOnChange(t *testing.T) {
 			if got := c.queue.Len(); got != tc.wantQueued {
 				t.Errorf("queue length = %d, want %d", got, tc.wantQueued)
 			}
-			if got := c.informers[configMaps].target; got != next.Targets[configMaps] {
+			if got := resourceOf(c, cmGR).target; got != next.Targets[configMaps] {
 				t.Errorf("target in force = %v, want the new one", got)
 			}
 		})
@@ -136,9 +136,7 @@ func TestSetRulesStartsAndStopsInformers(t *testing.T) {
 	t.Cleanup(func() { c.SetRules(ctx, &rules.Set{}) })
 	cmKey, nsKey := Key{configMaps, "ns", "x"}, Key{namespaces, "", "ns"}
 	informer := func(gvr schema.GroupVersionResource) cache.SharedIndexInformer {
-		c.mu.RLock()
-		defer c.mu.RUnlock()
-		if ri := c.informers[gvr]; ri != nil {
+		if ri := informerOf(c, gvr); ri != nil {
 			return ri.informer
 		}
 		return nil
@@ -160,14 +158,14 @@ func TestSetRulesStartsAndStopsInformers(t *testing.T) {
 	}
 	// Objects of a namespaced resource need to know whether their
 	// namespace opts out.
-	if c.Informers() != 2 || c.namespaces == nil {
-		t.Errorf("Informers() = %d, namespace informer %v; want 2 and one", c.Informers(), c.namespaces != nil)
+	if c.Informers() != 2 || !namespaceInformer(c) {
+		t.Errorf("Informers() = %d, namespace informer %v; want 2 and one", c.Informers(), namespaceInformer(c))
 	}
 
 	// Only cluster-scoped resources: no namespace informer.
 	c.SetRules(ctx, compile(t, "rules:\n- {name: r, resources: [namespaces], annotations: {a: '1'}}\n"))
-	if c.Informers() != 1 || c.namespaces != nil {
-		t.Errorf("Informers() = %d, namespace informer %v; want 1 and none", c.Informers(), c.namespaces != nil)
+	if c.Informers() != 1 || namespaceInformer(c) {
+		t.Errorf("Informers() = %d, namespace informer %v; want 1 and none", c.Informers(), namespaceInformer(c))
 	}
 
 	// A namespaceSelector needs namespace labels.
@@ -175,7 +173,7 @@ func TestSetRulesStartsAndStopsInformers(t *testing.T) {
 	if n := c.Informers(); n != 1 || informer(namespaces) == nil {
 		t.Errorf("Informers() = %d after dropping configmaps, want 1: namespaces", n)
 	}
-	if c.namespaces == nil {
+	if !namespaceInformer(c) {
 		t.Errorf("no namespace informer for a namespaceSelector")
 	}
 	if c.expect.pending(cmKey, "1") || !c.expect.pending(nsKey, "1") {
@@ -184,8 +182,8 @@ func TestSetRulesStartsAndStopsInformers(t *testing.T) {
 	waitFor(t, 10*time.Second, "caches to sync", c.HasSynced)
 
 	c.SetRules(ctx, &rules.Set{})
-	if n := c.Informers(); n != 0 || c.namespaces != nil {
-		t.Errorf("Informers() = %d, namespace informer %v after dropping every rule; want 0 and none", n, c.namespaces != nil)
+	if n := c.Informers(); n != 0 || namespaceInformer(c) {
+		t.Errorf("Informers() = %d, namespace informer %v after dropping every rule; want 0 and none", n, namespaceInformer(c))
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
@@ -114,11 +113,10 @@ func (f *fakeResolver) Reset() {
 	f.mu.Unlock()
 }
 
-// withSynced returns ri with an informer that has synced, over the same
+// synced makes the informer of r one that has synced, over the same
 // store.
-func withSynced(t *testing.T, ri *resourceInformer) *resourceInformer {
-	t.Helper()
-	return &resourceInformer{target: ri.target, informer: syncedInformer{ri.informer}}
+func synced(r *resource) {
+	r.informer.informer = syncedInformer{r.informer.informer}
 }
 
 // syncedInformer is an informer whose cache has synced.

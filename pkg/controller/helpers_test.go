@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 )
 
 // Test helpers shared by this package's tests.
@@ -27,8 +29,8 @@ import (
 // Fixtures: resources, rules and objects.
 
 var (
-	configMaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	namespaces = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	configMaps = rulestest.ConfigMaps.GVR
+	namespaces = rulestest.Namespaces.GVR
 )
 
 const (
@@ -42,31 +44,29 @@ const (
 // resolve resolves resource names as a cluster serving configmaps and
 // namespaces would.
 func resolve(name string) (rules.Resource, error) {
-	switch name {
-	case "configmaps":
-		return rules.Resource{GVR: configMaps, Kind: "ConfigMap", Namespaced: true}, nil
-	case "namespaces":
-		return rules.Resource{GVR: namespaces, Kind: "Namespace"}, nil
+	for _, r := range []rules.Resource{rulestest.ConfigMaps, rulestest.Namespaces} {
+		if r.GVR.Resource == name {
+			return r, nil
+		}
 	}
 	return rules.Resource{}, fmt.Errorf("the server doesn't have a resource type %q", name)
 }
 
-// compile compiles a rules file's content, with the cluster's own
-// namespaces excluded as the controller runs by default.
+// compile compiles a rules file's content for a cluster serving
+// configmaps and namespaces, with the cluster's own namespaces excluded
+// as the controller runs by default.
 func compile(t *testing.T, content string) *rules.Set {
 	t.Helper()
-	f, err := rules.Parse("rules.yaml", []byte(content))
+	return rulestest.Compile(t, content, rulestest.ConfigMaps, rulestest.Namespaces)
+}
+
+// mustJSON is v in JSON, for messages and fixtures.
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
 	if err != nil {
-		t.Fatal(err)
+		panic(err)
 	}
-	set, unresolved, err := rules.Compile("rules.yaml", f, resolve)
-	if err != nil || len(unresolved) > 0 {
-		t.Fatalf("Compile() = %v, unresolved %v", err, unresolved)
-	}
-	if err := set.ExcludeNamespaces(rules.DefaultExcludedNamespaces); err != nil {
-		t.Fatal(err)
-	}
-	return set
+	return string(b)
 }
 
 // object returns an object of kind (a ConfigMap or a Namespace) at
@@ -171,9 +171,35 @@ func withCache(t *testing.T, client *dynamicfake.FakeDynamicClient, opts Options
 		}
 		done := make(chan struct{})
 		close(done)
-		c.informers[gvr] = &resourceInformer{target: tg, projection: tg.Projection(), informer: inf, cancel: func() {}, done: done}
+		ri := &resourceInformer{gvr: gvr, projection: tg.Projection(), informer: inf, cancel: func() {}, done: done}
+		c.resources[gvr.GroupResource()] = &resource{gr: gvr.GroupResource(), phase: ruled, target: tg, informer: ri}
 	}
+	c.set = set
 	return c
+}
+
+// resourceOf returns the state of c's resource gr, or nil.
+func resourceOf(c *Controller, gr schema.GroupResource) *resource {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.resources[gr]
+}
+
+// informerOf returns c's informer of gvr, or nil.
+func informerOf(c *Controller, gvr schema.GroupVersionResource) *resourceInformer {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if r := c.resources[gvr.GroupResource()]; r != nil && r.informer != nil && r.informer.gvr == gvr {
+		return r.informer
+	}
+	return nil
+}
+
+// namespaceInformer reports whether c runs the namespace informer.
+func namespaceInformer(c *Controller) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.namespaces != nil
 }
 
 // asCached returns o as the informer of t would cache it.
@@ -307,9 +333,7 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 // converged reports whether c's cache holds n objects of gvr, all carrying
 // the annotations want, and c has nothing queued.
 func converged(c *Controller, gvr schema.GroupVersionResource, n int, want map[string]string) bool {
-	c.mu.RLock()
-	ri := c.informers[gvr]
-	c.mu.RUnlock()
+	ri := informerOf(c, gvr)
 	if ri == nil || c.queue.Len() != 0 {
 		return false
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 )
 
 // The caches of ruled resources and of namespaces keep the annotations the
@@ -18,7 +19,7 @@ func TestCacheKeepsControlAnnotations(t *testing.T) {
 		r    rules.Resource
 		keep *rules.Projection // what a rule needs of a ruled resource; every key of namespaces
 	}{
-		{rules.Resource{GVR: configMaps, Kind: "ConfigMap", Namespaced: true}, &ruled},
+		{rulestest.ConfigMaps, &ruled},
 		{rules.Resource{GVR: namespacesGVR, Kind: "Namespace"}, nil},
 	} {
 		for _, key := range rules.ControlAnnotations {

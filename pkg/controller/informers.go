@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -20,26 +21,29 @@ import (
 // has its own stop so that a resource can be dropped from the rules
 // without touching the others.
 type resourceInformer struct {
-	target *rules.Target
+	// gvr is the resource, at the version, that the informer lists.
+	gvr schema.GroupVersionResource
 	// projection is what the cache keeps of each object: what the rules
-	// of target needed when the informer was built.
+	// needed when the informer was built.
 	projection rules.Projection
 	informer   cache.SharedIndexInformer
 	cancel     context.CancelFunc
 	done       chan struct{}
-	status     informerStatus
+	// gone is set, without c.mu, when a list or watch answered NotFound.
+	gone atomic.Bool
+	// forbidden is set, without c.mu, when a list, watch or write
+	// answered Forbidden, and cleared by a successful write.
+	forbidden atomic.Bool
 }
 
-// startInformer starts the informer for t under ctx; pruning says that no
-// rule names t's resource any more.
-func (c *Controller) startInformer(ctx context.Context, t *rules.Target, pruning bool) (*resourceInformer, error) {
+// startInformer starts the informer for t under ctx.
+func (c *Controller) startInformer(ctx context.Context, t *rules.Target) (*resourceInformer, error) {
 	ns := ""
 	if t.Namespaced {
 		ns = c.opts.Namespace
 	}
-	ri := &resourceInformer{target: t, projection: t.Projection()}
-	ri.status.pruning.Store(pruning)
-	inf, err := c.newInformer(t.Resource, ns, &ri.projection, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, true, &ri.status)
+	ri := &resourceInformer{gvr: t.GVR, projection: t.Projection()}
+	inf, err := c.newInformer(t.Resource, ns, &ri.projection, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, true, ri)
 	if err != nil {
 		return nil, err
 	}
@@ -50,43 +54,17 @@ func (c *Controller) startInformer(ctx context.Context, t *rules.Target, pruning
 	return ri, nil
 }
 
-// enforce puts t in force: on the informer of its resource, which is
-// started if none runs. c.mu is held.
-func (c *Controller) enforce(ctx context.Context, t *rules.Target) error {
-	logger := klog.FromContext(ctx)
-	ri, ok := c.informers[t.GVR]
-	if ok && ri.status.pruning.Load() {
-		logger.Info("Resource ruled again; pruning stops", "resource", rules.GVRString(t.GVR), "rules", t.RuleNames())
-		ri.status.pruning.Store(false)
-		c.setPruneReason(ctx, t.GVR.GroupResource(), "", nil)
+// serves reports whether ri can enforce t as it is: it lists t's
+// resource at t's version, and its cache keeps what t's rules need.
+func (ri *resourceInformer) serves(t *rules.Target) bool {
+	return ri.gvr == t.GVR && !ri.cannotServe(t)
+}
+
+// enqueueAll enqueues every object ri caches.
+func (c *Controller) enqueueAll(gvr schema.GroupVersionResource, ri *resourceInformer) {
+	for _, k := range ri.informer.GetStore().ListKeys() {
+		c.enqueueStoreKey(gvr, k)
 	}
-	if ok && ri.cannotServe(t) {
-		// The cache lacks what the rules now need (keys it dropped, or
-		// whole objects), or keeps whole objects the rules no longer
-		// read: rebuild it, listing every object again.
-		logger.Info("Rebuilding informer", "resource", rules.GVRString(t.GVR), "reason", "the rules need another part of each object")
-		ri.stop()
-		delete(c.informers, t.GVR)
-		ok = false
-	}
-	if !ok {
-		logger.Info("Starting informer", "resource", rules.GVRString(t.GVR), "rules", t.RuleNames())
-		c.opts.Metrics.InitResource(t.GVR.GroupResource().String())
-		ri, err := c.startInformer(ctx, t, false)
-		if err != nil {
-			return err
-		}
-		c.informers[t.GVR] = ri
-		return nil
-	}
-	changed := !ri.target.SameRules(t)
-	ri.target = t
-	if changed {
-		for _, k := range ri.informer.GetStore().ListKeys() {
-			c.enqueueStoreKey(t.GVR, k)
-		}
-	}
-	return nil
 }
 
 // run runs inf, the informer of ri, until ctx ends or ri is stopped.
@@ -111,24 +89,24 @@ func (ri *resourceInformer) run(ctx context.Context, inf cache.SharedIndexInform
 // Options.Shard, and that a list or watch that gets no answer from the
 // API server is sent again after a short pause (untilAnswered). Both stream their initial
 // list when the API server supports it (WatchListClient). The watch error
-// handler reports to status.
-func (c *Controller) newInformer(r rules.Resource, ns string, keep *rules.Projection, indexers cache.Indexers, sharded bool, status *informerStatus) (cache.SharedIndexInformer, error) {
+// handler reports to ri.
+func (c *Controller) newInformer(r rules.Resource, ns string, keep *rules.Projection, indexers cache.Indexers, sharded bool, ri *resourceInformer) (cache.SharedIndexInformer, error) {
 	var lw *cache.ListWatch
 	var client any
 	var example runtime.Object
 	var transform cache.TransformFunc
 	if keep != nil && keep.Whole {
-		ri := c.client.Resource(r.GVR).Namespace(ns)
+		rc := c.client.Resource(r.GVR).Namespace(ns)
 		lw = &cache.ListWatch{
-			ListWithContextFunc:  func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return ri.List(ctx, o) },
-			WatchFuncWithContext: ri.Watch,
+			ListWithContextFunc:  func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return rc.List(ctx, o) },
+			WatchFuncWithContext: rc.Watch,
 		}
 		client, example, transform = c.client, &unstructured.Unstructured{}, wholeObjectTransform(c.opts.FieldManager)
 	} else {
-		ri := c.metadata.Resource(r.GVR).Namespace(ns)
+		rc := c.metadata.Resource(r.GVR).Namespace(ns)
 		lw = &cache.ListWatch{
-			ListWithContextFunc:  func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return ri.List(ctx, o) },
-			WatchFuncWithContext: ri.Watch,
+			ListWithContextFunc:  func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return rc.List(ctx, o) },
+			WatchFuncWithContext: rc.Watch,
 		}
 		client, example, transform = c.metadata, &metav1.PartialObjectMetadata{}, metadataTransform(c.opts.FieldManager, r, keep, c.shared)
 	}
@@ -141,17 +119,10 @@ func (c *Controller) newInformer(r rules.Resource, ns string, keep *rules.Projec
 	if err := inf.SetTransform(transform); err != nil {
 		return nil, fmt.Errorf("informer of %s: cache transform: %w", rules.GVRString(r.GVR), err)
 	}
-	if err := inf.SetWatchErrorHandlerWithContext(c.watchErrorHandler(r.GVR, status)); err != nil {
+	if err := inf.SetWatchErrorHandlerWithContext(c.watchErrorHandler(r.GVR, ri)); err != nil {
 		return nil, fmt.Errorf("informer of %s: watch error handler: %w", rules.GVRString(r.GVR), err)
 	}
 	return inf, nil
-}
-
-// stopIfRunning stops ri unless it is nil.
-func (ri *resourceInformer) stopIfRunning() {
-	if ri != nil {
-		ri.stop()
-	}
 }
 
 // stop stops the informer and waits until its watch is closed.
@@ -161,19 +132,19 @@ func (ri *resourceInformer) stop() {
 }
 
 // watchErrorHandler logs list and watch errors as client-go does by
-// default, notes Forbidden and NotFound in status, and reports a resource
+// default, notes Forbidden and NotFound in ri, and reports a resource
 // that is no longer served, so that its informer is stopped instead of
 // retrying a 404 forever: a ruled resource through ResourceGone, a pruned
-// one through status.
-func (c *Controller) watchErrorHandler(gvr schema.GroupVersionResource, status *informerStatus) cache.WatchErrorHandlerWithContext {
+// one through ri, which the prune check reads.
+func (c *Controller) watchErrorHandler(gvr schema.GroupVersionResource, ri *resourceInformer) cache.WatchErrorHandlerWithContext {
 	return func(ctx context.Context, r *cache.Reflector, err error) {
 		c.opts.Metrics.ListWatchErrors.WithLabelValues(gvr.GroupResource().String(), errorReason(err)).Inc()
 		if apierrors.IsForbidden(err) {
-			status.forbidden.Store(true)
+			ri.forbidden.Store(true)
 		}
 		if apierrors.IsNotFound(err) {
-			status.gone.Store(true)
-			if pruning := status.pruning.Load(); pruning || c.opts.ResourceGone != nil {
+			ri.gone.Store(true)
+			if pruning := c.prunes(ri); pruning || c.opts.ResourceGone != nil {
 				klog.FromContext(ctx).Info("Resource no longer served", "resource", rules.GVRString(gvr), "pruning", pruning)
 				if !pruning {
 					c.opts.ResourceGone(gvr)
@@ -183,6 +154,15 @@ func (c *Controller) watchErrorHandler(gvr schema.GroupVersionResource, status *
 		}
 		cache.DefaultWatchErrorHandler(ctx, r, err)
 	}
+}
+
+// prunes reports whether ri is the informer of a resource being pruned.
+// It takes c.mu: no informer is stopped, and so waited for, under c.mu.
+func (c *Controller) prunes(ri *resourceInformer) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	r := c.resources[ri.gvr.GroupResource()]
+	return r != nil && r.informer == ri && r.phase == pruning
 }
 
 // errorReason is the API server's reason for err, e.g. Forbidden, or

@@ -28,8 +28,8 @@ const namespacesPoll = 50 * time.Millisecond
 // want (rules.Target.NamespaceChangeMatters), every object in it of that
 // resource is synced; when it opts in or out, every ruled object in it is.
 func (c *Controller) startNamespaces(ctx context.Context) (*resourceInformer, error) {
-	ri := &resourceInformer{}
-	inf, err := c.newInformer(rules.Resource{GVR: namespacesGVR, Kind: "Namespace"}, "", nil, cache.Indexers{}, false, &ri.status)
+	ri := &resourceInformer{gvr: namespacesGVR}
+	inf, err := c.newInformer(rules.Resource{GVR: namespacesGVR, Kind: "Namespace"}, "", nil, cache.Indexers{}, false, ri)
 	if err != nil {
 		return nil, err
 	}
@@ -67,11 +67,12 @@ func (c *Controller) enqueueNamespace(obj any, pick func(*rules.Target) bool) {
 	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	for gvr, ri := range c.informers {
-		if !ri.target.Namespaced || !pick(ri.target) {
+	for _, r := range c.resources {
+		if r.informer == nil || !r.target.Namespaced || !pick(r.target) {
 			continue
 		}
-		keys, err := ri.informer.GetIndexer().IndexKeys(cache.NamespaceIndex, m.GetName())
+		gvr := r.informer.gvr
+		keys, err := r.informer.informer.GetIndexer().IndexKeys(cache.NamespaceIndex, m.GetName())
 		if err != nil {
 			utilruntime.HandleError(fmt.Errorf("objects of %s in namespace %s: %w", rules.GVRString(gvr), m.GetName(), err))
 			continue

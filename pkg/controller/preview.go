@@ -1,8 +1,6 @@
 package controller
 
 import (
-	"slices"
-
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
@@ -37,29 +35,31 @@ type Preview struct {
 // only the caches and writes nothing.
 func (c *Controller) Preview(set *rules.Set) Preview {
 	p := Preview{PerRule: map[string]int{}}
-	ruled := map[schema.GroupResource]bool{}
+	toPrune := reconcile.ToPrune(c.opts.Record.Recorded(), set)
+	c.mu.RLock()
+	type cachedBy struct {
+		ri  *resourceInformer
+		res rules.Resource
+	}
+	informers := map[schema.GroupResource]cachedBy{}
+	for gr, r := range c.resources {
+		if r.informer != nil {
+			informers[gr] = cachedBy{r.informer, r.target.Resource}
+		}
+	}
+	c.mu.RUnlock()
 	for _, t := range set.SortedTargets() {
-		ruled[t.GVR.GroupResource()] = true
-		c.mu.RLock()
-		ri := c.informers[t.GVR]
-		c.mu.RUnlock()
-		if ri == nil || !ri.projection.Covers(t.Reads()) {
+		ri := informers[t.GVR.GroupResource()].ri
+		if ri == nil || ri.gvr != t.GVR || !ri.projection.Covers(t.Reads()) {
 			p.Unknown = append(p.Unknown, t.GVR)
 			continue
 		}
 		c.preview(&p, t, ri)
 	}
-	recorded := c.opts.Record.Recorded()
-	c.mu.RLock()
-	pruned := map[*resourceInformer]*rules.Target{}
-	for gvr, ri := range c.informers {
-		if gr := gvr.GroupResource(); !ruled[gr] && slices.Contains(recorded, gr) {
-			pruned[ri] = reconcile.Prune(ri.target.Resource)
+	for _, gr := range toPrune {
+		if cb, ok := informers[gr]; ok {
+			c.preview(&p, reconcile.Prune(cb.res), cb.ri)
 		}
-	}
-	c.mu.RUnlock()
-	for ri, t := range pruned {
-		c.preview(&p, t, ri)
 	}
 	return p
 }

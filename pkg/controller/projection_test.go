@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"runtime"
@@ -20,18 +19,8 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 )
-
-// mustJSON is v in JSON, for messages and fixtures.
-func mustJSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err) // test values are plain data
-	}
-	return string(b)
-}
-
-var cmResource = rules.Resource{GVR: configMaps, Kind: "ConfigMap", Namespaced: true}
 
 // realistic returns the i-th of many ConfigMaps' metadata as a metadata
 // informer decodes it: ten labels, kubectl's last-applied-configuration
@@ -90,7 +79,7 @@ func TestProject(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			gotAnns, gotLbls := newProjector(tc.keep, reconcile.FieldManager, cmResource).project(tc.anns, tc.lbls, tc.own)
+			gotAnns, gotLbls := newProjector(tc.keep, reconcile.FieldManager, rulestest.ConfigMaps).project(tc.anns, tc.lbls, tc.own)
 			if len(gotAnns)+len(tc.wantAnns) > 0 && !reflect.DeepEqual(gotAnns, tc.wantAnns) ||
 				len(gotLbls)+len(tc.wantLbls) > 0 && !reflect.DeepEqual(gotLbls, tc.wantLbls) {
 				t.Errorf("project() = %v, %v; want %v, %v", gotAnns, gotLbls, tc.wantAnns, tc.wantLbls)
@@ -117,7 +106,7 @@ func TestKeepKeysReadsOwnershipOnlyWhenNeeded(t *testing.T) {
 // needs; and equal projections share one map.
 func TestMetadataTransformProjects(t *testing.T) {
 	keep := &rules.Projection{Annotations: sets.New("a"), Labels: sets.New("team")}
-	transform := metadataTransform(reconcile.FieldManager, cmResource, keep, newInterner())
+	transform := metadataTransform(reconcile.FieldManager, rulestest.ConfigMaps, keep, newInterner())
 	once := func(obj any) *cachedMetadata {
 		t.Helper()
 		out, err := transform(obj)
@@ -159,7 +148,7 @@ func TestMetadataTransformProjects(t *testing.T) {
 
 func TestRelevantUpdateProjected(t *testing.T) {
 	keep := &rules.Projection{Annotations: sets.New("a"), Labels: sets.New("team")}
-	transform := metadataTransform(reconcile.FieldManager, cmResource, keep, newInterner())
+	transform := metadataTransform(reconcile.FieldManager, rulestest.ConfigMaps, keep, newInterner())
 	cached := func(f func(m *metav1.PartialObjectMetadata)) any {
 		m := realistic(1, true)
 		f(m)
@@ -206,13 +195,13 @@ func TestSetRulesRebuildsWhenProjectionWidens(t *testing.T) {
 	c.SetRules(ctx, compile(t, "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n"))
 	runController(t, ctx, c)
 	waitFor(t, 10*time.Second, "caches to sync", c.HasSynced)
-	first := c.informers[configMaps].informer
+	first := informerOf(c, configMaps).informer
 	if cachedB(c) {
 		t.Fatalf("the cache keeps annotation b, which no rule names")
 	}
 
 	c.SetRules(ctx, compile(t, "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}, removeAnnotations: [b]}\n"))
-	second := c.informers[configMaps].informer
+	second := informerOf(c, configMaps).informer
 	if second == first {
 		t.Fatalf("the informer was kept, although the rules now read annotation b")
 	}
@@ -223,7 +212,7 @@ func TestSetRulesRebuildsWhenProjectionWidens(t *testing.T) {
 	}
 
 	c.SetRules(ctx, compile(t, "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n"))
-	if c.informers[configMaps].informer != second {
+	if informerOf(c, configMaps).informer != second {
 		t.Errorf("the informer was rebuilt, although the rules need less than it keeps")
 	}
 }
@@ -256,7 +245,7 @@ func TestPreviewOfKeysNotCached(t *testing.T) {
 
 // cachedB reports whether the cached ns/x carries annotation b.
 func cachedB(c *Controller) bool {
-	obj, ok, _ := c.informers[configMaps].informer.GetStore().GetByKey("ns/x")
+	obj, ok, _ := informerOf(c, configMaps).informer.GetStore().GetByKey("ns/x")
 	_, has := obj.(cached).GetAnnotations()["b"]
 	return ok && has
 }
@@ -305,7 +294,7 @@ func BenchmarkCachedObjectHeap(b *testing.B) {
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			for b.Loop() {
-				transform := metadataTransform(reconcile.FieldManager, cmResource, tc.keep, newInterner())
+				transform := metadataTransform(reconcile.FieldManager, rulestest.ConfigMaps, tc.keep, newInterner())
 				store := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 				before := liveHeap()
 				for i := range n {

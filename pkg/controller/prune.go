@@ -2,13 +2,12 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"slices"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
@@ -80,154 +79,9 @@ const (
 	pruneRetryInterval = 10 * time.Second
 )
 
-// informerStatus is what an informer's watch error handler and the syncs
-// of its objects learn about its resource. It is read and written without
-// c.mu.
-type informerStatus struct {
-	// pruning is set, under c.mu, while no rule names the resource.
-	pruning atomic.Bool
-	// gone is set when a list or watch answered NotFound.
-	gone atomic.Bool
-	// forbidden is set when a list, watch or write answered Forbidden,
-	// and cleared by a successful write.
-	forbidden atomic.Bool
-}
-
-// inflight counts the syncs under way, by resource.
-type inflight struct {
-	mu sync.Mutex
-	n  map[schema.GroupVersionResource]int
-}
-
-// add counts one sync of gvr until done is called.
-func (f *inflight) add(gvr schema.GroupVersionResource) (done func()) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.n == nil {
-		f.n = map[schema.GroupVersionResource]int{}
-	}
-	f.n[gvr]++
-	return func() {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		if f.n[gvr]--; f.n[gvr] == 0 {
-			delete(f.n, gvr)
-		}
-	}
-}
-
-func (f *inflight) count(gvr schema.GroupVersionResource) int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.n[gvr]
-}
-
-// dropUnruled handles the informers of resources set does not name: a
-// recorded resource is pruned, any other's informer stopped, as is a
-// pruning informer of a resource that set names at another version. c.mu
-// is held.
-func (c *Controller) dropUnruled(ctx context.Context, set *rules.Set) error {
-	recorded := c.opts.Record.Recorded()
-	for gvr, ri := range c.informers {
-		if _, ok := set.Targets[gvr]; ok {
-			continue
-		}
-		gr := gvr.GroupResource()
-		switch {
-		case ri.status.pruning.Load() && !c.ruled[gr]:
-			// still pruning
-		case c.ruled[gr] || !slices.Contains(recorded, gr):
-			klog.FromContext(ctx).Info("Stopping informer", "resource", rules.GVRString(gvr))
-			ri.stop()
-			delete(c.informers, gvr)
-			c.expect.forgetResource(gvr)
-			c.stats.forgetResource(gvr)
-			if ri.status.pruning.Load() { // the rules name it at another version
-				c.setPruneReason(ctx, gr, "", nil)
-			}
-		default:
-			if err := c.prune(ctx, gvr, ri); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// prune makes ri, the informer of a recorded resource that just left the
-// rules, prune it. An informer of whole objects is replaced by a metadata
-// informer. c.mu is held.
-func (c *Controller) prune(ctx context.Context, gvr schema.GroupVersionResource, ri *resourceInformer) error {
-	t := reconcile.Prune(ri.target.Resource)
-	if ri.cannotServe(t) {
-		ri.stop()
-		delete(c.informers, gvr)
-		return c.startPrune(ctx, t)
-	}
-	ri.target = t
-	ri.status.pruning.Store(true)
-	for _, k := range ri.informer.GetStore().ListKeys() {
-		c.enqueueStoreKey(gvr, k)
-	}
-	c.reportPruning(ctx, t.GVR)
-	return nil
-}
-
-// startPrune starts an informer that prunes t's resource. c.mu is held.
-func (c *Controller) startPrune(ctx context.Context, t *rules.Target) error {
-	c.opts.Metrics.InitResource(t.GVR.GroupResource().String())
-	ri, err := c.startInformer(ctx, t, true)
-	if err != nil {
-		return err
-	}
-	c.informers[t.GVR] = ri
-	c.reportPruning(ctx, t.GVR)
-	return nil
-}
-
-func (c *Controller) reportPruning(ctx context.Context, gvr schema.GroupVersionResource) {
-	klog.FromContext(ctx).Info("Pruning a resource no rule names: deleting the keys set on its objects",
-		"resource", rules.GVRString(gvr), "record", c.opts.Record.Ref())
-	c.setPruneReason(ctx, gvr.GroupResource(), metrics.PruneRunning, nil)
-}
-
-// pruneRecorded starts pruning the recorded resources that no rule names
-// and that are neither pruned nor waiting already. c.mu is held.
-func (c *Controller) pruneRecorded(ctx context.Context) error {
-	for _, gr := range c.opts.Record.Recorded() {
-		if c.ruled[gr] || c.pending[gr] || c.informerOf(gr) {
-			continue
-		}
-		r, err := c.opts.Resolver.ResolveGroupResource(gr)
-		if err != nil {
-			c.pend(ctx, gr, err)
-			continue
-		}
-		if err := c.startPrune(ctx, reconcile.Prune(r)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// informerOf reports whether an informer runs for gr. c.mu is held.
-func (c *Controller) informerOf(gr schema.GroupResource) bool {
-	for gvr := range c.informers {
-		if gvr.GroupResource() == gr {
-			return true
-		}
-	}
-	return false
-}
-
-// pend records that gr cannot be pruned now, because of err. c.mu is held.
-func (c *Controller) pend(ctx context.Context, gr schema.GroupResource, err error) {
-	if c.pending == nil {
-		c.pending = map[schema.GroupResource]bool{}
-	}
-	c.pending[gr] = true
-	c.setPruneReason(ctx, gr, metrics.PruneNotServed, err)
-}
+// errNotServed is why a pruning informer stopped: its list or watch
+// answered NotFound.
+var errNotServed = errors.New("the API server answered NotFound: the resource is no longer served")
 
 // runPrunes checks pruned resources every pruneCheckInterval and retries
 // waiting ones every pruneRetryInterval, until ctx ends.
@@ -245,4 +99,139 @@ func (c *Controller) runPrunes(ctx context.Context) {
 			c.retryPending(ctx)
 		}
 	}
+}
+
+// pruneCheck is a pruning resource as checkPrunes found it under c.mu, to
+// read its cache without c.mu.
+type pruneCheck struct {
+	r      *resource
+	gen    uint64
+	target *rules.Target
+	store  cache.Store
+}
+
+// checkPrunes finishes the prunes that are complete — removing their
+// resource from the record, then stopping their informer —, stops those
+// of resources no longer served, which then wait, and reports the others.
+// It reads the caches without c.mu, which workers and SetRules wait on:
+// update applies what it found only to a resource still as it was.
+func (c *Controller) checkPrunes(ctx context.Context) {
+	checks, active := c.prunesToCheck()
+	if !active {
+		return
+	}
+	logger := klog.FromContext(ctx)
+	complete := map[schema.GroupResource]uint64{}
+	for _, p := range checks {
+		if !c.clean(p) {
+			continue
+		}
+		// Removed first: were the informer stopped and the removal to
+		// fail, nothing would retry it.
+		if !c.opts.Partial {
+			if err := c.opts.Record.Remove(ctx, p.r.gr); err != nil {
+				logger.Error(err, "Pruned a resource, but cannot remove it from the record; will retry", "resource", rules.GVRString(p.target.GVR))
+				continue
+			}
+		}
+		complete[p.r.gr] = p.gen
+	}
+	if err := c.transition(ctx, observed{complete: complete}); err != nil {
+		c.fail(err)
+	}
+}
+
+// prunesToCheck returns the pruning resources whose prune may be
+// complete, and whether any resource is being pruned.
+func (c *Controller) prunesToCheck() (checks []pruneCheck, active bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for _, r := range c.resources {
+		if r.phase != pruning {
+			continue
+		}
+		active = true
+		if !r.informer.gone.Load() && c.quiet(r) {
+			checks = append(checks, pruneCheck{r: r, gen: r.gen, target: r.target, store: r.informer.informer.GetStore()})
+		}
+	}
+	return checks, active
+}
+
+// quiet reports whether nothing but cached objects can keep the prune of
+// r from being complete: its cache has synced, no write awaits its echo
+// and no sync is under way — one that started before the resource left
+// the rules may still write what they wanted. Keys still queued do not
+// matter: with nothing to delete, their syncs write nothing. c.mu is
+// held.
+func (c *Controller) quiet(r *resource) bool {
+	return r.informer.informer.HasSynced() && r.syncs.Load() == 0 && !c.expect.waiting(r.target.GVR)
+}
+
+// clean reports whether no object p's cache holds carries a key the
+// controller owns; one that opts out keeps the prune going until it opts
+// in again or loses the key. It reads every cached object, without c.mu.
+func (c *Controller) clean(p pruneCheck) bool {
+	for _, o := range p.store.List() {
+		obj, ok := o.(cached)
+		if !ok {
+			return false
+		}
+		d, err := reconcile.Decide(p.target, obj, nil, nil, c.opts.FieldManager)
+		if err != nil || d.Owns {
+			return false
+		}
+	}
+	return true
+}
+
+// retryPending reads the record again and looks the waiting resources up
+// again, with fresh discovery: one that is served again is pruned, one
+// that left the record (a user removed it) is dropped.
+func (c *Controller) retryPending(ctx context.Context) {
+	c.mu.RLock()
+	var waits []schema.GroupResource
+	for gr, r := range c.resources {
+		if r.phase == waiting {
+			waits = append(waits, gr)
+		}
+	}
+	c.mu.RUnlock()
+	if len(waits) == 0 {
+		return
+	}
+	if err := c.opts.Record.Load(ctx); err != nil {
+		klog.FromContext(ctx).Error(err, "Cannot read the record again")
+	}
+	c.opts.Resolver.Reset()
+	resolved := map[schema.GroupResource]resolution{}
+	for _, gr := range waits {
+		r, err := c.opts.Resolver.ResolveGroupResource(gr)
+		resolved[gr] = resolution{r, err}
+	}
+	if err := c.transition(ctx, observed{resolved: resolved}); err != nil {
+		c.fail(err)
+	}
+}
+
+func (c *Controller) reportPruning(ctx context.Context, r *resource) {
+	klog.FromContext(ctx).Info("Pruning a resource no rule names: deleting the keys set on its objects",
+		"resource", rules.GVRString(r.target.GVR), "record", c.opts.Record.Ref())
+	c.setPruneReason(ctx, r, metrics.PruneRunning, nil)
+}
+
+// setPruneReason sets kube_annotator_prune_pending of r to reason ("": not
+// pending), and logs when a prune starts to wait on err or reason.
+func (c *Controller) setPruneReason(ctx context.Context, r *resource, reason string, err error) {
+	if r.reason == "" && reason == "" {
+		return
+	}
+	c.opts.Metrics.SetPrunePending(r.gr.String(), reason)
+	last := r.reason
+	r.reason = reason
+	if reason == last || reason == "" || reason == metrics.PruneRunning {
+		return
+	}
+	klog.FromContext(ctx).Error(err, "Cannot prune a resource no rule names; it stays in the record",
+		"resource", r.gr.String(), "reason", reason, "record", c.opts.Record.Ref())
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 )
 
 var (
@@ -29,6 +30,22 @@ var (
 // which someone else set.
 func ours(name string) *unstructured.Unstructured {
 	return withOwned(configMap("ns", name, map[string]string{"a": "1", "user": "keep"}), reconcile.FieldManager, "a")
+}
+
+// phaseOf returns the phase and target of c's resource gr.
+func phaseOf(c *Controller, gr schema.GroupResource) (phase, *rules.Target) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if r := c.resources[gr]; r != nil {
+		return r.phase, r.target
+	}
+	return -1, nil
+}
+
+// inPhase reports whether c's resource gr is in phase p.
+func inPhase(c *Controller, gr schema.GroupResource, p phase) bool {
+	got, _ := phaseOf(c, gr)
+	return got == p
 }
 
 // pending is kube_annotator_prune_pending of gr for reason.
@@ -173,12 +190,12 @@ func TestPruneWaitEndsWhenTheRecordForgets(t *testing.T) {
 	c.SetRules(ctx, compile(t, onlyNamespaces))
 	t.Cleanup(func() { c.SetRules(ctx, &rules.Set{}) })
 	c.retryPending(ctx)
-	if got := pending(t, m, widgetGR, metrics.PruneNotServed); got != 1 || !c.pending[widgetGR] {
+	if got := pending(t, m, widgetGR, metrics.PruneNotServed); got != 1 || !inPhase(c, widgetGR, waiting) {
 		t.Fatalf("prune_pending{widgets,NotServed} = %v, want 1 while recorded", got)
 	}
 	rec.forget(widgetGR)
 	c.retryPending(ctx)
-	if got := pending(t, m, widgetGR, metrics.PruneNotServed); got != 0 || c.pending[widgetGR] {
+	if got := pending(t, m, widgetGR, metrics.PruneNotServed); got != 0 || resourceOf(c, widgetGR) != nil {
 		t.Errorf("prune_pending{widgets,NotServed} = %v after it left the record, want 0", got)
 	}
 }
@@ -202,11 +219,8 @@ func TestPruneForbiddenThenRuledAgain(t *testing.T) {
 	}
 
 	c.SetRules(ctx, compile(t, "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n"))
-	c.mu.RLock()
-	ri := c.informers[configMaps]
-	c.mu.RUnlock()
-	if ri == nil || ri.status.pruning.Load() || len(ri.target.Rules) != 1 {
-		t.Fatalf("configmaps informer after the rules name it again: %+v, want one enforcing the rule", ri)
+	if p, tg := phaseOf(c, cmGR); p != ruled || tg == nil || len(tg.Rules) != 1 || informerOf(c, configMaps) == nil {
+		t.Fatalf("configmaps after the rules name it again: %v with target %v, want an informer enforcing the rule", p, tg)
 	}
 	for _, reason := range metrics.PruneReasons {
 		if got := pending(t, m, cmGR, reason); got != 0 {
@@ -240,12 +254,12 @@ func TestPruneResourceGone(t *testing.T) {
 // A prune is complete only when the cache has synced, no cached object
 // carries a key the controller owns, no write awaits its echo and no sync
 // is under way.
-func TestPruned(t *testing.T) {
+func TestPruneComplete(t *testing.T) {
 	clean := configMap("ns", "x", map[string]string{"user": "keep"})
 	tests := []struct {
 		name   string
 		cached *unstructured.Unstructured
-		setup  func(c *Controller) (undo func())
+		setup  func(c *Controller, r *resource) (undo func())
 		want   bool
 	}{
 		{name: "nothing of ours", cached: clean, want: true},
@@ -255,34 +269,49 @@ func TestPruned(t *testing.T) {
 			u.SetAnnotations(map[string]string{"a": "1", rules.IgnoreAnnotation: "true"})
 			return u
 		}()},
-		{name: "a sync under way", cached: clean, setup: func(c *Controller) func() { return c.inflight.add(configMaps) }},
-		{name: "a write awaits its echo", cached: clean, setup: func(c *Controller) func() {
+		{name: "a sync under way", cached: clean, setup: func(_ *Controller, r *resource) func() {
+			r.syncs.Add(1)
+			return func() { r.syncs.Add(-1) }
+		}},
+		{name: "a write awaits its echo", cached: clean, setup: func(c *Controller, _ *resource) func() {
 			c.expect.record(Key{configMaps, "ns", "x"}, "1", "2")
 			return func() {}
 		}},
-		{name: "a sync of another resource", cached: clean, want: true,
-			setup: func(c *Controller) func() { return c.inflight.add(namespaces) }},
+		{name: "a sync of another resource", cached: clean, want: true, setup: func(c *Controller, _ *resource) func() {
+			other := &resource{gr: nsGR}
+			other.syncs.Add(1)
+			c.resources[nsGR] = other
+			return func() {}
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			set := &rules.Set{Targets: map[schema.GroupVersionResource]*rules.Target{
-				configMaps: reconcile.Prune(rules.Resource{GVR: configMaps, Kind: "ConfigMap", Namespaced: true}),
+				configMaps: reconcile.Prune(rulestest.ConfigMaps),
 			}}
 			c := withCache(t, newClient(), Options{}, set, tc.cached)
-			ri := c.informers[configMaps]
+			r := c.resources[cmGR]
+			r.phase = pruning
 			if tc.setup != nil {
-				defer tc.setup(c)()
+				defer tc.setup(c, r)()
 			}
 			// The informer never ran: it has not synced.
-			if c.pruned(configMaps, ri) {
-				t.Errorf("pruned() = true before the cache synced")
+			if pruneComplete(c) {
+				t.Errorf("complete before the cache synced")
 			}
-			synced := withSynced(t, ri)
-			if got := c.pruned(configMaps, synced); got != tc.want {
-				t.Errorf("pruned() = %v, want %v", got, tc.want)
+			synced(r)
+			if got := pruneComplete(c); got != tc.want {
+				t.Errorf("complete = %v, want %v", got, tc.want)
 			}
 		})
 	}
+}
+
+// pruneComplete reports whether c's prune check finds the one pruning
+// resource's prune complete.
+func pruneComplete(c *Controller) bool {
+	checks, _ := c.prunesToCheck()
+	return len(checks) == 1 && c.clean(checks[0])
 }
 
 // The writer records a resource before writing to it, and a converged

@@ -2,10 +2,11 @@ package controller
 
 import (
 	"context"
-	"maps"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
 // Reshard replaces the informer of every ruled resource by a new one,
@@ -19,46 +20,39 @@ import (
 // no longer served), and a shard leaves a pruned resource in the record,
 // so that every shard prunes it again when it starts.
 func (c *Controller) Reshard(ctx context.Context) error {
+	type current struct {
+		ri     *resourceInformer
+		target *rules.Target
+	}
 	c.mu.RLock()
-	old := maps.Clone(c.informers)
-	c.mu.RUnlock()
-	fresh := make(map[schema.GroupVersionResource]*resourceInformer, len(old))
-	stopFresh := func() {
-		for _, ri := range fresh {
-			ri.stop()
+	old := map[schema.GroupResource]current{}
+	for gr, r := range c.resources {
+		if r.phase == ruled {
+			old[gr] = current{r.informer, r.target}
 		}
 	}
-	for gvr, ri := range old {
-		if ri.status.pruning.Load() {
-			continue
+	c.mu.RUnlock()
+	fresh := make(map[schema.GroupResource]reshard, len(old))
+	stopFresh := func() {
+		for _, s := range fresh {
+			s.fresh.stop()
 		}
-		n, err := c.startInformer(ctx, ri.target, false)
+	}
+	for gr, cur := range old {
+		n, err := c.startInformer(ctx, cur.target)
 		if err != nil {
 			stopFresh()
 			return err
 		}
-		fresh[gvr] = n
+		fresh[gr] = reshard{old: cur.ri, fresh: n}
 	}
-	for _, ri := range fresh {
-		if !cache.WaitForCacheSync(ctx.Done(), ri.informer.HasSynced) {
+	for _, s := range fresh {
+		if !cache.WaitForCacheSync(ctx.Done(), s.fresh.informer.HasSynced) {
 			stopFresh()
 			return ctx.Err()
 		}
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for gvr, ri := range fresh {
-		current := c.informers[gvr]
-		if current != old[gvr] || ri.cannotServe(current.target) || current.status.pruning.Load() {
-			ri.stop() // SetRules replaced, dropped or pruned it meanwhile
-			continue
-		}
-		ri.target = current.target
-		c.informers[gvr] = ri
-		current.stop()
-		for _, k := range ri.informer.GetStore().ListKeys() {
-			c.enqueueStoreKey(gvr, k)
-		}
-	}
-	return nil
+	// update replaces the informers of the resources SetRules did not
+	// change meanwhile, and stops the others.
+	return c.transition(ctx, observed{resharded: fresh})
 }

@@ -67,7 +67,7 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 	switch {
 	case err != nil:
 		if apierrors.IsForbidden(err) {
-			e.status.forbidden.Store(true)
+			e.informer.forbidden.Store(true)
 		}
 		if isPermanent(err) {
 			// The event is about the object: it needs only the server's
@@ -78,7 +78,7 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 	case res.Gone:
 		return nil // deleted meanwhile: nothing to do
 	}
-	e.status.forbidden.Store(false)
+	e.informer.forbidden.Store(false)
 	c.expect.record(key, rv, res.ResourceVersion)
 	c.countKeys(d)
 	if logger := klog.FromContext(ctx).V(2); logger.Enabled() {
@@ -91,27 +91,27 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 // cachedEntry is an object from an informer's cache, with what its sync
 // needs of the informer.
 type cachedEntry struct {
-	obj    cached // nil when the object or its informer does not exist
-	target *rules.Target
-	status *informerStatus
+	obj      cached // nil when the object or its informer does not exist
+	target   *rules.Target
+	informer *resourceInformer
 }
 
 // cachedObject returns the object key names from its informer's cache,
-// with its target and its informer's status. Until done is called, the
-// sync counts as under way for the prune of key's resource, which waits
-// for it: the target it read may be the one before the resource left the
-// rules.
+// with its target and its informer. Until done is called, the sync counts
+// as under way for the prune of key's resource, which waits for it: the
+// target it read may be the one before the resource left the rules.
 func (c *Controller) cachedObject(key Key) (e cachedEntry, done func(), err error) {
 	c.mu.RLock()
-	ri := c.informers[key.GVR]
-	if ri == nil {
+	r := c.resources[key.GVR.GroupResource()]
+	if r == nil || r.informer == nil || r.informer.gvr != key.GVR {
 		c.mu.RUnlock()
 		return cachedEntry{}, func() {}, nil
 	}
-	e.target, e.status = ri.target, &ri.status
-	done = c.inflight.add(key.GVR)
+	e.target, e.informer = r.target, r.informer
+	r.syncs.Add(1)
 	c.mu.RUnlock()
-	obj, exists, err := ri.informer.GetIndexer().GetByKey(key.storeKey())
+	done = func() { r.syncs.Add(-1) }
+	obj, exists, err := e.informer.informer.GetIndexer().GetByKey(key.storeKey())
 	if err != nil || !exists {
 		return cachedEntry{}, done, err
 	}

@@ -239,7 +239,7 @@ func TestSyncHandlerExpectations(t *testing.T) {
 				return true, u, nil
 			})
 			c := withCache(t, client, Options{}, compile(t, "rules:\n- {name: a, resources: [configmaps], annotations: {a: '1'}}\n"))
-			store := c.informers[configMaps].informer.GetStore()
+			store := informerOf(c, configMaps).informer.GetStore()
 			for i, s := range tc.steps {
 				u := configMap("ns", "x", s.cachedAnn)
 				u.SetResourceVersion(s.cachedRV)

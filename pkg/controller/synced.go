@@ -14,8 +14,8 @@ import (
 func (c *Controller) HasSynced() bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	for _, ri := range c.informers {
-		if !ri.status.pruning.Load() && !ri.informer.HasSynced() {
+	for _, r := range c.resources {
+		if r.phase == ruled && !r.informer.informer.HasSynced() {
 			return false
 		}
 	}
@@ -27,7 +27,13 @@ func (c *Controller) HasSynced() bool {
 func (c *Controller) Informers() int {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return len(c.informers)
+	n := 0
+	for _, r := range c.resources {
+		if r.informer != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // watchSynced logs when every informer has synced and keeps the
@@ -36,9 +42,13 @@ func (c *Controller) watchSynced(ctx context.Context) {
 	logged := false
 	wait.UntilWithContext(ctx, func(ctx context.Context) {
 		c.mu.RLock()
-		running, synced := len(c.informers), 0
-		for _, ri := range c.informers {
-			if ri.informer.HasSynced() {
+		running, synced := 0, 0
+		for _, r := range c.resources {
+			if r.informer == nil {
+				continue
+			}
+			running++
+			if r.informer.informer.HasSynced() {
 				synced++
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 )
@@ -95,17 +96,17 @@ func TestPlanMarked(t *testing.T) {
 			annotations: map[string]string{"a": "1", "b": "2", marker: "a,b"},
 			marker:      marker,
 			desired:     patch.Desired{Annotations: map[string]string{"b": "2"}},
-			want:        patch.Change{Annotations: map[string]*string{"a": nil, marker: ptr("b")}}},
+			want:        patch.Change{Annotations: map[string]*string{"a": nil, marker: ptr.To("b")}}},
 		{name: "a change of value leaves the marker as it is",
 			annotations: map[string]string{"a": "1", marker: "a"},
 			marker:      marker,
 			desired:     patch.Desired{Annotations: map[string]string{"a": "2"}},
-			want:        patch.Change{Annotations: map[string]*string{"a": ptr("2")}}},
+			want:        patch.Change{Annotations: map[string]*string{"a": ptr.To("2")}}},
 		{name: "a stale entry is dropped only along with another change",
 			annotations: map[string]string{marker: "gone,a"},
 			marker:      marker,
 			desired:     patch.Desired{Annotations: map[string]string{"a": "1"}},
-			want:        patch.Change{Annotations: map[string]*string{"a": ptr("1"), marker: ptr("a")}}},
+			want:        patch.Change{Annotations: map[string]*string{"a": ptr.To("1"), marker: ptr.To("a")}}},
 		{name: "a stale entry alone is no reason to write",
 			annotations: map[string]string{marker: "gone"}, marker: marker},
 		{name: "keys not listed and not owned are others'",

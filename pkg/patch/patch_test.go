@@ -6,11 +6,10 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 )
-
-func ptr(s string) *string { return &s }
 
 func TestPlan(t *testing.T) {
 	tests := []struct {
@@ -23,14 +22,14 @@ func TestPlan(t *testing.T) {
 		{name: "nothing wanted, nothing owned", annotations: map[string]string{"a": "1"}},
 		{name: "missing key is set",
 			desired: patch.Desired{Annotations: map[string]string{"a": "1"}},
-			want:    patch.Change{Annotations: map[string]*string{"a": ptr("1")}}},
+			want:    patch.Change{Annotations: map[string]*string{"a": ptr.To("1")}}},
 		{name: "same value: no change",
 			annotations: map[string]string{"a": "1"},
 			desired:     patch.Desired{Annotations: map[string]string{"a": "1"}}},
 		{name: "different value is set; other keys untouched",
 			annotations: map[string]string{"a": "0", "user": "x"},
 			desired:     patch.Desired{Annotations: map[string]string{"a": "1"}},
-			want:        patch.Change{Annotations: map[string]*string{"a": ptr("1")}}},
+			want:        patch.Change{Annotations: map[string]*string{"a": ptr.To("1")}}},
 		{name: "owned key no longer wanted is deleted",
 			annotations: map[string]string{"old": "1", "user": "x"},
 			owned:       patch.Owned{Annotations: map[string]bool{"old": true}},
@@ -51,12 +50,12 @@ func TestPlan(t *testing.T) {
 			want:        patch.Change{Annotations: map[string]*string{"user": nil}, Labels: map[string]*string{"team": nil}}},
 		{name: "a key both set and removed (two rules) is set",
 			desired: patch.Desired{Annotations: map[string]string{"a": "1"}, RemoveAnnotations: []string{"a"}},
-			want:    patch.Change{Annotations: map[string]*string{"a": ptr("1")}}},
+			want:    patch.Change{Annotations: map[string]*string{"a": ptr.To("1")}}},
 		{name: "labels work like annotations",
 			labels:  map[string]string{"old": "1"},
 			owned:   patch.Owned{Labels: map[string]bool{"old": true}},
 			desired: patch.Desired{Labels: map[string]string{"new": "2"}},
-			want:    patch.Change{Labels: map[string]*string{"old": nil, "new": ptr("2")}}},
+			want:    patch.Change{Labels: map[string]*string{"old": nil, "new": ptr.To("2")}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -82,15 +81,15 @@ func TestMergePatch(t *testing.T) {
 		change patch.Change
 		want   string
 	}{
-		{"set", patch.Change{Annotations: map[string]*string{"b": ptr("2"), "a": ptr("1")}},
+		{"set", patch.Change{Annotations: map[string]*string{"b": ptr.To("2"), "a": ptr.To("1")}},
 			`{"metadata":{"annotations":{"a":"1","b":"2"}}}`},
 		{"delete is null", patch.Change{Annotations: map[string]*string{"a": nil}},
 			`{"metadata":{"annotations":{"a":null}}}`},
-		{"labels only", patch.Change{Labels: map[string]*string{"team": ptr("web")}},
+		{"labels only", patch.Change{Labels: map[string]*string{"team": ptr.To("web")}},
 			`{"metadata":{"labels":{"team":"web"}}}`},
-		{"both", patch.Change{Annotations: map[string]*string{"a": ptr("x")}, Labels: map[string]*string{"l": nil}},
+		{"both", patch.Change{Annotations: map[string]*string{"a": ptr.To("x")}, Labels: map[string]*string{"l": nil}},
 			`{"metadata":{"annotations":{"a":"x"},"labels":{"l":null}}}`},
-		{"escaping", patch.Change{Annotations: map[string]*string{"a": ptr("\"q\" <b> 日本\n")}},
+		{"escaping", patch.Change{Annotations: map[string]*string{"a": ptr.To("\"q\" <b> 日本\n")}},
 			`{"metadata":{"annotations":{"a":"\"q\" \u003cb\u003e 日本\n"}}}`},
 	}
 	for _, tc := range tests {

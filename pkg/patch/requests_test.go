@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 )
@@ -20,7 +21,7 @@ func TestRequests(t *testing.T) {
 	untracked := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{
 		"name": "cm", "namespace": "ns", "resourceVersion": "7",
 	}}}
-	both := patch.Change{Annotations: map[string]*string{"a": ptr("1"), "old": nil}, Labels: map[string]*string{"l": ptr("x")}}
+	both := patch.Change{Annotations: map[string]*string{"a": ptr.To("1"), "old": nil}, Labels: map[string]*string{"l": ptr.To("x")}}
 	tests := []struct {
 		name   string
 		obj    patch.Object
@@ -34,7 +35,7 @@ func TestRequests(t *testing.T) {
 				Body: []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm","namespace":"ns","resourceVersion":"7","annotations":{"a":"1"},"labels":{"l":"x"}}}`)},
 			{Type: types.MergePatchType, Body: []byte(`{"metadata":{"annotations":{"old":null}}}`)},
 		}},
-		{"untracked object, sets only: one apply", untracked, patch.Change{Labels: map[string]*string{"l": ptr("x")}}, []patch.Request{
+		{"untracked object, sets only: one apply", untracked, patch.Change{Labels: map[string]*string{"l": ptr.To("x")}}, []patch.Request{
 			{Type: types.ApplyPatchType, Force: true,
 				Body: []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm","namespace":"ns","resourceVersion":"7","labels":{"l":"x"}}}`)},
 		}},

@@ -22,12 +22,6 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 )
 
-// compile compiles a rules file for a cluster that serves configmaps.
-func compile(t *testing.T, content string) *rules.Set {
-	t.Helper()
-	return rulestest.Compile(t, content, rulestest.ConfigMaps)
-}
-
 func translate(manager string) TranslateFunc {
 	return func(set *rules.Set) ([]admission.Policy, []admission.Note, error) {
 		return admission.Translate(set, admission.Options{FieldManager: manager})
@@ -67,7 +61,7 @@ func TestSync(t *testing.T) {
 	s := New(Options{Client: client.AdmissionregistrationV1(), FieldManager: "kube-annotator", Translate: translate("kube-annotator")})
 	sync := func(content string) bool {
 		t.Helper()
-		policies, _, err := s.opts.Translate(compile(t, content))
+		policies, _, err := s.opts.Translate(rulestest.Compile(t, content, rulestest.ConfigMaps))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,7 +117,7 @@ func TestWrapAndRun(t *testing.T) {
 		Settle: time.Second, Interval: time.Hour, Retry: 10 * time.Millisecond})
 	var applied []*rules.Set
 	apply := s.Wrap(func(_ context.Context, set *rules.Set) { applied = append(applied, set) })
-	set := compile(t, "rules:\n- {name: a, resources: [configmaps], annotations: {a: '1'}}\n")
+	set := rulestest.Compile(t, "rules:\n- {name: a, resources: [configmaps], annotations: {a: '1'}}\n", rulestest.ConfigMaps)
 	start := time.Now()
 	apply(t.Context(), set)
 	if len(applied) != 1 || time.Since(start) < time.Second {
@@ -175,7 +169,7 @@ func TestNotServed(t *testing.T) {
 	ctx := klog.NewContext(t.Context(), logger)
 	applied := 0
 	apply := s.Wrap(func(context.Context, *rules.Set) { applied++ })
-	set := compile(t, "rules:\n- {name: a, resources: [configmaps], annotations: {a: '1'}}\n")
+	set := rulestest.Compile(t, "rules:\n- {name: a, resources: [configmaps], annotations: {a: '1'}}\n", rulestest.ConfigMaps)
 	apply(ctx, set)
 	apply(ctx, set) // a reload
 	if applied != 2 {

@@ -8,10 +8,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
+	"github.com/kube-annotator/kube-annotator/test/testutil"
 )
 
 var (
@@ -39,7 +41,7 @@ func entry(manager string, anns, lbls []string) metav1.ManagedFieldsEntry {
 	}
 	md := map[string]any{"f:annotations": set(anns), "f:labels": set(lbls)}
 	return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate,
-		APIVersion: "v1", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(mustJSON(map[string]any{"f:metadata": md}))}}
+		APIVersion: "v1", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(testutil.MustJSON(map[string]any{"f:metadata": md}))}}
 }
 
 // obj is a ConfigMap's metadata at resourceVersion "3" as a metadata
@@ -56,8 +58,6 @@ var kubectl = entry("kubectl", nil, nil)
 
 // marker is the admission marker of FieldManager for configmaps.
 const marker = "configmaps.admission.kube-annotator.io/kube-annotator"
-
-func ptr(s string) *string { return &s }
 
 func merge(body string) []patch.Request {
 	return []patch.Request{{Type: types.MergePatchType, Body: []byte(body)}}
@@ -80,11 +80,11 @@ func TestDecide(t *testing.T) {
 		wantConflicts int
 	}{
 		{name: "missing keys", rules: ab, obj: obj("ns", "x", nil, nil, kubectl),
-			want:         patch.Change{Annotations: map[string]*string{"a": ptr("1"), "b": ptr("2")}},
+			want:         patch.Change{Annotations: map[string]*string{"a": ptr.To("1"), "b": ptr.To("2")}},
 			wantRequests: merge(`{"metadata":{"annotations":{"a":"1","b":"2"}}}`)},
 		{name: "only the keys that differ; others untouched", rules: ab,
 			obj:          obj("ns", "x", map[string]string{"a": "0", "b": "2", "user": "u"}, nil, kubectl),
-			want:         patch.Change{Annotations: map[string]*string{"a": ptr("1")}},
+			want:         patch.Change{Annotations: map[string]*string{"a": ptr.To("1")}},
 			wantRequests: merge(`{"metadata":{"annotations":{"a":"1"}}}`)},
 		{name: "converged", rules: ab, obj: obj("ns", "x", map[string]string{"a": "1", "b": "2"}, nil, kubectl)},
 		{name: "a key we own that no rule wants is deleted", rules: ab,
@@ -103,12 +103,12 @@ func TestDecide(t *testing.T) {
 		{name: "labels set and removed",
 			rules:        "rules:\n- {name: r, resources: [configmaps], labels: {tier: web}, removeLabels: [legacy]}\n",
 			obj:          obj("ns", "x", nil, map[string]string{"legacy": "y", "app": "a"}, kubectl),
-			want:         patch.Change{Labels: map[string]*string{"tier": ptr("web"), "legacy": nil}},
+			want:         patch.Change{Labels: map[string]*string{"tier": ptr.To("web"), "legacy": nil}},
 			wantRequests: merge(`{"metadata":{"labels":{"legacy":null,"tier":"web"}}}`)},
 		{name: "namespace selected by its labels",
 			rules:        "rules:\n- {name: r, resources: [configmaps], namespaceSelector: team=a, annotations: {a: '1'}}\n",
 			obj:          obj("ns-a", "x", nil, nil, kubectl),
-			want:         patch.Change{Annotations: map[string]*string{"a": ptr("1")}},
+			want:         patch.Change{Annotations: map[string]*string{"a": ptr.To("1")}},
 			wantRequests: merge(`{"metadata":{"annotations":{"a":"1"}}}`)},
 		{name: "namespace not selected",
 			rules: "rules:\n- {name: r, resources: [configmaps], namespaceSelector: team=a, annotations: {a: '1'}}\n",
@@ -116,17 +116,17 @@ func TestDecide(t *testing.T) {
 		{name: "no managedFields: server-side apply pinned to the resourceVersion, then the deletions",
 			rules: "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}, removeAnnotations: [old]}\n",
 			obj:   obj("ns", "x", map[string]string{"old": "o"}, nil),
-			want:  patch.Change{Annotations: map[string]*string{"a": ptr("1"), "old": nil}},
+			want:  patch.Change{Annotations: map[string]*string{"a": ptr.To("1"), "old": nil}},
 			wantRequests: []patch.Request{
 				{Type: types.ApplyPatchType, Force: true,
 					Body: []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","namespace":"ns","resourceVersion":"3","annotations":{"a":"1"}}}`)},
 				{Type: types.MergePatchType, Body: []byte(`{"metadata":{"annotations":{"old":null}}}`)},
 			}},
 		{name: "the OtherManagers marker is managedFields", rules: ab, obj: obj("ns", "x", nil, nil, metav1.ManagedFieldsEntry{Manager: OtherManagers}),
-			want:         patch.Change{Annotations: map[string]*string{"a": ptr("1"), "b": ptr("2")}},
+			want:         patch.Change{Annotations: map[string]*string{"a": ptr.To("1"), "b": ptr.To("2")}},
 			wantRequests: merge(`{"metadata":{"annotations":{"a":"1","b":"2"}}}`)},
 		{name: "whole object", rules: ab, obj: whole(obj("ns", "x", map[string]string{"b": "2"}, nil, kubectl)),
-			want:         patch.Change{Annotations: map[string]*string{"a": ptr("1")}},
+			want:         patch.Change{Annotations: map[string]*string{"a": ptr.To("1")}},
 			wantRequests: merge(`{"metadata":{"annotations":{"a":"1"}}}`)},
 		{name: "set at admission, wanted by a rule in audit mode: kept",
 			rules: "rules:\n- {name: r, resources: [configmaps], mode: audit, annotations: {a: '1'}}\n",
@@ -139,25 +139,25 @@ func TestDecide(t *testing.T) {
 			rules: "rules:\n- {name: r, resources: [configmaps], labels: {l: x}}\n",
 			obj: obj("ns", "x", map[string]string{"a": "1", "user": "u", marker: "a,label:gone,label:l"}, map[string]string{"gone": "g", "l": "x"},
 				entry("kubectl", []string{"a", "user"}, []string{"gone"})),
-			want:         patch.Change{Annotations: map[string]*string{"a": nil, marker: ptr("label:l")}, Labels: map[string]*string{"gone": nil}},
+			want:         patch.Change{Annotations: map[string]*string{"a": nil, marker: ptr.To("label:l")}, Labels: map[string]*string{"gone": nil}},
 			wantRequests: merge(`{"metadata":{"annotations":{"a":null,"configmaps.admission.kube-annotator.io/kube-annotator":"label:l"},"labels":{"gone":null}}}`)},
 		{name: "another field manager's marker, or another resource's, is not ours", rules: ab,
 			obj: obj("ns", "x", map[string]string{"a": "1", "b": "2", "old": "o", "configmaps.admission.kube-annotator.io/other": "old", "deployments.apps.admission.kube-annotator.io/kube-annotator": "old"}, nil, kubectl)},
 		{name: "rules conflict: file order decides", rules: teams,
 			obj:           obj("ns", "x", nil, map[string]string{"app": "web"}, kubectl),
-			want:          patch.Change{Annotations: map[string]*string{"team": ptr("a")}},
+			want:          patch.Change{Annotations: map[string]*string{"team": ptr.To("a")}},
 			wantRequests:  merge(`{"metadata":{"annotations":{"team":"a"}}}`),
 			wantConflicts: 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			before := mustJSON(tc.obj)
+			before := testutil.MustJSON(tc.obj)
 			d, err := Decide(target(t, tc.rules), tc.obj, nsLabels, nil, FieldManager)
 			if err != nil {
 				t.Fatalf("Decide() error = %v", err)
 			}
 			if !reflect.DeepEqual(d.Change, tc.want) {
-				t.Errorf("Change = %s, want %s", mustJSON(d.Change), mustJSON(tc.want))
+				t.Errorf("Change = %s, want %s", testutil.MustJSON(d.Change), testutil.MustJSON(tc.want))
 			}
 			if d.Empty() != tc.want.Empty() {
 				t.Errorf("Empty() = %v, want %v", d.Empty(), tc.want.Empty())
@@ -168,7 +168,7 @@ func TestDecide(t *testing.T) {
 			if d.Evaluation == nil || len(d.Evaluation.Conflicts) != tc.wantConflicts {
 				t.Errorf("Evaluation = %+v, want %d conflicts", d.Evaluation, tc.wantConflicts)
 			}
-			if after := mustJSON(tc.obj); after != before {
+			if after := testutil.MustJSON(tc.obj); after != before {
 				t.Errorf("Decide() modified the object:\n%s\nwas\n%s", after, before)
 			}
 		})
@@ -205,7 +205,7 @@ func TestDecideTrimmed(t *testing.T) {
 			}
 			if !reflect.DeepEqual(full, trimmed) {
 				t.Errorf("trimmed object: %s %s, whole object: %s %s",
-					mustJSON(trimmed.Change), requests(trimmed.Requests), mustJSON(full.Change), requests(full.Requests))
+					testutil.MustJSON(trimmed.Change), requests(trimmed.Requests), testutil.MustJSON(full.Change), requests(full.Requests))
 			}
 		})
 	}
@@ -276,7 +276,7 @@ func TestDecidePruneAndOwns(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !reflect.DeepEqual(d.Change, tc.want) || d.Owns != tc.wantOwns {
-				t.Errorf("Change = %s, Owns %v; want %s, %v", mustJSON(d.Change), d.Owns, mustJSON(tc.want), tc.wantOwns)
+				t.Errorf("Change = %s, Owns %v; want %s, %v", testutil.MustJSON(d.Change), d.Owns, testutil.MustJSON(tc.want), tc.wantOwns)
 			}
 		})
 	}

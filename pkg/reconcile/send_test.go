@@ -2,7 +2,6 @@ package reconcile
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -17,15 +16,6 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 )
-
-// mustJSON is v in JSON, for comparisons and messages.
-func mustJSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err) // test values are plain data
-	}
-	return string(b)
-}
 
 // requests formats requests for messages.
 func requests(rs []patch.Request) string {

@@ -6,6 +6,9 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/test/testutil"
+
+	"k8s.io/utils/ptr"
 )
 
 func TestDecideIgnoreAndAudit(t *testing.T) {
@@ -26,10 +29,10 @@ func TestDecideIgnoreAndAudit(t *testing.T) {
 		{name: "namespace opts out", rules: enforced, obj: obj("quiet", "x", nil, nil, kubectl), wantIgnored: true},
 		{name: "\"false\" does not opt out", rules: enforced,
 			obj:  obj("ns", "x", map[string]string{rules.IgnoreAnnotation: "false"}, nil, kubectl),
-			want: patch.Change{Annotations: map[string]*string{"a": ptr("1")}}},
+			want: patch.Change{Annotations: map[string]*string{"a": ptr.To("1")}}},
 		{name: "audit rule: nothing written, its change reported", rules: audited,
 			obj:       obj("ns", "x", map[string]string{"gone": "g"}, nil, kubectl),
-			wantAudit: []AuditChange{{Rule: "au", Change: patch.Change{Annotations: map[string]*string{"a": ptr("1"), "gone": nil}}}}},
+			wantAudit: []AuditChange{{Rule: "au", Change: patch.Change{Annotations: map[string]*string{"a": ptr.To("1"), "gone": nil}}}}},
 		{name: "audit rule: a key we own that it wants is not pruned", rules: audited,
 			obj: obj("ns", "x", map[string]string{"a": "1"}, nil, entry(FieldManager, []string{"a"}, nil))},
 		{name: "audit rule satisfied: nothing to report", rules: audited,
@@ -45,10 +48,10 @@ func TestDecideIgnoreAndAudit(t *testing.T) {
 				t.Errorf("Ignored = %q, want ignored %v", d.Ignored, tc.wantIgnored)
 			}
 			if !reflect.DeepEqual(d.Change, tc.want) || (len(d.Requests) > 0) != !tc.want.Empty() {
-				t.Errorf("Change = %s (%d requests), want %s", mustJSON(d.Change), len(d.Requests), mustJSON(tc.want))
+				t.Errorf("Change = %s (%d requests), want %s", testutil.MustJSON(d.Change), len(d.Requests), testutil.MustJSON(tc.want))
 			}
 			if !reflect.DeepEqual(d.Audit, tc.wantAudit) {
-				t.Errorf("Audit = %s, want %s", mustJSON(d.Audit), mustJSON(tc.wantAudit))
+				t.Errorf("Audit = %s, want %s", testutil.MustJSON(d.Audit), testutil.MustJSON(tc.wantAudit))
 			}
 		})
 	}
@@ -77,13 +80,13 @@ func TestExplainObject(t *testing.T) {
 		},
 		Conflicts: []Conflict{{Kind: "annotation", Key: "team", Kept: "one", Dropped: "two"}},
 		Changes: []KeyChange{
-			{Kind: "annotation", Key: "legacy", Old: ptr("l"), Rule: "two"},
-			{Kind: "annotation", Key: "stale", Old: ptr("s")},
-			{Kind: "annotation", Key: "team", Old: ptr("z"), New: ptr("a"), Rule: "one"},
+			{Kind: "annotation", Key: "legacy", Old: ptr.To("l"), Rule: "two"},
+			{Kind: "annotation", Key: "stale", Old: ptr.To("s")},
+			{Kind: "annotation", Key: "team", Old: ptr.To("z"), New: ptr.To("a"), Rule: "one"},
 		},
 	}
 	if !reflect.DeepEqual(x, want) {
-		t.Errorf("Explain() =\n%s\nwant\n%s", mustJSON(x), mustJSON(want))
+		t.Errorf("Explain() =\n%s\nwant\n%s", testutil.MustJSON(x), testutil.MustJSON(want))
 	}
 	if x.Rules[2].Selects || x.Rules[2].Reason == "" {
 		t.Errorf("rule three: %+v, want not selected, with a reason", x.Rules[2])

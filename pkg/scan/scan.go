@@ -10,6 +10,7 @@ import (
 	"maps"
 	"slices"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -134,4 +135,25 @@ func listNamespaces(ctx context.Context, client dynamic.Interface, why string) (
 		return nil, fmt.Errorf("list namespaces for %s: %w", why, err)
 	}
 	return list, nil
+}
+
+// Namespace reads namespace ns ("" for none) once and answers for it as
+// Namespaces does for all, as the controller's namespace informer would:
+// for explain, which reads one object.
+func Namespace(ctx context.Context, dyn dynamic.Interface, ns string) (rules.Namespaces, rules.IgnoredNamespaces, error) {
+	if ns == "" {
+		return nil, nil, nil
+	}
+	got, err := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Get(ctx, ns, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("get namespace %s: %w", ns, err)
+	}
+	nsLabels := func(name string) (metav1.Object, bool) {
+		return got, name == ns
+	}
+	nsIgnored := func(name string) bool { return name == ns && rules.OptsOut(got.GetAnnotations()) }
+	return nsLabels, nsIgnored, nil
 }

@@ -17,44 +17,22 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/utils/ptr"
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 )
 
 const manager = reconcile.FieldManager
 
 var (
-	configMaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	namespaces = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	configMaps = rulestest.ConfigMaps.GVR
+	namespaces = rulestest.Namespaces.GVR
+	// served are the resources the tests' cluster serves.
+	served = []rules.Resource{rulestest.ConfigMaps, rulestest.Namespaces}
 )
-
-// compile compiles a rules file's content for a cluster that serves
-// configmaps and namespaces, without the cluster's namespaces.
-func compile(t *testing.T, content string) *rules.Set {
-	t.Helper()
-	f, err := rules.Parse("rules.yaml", []byte(content))
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, _, err := rules.Compile("rules.yaml", f, func(name string) (rules.Resource, error) {
-		switch name {
-		case "configmaps":
-			return rules.Resource{GVR: configMaps, Namespaced: true}, nil
-		case "namespaces":
-			return rules.Resource{GVR: namespaces}, nil
-		}
-		return rules.Resource{}, fmt.Errorf("unknown resource %q", name)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := set.ExcludeNamespaces(rules.DefaultExcludedNamespaces); err != nil {
-		t.Fatal(err)
-	}
-	return set
-}
 
 // object returns an object of kind with annotations ann and labels lbl,
 // as kubectl created it, on which the field manager set the annotations
@@ -99,8 +77,6 @@ func cm(namespace, name string, ann map[string]string, ours ...string) *unstruct
 	return object("ConfigMap", namespace, name, ann, nil, ours...)
 }
 
-func ptr(s string) *string { return &s }
-
 func TestPending(t *testing.T) {
 	const abc = "rules:\n- {name: r, resources: [configmaps], annotations: {b: '2', a: '1', c: ''}}\n"
 	const nsSelector = "rules:\n- {name: r, resources: [configmaps], namespaceSelector: team=a, annotations: {a: '1'}}\n"
@@ -123,53 +99,53 @@ func TestPending(t *testing.T) {
 		{"nothing to change", abc, cm("ns", "x", map[string]string{"a": "1", "b": "2", "c": "", "user": "u"}), nil},
 		{"no annotations: every key, Old nil, sorted", abc, cm("ns", "x", nil), &Object{
 			Resource: "configmaps.v1", Namespace: "ns", Name: "x",
-			Changes:  []Change{ann("annotation", "a", nil, ptr("1")), ann("annotation", "b", nil, ptr("2")), ann("annotation", "c", nil, ptr(""))},
+			Changes:  []Change{ann("annotation", "a", nil, ptr.To("1")), ann("annotation", "b", nil, ptr.To("2")), ann("annotation", "c", nil, ptr.To(""))},
 			Requests: merge(`{"metadata":{"annotations":{"a":"1","b":"2","c":""}}}`),
 		}},
 		{"wrong values: Old set, other keys untouched", abc, cm("ns", "x", map[string]string{"a": "1", "b": "3", "c": "x", "user": "u"}), &Object{
 			Resource: "configmaps.v1", Namespace: "ns", Name: "x",
-			Changes:  []Change{ann("annotation", "b", ptr("3"), ptr("2")), ann("annotation", "c", ptr("x"), ptr(""))},
+			Changes:  []Change{ann("annotation", "b", ptr.To("3"), ptr.To("2")), ann("annotation", "c", ptr.To("x"), ptr.To(""))},
 			Requests: merge(`{"metadata":{"annotations":{"b":"2","c":""}}}`),
 		}},
 		{"labels and removals", "rules:\n- {name: r, resources: [configmaps], labels: {tier: web, app: x}, removeAnnotations: [old, gone]}\n",
 			object("ConfigMap", "ns", "x", map[string]string{"old": "o"}, map[string]string{"app": "y"}), &Object{
 				Resource: "configmaps.v1", Namespace: "ns", Name: "x",
-				Changes:  []Change{ann("annotation", "old", ptr("o"), nil), ann("label", "app", ptr("y"), ptr("x")), ann("label", "tier", nil, ptr("web"))},
+				Changes:  []Change{ann("annotation", "old", ptr.To("o"), nil), ann("label", "app", ptr.To("y"), ptr.To("x")), ann("label", "tier", nil, ptr.To("web"))},
 				Requests: merge(`{"metadata":{"annotations":{"old":null},"labels":{"app":"x","tier":"web"}}}`),
 			}},
 		{"our key no rule wants is deleted", abc, cm("ns", "x", map[string]string{"a": "1", "b": "2", "c": "", "stale": "s"}, "a", "stale"), &Object{
 			Resource: "configmaps.v1", Namespace: "ns", Name: "x",
-			Changes:  []Change{pruned("stale", ptr("s"))},
+			Changes:  []Change{pruned("stale", ptr.To("s"))},
 			Requests: merge(`{"metadata":{"annotations":{"stale":null}}}`),
 		}},
 		{"excluded namespace", abc, cm("kube-system", "x", nil), nil},
 		{"excluded namespace: our keys deleted", abc, cm("kube-system", "x", map[string]string{"a": "1"}, "a"), &Object{
 			Resource: "configmaps.v1", Namespace: "kube-system", Name: "x",
-			Changes:  []Change{pruned("a", ptr("1"))},
+			Changes:  []Change{pruned("a", ptr.To("1"))},
 			Requests: merge(`{"metadata":{"annotations":{"a":null}}}`),
 		}},
 		{"namespace selected", nsSelector, cm("ns-a", "x", nil), &Object{
 			Resource: "configmaps.v1", Namespace: "ns-a", Name: "x",
-			Changes:  []Change{ann("annotation", "a", nil, ptr("1"))},
+			Changes:  []Change{ann("annotation", "a", nil, ptr.To("1"))},
 			Requests: merge(`{"metadata":{"annotations":{"a":"1"}}}`),
 		}},
 		{"namespace not selected", nsSelector, cm("ns-b", "x", nil), nil},
 		{"namespace unknown", nsSelector, cm("ns-c", "x", nil), nil},
 		{"untracked: server-side apply", abc, untracked("ConfigMap", "ns", "x", map[string]string{"a": "1", "b": "2"}, nil), &Object{
 			Resource: "configmaps.v1", Namespace: "ns", Name: "x",
-			Changes: []Change{ann("annotation", "c", nil, ptr(""))},
+			Changes: []Change{ann("annotation", "c", nil, ptr.To(""))},
 			Requests: []patch.Request{{Type: types.ApplyPatchType, Force: true,
 				Body: []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","namespace":"ns","resourceVersion":"3","annotations":{"c":""}}}`)}},
 		}},
 		{"cluster-scoped", "rules:\n- {name: r, resources: [namespaces], annotations: {a: '1'}}\n", object("Namespace", "", "team-a", nil, nil), &Object{
 			Resource: "namespaces.v1", Name: "team-a",
-			Changes:  []Change{ann("annotation", "a", nil, ptr("1"))},
+			Changes:  []Change{ann("annotation", "a", nil, ptr.To("1"))},
 			Requests: merge(`{"metadata":{"annotations":{"a":"1"}}}`),
 		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			set := compile(t, tc.rules)
+			set := rulestest.Compile(t, tc.rules, served...)
 			tg := set.SortedTargets()[0]
 			before := tc.obj.DeepCopy()
 			d, err := reconcile.Decide(tg, tc.obj, nsLabels, nil, manager)
@@ -220,7 +196,7 @@ func newClient(objs ...runtime.Object) *dynamicfake.FakeDynamicClient {
 type visited struct{ namespace, name, patch string }
 
 func TestResource(t *testing.T) {
-	set := compile(t, "rules:\n- {name: r, resources: [configmaps, namespaces], annotations: {a: '1'}}\n")
+	set := rulestest.Compile(t, "rules:\n- {name: r, resources: [configmaps, namespaces], annotations: {a: '1'}}\n", served...)
 	want := map[string]string{"a": "1"}
 	objs := []runtime.Object{
 		cm("ns1", "missing", nil),
@@ -289,7 +265,7 @@ func checkOnlyLists(t *testing.T, client *dynamicfake.FakeDynamicClient, gvr sch
 }
 
 func TestResourceErrors(t *testing.T) {
-	set := compile(t, "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n")
+	set := rulestest.Compile(t, "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n", served...)
 	stop := errors.New("stop")
 	listFailed := errors.New("list failed")
 	tests := []struct {
@@ -353,7 +329,7 @@ func TestNamespaces(t *testing.T) {
 			if tc.react != nil {
 				client.PrependReactor("list", "namespaces", tc.react)
 			}
-			got, ignored, err := Namespaces(t.Context(), client, compile(t, tc.rules))
+			got, ignored, err := Namespaces(t.Context(), client, rulestest.Compile(t, tc.rules, served...))
 			if !errors.Is(err, tc.wantErr) || (err != nil && !strings.HasPrefix(err.Error(), "list namespaces for namespaceSelector and fromNamespace: ")) {
 				t.Errorf("Namespaces() error = %v, want %v, with context", err, tc.wantErr)
 			}

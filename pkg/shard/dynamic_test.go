@@ -11,10 +11,11 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
+
+	"github.com/kube-annotator/kube-annotator/test/testutil"
 )
 
 // member is a Dynamic under test whose reshards can be held back, as
@@ -79,13 +80,6 @@ func (m *member) releaseReshards() {
 	m.mu.Unlock()
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	if err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) { return cond(), nil }); err != nil {
-		t.Fatalf("waiting for %s: %v", what, err)
-	}
-}
-
 // A member hands ranges over only once their new owner announced them
 // synced; a member that leaves hands its ranges over at once.
 func TestDynamicHandoff(t *testing.T) {
@@ -93,7 +87,7 @@ func TestDynamicHandoff(t *testing.T) {
 	defer cancel()
 	client := fake.NewClientset()
 	a := newMember(t, ctx, client, "a", false)
-	waitFor(t, "a to own and serve everything", func() bool { return a.served() == 1 && a.Ready() == nil })
+	testutil.WaitFor(t, 5*time.Second, "a to own and serve everything", func() bool { return a.served() == 1 && a.Ready() == nil })
 
 	bctx, stopB := context.WithCancel(ctx)
 	b := newMember(t, bctx, client, "b", true)
@@ -107,24 +101,24 @@ func TestDynamicHandoff(t *testing.T) {
 	}
 	a.holdReshards()
 	b.unsynced.Store(false)
-	waitFor(t, "b to announce its share", func() bool { return b.Ready() == nil })
-	waitFor(t, "a to start narrowing", func() bool {
+	testutil.WaitFor(t, 5*time.Second, "b to announce its share", func() bool { return b.Ready() == nil })
+	testutil.WaitFor(t, 5*time.Second, "a to start narrowing", func() bool {
 		return a.shard.Ranges().Fraction() < 1
 	})
 	if got := a.served(); got != 1 {
 		t.Errorf("a serves %.3f before its narrower informers synced, want all", got)
 	}
 	a.releaseReshards()
-	waitFor(t, "a to serve its share", func() bool { return a.served() == 1-want })
+	testutil.WaitFor(t, 5*time.Second, "a to serve its share", func() bool { return a.served() == 1-want })
 
 	a.holdReshards()
 	stopB() // b deletes its Lease
-	waitFor(t, "a to widen again", func() bool { return a.shard.Ranges().Fraction() == 1 })
+	testutil.WaitFor(t, 5*time.Second, "a to widen again", func() bool { return a.shard.Ranges().Fraction() == 1 })
 	if a.Ready() == nil {
 		t.Errorf("a is ready before the ranges it took over synced")
 	}
 	a.releaseReshards()
-	waitFor(t, "a to serve everything and be ready", func() bool { return a.served() == 1 && a.Ready() == nil })
+	testutil.WaitFor(t, 5*time.Second, "a to serve everything and be ready", func() bool { return a.served() == 1 && a.Ready() == nil })
 }
 
 // A Lease expired for ten lease durations is deleted; one expired for
@@ -147,7 +141,7 @@ func TestGroupCollectsDeadLeases(t *testing.T) {
 	if peers, _ := m.group.Peers(time.Now()); len(peers) != 1 {
 		t.Errorf("%d live members, want 1 (a): expired Leases count", len(peers))
 	}
-	waitFor(t, "the dead member's Lease to be deleted", func() bool {
+	testutil.WaitFor(t, 5*time.Second, "the dead member's Lease to be deleted", func() bool {
 		_, err := client.CoordinationV1().Leases("ns").Get(t.Context(), "dead", metav1.GetOptions{})
 		return apierrors.IsNotFound(err)
 	})

@@ -38,7 +38,7 @@ func admissionRefused(t *testing.T, rulesFile string) {
 // (the create response does not carry the rules' annotations). e is the
 // control plane, ns a namespace of it, and rulesFile ends with
 // probeRule(ns). It returns the controller's process.
-func admissionRunDegraded(t *testing.T, e *h.Env, ns, rulesFile string) *proc {
+func admissionRunDegraded(t *testing.T, e *h.Env, ns, rulesFile string) *h.Process {
 	t.Helper()
 	t.Logf("%s does not serve MutatingAdmissionPolicy v1: checking that the controller does the policies' work", e.Features.Version)
 	args := []string{"--rules", rulesFile, "--admission-policies"}
@@ -47,22 +47,22 @@ func admissionRunDegraded(t *testing.T, e *h.Env, ns, rulesFile string) *proc {
 	}
 	p := startRun(t, args...)
 	waitLog(t, p, 15*time.Second, "Admission policies not installed", "Kubernetes 1.36 and later", 1)
-	waitFor(t, 30*time.Second, "the controller is ready", func() bool { return p.ready(t) == 200 })
+	waitFor(t, 30*time.Second, "the controller is ready", func() bool { return p.Ready(t) == 200 })
 	for i := range 3 {
 		name := fmt.Sprintf("probe-%d", i)
 		created := e.Create(t, h.ConfigMaps, ns, h.Object("v1", "ConfigMap", ns, name))
 		checkAnnotations(t, "created "+name, created, map[string]string{"probe": "", marker("configmaps"): ""})
 		e.WaitForAnnotation(t, 10*time.Second, h.ConfigMaps, ns, name, "probe", "yes")
 	}
-	for _, line := range strings.Split(p.output(t), "\n") {
+	for _, line := range strings.Split(p.Output(t), "\n") {
 		if strings.Contains(line, "Admission policies not installed") {
 			t.Logf("the controller said: %s", line)
 		}
 	}
-	if n := p.logLines(t, "Admission policies not installed"); n != 1 {
+	if n := p.LogLines(t, "Admission policies not installed"); n != 1 {
 		t.Errorf("said %d times that the admission policies are not installed, want once", n)
 	}
-	if n := p.logLines(t, "Admission policies not synced"); n != 0 {
+	if n := p.LogLines(t, "Admission policies not synced"); n != 0 {
 		t.Errorf("logged %d sync errors for an API the server does not serve, want none", n)
 	}
 	return p
@@ -90,7 +90,7 @@ func TestAdmissionPoliciesAfterUpgrade(t *testing.T) {
 	// Exits within seconds of SIGTERM rather than wait for the
 	// controller's watches to close (see TestFaultAPIServerRestart).
 	flags["shutdown-send-retry-after"] = "true"
-	e := startControlPlane(t, h.Options{APIServerFlags: flags})
+	e := h.StartControlPlane(t, h.Options{APIServerFlags: flags})
 	if e.Features.MutatingAdmissionPolicyV1 {
 		t.Fatalf("%s with %v still serves MutatingAdmissionPolicy v1", e.Features.Version, noAdmissionPolicyV1)
 	}

@@ -205,8 +205,8 @@ func startControllerManager(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := c.Stop(stopTimeout); errors.Is(err, h.ErrKilled) {
-			t.Errorf("kube-controller-manager still running %v after SIGTERM; killed it", stopTimeout)
+		if err := c.Stop(h.StopTimeout); errors.Is(err, h.ErrKilled) {
+			t.Errorf("kube-controller-manager still running %v after SIGTERM; killed it", h.StopTimeout)
 		}
 		if t.Failed() {
 			if out, err := c.ReadLog(); err == nil {

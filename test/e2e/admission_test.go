@@ -134,8 +134,8 @@ func TestAdmissionControllerWritesNothing(t *testing.T) {
 	applyAdmission(t, rulesFile)
 	waitPolicies(t, ns, 10*time.Second)
 	p := startRun(t, "--rules", rulesFile)
-	waitFor(t, 30*time.Second, "the controller is ready", func() bool { return p.ready(t) == 200 })
-	syncs := p.metric(t, "kube_annotator_syncs_total")
+	waitFor(t, 30*time.Second, "the controller is ready", func() bool { return p.Ready(t) == 200 })
+	syncs := p.Metric(t, "kube_annotator_syncs_total")
 	before := requests(t)
 
 	var bare atomic.Int64
@@ -151,13 +151,13 @@ func TestAdmissionControllerWritesNothing(t *testing.T) {
 		t.Errorf("%d of %d ConfigMaps were created without what the rules want", n, admissionObjects)
 	}
 	took := waitFor(t, 60*time.Second, "the controller syncs every ConfigMap created", func() bool {
-		return p.metric(t, "kube_annotator_syncs_total")-syncs >= admissionObjects
+		return p.Metric(t, "kube_annotator_syncs_total")-syncs >= admissionObjects
 	})
 	t.Logf("the controller synced the %d ConfigMaps %v after the last was created", admissionObjects, took.Round(time.Millisecond))
 	if n := patches(t, before); n != 0 {
 		t.Errorf("the API server served %d patches of ConfigMaps, want 0", n)
 	}
-	if n := p.writes(t, "success") + p.writes(t, "error"); n != 0 {
+	if n := p.Writes(t, "success") + p.Writes(t, "error"); n != 0 {
 		t.Errorf("the controller wrote %d times, want 0", n)
 	}
 }

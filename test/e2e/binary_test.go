@@ -82,14 +82,14 @@ func TestRunBinary(t *testing.T) {
   resources: [cm]
   annotations: {example.com/owner: platform}
 `)
-	p := startProc(t, "kube-annotator", exec.Command(binary, "run", "--rules", rulesFile, "--kubeconfig", env.Kubeconfig, "-n", ns))
+	p := h.StartProcess(t, "kube-annotator", exec.Command(binary, "run", "--rules", rulesFile, "--kubeconfig", env.Kubeconfig, "-n", ns))
 
 	env.WaitForAnnotation(t, 15*time.Second, h.ConfigMaps, ns, "before", "example.com/owner", "platform")
 	env.Create(t, h.ConfigMaps, ns, h.Object("v1", "ConfigMap", ns, "after"))
 	env.WaitForAnnotation(t, 10*time.Second, h.ConfigMaps, ns, "after", "example.com/owner", "platform")
 
-	p.stop(t)
-	log := p.output(t)
+	p.Terminate(t)
+	log := p.Output(t)
 	for _, want := range []string{`Resource not served; its rules are not enforced`, `widgets.example.com`, `Stopped`} {
 		if !strings.Contains(log, want) {
 			t.Errorf("the log lacks %q; got:\n%s", want, log)
@@ -172,18 +172,18 @@ func TestResyncWritesNothing(t *testing.T) {
 	configMaps(t, ns, n)
 	p := startRun(t, "--rules", writeFile(t, "rules.yaml", faultRules), "-n", ns, "--resync-period", "1s")
 	waitConverged(t, ns, 30*time.Second)
-	writes := p.metric(t, "kube_annotator_writes_total")
+	writes := p.Metric(t, "kube_annotator_writes_total")
 	if writes != n {
 		t.Errorf("%v writes to converge %d ConfigMaps, want %d", writes, n, n)
 	}
-	before := p.metric(t, "kube_annotator_syncs_total")
+	before := p.Metric(t, "kube_annotator_syncs_total")
 	env.Quiet(t, 3500*time.Millisecond, "configmaps") // fails on any write
-	if synced := p.metric(t, "kube_annotator_syncs_total") - before; synced < 2*n {
+	if synced := p.Metric(t, "kube_annotator_syncs_total") - before; synced < 2*n {
 		t.Errorf("%v syncs in 3.5s with --resync-period 1s, want at least two resyncs of %d objects", synced, n)
 	} else {
 		t.Logf("%v syncs in 3.5s of resyncs, 0 writes", synced)
 	}
-	if got := p.metric(t, "kube_annotator_writes_total"); got != writes {
+	if got := p.Metric(t, "kube_annotator_writes_total"); got != writes {
 		t.Errorf("the controller wrote %v times during resyncs, want 0", got-writes)
 	}
 }

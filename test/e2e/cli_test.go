@@ -225,7 +225,7 @@ func TestRBACAndKubectlPlugin(t *testing.T) {
 	t.Cleanup(func() { kubectl(manifests, "delete", "-f", "-") })
 
 	sa := "system:serviceaccount:" + saNS + ":kube-annotator"
-	startProc(t, "kubectl annotator run", pluginCmd("annotator", "run", "--rules", rulesPath(), "--as", sa, "--record-namespace", saNS))
+	h.StartProcess(t, "kubectl annotator run", pluginCmd("annotator", "run", "--rules", rulesPath(), "--as", sa, "--record-namespace", saNS))
 	env.WaitForAnnotation(t, 15*time.Second, h.Frigates, ns, "frigate-sample", key, want)
 	env.WaitForAnnotation(t, 5*time.Second, h.Deployments, ns, "web", key, want)
 	env.WaitForAnnotation(t, 5*time.Second, h.ReplicaSets, ns, "web-rs", key, want)

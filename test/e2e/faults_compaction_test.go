@@ -12,10 +12,6 @@ import (
 	h "github.com/kube-annotator/kube-annotator/test/harness"
 )
 
-// tooOld is what kube-apiserver answers a watch that resumes from a
-// resourceVersion etcd has compacted away (410 Gone, reason Expired).
-const tooOld = "The resourceVersion for the provided watch is too old"
-
 // configMapsType is how client-go's reflector names the configmaps
 // informer's type in its log lines: the controller describes each
 // informer by its resource.
@@ -66,7 +62,7 @@ var outageChanges = []outageChange{
 func TestFaultWatchExpired(t *testing.T) {
 	// Without the watch cache, client watches are served from etcd, so
 	// that compaction reaches them: the cache would hide it.
-	cp := startControlPlane(t, h.Options{APIServerFlags: map[string]string{"watch-cache": "false"}})
+	cp := h.StartControlPlane(t, h.Options{APIServerFlags: map[string]string{"watch-cache": "false"}})
 	ns := cp.NewNamespace(t)
 	const n = 60
 	for i := range n {
@@ -77,9 +73,9 @@ func TestFaultWatchExpired(t *testing.T) {
 	// client-go's reflector the 410.
 	p := startRun(t, "--rules", writeFile(t, "rules.yaml", faultRules), "-n", ns, "--kubeconfig", kubeconfig, "-v=4")
 	waitConvergedOn(t, cp, ns, 30*time.Second)
-	p.waitMetric(t, 10*time.Second, "workqueue_depth", 0)
-	populated := p.logLines(t, "Caches populated", configMapsType)
-	retried := p.logLines(t, watchRetried, configMapsResource)
+	p.WaitMetric(t, 10*time.Second, "workqueue_depth", 0)
+	populated := p.LogLines(t, "Caches populated", configMapsType)
+	retried := p.LogLines(t, watchRetried, configMapsResource)
 	before := requestsOn(t, cp)
 
 	proxy.Down()
@@ -89,8 +85,8 @@ func TestFaultWatchExpired(t *testing.T) {
 	// it saw, which the compaction below makes too old.
 	waitLog(t, p, 10*time.Second, watchRetried, configMapsResource, retried+1)
 	rev := compactEtcd(t, cp)
-	if p.logLines(t, tooOld) != 0 || p.logLines(t, "Caches populated", configMapsType) != populated {
-		t.Fatalf("the controller relisted before the API server came back:\n%s", p.output(t))
+	if p.LogLines(t, h.WatchTooOld) != 0 || p.LogLines(t, "Caches populated", configMapsType) != populated {
+		t.Fatalf("the controller relisted before the API server came back:\n%s", p.Output(t))
 	}
 	down := time.Since(cutOff)
 	if err := proxy.Up(); err != nil {
@@ -100,22 +96,22 @@ func TestFaultWatchExpired(t *testing.T) {
 	waitConvergedOn(t, cp, ns, 60*time.Second)
 	took := time.Since(up)
 	waitLog(t, p, 30*time.Second, "Caches populated", configMapsType, populated+1)
-	p.waitMetric(t, 10*time.Second, "workqueue_depth", 0)
+	p.WaitMetric(t, 10*time.Second, "workqueue_depth", 0)
 	cp.Quiet(t, 2*time.Second, "configmaps")
 	served := requestsOn(t, cp).Sub(before)
 	patched := served.Count("PATCH", "configmaps") + served.Count("APPLY", "configmaps")
 	done, total := annotatedOn(t, cp, ns)
-	expired, errs := p.logLines(t, tooOld, configMapsType), p.errorLines(t, "")
+	expired, errs := p.LogLines(t, h.WatchTooOld, configMapsType), p.ErrorLines(t, "")
 
 	t.Logf("%d ConfigMaps converged, then cut off for %v: %s; etcd compacted at revision %d. "+
 		"On reconnect the configmaps watch got 410 Gone %d time(s) (%q), the informer relisted, and all %d of %d ConfigMaps "+
 		"were annotated %v after the API server came back, with %d PATCH requests for %d objects that needed a write; %d error lines",
-		n, down.Round(time.Millisecond), summary, rev, expired, tooOld, done, total, took.Round(time.Millisecond), patched, writes, errs)
+		n, down.Round(time.Millisecond), summary, rev, expired, h.WatchTooOld, done, total, took.Round(time.Millisecond), patched, writes, errs)
 	if total != want || done != total {
 		t.Errorf("%d of %d ConfigMaps annotated at the end, want all %d", done, total, want)
 	}
 	if expired == 0 {
-		t.Errorf("the configmaps watch never expired (no %q logged): the scenario did not happen", tooOld)
+		t.Errorf("the configmaps watch never expired (no %q logged): the scenario did not happen", h.WatchTooOld)
 	}
 	if patched != writes {
 		t.Errorf("%d PATCH requests, want exactly %d: one per object that needed a write", patched, writes)
@@ -123,7 +119,7 @@ func TestFaultWatchExpired(t *testing.T) {
 	if errs > 5 {
 		t.Errorf("%d error lines; want no error storm", errs)
 	}
-	p.mustRun(t, "before the end of the test")
+	p.MustRun(t, "before the end of the test")
 }
 
 // changeWhileCutOff creates ConfigMaps in ns and applies outageChanges to

@@ -30,14 +30,14 @@ func TestFaultRecoveryAfterOutage(t *testing.T) {
 	written.wait(t, 20, 30*time.Second) // converging
 
 	proxy.Down()
-	linesAtDown := lines(p.output(t))
+	linesAtDown := lines(p.Output(t))
 	time.Sleep(outage)
 	left := n - written.count()
 	if err := proxy.Up(); err != nil {
 		t.Fatal(err)
 	}
 	back := time.Now()
-	logged := lines(p.output(t))[len(linesAtDown):]
+	logged := lines(p.Output(t))[len(linesAtDown):]
 
 	written.wait(t, n, 60*time.Second)
 	first, last := written.between(back)
@@ -56,7 +56,7 @@ func TestFaultRecoveryAfterOutage(t *testing.T) {
 	if len(logged) > 20 {
 		t.Errorf("%d lines logged during the outage, want at most 20:\n%s", len(logged), strings.Join(logged, "\n"))
 	}
-	p.mustRun(t, "after the outage")
+	p.MustRun(t, "after the outage")
 }
 
 // lines splits a log into its complete lines.

@@ -27,7 +27,7 @@ func TestFaultAPIServerRestart(t *testing.T) {
 	// watches among them: half a minute here. With this flag it answers
 	// 429 with Retry-After until its in-flight requests are done, then
 	// closes every connection within 2 s and exits.
-	cp := startControlPlane(t, h.Options{APIServerFlags: map[string]string{"shutdown-send-retry-after": "true"}})
+	cp := h.StartControlPlane(t, h.Options{APIServerFlags: map[string]string{"shutdown-send-retry-after": "true"}})
 	ns := cp.NewNamespace(t)
 	const n = 200
 	configMapsOn(t, cp, ns, n)
@@ -42,24 +42,24 @@ func TestFaultAPIServerRestart(t *testing.T) {
 	}
 	stopped := time.Since(stopping)
 	// Every write the old server answered has been counted by now.
-	atStop := p.writes(t, "success")
+	atStop := p.Writes(t, "success")
 	time.Sleep(restartDown)
 	starting := time.Now()
 	if err := cp.StartAPIServer(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	ready := time.Since(starting)
-	p.mustRun(t, "while kube-apiserver was down")
+	p.MustRun(t, "while kube-apiserver was down")
 	took := waitConvergedOn(t, cp, ns, 30*time.Second)
-	p.waitMetric(t, 10*time.Second, "workqueue_depth", 0)
+	p.WaitMetric(t, 10*time.Second, "workqueue_depth", 0)
 	time.Sleep(time.Second) // let late retries, if any, show in the counts
 
 	// The restarted server counts from zero: only the writes after it.
 	served := requestsOn(t, cp)
 	patchedAfter := served.Count("PATCH", "configmaps") + served.Count("APPLY", "configmaps")
-	writes, failed := p.writes(t, "success"), p.writes(t, "error")
+	writes, failed := p.Writes(t, "success"), p.Writes(t, "error")
 	done, total := annotatedOn(t, cp, ns)
-	errs := p.errorLines(t, "")
+	errs := p.ErrorLines(t, "")
 	t.Logf("kube-apiserver stopped at %d/%d annotated (%d successful writes when it exited %v after SIGTERM), "+
 		"started again %v after its exit and ready %v later; all %d of %d annotated %v after it was ready. "+
 		"Writes: %d successful (%d before the stop, %d PATCH served by the restarted server), %d failed; %d error lines",
@@ -86,5 +86,5 @@ func TestFaultAPIServerRestart(t *testing.T) {
 	if errs > 20 {
 		t.Errorf("%d error lines for %d failed writes; want a few summary lines", errs, failed)
 	}
-	p.mustRun(t, "before the end of the test")
+	p.MustRun(t, "before the end of the test")
 }

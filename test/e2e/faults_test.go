@@ -97,22 +97,6 @@ func requestsOn(t *testing.T, e *h.Env) h.Requests {
 	return r
 }
 
-// startControlPlane starts a control plane of the test's own, apart from
-// the suite's env, and stops it at the test's end.
-func startControlPlane(t *testing.T, opts h.Options) *h.Env {
-	t.Helper()
-	e, err := h.StartWith(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := e.Stop(); err != nil {
-			t.Errorf("stop control plane: %v", err)
-		}
-	})
-	return e
-}
-
 // The API server vanishes for 10 s mid-convergence and comes back.
 func TestFaultAPIServerOutage(t *testing.T) {
 	ns := env.NewNamespace(t)
@@ -134,7 +118,7 @@ func TestFaultAPIServerOutage(t *testing.T) {
 	if writes < n || writes > n+10 {
 		t.Errorf("%d PATCH requests for %d objects; want about one each", writes, n)
 	}
-	p.mustRun(t, "during the outage")
+	p.MustRun(t, "during the outage")
 }
 
 // Objects deleted while they wait in the queue: no error storm, the queue
@@ -149,9 +133,9 @@ func TestFaultDeletedWhileQueued(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.waitMetric(t, 20*time.Second, "workqueue_depth", 0)
-	errs := p.errorLines(t, "")
-	body := p.scrape(t)
+	p.WaitMetric(t, 20*time.Second, "workqueue_depth", 0)
+	errs := p.ErrorLines(t, "")
+	body := p.Scrape(t)
 	t.Logf("queue drained after deleting %d objects mid-convergence; %d error lines; %v writes, %v syncs with an error",
 		n, errs, h.MetricValue(body, "kube_annotator_writes_total", map[string]string{"result": "success"}),
 		h.MetricValue(body, "kube_annotator_syncs_total", map[string]string{"result": "error"}))
@@ -224,7 +208,7 @@ func TestFaultSIGTERMMidConvergence(t *testing.T) {
 	p := startRun(t, "--rules", rulesFile, "-n", ns, "--kube-api-qps", "40", "--kube-api-burst", "1")
 	time.Sleep(2 * time.Second)
 	stopped := time.Now()
-	if err := p.Stop(stopTimeout); err != nil {
+	if err := p.Stop(h.StopTimeout); err != nil {
 		t.Fatalf("exit after SIGTERM: %v", err)
 	}
 	exit := time.Since(stopped)
@@ -257,16 +241,16 @@ func TestFaultCRDDeletedWhileQueued(t *testing.T) {
   resources: [configmaps]
   annotations: {fault: "ok"}
 `), "-n", ns, "--kube-api-qps", "10", "--kube-api-burst", "1")
-	p.waitMetric(t, 15*time.Second, "kube_annotator_informers", 2)
+	p.WaitMetric(t, 15*time.Second, "kube_annotator_informers", 2)
 	time.Sleep(time.Second) // some frigates patched, most still queued
 	env.DeleteCRD(t, "frigates.queued.example.com")
-	p.waitMetric(t, 20*time.Second, "kube_annotator_informers", 1)
-	p.waitMetric(t, 20*time.Second, "workqueue_depth", 0)
+	p.WaitMetric(t, 20*time.Second, "kube_annotator_informers", 1)
+	p.WaitMetric(t, 20*time.Second, "workqueue_depth", 0)
 	env.WaitForAnnotation(t, 10*time.Second, h.ConfigMaps, ns, "cm-after", "fault", "ok")
-	errs := p.errorLines(t, "")
+	errs := p.ErrorLines(t, "")
 	t.Logf("CRD deleted with frigates queued: informer stopped, queue drained, %d error lines; configmaps still converge", errs)
 	if errs > 5 {
 		t.Errorf("%d error lines; want no error storm", errs)
 	}
-	p.mustRun(t, "before the end of the test")
+	p.MustRun(t, "before the end of the test")
 }

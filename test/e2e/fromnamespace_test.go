@@ -38,7 +38,7 @@ func TestFromNamespace(t *testing.T) {
 	}
 
 	p := startRun(t, "--rules", rulesFile)
-	defer p.stop(t)
+	defer p.Terminate(t)
 	want := func(ns, name, team, cost string) {
 		t.Helper()
 		waitMetadata(t, 15*time.Second, h.ConfigMaps, ns, name, fmt.Sprintf("team %q, cost %q", team, cost), func(a, l map[string]string) bool {

@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"context"
-	"io"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -14,18 +12,6 @@ import (
 
 	h "github.com/kube-annotator/kube-annotator/test/harness"
 )
-
-// readyz returns the body of /readyz.
-func (p *proc) readyz(t *testing.T) string {
-	t.Helper()
-	resp, err := http.Get("http://" + p.probes + "/readyz")
-	if err != nil {
-		return ""
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return string(body)
-}
 
 // A reload that would change more objects than --max-changes is held —
 // objects keep what the previous rules wanted, and the metrics and /readyz
@@ -39,20 +25,20 @@ func TestMaxChangesGuard(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "rules.yaml")
 	replaceFile(t, path, rulesFor("one"))
 	p := startRun(t, "--rules", path, "--max-changes", "2")
-	defer p.stop(t)
+	defer p.Terminate(t)
 	for _, n := range []string{"a", "b", "c"} { // the start is not guarded
 		env.WaitForAnnotation(t, 15*time.Second, h.ConfigMaps, ns, n, "team", "one")
 	}
 	before := env.Get(t, h.ConfigMaps, ns, "a").GetResourceVersion()
 
 	replaceFile(t, path, rulesFor("two"))
-	p.waitMetric(t, 5*time.Second, "kube_annotator_rules_reload_held", 1)
-	p.waitSeries(t, time.Second, "kube_annotator_rules_reload_held_changes", map[string]string{"rule": "team"}, 3)
-	if body := p.readyz(t); !strings.Contains(body, "rules reload held: the new rules would change 3 objects, more than --max-changes 2 (by rule: team: 3)") {
+	p.WaitMetric(t, 5*time.Second, "kube_annotator_rules_reload_held", 1)
+	p.WaitSeries(t, time.Second, "kube_annotator_rules_reload_held_changes", map[string]string{"rule": "team"}, 3)
+	if body := p.Readyz(t); !strings.Contains(body, "rules reload held: the new rules would change 3 objects, more than --max-changes 2 (by rule: team: 3)") {
 		t.Errorf("/readyz = %q, want it to say the reload is held", body)
 	}
-	if n := p.logLines(t, "Rules reload held", "team: 3"); n != 1 {
-		t.Errorf("%d log lines say the reload is held with its count per rule, want 1:\n%s", n, p.output(t))
+	if n := p.LogLines(t, "Rules reload held", "team: 3"); n != 1 {
+		t.Errorf("%d log lines say the reload is held with its count per rule, want 1:\n%s", n, p.Output(t))
 	}
 	time.Sleep(time.Second)
 	if got := env.Get(t, h.ConfigMaps, ns, "a"); got.GetResourceVersion() != before {
@@ -65,14 +51,14 @@ func TestMaxChangesGuard(t *testing.T) {
 	for _, n := range []string{"a", "b", "c"} {
 		env.WaitForAnnotation(t, 5*time.Second, h.ConfigMaps, ns, n, "team", "two")
 	}
-	p.waitMetric(t, 5*time.Second, "kube_annotator_rules_reload_held", 0)
+	p.WaitMetric(t, 5*time.Second, "kube_annotator_rules_reload_held", 0)
 	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
-		return p.readyz(t) == "ok\n", nil
+		return p.Readyz(t) == "ok\n", nil
 	})
 	if err != nil {
-		t.Errorf("/readyz = %q after confirmation, want \"ok\\n\"", p.readyz(t))
+		t.Errorf("/readyz = %q after confirmation, want \"ok\\n\"", p.Readyz(t))
 	}
-	if got := p.metric(t, "kube_annotator_rules_reloads_held_total"); got != 1 {
+	if got := p.Metric(t, "kube_annotator_rules_reloads_held_total"); got != 1 {
 		t.Errorf("kube_annotator_rules_reloads_held_total = %v, want 1", got)
 	}
 }

@@ -86,7 +86,7 @@ func TestInCluster(t *testing.T) {
 
 	var identity string
 	t.Run("leads on the Lease in its own namespace", func(t *testing.T) {
-		p.waitMetric(t, 5*time.Second, "kube_annotator_leader", 1)
+		p.WaitMetric(t, 5*time.Second, "kube_annotator_leader", 1)
 		identity = leaderIdentity(t, p)
 		if got := leaseHolder(t, podNamespace, "kube-annotator"); got != identity {
 			t.Errorf("Lease %s/kube-annotator is held by %q, want this process, %q", podNamespace, got, identity)
@@ -107,10 +107,10 @@ func TestInCluster(t *testing.T) {
 		env.WaitForAnnotation(t, 5*time.Second, h.ReplicaSets, ns, "web-rs", reloaded, "yes")
 		env.WaitForAnnotation(t, 5*time.Second, h.Pods, ns, "web-pod", reloaded, "yes")
 		env.WaitForAnnotation(t, 5*time.Second, h.Frigates, ns, "frigate-sample", reloaded, "yes")
-		p.waitMetric(t, 5*time.Second, "kube_annotator_rules", 3)
+		p.WaitMetric(t, 5*time.Second, "kube_annotator_rules", 3)
 	})
 
-	p.stop(t)
+	p.Terminate(t)
 	if identity != "" && leaseHolder(t, podNamespace, "kube-annotator") == identity {
 		t.Errorf("the Lease is still held by the stopped process")
 	}
@@ -120,13 +120,13 @@ func TestInCluster(t *testing.T) {
 // startInPod starts `kube-annotator run` as a container of pod, with the
 // Deployment's arguments but for --leader-elect (on by default in a
 // cluster), its servers on loopback, and only namespace ns.
-func startInPod(t *testing.T, pod h.PodIdentity, rulesFile, ns string) *proc {
+func startInPod(t *testing.T, pod h.PodIdentity, rulesFile, ns string) *h.Process {
 	t.Helper()
-	metrics, probes := freeAddr(t), freeAddr(t)
-	p := startProc(t, "kube-annotator (in a Pod)", pod.Command(t, binary, "run",
+	metrics, probes := h.FreeAddr(t), h.FreeAddr(t)
+	p := h.StartProcess(t, "kube-annotator (in a Pod)", pod.Command(t, binary, "run",
 		"--rules="+rulesFile, "--leader-election-id=kube-annotator",
 		"--metrics-bind-address="+metrics, "--health-probe-bind-address="+probes, "-n", ns))
-	p.metrics, p.probes = metrics, probes
+	p.Metrics, p.Probes = metrics, probes
 	return p
 }
 
@@ -179,7 +179,7 @@ func checkServingCert(t *testing.T, pod h.PodIdentity) {
 }
 
 // environ returns the entry "name=value" of p's environment, or "".
-func environ(t *testing.T, p *proc, name string) string {
+func environ(t *testing.T, p *h.Process, name string) string {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.PID()), "environ"))
 	if err != nil {
@@ -195,11 +195,11 @@ func environ(t *testing.T, p *proc, name string) string {
 
 // waitPodMount waits until p runs with the Pod's files: the read-only
 // tmpfs mounted on mountpoint in its own mount namespace.
-func waitPodMount(t *testing.T, p *proc, mountpoint string) {
+func waitPodMount(t *testing.T, p *h.Process, mountpoint string) {
 	t.Helper()
 	var mounts []string
 	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
-		p.mustRun(t, "before it mounted the Pod's files")
+		p.MustRun(t, "before it mounted the Pod's files")
 		var err error
 		mounts, err = h.Mounts(strconv.Itoa(p.PID()), mountpoint)
 		if err != nil {
@@ -216,13 +216,13 @@ func waitPodMount(t *testing.T, p *proc, mountpoint string) {
 }
 
 // waitReady waits until p's /readyz answers 200.
-func waitReady(t *testing.T, p *proc) {
+func waitReady(t *testing.T, p *h.Process) {
 	t.Helper()
 	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return p.ready(t) == 200, nil
+		return p.Ready(t) == 200, nil
 	})
 	if err != nil {
-		t.Errorf("/readyz = %d, want 200", p.ready(t))
+		t.Errorf("/readyz = %d, want 200", p.Ready(t))
 	}
 }
 
@@ -230,9 +230,9 @@ func waitReady(t *testing.T, p *proc) {
 var leadingRE = regexp.MustCompile(`"Leading".* identity="([^"]+)"`)
 
 // leaderIdentity is the identity with which p logged that it leads.
-func leaderIdentity(t *testing.T, p *proc) string {
+func leaderIdentity(t *testing.T, p *h.Process) string {
 	t.Helper()
-	m := leadingRE.FindStringSubmatch(p.output(t))
+	m := leadingRE.FindStringSubmatch(p.Output(t))
 	if m == nil {
 		t.Fatalf("%s did not log that it leads", p.Name)
 	}

@@ -5,8 +5,6 @@ package e2e
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/kube-annotator/kube-annotator/test/harness"
@@ -42,12 +40,8 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	binary = filepath.Join(dir, "kube-annotator")
-	build := exec.Command("go", "build", "-o", binary, ".")
-	build.Dir = harness.RepoRoot()
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: build kube-annotator:", err)
+	if binary, err = harness.BuildBinary(dir); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
 	return m.Run()

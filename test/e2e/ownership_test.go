@@ -98,7 +98,7 @@ func TestOwnership(t *testing.T) {
 	})
 
 	// The restarted process belongs to the whole test, not to a subtest.
-	p.stop(t)
+	p.Terminate(t)
 	replaceFile(t, rulesFile, one)
 	p = startRun(t, "--rules", rulesFile, "-n", ns)
 	t.Run("and while it is stopped", func(t *testing.T) {

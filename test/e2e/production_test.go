@@ -28,10 +28,10 @@ func TestLeaderElection(t *testing.T) {
 		"--leader-election-lease-duration", lease, "--leader-election-renew-deadline", "3s", "--leader-election-retry-period", "500ms"}
 	a, b := startRun(t, args...), startRun(t, args...)
 
-	var leader, standby *proc
+	var leader, standby *h.Process
 	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 20*time.Second, true, func(context.Context) (bool, error) {
-		la, errA := a.tryMetric("kube_annotator_leader")
-		lb, errB := b.tryMetric("kube_annotator_leader")
+		la, errA := a.TryMetric("kube_annotator_leader")
+		lb, errB := b.TryMetric("kube_annotator_leader")
 		if errA != nil || errB != nil {
 			return false, nil
 		}
@@ -52,23 +52,23 @@ func TestLeaderElection(t *testing.T) {
 	for i := range 5 {
 		env.WaitForAnnotation(t, 10*time.Second, h.ConfigMaps, ns, fmt.Sprintf("cm-%d", i), "elected", "yes")
 	}
-	if got := standby.metric(t, "kube_annotator_writes_total"); got != 0 {
+	if got := standby.Metric(t, "kube_annotator_writes_total"); got != 0 {
 		t.Errorf("the standby replica wrote %v times, want 0", got)
 	}
-	if got := leader.metric(t, "kube_annotator_writes_total"); got != 5 {
+	if got := leader.Metric(t, "kube_annotator_writes_total"); got != 5 {
 		t.Errorf("the leader wrote %v times, want 5", got)
 	}
-	if standby.ready(t) != 200 {
+	if standby.Ready(t) != 200 {
 		t.Errorf("the standby replica is not ready; it should be, to take over")
 	}
 
 	stopped := time.Now()
-	leader.stop(t)
+	leader.Terminate(t)
 	env.Create(t, h.ConfigMaps, ns, h.Object("v1", "ConfigMap", ns, "after-handover"))
 	duration, _ := time.ParseDuration(lease)
 	env.WaitForAnnotation(t, duration+5*time.Second-time.Since(stopped), h.ConfigMaps, ns, "after-handover", "elected", "yes")
 	t.Logf("the standby annotated a new object %v after the leader got SIGTERM", time.Since(stopped).Round(time.Millisecond))
-	if !strings.Contains(leader.output(t), "Leading") || !strings.Contains(standby.output(t), "Leading") {
+	if !strings.Contains(leader.Output(t), "Leading") || !strings.Contains(standby.Output(t), "Leading") {
 		t.Errorf("both replicas should have led in turn")
 	}
 }
@@ -82,9 +82,9 @@ func TestMetricsAndEvents(t *testing.T) {
 	env.WaitForAnnotation(t, 15*time.Second, h.Deployments, ns, "web", key, want)
 	env.WaitForAnnotation(t, 5*time.Second, h.ReplicaSets, ns, "web-rs", key, want)
 	env.WaitForAnnotation(t, 5*time.Second, h.Frigates, ns, "frigate-sample", key, want)
-	p.waitMetric(t, 5*time.Second, "kube_annotator_informers_synced", 4)
+	p.WaitMetric(t, 5*time.Second, "kube_annotator_informers_synced", 4)
 
-	body := p.scrape(t)
+	body := p.Scrape(t)
 	for _, c := range []struct {
 		name   string
 		labels map[string]string
@@ -155,7 +155,7 @@ func TestServiceAccountIdentity(t *testing.T) {
 	env.WaitForAnnotation(t, 20*time.Second, h.Deployments, ns, "web", key, want)
 	env.WaitForAnnotation(t, 5*time.Second, h.ReplicaSets, ns, "web-rs", key, want)
 	env.WaitForAnnotation(t, 5*time.Second, h.Frigates, ns, "frigate-sample", key, want)
-	p.stop(t)
+	p.Terminate(t)
 
 	// Take pods away from the ClusterRole (rule 0 is the core group).
 	patch := `[{"op":"test","path":"/rules/0/resources","value":["pods"]},{"op":"remove","path":"/rules/0"}]`
@@ -169,11 +169,11 @@ func TestServiceAccountIdentity(t *testing.T) {
 	p = startRun(t, append(sa, "-n", ns2)...)
 	env.WaitForAnnotation(t, 20*time.Second, h.Deployments, ns2, "allowed", key, want)
 	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		log := p.output(t)
+		log := p.Output(t)
 		return strings.Contains(log, "forbidden") && strings.Contains(log, "pods"), nil
 	})
 	if err != nil {
-		t.Errorf("the controller did not report pods as forbidden:\n%s", p.output(t))
+		t.Errorf("the controller did not report pods as forbidden:\n%s", p.Output(t))
 	}
 	// Reported with backoff, not in a hot loop: client-go's reflector
 	// waits 0.8 s, doubling up to 30 s, between attempts.
@@ -190,12 +190,12 @@ func TestServiceAccountIdentity(t *testing.T) {
 	if served > 50 {
 		t.Errorf("the API server dispatched %v requests of service accounts in %v, want at most 50: no hot loop", served, window)
 	}
-	p.waitMetric(t, 5*time.Second, "kube_annotator_informers_synced", 3) // of 4: pods cannot be listed
-	forbidden := h.MetricValue(p.scrape(t), "kube_annotator_list_watch_errors_total", map[string]string{"resource": "pods", "reason": "Forbidden"})
+	p.WaitMetric(t, 5*time.Second, "kube_annotator_informers_synced", 3) // of 4: pods cannot be listed
+	forbidden := h.MetricValue(p.Scrape(t), "kube_annotator_list_watch_errors_total", map[string]string{"resource": "pods", "reason": "Forbidden"})
 	if forbidden < float64(logged) {
 		t.Errorf("kube_annotator_list_watch_errors_total{resource=pods,reason=Forbidden} = %v, want at least the %d attempts logged", forbidden, logged)
 	}
-	if p.ready(t) == 200 {
+	if p.Ready(t) == 200 {
 		t.Errorf("/readyz is 200 although the pods informer cannot sync")
 	}
 	if _, ok := env.Get(t, h.Pods, ns2, "denied").GetAnnotations()[key]; ok {
@@ -208,7 +208,7 @@ func TestServiceAccountIdentity(t *testing.T) {
 // as the API server's priority and fairness dispatched requests of service
 // accounts, which include p's lease renewals. apiserver_request_total does
 // not count requests that authorization rejects; dispatching comes first.
-func forbiddenRetries(t *testing.T, p *proc, window time.Duration) (logged int, served float64) {
+func forbiddenRetries(t *testing.T, p *h.Process, window time.Duration) (logged int, served float64) {
 	t.Helper()
 	saRequests := func() float64 {
 		v, err := env.ServerMetric(t.Context(), "apiserver_flowcontrol_dispatched_requests_total",
@@ -218,7 +218,7 @@ func forbiddenRetries(t *testing.T, p *proc, window time.Duration) (logged int, 
 		}
 		return v
 	}
-	logged0, served0 := p.errorLines(t, "pods is forbidden"), saRequests()
+	logged0, served0 := p.ErrorLines(t, "pods is forbidden"), saRequests()
 	time.Sleep(window)
-	return p.errorLines(t, "pods is forbidden") - logged0, saRequests() - served0
+	return p.ErrorLines(t, "pods is forbidden") - logged0, saRequests() - served0
 }

@@ -157,18 +157,18 @@ func TestPruneCRDDeletedWhilePending(t *testing.T) {
 	p := startRun(t, args...)
 	env.WaitForAnnotation(t, 15*time.Second, frigates, ns, "f1", "sample-controller", "True")
 	waitKey(t, 5*time.Second, ns, settings, "sample-controller", true)
-	p.stop(t)
+	p.Terminate(t)
 
 	replaceFile(t, rulesFile, configMapsRules)
 	env.DeleteCRD(t, "frigates.prune.example.com")
 	p = startRun(t, args...)
 	const resource = "frigates.prune.example.com"
 	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
-		body, err := p.readMetrics()
+		body, err := p.ReadMetrics()
 		return err == nil && h.MetricValue(body, "kube_annotator_prune_pending", map[string]string{"resource": resource, "reason": "NotServed"}) == 1, nil
 	})
 	if err != nil {
-		t.Fatalf("kube_annotator_prune_pending{resource=%s,reason=NotServed} not 1 within 15s:\n%s", resource, p.output(t))
+		t.Fatalf("kube_annotator_prune_pending{resource=%s,reason=NotServed} not 1 within 15s:\n%s", resource, p.Output(t))
 	}
 	waitLog(t, p, 5*time.Second, "Cannot prune a resource no rule names; it stays in the record", resource, 1)
 	// Past a retry, which reads the record and looks the resource up again.
@@ -177,7 +177,7 @@ func TestPruneCRDDeletedWhilePending(t *testing.T) {
 	if got := prunePending(t, p, resource, "NotServed"); got != 1 {
 		t.Errorf("prune_pending{%s,NotServed} = %v after a retry, want 1", resource, got)
 	}
-	if code := p.ready(t); code != 200 {
+	if code := p.Ready(t); code != 200 {
 		t.Errorf("/readyz = %d while a prune waits, want 200", code)
 	}
 
@@ -279,18 +279,18 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: `+user+`}]
 	replaceFile(t, rulesFile, podsRules)
 	p := startRun(t, append(args, "--as", user)...)
 	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
-		body, err := p.readMetrics()
+		body, err := p.ReadMetrics()
 		return err == nil && h.MetricValue(body, "kube_annotator_prune_pending", map[string]string{"resource": "deployments.apps", "reason": "Forbidden"}) == 1, nil
 	})
 	if err != nil {
-		t.Fatalf("kube_annotator_prune_pending{resource=deployments.apps,reason=Forbidden} not 1 within 15s:\n%s", p.output(t))
+		t.Fatalf("kube_annotator_prune_pending{resource=deployments.apps,reason=Forbidden} not 1 within 15s:\n%s", p.Output(t))
 	}
 	waitLog(t, p, 5*time.Second, "Cannot prune a resource no rule names; it stays in the record", "deployments.apps", 1)
 	waitRecord(t, time.Second, ns, "kube-annotator", "deployments.apps@"+ns, "pods@"+ns)
 	if !carriesKey(t, ns, web, "sample-controller") {
 		t.Errorf("the Deployment lost its key although patching it is forbidden")
 	}
-	if code := p.ready(t); code != 200 {
+	if code := p.Ready(t); code != 200 {
 		t.Errorf("/readyz = %d while a forbidden prune waits, want 200", code)
 	}
 }

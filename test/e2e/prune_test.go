@@ -164,15 +164,15 @@ func annotatedThenStopped(t *testing.T, ns string) (rulesFile string, args []str
 	p := startRun(t, args...)
 	waitKey(t, 15*time.Second, ns, web, "sample-controller", true)
 	waitKey(t, 5*time.Second, ns, webPod, "sample-controller", true)
-	p.stop(t)
+	p.Terminate(t)
 	return rulesFile, args
 }
 
 // prunePending reads p's kube_annotator_prune_pending for resource and
 // reason.
-func prunePending(t *testing.T, p *proc, resource, reason string) float64 {
+func prunePending(t *testing.T, p *h.Process, resource, reason string) float64 {
 	t.Helper()
-	return h.MetricValue(p.scrape(t), "kube_annotator_prune_pending", map[string]string{"resource": resource, "reason": reason})
+	return h.MetricValue(p.Scrape(t), "kube_annotator_prune_pending", map[string]string{"resource": resource, "reason": reason})
 }
 
 // Removing a resource from a rule, or replacing the whole rules file,
@@ -191,7 +191,7 @@ func TestPruneWhileRunning(t *testing.T) {
 		replaceFile(t, rulesFile, podsRules)
 		waitKey(t, 10*time.Second, ns, web, "sample-controller", false)
 		waitRecord(t, 5*time.Second, ns, "kube-annotator", "pods@"+ns)
-		p.waitMetric(t, 5*time.Second, "kube_annotator_informers", 1)
+		p.WaitMetric(t, 5*time.Second, "kube_annotator_informers", 1)
 		if !carriesKey(t, ns, webPod, "sample-controller") {
 			t.Errorf("the Pod lost the key its rule still sets")
 		}
@@ -205,7 +205,7 @@ func TestPruneWhileRunning(t *testing.T) {
 		waitKey(t, 10*time.Second, ns, webPod, "sample-controller", false)
 		waitKey(t, 5*time.Second, ns, settings, "sample-controller", true)
 		waitRecord(t, 5*time.Second, ns, "kube-annotator", "configmaps@"+ns)
-		p.waitMetric(t, 5*time.Second, "kube_annotator_informers", 1)
+		p.WaitMetric(t, 5*time.Second, "kube_annotator_informers", 1)
 	})
 
 	t.Run("keys of others are byte-identical", func(t *testing.T) { checkOthersKept(t, ns, before) })
@@ -223,8 +223,8 @@ func TestPruneWhileStopped(t *testing.T) {
 		p := startRun(t, args...)
 		waitKey(t, 15*time.Second, ns, web, "sample-controller", false)
 		waitRecord(t, 5*time.Second, ns, "kube-annotator", "pods@"+ns)
-		p.waitMetric(t, 5*time.Second, "kube_annotator_informers", 1)
-		p.stop(t)
+		p.WaitMetric(t, 5*time.Second, "kube_annotator_informers", 1)
+		p.Terminate(t)
 	})
 
 	t.Run("the whole rules file replaced", func(t *testing.T) {
@@ -233,7 +233,7 @@ func TestPruneWhileStopped(t *testing.T) {
 		waitKey(t, 15*time.Second, ns, webPod, "sample-controller", false)
 		waitKey(t, 5*time.Second, ns, settings, "sample-controller", true)
 		waitRecord(t, 5*time.Second, ns, "kube-annotator", "configmaps@"+ns)
-		p.stop(t)
+		p.Terminate(t)
 	})
 
 	t.Run("keys of others are byte-identical", func(t *testing.T) { checkOthersKept(t, ns, before) })

@@ -80,9 +80,9 @@ func TestLiveRules(t *testing.T) {
 
 	t.Run("a missing CRD does not stop the others", func(t *testing.T) {
 		env.WaitForAnnotation(t, 15*time.Second, h.Deployments, ns, "web", "live", "a")
-		p.waitMetric(t, 5*time.Second, "kube_annotator_resources_unresolved", 1)
-		p.waitMetric(t, 5*time.Second, "kube_annotator_informers", 1)
-		if code := p.ready(t); code != 200 {
+		p.WaitMetric(t, 5*time.Second, "kube_annotator_resources_unresolved", 1)
+		p.WaitMetric(t, 5*time.Second, "kube_annotator_informers", 1)
+		if code := p.Ready(t); code != 200 {
 			t.Errorf("/readyz = %d, want 200", code)
 		}
 	})
@@ -93,7 +93,7 @@ func TestLiveRules(t *testing.T) {
 		env.CreateWhenServed(t, frigates, ns, strings.ReplaceAll(frigateDoc, "%s", "f1"))
 		env.WaitForAnnotation(t, 10*time.Second-time.Since(installed), frigates, ns, "f1", "live", "a")
 		t.Logf("frigate annotated %v after the CRD was created", time.Since(installed).Round(time.Millisecond))
-		p.waitMetric(t, 5*time.Second, "kube_annotator_resources_unresolved", 0)
+		p.WaitMetric(t, 5*time.Second, "kube_annotator_resources_unresolved", 0)
 	})
 
 	withConfigMaps := base + `- name: settings
@@ -104,15 +104,15 @@ func TestLiveRules(t *testing.T) {
 	t.Run("write-and-rename adds configmaps within 5s", func(t *testing.T) {
 		replaceFile(t, rulesFile, withConfigMaps)
 		env.WaitForAnnotation(t, 5*time.Second, h.ConfigMaps, ns, "settings", "live", "a")
-		p.waitMetric(t, 5*time.Second, "kube_annotator_informers", 3)
+		p.WaitMetric(t, 5*time.Second, "kube_annotator_informers", 3)
 		waitWatches(t, "configmaps", baseWatches+1)
 	})
 
 	t.Run("an invalid file keeps the previous rules", func(t *testing.T) {
 		replaceFile(t, rulesFile, strings.Replace(withConfigMaps, `{live: "a"}`, `{live: True}`, 1))
-		p.waitMetric(t, 5*time.Second, "kube_annotator_rules_last_reload_successful", 0)
-		if !strings.Contains(p.output(t), `rules[0].annotations.live: value must be a string; quote it: \"True\"`) {
-			t.Errorf("log does not name the invalid field:\n%s", p.output(t))
+		p.WaitMetric(t, 5*time.Second, "kube_annotator_rules_last_reload_successful", 0)
+		if !strings.Contains(p.Output(t), `rules[0].annotations.live: value must be a string; quote it: \"True\"`) {
+			t.Errorf("log does not name the invalid field:\n%s", p.Output(t))
 		}
 		env.SetAnnotations(t, h.ConfigMaps, ns, "settings", map[string]*string{"live": h.Ptr("x")})
 		env.WaitForAnnotation(t, 5*time.Second, h.ConfigMaps, ns, "settings", "live", "a")
@@ -120,23 +120,23 @@ func TestLiveRules(t *testing.T) {
 
 	t.Run("fixing it applies the new rules; removed resources stop their informer", func(t *testing.T) {
 		replaceFile(t, rulesFile, strings.ReplaceAll(base, `{live: "a"}`, `{live: "b"}`))
-		p.waitMetric(t, 5*time.Second, "kube_annotator_rules_last_reload_successful", 1)
+		p.WaitMetric(t, 5*time.Second, "kube_annotator_rules_last_reload_successful", 1)
 		env.WaitForAnnotation(t, 5*time.Second, h.Deployments, ns, "web", "live", "b")
 		env.WaitForAnnotation(t, 5*time.Second, frigates, ns, "f1", "live", "b")
-		p.waitMetric(t, 5*time.Second, "kube_annotator_informers", 2)
+		p.WaitMetric(t, 5*time.Second, "kube_annotator_informers", 2)
 		waitWatches(t, "configmaps", baseWatches)
 	})
 
 	t.Run("deleting and re-creating the CRD", func(t *testing.T) {
-		errorsBefore := p.errorLines(t, "frigates")
+		errorsBefore := p.ErrorLines(t, "frigates")
 		env.DeleteCRD(t, "frigates.fleet.example.com")
-		p.waitMetric(t, 15*time.Second, "kube_annotator_informers", 1)
-		p.waitMetric(t, 5*time.Second, "kube_annotator_resources_unresolved", 1)
+		p.WaitMetric(t, 15*time.Second, "kube_annotator_informers", 1)
+		p.WaitMetric(t, 5*time.Second, "kube_annotator_resources_unresolved", 1)
 		installed := time.Now()
 		env.InstallCRD(t, crd)
 		env.CreateWhenServed(t, frigates, ns, strings.ReplaceAll(frigateDoc, "%s", "f2"))
 		env.WaitForAnnotation(t, 10*time.Second-time.Since(installed), frigates, ns, "f2", "live", "b")
-		n := p.errorLines(t, "frigates") - errorsBefore
+		n := p.ErrorLines(t, "frigates") - errorsBefore
 		t.Logf("%d error lines about frigates; re-created CRD served and its frigate annotated %v after creation", n, time.Since(installed).Round(time.Millisecond))
 		if n > 3 {
 			t.Errorf("%d error lines about frigates while its CRD was deleted and re-created, want at most 3 (no error storm)", n)
@@ -159,7 +159,7 @@ func TestReloadConfigMapVolumeAndSIGHUP(t *testing.T) {
 	env.WaitForAnnotation(t, 15*time.Second, h.ConfigMaps, ns, "cm", "volume", "v1")
 	vol.Update(map[string]string{"rules.yaml": rulesFor("v2")})
 	env.WaitForAnnotation(t, 5*time.Second, h.ConfigMaps, ns, "cm", "volume", "v2")
-	p.stop(t)
+	p.Terminate(t)
 
 	plain := filepath.Join(t.TempDir(), "rules.yaml")
 	replaceFile(t, plain, rulesFor("h1"))

@@ -50,7 +50,7 @@ func TestShardedRunDynamic(t *testing.T) {
 		g.start(t) // its replacement
 		steady := g.waitSteady(t, 3)
 		steady = g.changeWhileCreating(t, "3 to 4", steady, 4, func() { g.start(t) })
-		g.changeWhileCreating(t, "4 to 3", steady, 3, func() { g.procs[len(g.procs)-1].stop(t); g.procs = g.procs[:len(g.procs)-1] })
+		g.changeWhileCreating(t, "4 to 3", steady, 3, func() { g.procs[len(g.procs)-1].Terminate(t); g.procs = g.procs[:len(g.procs)-1] })
 		waitWorkloadsOn(t, e, g.ns, "", 30*time.Second)
 	})
 }
@@ -62,7 +62,7 @@ type shardGroup struct {
 	ns      string
 	rules   string
 	leases  kubernetes.Interface
-	procs   []*proc
+	procs   []*h.Process
 	created atomic.Int64
 }
 
@@ -124,7 +124,7 @@ func (g *shardGroup) waitSteady(t *testing.T, n int) map[int]string {
 			return false, nil
 		}
 		for _, p := range g.procs {
-			if p.ready(t) != 200 {
+			if p.Ready(t) != 200 {
 				return false, nil
 			}
 		}
@@ -143,8 +143,8 @@ func (g *shardGroup) checkCached(t *testing.T, objects int) {
 	t.Helper()
 	share, total := float64(objects)/float64(len(g.procs)), 0.0
 	for i, p := range g.procs {
-		cached := p.metric(t, "kube_annotator_cached_objects")
-		t.Logf("replica %d caches %v objects (share %.0f), owns %.3f of the hash space", i, cached, share, p.metric(t, "kube_annotator_shard_owned_fraction"))
+		cached := p.Metric(t, "kube_annotator_cached_objects")
+		t.Logf("replica %d caches %v objects (share %.0f), owns %.3f of the hash space", i, cached, share, p.Metric(t, "kube_annotator_shard_owned_fraction"))
 		total += cached
 		if cached < 0.85*share || cached > 1.15*share {
 			t.Errorf("replica %d caches %v objects, want %.0f ± 15%%", i, cached, share)

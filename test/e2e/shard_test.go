@@ -30,14 +30,14 @@ func TestShardedRunStatic(t *testing.T) {
 		workloadsOn(t, e, ns, "obj", shardedObjects)
 		t.Logf("seeded %d objects of %s in %v", shardedObjects, strings.Join(workloadResources(), ", "), time.Since(seeded).Round(100*time.Millisecond))
 		before := requestsOn(t, e)
-		var procs []*proc
+		var procs []*h.Process
 		for i := range 3 {
 			procs = append(procs, startRun(t, "--rules", rulesPath(), "-n", ns, "--kubeconfig", e.Kubeconfig,
 				"--shard", strconv.Itoa(i), "--total-shards", "3"))
 		}
 		took := waitWorkloadsOn(t, e, ns, "", 90*time.Second)
 		for _, p := range procs {
-			p.waitMetric(t, 10*time.Second, "kube_annotator_informers_synced", float64(len(workloads)))
+			p.WaitMetric(t, 10*time.Second, "kube_annotator_informers_synced", float64(len(workloads)))
 		}
 		writes := workloadWrites(requestsOn(t, e).Sub(before))
 		t.Logf("converged in %v with %d patches", took, writes)
@@ -68,7 +68,7 @@ func withAndWithoutGate(t *testing.T, test func(t *testing.T, e *h.Env, serverMo
 		t.Run(fmt.Sprintf("ShardedListAndWatch=%v", gate), func(t *testing.T) {
 			e := env
 			if gate {
-				e = startControlPlane(t, h.Options{APIServerFlags: map[string]string{"feature-gates": "ShardedListAndWatch=true"}})
+				e = h.StartControlPlane(t, h.Options{APIServerFlags: map[string]string{"feature-gates": "ShardedListAndWatch=true"}})
 			}
 			test(t, e, e.Features.ShardSelectors)
 		})
@@ -79,13 +79,13 @@ func withAndWithoutGate(t *testing.T, test func(t *testing.T, e *h.Env, serverMo
 // objects within 15%, every resource's informer runs in the mode the API
 // server allows, and it received from the API server only its share when
 // the server applied the selector, else everything.
-func checkShares(t *testing.T, procs []*proc, serverMode bool) {
+func checkShares(t *testing.T, procs []*h.Process, serverMode bool) {
 	t.Helper()
 	total := 0.0
 	share := float64(shardedObjects) / float64(len(procs))
 	mode := map[bool]string{true: "server", false: "client"}[serverMode]
 	for i, p := range procs {
-		body := p.scrape(t)
+		body := p.Scrape(t)
 		// Summed over the resources: cached_objects is one series, the
 		// others have one per resource.
 		cached := h.MetricValue(body, "kube_annotator_cached_objects", nil)

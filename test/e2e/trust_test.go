@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -10,25 +9,9 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	h "github.com/kube-annotator/kube-annotator/test/harness"
 )
-
-// waitSeries waits until the series of metric name matching match has
-// value want.
-func (p *proc) waitSeries(t *testing.T, timeout time.Duration, name string, match map[string]string, want float64) {
-	t.Helper()
-	var got float64
-	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
-		body, err := p.readMetrics()
-		got = h.MetricValue(body, name, match)
-		return err == nil && got == want, nil
-	})
-	if err != nil {
-		t.Fatalf("metric %s%v = %v after %v, want %v", name, match, got, timeout, want)
-	}
-}
 
 // configMapsNamed creates empty ConfigMaps in ns.
 func configMapsNamed(t *testing.T, ns string, names ...string) {
@@ -62,14 +45,14 @@ func TestIgnoreOptOut(t *testing.T) {
 	}
 
 	p := startRun(t, "--rules", rulesFile)
-	defer p.stop(t)
+	defer p.Terminate(t)
 	for _, n := range []string{"a", "b"} {
 		env.WaitForAnnotation(t, 30*time.Second, h.ConfigMaps, ns, n, "team", "web")
 	}
 	// The ConfigMaps of other namespaces that opt out count too: the
 	// controllers' records do.
-	p.waitSeries(t, 10*time.Second, "kube_annotator_ignored_objects", map[string]string{"scope": "object"}, 1+optedOutElsewhere(t, ns, quiet))
-	p.waitSeries(t, 10*time.Second, "kube_annotator_ignored_objects", map[string]string{"scope": "namespace"}, 1)
+	p.WaitSeries(t, 10*time.Second, "kube_annotator_ignored_objects", map[string]string{"scope": "object"}, 1+optedOutElsewhere(t, ns, quiet))
+	p.WaitSeries(t, 10*time.Second, "kube_annotator_ignored_objects", map[string]string{"scope": "namespace"}, 1)
 	for _, o := range []struct {
 		ns, name, rv string
 	}{{ns, "ignored", before.GetResourceVersion()}, {quiet, "c", beforeQuiet.GetResourceVersion()}} {
@@ -90,7 +73,7 @@ func TestIgnoreOptOut(t *testing.T) {
 	env.WaitForAnnotation(t, 10*time.Second, h.ConfigMaps, ns, "ignored", "team", "web")
 	userSet(t, h.Namespaces, "", quiet, `{"metadata":{"annotations":{"kube-annotator.io/ignore":"false"}}}`)
 	env.WaitForAnnotation(t, 10*time.Second, h.ConfigMaps, quiet, "c", "team", "web")
-	p.waitSeries(t, 10*time.Second, "kube_annotator_ignored_objects", nil, optedOutElsewhere(t, ns, quiet))
+	p.WaitSeries(t, 10*time.Second, "kube_annotator_ignored_objects", nil, optedOutElsewhere(t, ns, quiet))
 }
 
 // A rule in audit mode writes nothing, while its metric counts the objects
@@ -108,13 +91,13 @@ func TestAuditMode(t *testing.T) {
 `
 	rulesFile := writeFile(t, "rules.yaml", fmt.Sprintf(rule, ns, "audit"))
 	p := startRun(t, "--rules", rulesFile, "-n", ns, "-v", "1")
-	defer p.stop(t)
-	p.waitSeries(t, 30*time.Second, "kube_annotator_rule_audit_pending_objects", map[string]string{"rule": "audit-team"}, 3)
-	p.waitSeries(t, 5*time.Second, "kube_annotator_rule_selected_objects", map[string]string{"rule": "audit-team"}, 3)
-	if w := p.writes(t, "success") + p.writes(t, "error"); w != 0 {
-		t.Errorf("writes_total = %d with only an audit rule, want 0\n%s", w, grepLines(p.scrape(t), "writes_total"))
+	defer p.Terminate(t)
+	p.WaitSeries(t, 30*time.Second, "kube_annotator_rule_audit_pending_objects", map[string]string{"rule": "audit-team"}, 3)
+	p.WaitSeries(t, 5*time.Second, "kube_annotator_rule_selected_objects", map[string]string{"rule": "audit-team"}, 3)
+	if w := p.Writes(t, "success") + p.Writes(t, "error"); w != 0 {
+		t.Errorf("writes_total = %d with only an audit rule, want 0\n%s", w, grepLines(p.Scrape(t), "writes_total"))
 	}
-	if n := p.logLines(t, "Audit rule would change object", "audit-team"); n < 3 {
+	if n := p.LogLines(t, "Audit rule would change object", "audit-team"); n < 3 {
 		t.Errorf("%d audit log lines, want one per object (3)", n)
 	}
 
@@ -145,8 +128,8 @@ func TestAuditMode(t *testing.T) {
 	for _, n := range []string{"x0", "x1", "x2"} {
 		env.WaitForAnnotation(t, 5*time.Second-time.Since(start), h.ConfigMaps, ns, n, "team", "web")
 	}
-	p.waitSeries(t, 5*time.Second, "kube_annotator_rule_audit_pending_objects", map[string]string{"rule": "audit-team"}, 0)
-	p.waitSeries(t, 5*time.Second, "kube_annotator_rule_keys_changed_total", map[string]string{"rule": "audit-team", "action": "set"}, 3)
+	p.WaitSeries(t, 5*time.Second, "kube_annotator_rule_audit_pending_objects", map[string]string{"rule": "audit-team"}, 0)
+	p.WaitSeries(t, 5*time.Second, "kube_annotator_rule_keys_changed_total", map[string]string{"rule": "audit-team", "action": "set"}, 3)
 }
 
 // explain's errors name what is wrong: the object, the resource, the rules.

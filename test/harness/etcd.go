@@ -100,3 +100,7 @@ func (r *revision) UnmarshalJSON(b []byte) error {
 	*r = revision(n)
 	return nil
 }
+
+// WatchTooOld is what kube-apiserver answers a watch that resumes from a
+// resourceVersion etcd has compacted away (410 Gone, reason Expired).
+const WatchTooOld = "The resourceVersion for the provided watch is too old"

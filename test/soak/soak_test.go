@@ -1,4 +1,8 @@
-package e2e
+// Package soak is the chaos soak: every fault of the suite at once over
+// 10,000 objects, on a control plane of its own (see docs/faults.md).
+// `make soak` runs it alone; `make test-faults` runs it after the faults
+// of test/e2e.
+package soak
 
 import (
 	"context"
@@ -68,12 +72,16 @@ const (
 // object while the controller switches rules), never count a write that
 // was not needed, so the bound is conservative.
 func TestSoakChaos(t *testing.T) {
+	binary, err := h.BuildBinary(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
 	start := time.Now()
 	seed := soakSeed(t)
 	t.Logf("seed %d (replay with %s=%d)", seed, SoakSeedEnv, seed)
 	apiFlags, auditLog := soakAuditFlags(t, t.TempDir())
 	apiFlags["watch-cache"] = "false"
-	cp := startControlPlane(t, h.Options{APIServerFlags: apiFlags})
+	cp := h.StartControlPlane(t, h.Options{APIServerFlags: apiFlags})
 	cp.GrantClusterAdmin(t, soakUser)
 	seats := cp.ThrottleUser(t, soakPriority, soakUser, 1)
 	m := newSoakModel()
@@ -87,32 +95,32 @@ func TestSoakChaos(t *testing.T) {
 	}
 	patches0 := servedPatches(t, cp)
 	// client-go's reflector logs a watch that expired at -v=4.
-	p := startRun(t, "--rules", rulesFile, "--kubeconfig", kubeconfig, "--as", soakUser, "--vmodule", "reflector=4")
-	p.waitMetric(t, 60*time.Second, "kube_annotator_informers_synced", 2)
-	goroutines0 := p.metric(t, "go_goroutines")
+	p := h.StartRun(t, binary, "--rules", rulesFile, "--kubeconfig", kubeconfig, "--as", soakUser, "--vmodule", "reflector=4")
+	p.WaitMetric(t, 60*time.Second, "kube_annotator_informers_synced", 2)
+	goroutines0 := p.Metric(t, "go_goroutines")
 
 	c := &chaos{e: cp, m: m, proxy: proxy, rulesFile: rulesFile, namespaces: namespaces, seed: seed}
 	c.run(t.Context(), soakChaos)
 	for _, err := range c.errs {
 		t.Errorf("chaos: %v", err)
 	}
-	p.mustRun(t, "during the faults")
+	p.MustRun(t, "during the faults")
 	settled := waitSoakSettled(t, p, cp, m, namespaces)
-	writes0 := p.metric(t, "kube_annotator_writes_total")
+	writes0 := p.Metric(t, "kube_annotator_writes_total")
 	time.Sleep(3 * time.Second)
-	quietWrites := p.metric(t, "kube_annotator_writes_total") - writes0
-	goroutines := p.metric(t, "go_goroutines")
+	quietWrites := p.Metric(t, "kube_annotator_writes_total") - writes0
+	goroutines := p.Metric(t, "go_goroutines")
 	hwm, err := h.ProcStatusKiB(p.PID(), "VmHWM")
 	if err != nil {
 		t.Fatal(err)
 	}
-	body := p.scrape(t)
+	body := p.Scrape(t)
 	writes := h.MetricValue(body, "kube_annotator_writes_total", map[string]string{"result": "success"})
 	writeErrors := h.MetricValue(body, "kube_annotator_writes_total", map[string]string{"result": "error"})
 	// An expired watch (410) shows in client-go's reflector's log at -v=4
 	// and, when the reflector hands it to the controller's error handler,
 	// in the controller's metric: either is proof.
-	expired := max(p.logLines(t, tooOld),
+	expired := max(p.LogLines(t, h.WatchTooOld),
 		int(h.MetricValue(body, "kube_annotator_list_watch_errors_total", map[string]string{"reason": "Expired"})))
 	// The controller's PATCH requests that the API server applied, whether
 	// or not the answer reached the controller: all minus the other writer's.
@@ -134,7 +142,7 @@ func TestSoakChaos(t *testing.T) {
 		"%d PATCH requests applied for %d needed changes: %.4f per change (the controller counted %v successful writes and %v failed attempts); %v writes in 3 s of quiet. "+
 		"go_goroutines %v before the faults, %v after; VmHWM %d MiB. Whole test %v",
 		seed, soakObjects(), seeded.Round(time.Second), v.live, m.created.Load(), m.deleted.Load(),
-		soakChaos, seats, rejected, c.cuts, c.compactions, expired, c.crdCycles, c.reloads, p.logLines(t, "Could not ask the API server"), m.foreign.Load(), m.tampered.Load(),
+		soakChaos, seats, rejected, c.cuts, c.compactions, expired, c.crdCycles, c.reloads, p.LogLines(t, "Could not ask the API server"), m.foreign.Load(), m.tampered.Load(),
 		settled.Round(time.Millisecond), patches, needed, ratio, writes, writeErrors, quietWrites,
 		goroutines0, goroutines, hwm>>10, time.Since(start).Round(time.Second))
 
@@ -172,7 +180,7 @@ func TestSoakChaos(t *testing.T) {
 	if took := time.Since(start); took > soakBudget {
 		t.Errorf("the soak took %v, over its budget of %v", took.Round(time.Second), soakBudget)
 	}
-	p.mustRun(t, "before the end of the test")
+	p.MustRun(t, "before the end of the test")
 }
 
 // soakSeed returns the seed from SoakSeedEnv, or a new one.
@@ -235,7 +243,7 @@ func seedSoak(t *testing.T, e *h.Env, m *soakModel) []string {
 // and listing every second competed with the controller's writes for the
 // API server's two shared cores (a run stalled with 10,379 keys queued 90 s
 // after the faults, every worker waiting on the API server).
-func waitSoakSettled(t *testing.T, p *proc, e *h.Env, m *soakModel, namespaces []string) time.Duration {
+func waitSoakSettled(t *testing.T, p *h.Process, e *h.Env, m *soakModel, namespaces []string) time.Duration {
 	t.Helper()
 	start := time.Now()
 	gen := m.generation()
@@ -259,7 +267,7 @@ func waitSoakSettled(t *testing.T, p *proc, e *h.Env, m *soakModel, namespaces [
 		done = converged(objs, gen)
 	}
 	err := wait.PollUntilContextTimeout(t.Context(), time.Second, soakSettle, true, func(ctx context.Context) (bool, error) {
-		if depth, err := p.tryMetric("workqueue_depth"); err != nil || depth != 0 {
+		if depth, err := p.TryMetric("workqueue_depth"); err != nil || depth != 0 {
 			return false, nil
 		}
 		done, want = 0, -1
@@ -269,7 +277,7 @@ func waitSoakSettled(t *testing.T, p *proc, e *h.Env, m *soakModel, namespaces [
 	if err != nil {
 		check(t.Context())
 		t.Fatalf("%d of %d selected objects carry what the rules (generation %d) want %v after the faults, e.g. %v; workqueue_depth %v",
-			done, want, gen, soakSettle, behind, p.metric(t, "workqueue_depth"))
+			done, want, gen, soakSettle, behind, p.Metric(t, "workqueue_depth"))
 	}
 	return time.Since(start)
 }

@@ -1,12 +1,15 @@
-package cli
+package app
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller"
+	"github.com/kube-annotator/kube-annotator/pkg/record"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
@@ -41,5 +44,25 @@ func TestChangeGuard(t *testing.T) {
 				t.Errorf("with --max-changes 0 the caches were counted")
 			}
 		})
+	}
+}
+
+// With admission policies, the ruled resources are recorded before the
+// policies, which write to them, are put in force.
+func TestRecordRuled(t *testing.T) {
+	client := fake.NewClientset()
+	rec := record.New(client.CoreV1(), "ns", "m", "")
+	set := &rules.Set{Targets: map[schema.GroupVersionResource]*rules.Target{
+		{Version: "v1", Resource: "pods"}: {Resource: rules.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}}},
+	}}
+	applied := false
+	recordRuled(rec, func(context.Context, *rules.Set) {
+		applied = true
+		if got := rec.Recorded(); len(got) != 1 || got[0].Resource != "pods" {
+			t.Errorf("recorded %v when the rules were applied, want pods", got)
+		}
+	})(t.Context(), set)
+	if !applied {
+		t.Errorf("the rules were not applied")
 	}
 }
