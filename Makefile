@@ -96,11 +96,11 @@ test-compat: ## The end-to-end suite (as test-e2e) on each of COMPAT_VERSIONS; a
 
 .PHONY: test-faults
 test-faults: envtest-assets ## The fault suite: API server outage, recovery from it at the client's rate, and restart, watch expiry, deletions, concurrent writer, throttling, SIGTERM, and the chaos soak with all of them at once
-	set -o pipefail; go test -count=1 -p 1 -timeout 20m -run '^(TestFault|TestSoak)' -v $(GOTESTFLAGS) ./test/e2e ./test/soak | grep -E '^(=== RUN|--- |ok|FAIL|PASS)|(faults|soak)_[a-z_]*test\.go'
+	set -o pipefail; go test -count=1 -p 1 -timeout 20m -run '^(TestFault|TestSoak)' -v $(GOTESTFLAGS) ./test/e2e ./test/soak | grep -E '^(=== RUN|--- |ok|FAIL|PASS)|^ +(faults|soak)_[a-z_]*test\.go'
 
 .PHONY: soak
 soak: envtest-assets ## The chaos soak alone (part of test-faults): every fault at once over 10,000 objects (~3 min; KUBE_ANNOTATOR_SOAK_SEED=<seed> replays a schedule)
-	set -o pipefail; go test -count=1 -timeout 10m -run '^TestSoakChaos$$' -v $(GOTESTFLAGS) ./test/soak | grep -E '^(=== RUN|--- |ok|FAIL|PASS)|soak_[a-z_]*test\.go'
+	set -o pipefail; go test -count=1 -timeout 10m -run '^TestSoakChaos$$' -v $(GOTESTFLAGS) ./test/soak | grep -E '^(=== RUN|--- |ok|FAIL|PASS)|^ +soak_[a-z_]*test\.go'
 
 BENCHFLAGS ?=
 .PHONY: bench

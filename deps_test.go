@@ -22,3 +22,20 @@ func TestNoPluginPackage(t *testing.T) {
 		}
 	}
 }
+
+// The command line parses flags and prints; the process it runs is wired
+// by pkg/app. pkg/cli imports none of the packages that make up the
+// running controller.
+func TestCommandLineDoesNotWireTheProcess(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, "./pkg/cli").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	const mod = "github.com/kube-annotator/kube-annotator/pkg/"
+	for _, pkg := range strings.Fields(string(out)) {
+		switch strings.TrimPrefix(pkg, mod) {
+		case "controller", "reloader", "shard", "policysync":
+			t.Errorf("pkg/cli imports %s; pkg/app wires it", pkg)
+		}
+	}
+}

@@ -6,6 +6,7 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection"
 
 	"github.com/kube-annotator/kube-annotator/pkg/admission"
 	"github.com/kube-annotator/kube-annotator/pkg/record"
@@ -114,6 +116,9 @@ func (c *Config) Validate() error {
 	if err := c.Shard.validate(c.Leader.Enabled); err != nil {
 		return err
 	}
+	if err := c.Leader.validate(); err != nil {
+		return err
+	}
 	if err := c.Record.Validate(); err != nil {
 		return err
 	}
@@ -146,6 +151,25 @@ func ValidateExcludeNamespaces(globs []string) error {
 		if _, err := path.Match(g, ""); err != nil {
 			return fmt.Errorf("--exclude-namespaces: invalid namespace glob %q: %w", g, err)
 		}
+	}
+	return nil
+}
+
+// validate checks what client-go's leader election would refuse when it
+// starts, when leader election is on.
+func (l LeaderConfig) validate() error {
+	switch {
+	case !l.Enabled:
+		return nil
+	case l.Name == "":
+		return errors.New("--leader-election-id must not be empty")
+	case l.RetryPeriod <= 0:
+		return fmt.Errorf("--leader-election-retry-period must be positive, got %v", l.RetryPeriod)
+	case l.RenewDeadline <= time.Duration(leaderelection.JitterFactor*float64(l.RetryPeriod)):
+		return fmt.Errorf("--leader-election-renew-deadline (%v) must be longer than %v times --leader-election-retry-period (%v)",
+			l.RenewDeadline, leaderelection.JitterFactor, l.RetryPeriod)
+	case l.LeaseDuration <= l.RenewDeadline:
+		return fmt.Errorf("--leader-election-lease-duration (%v) must be longer than --leader-election-renew-deadline (%v)", l.LeaseDuration, l.RenewDeadline)
 	}
 	return nil
 }

@@ -85,6 +85,7 @@ func TestRunFlagValidation(t *testing.T) {
 		{[]string{"--kube-api-qps", "0"}, "error: --kube-api-qps must not be 0: a positive limit, or a negative value for none\n"},
 		{[]string{"--kube-api-qps", "5", "--kube-api-burst", "0"}, "error: --kube-api-burst must be at least 1, got 0\n"},
 		{[]string{"--exclude-namespaces", "["}, "error: --exclude-namespaces: invalid namespace glob \"[\": syntax error in pattern\n"},
+		{[]string{"--leader-elect", "--leader-election-lease-duration", "5s"}, "error: --leader-election-lease-duration (5s) must be longer than --leader-election-renew-deadline (10s)\n"},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

@@ -55,20 +55,9 @@ func diffCommand(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.Err, "warning: record %s lists %s, which no rule names: %v; run would keep it in the record until it is served\n", rec.Ref(), u.resource, u.err)
 	}
 
-	pending, audited := []*scan.Object{}, []*scan.Object{}
-	for _, t := range append(s.set.SortedTargets(), prunes...) {
-		err := scan.Resource(ctx, s.dynamic, t, cf.namespace(), rf.FieldManager, s.nsLabels, s.nsIgnored, func(_ *rules.Target, o *scan.Object) error {
-			if o != nil && len(o.Changes) > 0 {
-				pending = append(pending, o)
-			}
-			if o != nil && len(o.Audit) > 0 {
-				audited = append(audited, o)
-			}
-			return nil
-		})
-		if err != nil {
-			return &exitError{diffFailed, fmt.Errorf("list %s: %w", rules.GVRString(t.GVR), err)}
-		}
+	pending, audited, err := s.changes(ctx, append(s.set.SortedTargets(), prunes...), cf.namespace(), rf.FieldManager)
+	if err != nil {
+		return &exitError{diffFailed, err}
 	}
 	if err := printDiff(e, *output, pending); err != nil {
 		return &exitError{diffFailed, err}
@@ -80,6 +69,28 @@ func diffCommand(ctx context.Context, e *env, args []string) error {
 		return exitCode(diffPending)
 	}
 	return nil
+}
+
+// changes lists the objects of targets in namespace ("" for all) and
+// returns those that run, writing as manager, would change, and those that
+// rules in audit mode would.
+func (s *session) changes(ctx context.Context, targets []*rules.Target, namespace, manager string) (pending, audited []*scan.Object, err error) {
+	pending, audited = []*scan.Object{}, []*scan.Object{}
+	for _, t := range targets {
+		err := scan.Resource(ctx, s.dynamic, t, namespace, manager, s.nsLabels, s.nsIgnored, func(_ *rules.Target, o *scan.Object) error {
+			if o != nil && len(o.Changes) > 0 {
+				pending = append(pending, o)
+			}
+			if o != nil && len(o.Audit) > 0 {
+				audited = append(audited, o)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, nil, fmt.Errorf("list %s: %w", rules.GVRString(t.GVR), err)
+		}
+	}
+	return pending, audited, nil
 }
 
 func printDiff(e *env, output string, pending []*scan.Object) error {

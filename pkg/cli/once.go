@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
+	"github.com/kube-annotator/kube-annotator/pkg/record"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/scan"
 )
@@ -64,6 +65,19 @@ func onceCommand(ctx context.Context, e *env, args []string) error {
 		tallies = append(tallies, tl)
 		failed = failed || tl.failed()
 	}
+	pruned, prunesFailed := cv.prune(ctx, rec)
+	printSummary(e, append(tallies, pruned...))
+	if failed || prunesFailed || ctx.Err() != nil {
+		return exitCode(1) // the summary says what failed
+	}
+	return nil
+}
+
+// prune converges the resources rec lists that no rule names, removing
+// each from the record once its keys are gone, and says what it did and
+// whether any failed. Those the server does not serve wait in the record.
+func (cv *converger) prune(ctx context.Context, rec *record.Record) (tallies []*tally, failed bool) {
+	s := cv.session
 	prunes, unserved := pruneTargets(rec, s.set, s.resolver.ResolveGroupResource)
 	for _, u := range unserved {
 		tallies = append(tallies, &tally{resource: u.resource.String(), note: fmt.Sprintf("no rule names it; not pruned, kept in the record: %v", u.err)})
@@ -82,11 +96,7 @@ func onceCommand(ctx context.Context, e *env, args []string) error {
 			}
 		}
 	}
-	printSummary(e, tallies)
-	if failed || ctx.Err() != nil {
-		return exitCode(1) // the summary says what failed
-	}
-	return nil
+	return tallies, failed
 }
 
 // failed reports whether the resource could not be converged.

@@ -8,7 +8,9 @@
 //
 // A resource that leaves the rules is pruned: the controller keeps
 // watching it, with no rule, until the keys it set there are deleted, as
-// long as its record lists the resource (see prune.go).
+// long as its record lists the resource (see prune.go). Each ruled or
+// recorded resource has one state, with its phase, changed in one place
+// (see resources.go).
 //
 // It follows the canonical client-go loop (k8s.io/sample-controller):
 // event handlers only enqueue keys, sync reads the object from the
@@ -36,6 +38,8 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
+	"github.com/kube-annotator/kube-annotator/pkg/controller/retry"
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -103,15 +107,15 @@ type Controller struct {
 	metadata metadata.Interface
 	opts     Options
 	queue    workqueue.TypedRateLimitingInterface[queued]
-	limiter  *retryLimiter
-	failures *failureLog
+	limiter  *retry.Limiter[queued]
+	failures *retry.FailureLog
 	expect   *expectations
 	stats    *ruleStats
 	writer   *reconcile.Writer
 	// failed carries a setup error of SetRules to Run, which stops on it.
 	failed chan error
 	// shared holds the values cached objects share.
-	shared *interner
+	shared *objcache.Interner
 
 	// mu guards the lifecycle of the resources: update changes it, the
 	// workers read it. No informer is stopped, and so waited for, under
@@ -155,17 +159,17 @@ func NewController(client dynamic.Interface, metadataClient metadata.Interface, 
 		opts.Resolver = noResolver{}
 	}
 	qcfg := workqueue.TypedRateLimitingQueueConfig[queued]{Name: "kube-annotator", MetricsProvider: opts.Metrics.Workqueue}
-	limiter := newRetryLimiter(clock.RealClock{}, opts.ClientQPS, opts.ClientBurst)
+	limiter := retry.NewLimiter[queued](clock.RealClock{}, opts.ClientQPS, opts.ClientBurst)
 	c := &Controller{
 		client:    client,
 		metadata:  metadataClient,
 		opts:      opts,
 		queue:     workqueue.NewTypedRateLimitingQueueWithConfig(limiter, qcfg),
 		limiter:   limiter,
-		failures:  newFailureLog(clock.RealClock{}, failureLogInterval),
+		failures:  retry.NewFailureLog(clock.RealClock{}, retry.FailureLogInterval),
 		expect:    newExpectations(),
 		stats:     newRuleStats(opts.Metrics),
-		shared:    newInterner(),
+		shared:    objcache.NewInterner(),
 		failed:    make(chan error, 1),
 		set:       &rules.Set{},
 		resources: map[schema.GroupResource]*resource{},

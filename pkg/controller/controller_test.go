@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2/ktesting"
 
+	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -28,14 +29,14 @@ import (
 func TestRunPatchesOnlyWhatDiffers(t *testing.T) {
 	want := map[string]string{"a": "1", "b": "2"}
 	client := newClient(
-		configMap("ns1", "missing", nil),
-		configMap("ns1", "wrong", map[string]string{"a": "0", "b": "2", "user": "keep"}),
-		configMap("ns2", "right", map[string]string{"a": "1", "b": "2"}),
+		fixture.ConfigMap("ns1", "missing", nil),
+		fixture.ConfigMap("ns1", "wrong", map[string]string{"a": "0", "b": "2", "user": "keep"}),
+		fixture.ConfigMap("ns2", "right", map[string]string{"a": "1", "b": "2"}),
 	)
 	_, ctx := ktesting.NewTestContext(t)
 	recorder, m := events.NewFakeRecorder(10), metrics.New()
 	c := newController(client, Options{Workers: 2, Metrics: m, Recorder: recorder})
-	c.SetRules(ctx, compile(t, "rules:\n- {name: ab, resources: [configmaps], annotations: {a: '1', b: '2'}}\n"))
+	c.SetRules(ctx, fixture.Compile(t, "rules:\n- {name: ab, resources: [configmaps], annotations: {a: '1', b: '2'}}\n"))
 	stop := runController(t, ctx, c)
 
 	wantPatches := []patchCall{
@@ -57,7 +58,7 @@ func TestRunPatchesOnlyWhatDiffers(t *testing.T) {
 	})
 
 	// Someone removes an annotation: it is set again.
-	if err := client.Tracker().Update(configMaps, configMap("ns2", "right", map[string]string{"a": "1"}), "ns2"); err != nil {
+	if err := client.Tracker().Update(configMaps, fixture.ConfigMap("ns2", "right", map[string]string{"a": "1"}), "ns2"); err != nil {
 		t.Fatal(err)
 	}
 	wantPatches = slices.Insert(wantPatches, 1, merge("ns2", "right", `{"metadata":{"annotations":{"b":"2"}}}`))
@@ -117,8 +118,8 @@ func TestSetRulesReenqueuesOnlyOnChange(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
-			c := withCache(t, newClient(), Options{}, compile(t, before), configMap("ns", "x", nil), configMap("other", "y", nil))
-			next := compile(t, tc.next)
+			c := withCache(t, newClient(), Options{}, fixture.Compile(t, before), fixture.ConfigMap("ns", "x", nil), fixture.ConfigMap("other", "y", nil))
+			next := fixture.Compile(t, tc.next)
 			c.SetRules(ctx, next)
 			if got := c.queue.Len(); got != tc.wantQueued {
 				t.Errorf("queue length = %d, want %d", got, tc.wantQueued)
@@ -132,7 +133,7 @@ func TestSetRulesReenqueuesOnlyOnChange(t *testing.T) {
 
 func TestSetRulesStartsAndStopsInformers(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
-	c := newController(newClient(configMap("ns", "x", nil), object("Namespace", "", "ns", nil)), Options{})
+	c := newController(newClient(fixture.ConfigMap("ns", "x", nil), fixture.Object("Namespace", "", "ns", nil)), Options{})
 	t.Cleanup(func() { c.SetRules(ctx, &rules.Set{}) })
 	cmKey, nsKey := Key{configMaps, "ns", "x"}, Key{namespaces, "", "ns"}
 	informer := func(gvr schema.GroupVersionResource) cache.SharedIndexInformer {
@@ -142,7 +143,7 @@ func TestSetRulesStartsAndStopsInformers(t *testing.T) {
 		return nil
 	}
 
-	c.SetRules(ctx, compile(t, setAB))
+	c.SetRules(ctx, fixture.Compile(t, setAB))
 	if n := c.Informers(); n != 2 {
 		t.Fatalf("Informers() = %d, want 2", n)
 	}
@@ -152,7 +153,7 @@ func TestSetRulesStartsAndStopsInformers(t *testing.T) {
 	first := informer(configMaps)
 
 	// A rule that reads objects needs whole objects cached: a new informer.
-	c.SetRules(ctx, compile(t, "rules:\n- {name: r, resources: [configmaps, namespaces], annotations: {o: {jsonPath: '{.data.o}'}}}\n"))
+	c.SetRules(ctx, fixture.Compile(t, "rules:\n- {name: r, resources: [configmaps, namespaces], annotations: {o: {jsonPath: '{.data.o}'}}}\n"))
 	if second := informer(configMaps); second == nil || second == first {
 		t.Errorf("configmaps informer kept when rules started reading objects, want a new one")
 	}
@@ -163,13 +164,13 @@ func TestSetRulesStartsAndStopsInformers(t *testing.T) {
 	}
 
 	// Only cluster-scoped resources: no namespace informer.
-	c.SetRules(ctx, compile(t, "rules:\n- {name: r, resources: [namespaces], annotations: {a: '1'}}\n"))
+	c.SetRules(ctx, fixture.Compile(t, "rules:\n- {name: r, resources: [namespaces], annotations: {a: '1'}}\n"))
 	if c.Informers() != 1 || namespaceInformer(c) {
 		t.Errorf("Informers() = %d, namespace informer %v; want 1 and none", c.Informers(), namespaceInformer(c))
 	}
 
 	// A namespaceSelector needs namespace labels.
-	c.SetRules(ctx, compile(t, "rules:\n- {name: r, resources: [namespaces], namespaceSelector: team=a, annotations: {a: '1'}}\n"))
+	c.SetRules(ctx, fixture.Compile(t, "rules:\n- {name: r, resources: [namespaces], namespaceSelector: team=a, annotations: {a: '1'}}\n"))
 	if n := c.Informers(); n != 1 || informer(namespaces) == nil {
 		t.Errorf("Informers() = %d after dropping configmaps, want 1: namespaces", n)
 	}
@@ -191,14 +192,14 @@ func TestSetRulesStartsAndStopsInformers(t *testing.T) {
 // namespace's labels, and synced again when those labels change.
 func TestRunNamespaceSelector(t *testing.T) {
 	ns := func(name, team string) *unstructured.Unstructured {
-		u := object("Namespace", "", name, nil)
+		u := fixture.Object("Namespace", "", name, nil)
 		u.SetLabels(map[string]string{"team": team})
 		return u
 	}
-	client := newClient(ns("ns1", "a"), ns("ns2", "b"), configMap("ns1", "x", nil), configMap("ns2", "x", nil))
+	client := newClient(ns("ns1", "a"), ns("ns2", "b"), fixture.ConfigMap("ns1", "x", nil), fixture.ConfigMap("ns2", "x", nil))
 	_, ctx := ktesting.NewTestContext(t)
 	c := newController(client, Options{})
-	c.SetRules(ctx, compile(t, "rules:\n- {name: r, resources: [configmaps], namespaceSelector: team=a, annotations: {a: '1'}}\n"))
+	c.SetRules(ctx, fixture.Compile(t, "rules:\n- {name: r, resources: [configmaps], namespaceSelector: team=a, annotations: {a: '1'}}\n"))
 	stop := runController(t, ctx, c)
 	patchX := `{"metadata":{"annotations":{"a":"1"}}}`
 
@@ -231,7 +232,7 @@ func TestResourceGone(t *testing.T) {
 		default: // reported already; the informer retries with backoff
 		}
 	}})
-	c.SetRules(ctx, compile(t, setAB))
+	c.SetRules(ctx, fixture.Compile(t, setAB))
 	t.Cleanup(func() { c.SetRules(ctx, &rules.Set{}) })
 	select {
 	case gvr := <-gone:
@@ -269,7 +270,7 @@ func TestErrorReason(t *testing.T) {
 // and goes on with the others.
 func TestProcessNextWorkItemRecoversPanic(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
-	a, b := configMap("ns", "a", nil), configMap("ns", "b", nil)
+	a, b := fixture.ConfigMap("ns", "a", nil), fixture.ConfigMap("ns", "b", nil)
 	client := newClient(a, b)
 	var panicked atomic.Bool
 	client.PrependReactor("patch", "configmaps", func(action k8stesting.Action) (bool, runtime.Object, error) {
@@ -279,7 +280,7 @@ func TestProcessNextWorkItemRecoversPanic(t *testing.T) {
 		return false, nil, nil
 	})
 	m := metrics.New()
-	c := withCache(t, client, Options{Metrics: m}, compile(t, setAB), a, b)
+	c := withCache(t, client, Options{Metrics: m}, fixture.Compile(t, setAB), a, b)
 	keyA, keyB := Key{configMaps, "ns", "a"}.queued(), Key{configMaps, "ns", "b"}.queued()
 	c.queue.Add(keyA)
 	c.queue.Add(keyB)
@@ -329,7 +330,7 @@ func TestSyncSafelyPanicError(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	client := newClient()
 	client.PrependReactor("patch", "*", func(k8stesting.Action) (bool, runtime.Object, error) { panic("boom") })
-	c := withCache(t, client, Options{}, compile(t, setAB), configMap("ns", "a", nil))
+	c := withCache(t, client, Options{}, fixture.Compile(t, setAB), fixture.ConfigMap("ns", "a", nil))
 	err := c.syncSafely(ctx, Key{configMaps, "ns", "a"})
 	if err == nil || err.Error() != "panic syncing configmaps.v1 ns/a: boom" {
 		t.Fatalf("syncSafely() = %v, want the panic as an error naming the key", err)
@@ -343,11 +344,11 @@ func TestSyncSafelyPanicError(t *testing.T) {
 // its own and records no event, on every path of a sync.
 func TestNewControllerDefaults(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
-	x := configMap("ns", "x", nil)
+	x := fixture.ConfigMap("ns", "x", nil)
 	x.SetLabels(map[string]string{"app": "web"})
 	client := newClient(x)
 	client.PrependReactor("patch", "*", react(apierrors.NewInvalid(schema.GroupKind{Kind: "ConfigMap"}, "x", nil)))
-	c := withCache(t, client, Options{}, compile(t, twoTeams), x)
+	c := withCache(t, client, Options{}, fixture.Compile(t, twoTeams), x)
 	if c.opts.Metrics == nil || c.opts.Recorder == nil || c.opts.FieldManager != reconcile.FieldManager {
 		t.Fatalf("NewController(Options{}) left Metrics %v, Recorder %v, FieldManager %q", c.opts.Metrics, c.opts.Recorder, c.opts.FieldManager)
 	}
@@ -370,8 +371,8 @@ func TestRunStopsOnSetupError(t *testing.T) {
 	for _, during := range []bool{false, true} {
 		t.Run(fmt.Sprintf("while running: %v", during), func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
-			c := newController(newClient(configMap("ns", "x", nil)), Options{})
-			c.SetRules(ctx, compile(t, setAB))
+			c := newController(newClient(fixture.ConfigMap("ns", "x", nil)), Options{})
+			c.SetRules(ctx, fixture.Compile(t, setAB))
 			if !during {
 				c.fail(setupErr)
 			}

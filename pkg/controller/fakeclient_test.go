@@ -17,6 +17,8 @@ import (
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/metadata"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
 )
 
 // The fake API server of this package's tests: a dynamic client whose merge patches move the
@@ -118,7 +120,7 @@ func (r resourceView) Get(ctx context.Context, name string, opts metav1.GetOptio
 	if err != nil {
 		return nil, err
 	}
-	return partial(u), nil
+	return fixture.Partial(u), nil
 }
 
 func (r resourceView) List(ctx context.Context, opts metav1.ListOptions) (*metav1.PartialObjectMetadataList, error) {
@@ -128,7 +130,7 @@ func (r resourceView) List(ctx context.Context, opts metav1.ListOptions) (*metav
 	}
 	out := &metav1.PartialObjectMetadataList{ListMeta: metav1.ListMeta{ResourceVersion: list.GetResourceVersion()}}
 	for i := range list.Items {
-		out.Items = append(out.Items, *partial(&list.Items[i]))
+		out.Items = append(out.Items, *fixture.Partial(&list.Items[i]))
 	}
 	return out, nil
 }
@@ -140,7 +142,7 @@ func (r resourceView) Watch(ctx context.Context, opts metav1.ListOptions) (watch
 	}
 	return watch.Filter(w, func(e watch.Event) (watch.Event, bool) {
 		if u, ok := e.Object.(*unstructured.Unstructured); ok {
-			e.Object = partial(u)
+			e.Object = fixture.Partial(u)
 		}
 		return e, true
 	}), nil
@@ -151,16 +153,5 @@ func (r resourceView) Patch(ctx context.Context, name string, pt types.PatchType
 	if err != nil {
 		return nil, err
 	}
-	return partial(u), nil
-}
-
-// partial converts u as the API server does for a metadata client: the
-// metadata only, and no TypeMeta.
-func partial(u *unstructured.Unstructured) *metav1.PartialObjectMetadata {
-	p := &metav1.PartialObjectMetadata{}
-	md, _ := u.Object["metadata"].(map[string]any)
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(md, &p.ObjectMeta); err != nil {
-		panic(err) // test objects are well formed
-	}
-	return p
+	return fixture.Partial(u), nil
 }

@@ -2,14 +2,12 @@ package controller
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -19,6 +17,8 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
+	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
@@ -50,99 +50,6 @@ func resolve(name string) (rules.Resource, error) {
 		}
 	}
 	return rules.Resource{}, fmt.Errorf("the server doesn't have a resource type %q", name)
-}
-
-// compile compiles a rules file's content for a cluster serving
-// configmaps and namespaces, with the cluster's own namespaces excluded
-// as the controller runs by default.
-func compile(t *testing.T, content string) *rules.Set {
-	t.Helper()
-	return rulestest.Compile(t, content, rulestest.ConfigMaps, rulestest.Namespaces)
-}
-
-// mustJSON is v in JSON, for messages and fixtures.
-func mustJSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
-}
-
-// object returns an object of kind (a ConfigMap or a Namespace) at
-// resourceVersion "1", with annotations when ann is not nil, as kubectl
-// created it: the API server tracks its managedFields.
-func object(kind, namespace, name string, ann map[string]string) *unstructured.Unstructured {
-	u := untracked(kind, namespace, name, ann)
-	u.Object["metadata"].(map[string]any)["managedFields"] = []any{
-		map[string]any{"manager": "kubectl", "operation": "Update", "apiVersion": "v1"},
-	}
-	return u
-}
-
-// untracked is object without managedFields, as the API server leaves an
-// object created with no fields worth tracking.
-func untracked(kind, namespace, name string, ann map[string]string) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{}
-	u.SetAPIVersion("v1")
-	u.SetKind(kind)
-	u.SetNamespace(namespace)
-	u.SetName(name)
-	u.SetResourceVersion("1")
-	if ann != nil {
-		u.SetAnnotations(ann)
-	}
-	return u
-}
-
-func configMap(namespace, name string, ann map[string]string) *unstructured.Unstructured {
-	return object("ConfigMap", namespace, name, ann)
-}
-
-// owned returns managedFields in which manager owns the annotations keys.
-func owned(manager string, keys ...string) []any {
-	fields := map[string]any{}
-	for _, k := range keys {
-		fields["f:"+k] = map[string]any{}
-	}
-	return []any{map[string]any{
-		"manager": manager, "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1",
-		"fieldsV1": map[string]any{"f:metadata": map[string]any{"f:annotations": fields}},
-	}}
-}
-
-// withOwned returns u on which manager also owns the annotations keys.
-func withOwned(u *unstructured.Unstructured, manager string, keys ...string) *unstructured.Unstructured {
-	md := u.Object["metadata"].(map[string]any)
-	mf, _ := md["managedFields"].([]any)
-	md["managedFields"] = append(mf, owned(manager, keys...)...)
-	return u
-}
-
-// entry returns a managedFields entry in which manager owns the
-// annotation keys, as the metadata client decodes it.
-func entry(manager string, keys ...string) metav1.ManagedFieldsEntry {
-	raw := `{"f:metadata":{"f:annotations":{`
-	for i, k := range keys {
-		if i > 0 {
-			raw += ","
-		}
-		raw += `"f:` + k + `":{}`
-	}
-	return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1",
-		Time: &metav1.Time{}, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(raw + "}}}")}}
-}
-
-// decoded returns a ConfigMap's metadata as a metadata informer decodes
-// it: everything the API server sends, and no TypeMeta.
-func decoded(managedFields ...metav1.ManagedFieldsEntry) *metav1.PartialObjectMetadata {
-	return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
-		Name: "x", Namespace: "ns", UID: "u-1", ResourceVersion: "7", Generation: 2,
-		CreationTimestamp: metav1.Now(), Finalizers: []string{"f"},
-		Labels: map[string]string{"l": "1"}, Annotations: map[string]string{"a": "1"},
-		OwnerReferences: []metav1.OwnerReference{{Name: "owner"}},
-		ManagedFields:   managedFields,
-	}}
 }
 
 // Controllers under test.
@@ -208,10 +115,10 @@ func asCached(t *testing.T, tg *rules.Target, o *unstructured.Unstructured) any 
 	var out any
 	var err error
 	if tg.ReadsObjects {
-		out, err = wholeObjectTransform(reconcile.FieldManager)(o)
+		out, err = objcache.WholeObjectTransform(reconcile.FieldManager)(o)
 	} else {
 		p := tg.Projection()
-		out, err = metadataTransform(reconcile.FieldManager, tg.Resource, &p, newInterner())(partial(o))
+		out, err = objcache.MetadataTransform(reconcile.FieldManager, tg.Resource, &p, objcache.NewInterner())(fixture.Partial(o))
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -342,7 +249,7 @@ func converged(c *Controller, gvr schema.GroupVersionResource, n int, want map[s
 		return false
 	}
 	for _, o := range objs {
-		have := o.(cached).GetAnnotations()
+		have := o.(objcache.Object).GetAnnotations()
 		for k, v := range want {
 			if have[k] != v {
 				return false

@@ -14,6 +14,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
+	"github.com/kube-annotator/kube-annotator/pkg/controller/retry"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
@@ -87,7 +89,7 @@ func (ri *resourceInformer) run(ctx context.Context, inf cache.SharedIndexInform
 // resource (metadatainformer's say "*v1.PartialObjectMetadata" for every
 // resource) and that, when sharded, their list and watch go through
 // Options.Shard, and that a list or watch that gets no answer from the
-// API server is sent again after a short pause (untilAnswered). Both stream their initial
+// API server is sent again after a short pause (retry.UntilAnswered). Both stream their initial
 // list when the API server supports it (WatchListClient). The watch error
 // handler reports to ri.
 func (c *Controller) newInformer(r rules.Resource, ns string, keep *rules.Projection, indexers cache.Indexers, sharded bool, ri *resourceInformer) (cache.SharedIndexInformer, error) {
@@ -101,16 +103,16 @@ func (c *Controller) newInformer(r rules.Resource, ns string, keep *rules.Projec
 			ListWithContextFunc:  func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return rc.List(ctx, o) },
 			WatchFuncWithContext: rc.Watch,
 		}
-		client, example, transform = c.client, &unstructured.Unstructured{}, wholeObjectTransform(c.opts.FieldManager)
+		client, example, transform = c.client, &unstructured.Unstructured{}, objcache.WholeObjectTransform(c.opts.FieldManager)
 	} else {
 		rc := c.metadata.Resource(r.GVR).Namespace(ns)
 		lw = &cache.ListWatch{
 			ListWithContextFunc:  func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return rc.List(ctx, o) },
 			WatchFuncWithContext: rc.Watch,
 		}
-		client, example, transform = c.metadata, &metav1.PartialObjectMetadata{}, metadataTransform(c.opts.FieldManager, r, keep, c.shared)
+		client, example, transform = c.metadata, &metav1.PartialObjectMetadata{}, objcache.MetadataTransform(c.opts.FieldManager, r, keep, c.shared)
 	}
-	lw = untilAnswered(lw, rules.GVRString(r.GVR), informerRetry)
+	lw = retry.UntilAnswered(lw, rules.GVRString(r.GVR), retry.InformerBackoff)
 	if sharded {
 		lw = c.opts.Shard(r.GVR, ns, lw)
 	}
@@ -200,9 +202,9 @@ func (c *Controller) handlerFor(logger klog.Logger, gvr schema.GroupVersionResou
 		AddFunc: func(obj any) { enqueue("add", obj) },
 		UpdateFunc: func(oldObj, newObj any) {
 			switch {
-			case c.opts.ResyncPeriod > 0 && isResync(oldObj, newObj):
+			case c.opts.ResyncPeriod > 0 && objcache.IsResync(oldObj, newObj):
 				enqueue("resync", newObj)
-			case relevantUpdate(oldObj, newObj):
+			case objcache.RelevantUpdate(oldObj, newObj):
 				enqueue("update", newObj)
 			}
 		},
@@ -211,3 +213,16 @@ func (c *Controller) handlerFor(logger klog.Logger, gvr schema.GroupVersionResou
 		DeleteFunc: func(obj any) { enqueue("delete", obj) },
 	}
 }
+
+// cannotServe reports whether the cache of ri lacks what t's rules need:
+// keys, or whole objects, its projection did not keep. It must then be
+// built again, listing every object. A cache of whole objects cannot
+// serve rules that need only metadata either: it would keep them whole.
+// A cache that keeps more than t needs serves t as it is: the keys no
+// rule needs any more go when it is next built.
+func (ri *resourceInformer) cannotServe(t *rules.Target) bool {
+	return ri.projection.Whole != t.ReadsObjects || !ri.keeps(t)
+}
+
+// keeps reports whether the cache of ri keeps all that t's rules read.
+func (ri *resourceInformer) keeps(t *rules.Target) bool { return ri.projection.Covers(t.Projection()) }

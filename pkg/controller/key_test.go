@@ -6,6 +6,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
 )
 
 func TestKey(t *testing.T) {
@@ -17,11 +19,11 @@ func TestKey(t *testing.T) {
 		wantString   string
 		wantStoreKey string
 	}{
-		{"namespaced, core group", Key{configMaps, "ns", "a"}, configMap("ns", "a", nil),
+		{"namespaced, core group", Key{configMaps, "ns", "a"}, fixture.ConfigMap("ns", "a", nil),
 			"configmaps.v1 ns/a", "ns/a"},
-		{"namespaced, named group", Key{deployments, "prod", "web"}, object("Deployment", "prod", "web", nil),
+		{"namespaced, named group", Key{deployments, "prod", "web"}, fixture.Object("Deployment", "prod", "web", nil),
 			"deployments.v1.apps prod/web", "prod/web"},
-		{"cluster-scoped", Key{namespaces, "", "kube-system"}, object("Namespace", "", "kube-system", nil),
+		{"cluster-scoped", Key{namespaces, "", "kube-system"}, fixture.Object("Namespace", "", "kube-system", nil),
 			"namespaces.v1 kube-system", "kube-system"},
 	}
 	for _, tc := range tests {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
@@ -36,8 +37,8 @@ func (c *Controller) startNamespaces(ctx context.Context) (*resourceInformer, er
 	_, err = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) { c.enqueueNamespace(obj, everyTarget) },
 		UpdateFunc: func(oldObj, newObj any) {
-			o, ok1 := oldObj.(cached)
-			n, ok2 := newObj.(cached)
+			o, ok1 := oldObj.(objcache.Object)
+			n, ok2 := newObj.(objcache.Object)
 			switch {
 			case !ok1 || !ok2:
 			case rules.OptsOut(o.GetAnnotations()) != rules.OptsOut(n.GetAnnotations()):
@@ -61,7 +62,7 @@ func everyTarget(*rules.Target) bool { return true }
 // enqueueNamespace enqueues the cached objects in namespace obj of every
 // namespaced ruled resource that pick picks.
 func (c *Controller) enqueueNamespace(obj any, pick func(*rules.Target) bool) {
-	m, ok := obj.(cached)
+	m, ok := obj.(objcache.Object)
 	if !ok {
 		return
 	}
@@ -84,7 +85,7 @@ func (c *Controller) enqueueNamespace(obj any, pick func(*rules.Target) bool) {
 }
 
 // namespace returns a namespace from the namespace informer.
-func (c *Controller) namespace(name string) cached {
+func (c *Controller) namespace(name string) objcache.Object {
 	c.mu.RLock()
 	ns := c.namespaces
 	c.mu.RUnlock()
@@ -95,7 +96,7 @@ func (c *Controller) namespace(name string) cached {
 	if err != nil || !ok {
 		return nil
 	}
-	m, _ := obj.(cached)
+	m, _ := obj.(objcache.Object)
 	return m
 }
 

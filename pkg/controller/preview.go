@@ -3,6 +3,7 @@ package controller
 import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
@@ -67,7 +68,7 @@ func (c *Controller) Preview(set *rules.Set) Preview {
 // preview adds to p what t would change on the objects ri caches.
 func (c *Controller) preview(p *Preview, t *rules.Target, ri *resourceInformer) {
 	for _, obj := range ri.informer.GetStore().List() {
-		o, ok := obj.(cached)
+		o, ok := obj.(objcache.Object)
 		if !ok {
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 )
 
@@ -16,15 +17,15 @@ func TestPreview(t *testing.T) {
 	const next = "rules:\n- {name: ab, resources: [configmaps], annotations: {a: '1'}}\n" +
 		"- {name: cd, resources: [configmaps], names: ['y*'], annotations: {c: '3'}}\n" +
 		"- {name: ns, resources: [namespaces], annotations: {n: '1'}}\n"
-	x := withOwned(configMap("team", "x", map[string]string{"a": "1"}), reconcile.FieldManager, "a")
-	y := configMap("team", "y", nil)
-	z := withOwned(configMap("team", "z", map[string]string{"gone": "v"}), reconcile.FieldManager, "gone")
-	c := withCache(t, newClient(), Options{}, compile(t, inForce), x, y, z)
+	x := fixture.WithOwned(fixture.ConfigMap("team", "x", map[string]string{"a": "1"}), reconcile.FieldManager, "a")
+	y := fixture.ConfigMap("team", "y", nil)
+	z := fixture.WithOwned(fixture.ConfigMap("team", "z", map[string]string{"gone": "v"}), reconcile.FieldManager, "gone")
+	c := withCache(t, newClient(), Options{}, fixture.Compile(t, inForce), x, y, z)
 
-	if p := c.Preview(compile(t, inForce)); p.Total != 2 || !reflect.DeepEqual(p.PerRule, map[string]int{"ab": 2, NoRule: 1}) {
+	if p := c.Preview(fixture.Compile(t, inForce)); p.Total != 2 || !reflect.DeepEqual(p.PerRule, map[string]int{"ab": 2, NoRule: 1}) {
 		t.Errorf("Preview(rules in force) = %+v, want y and z: 2 objects, ab: 2, %s: 1", p, NoRule)
 	}
-	p := c.Preview(compile(t, next))
+	p := c.Preview(fixture.Compile(t, next))
 	want := Preview{
 		Total:   2,
 		PerRule: map[string]int{"ab": 2, "cd": 1, NoRule: 1},
@@ -39,8 +40,8 @@ func TestPreview(t *testing.T) {
 // keys the controller set there are deleted. Without a record, nothing is.
 func TestPreviewCountsPrunes(t *testing.T) {
 	const inForce = "rules:\n- {name: ab, resources: [configmaps], annotations: {a: '1'}}\n"
-	x := withOwned(configMap("team", "x", map[string]string{"a": "1"}), reconcile.FieldManager, "a")
-	y := configMap("team", "y", map[string]string{"a": "1"})
+	x := fixture.WithOwned(fixture.ConfigMap("team", "x", map[string]string{"a": "1"}), reconcile.FieldManager, "a")
+	y := fixture.ConfigMap("team", "y", map[string]string{"a": "1"})
 	for _, tc := range []struct {
 		name   string
 		record Record
@@ -51,8 +52,8 @@ func TestPreviewCountsPrunes(t *testing.T) {
 		{"no record", nil, Preview{PerRule: map[string]int{}, Unknown: []schema.GroupVersionResource{namespaces}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := withCache(t, newClient(), Options{Record: tc.record}, compile(t, inForce), x, y)
-			if p := c.Preview(compile(t, "rules:\n- {name: ns, resources: [namespaces], annotations: {n: '1'}}\n")); !reflect.DeepEqual(p, tc.want) {
+			c := withCache(t, newClient(), Options{Record: tc.record}, fixture.Compile(t, inForce), x, y)
+			if p := c.Preview(fixture.Compile(t, "rules:\n- {name: ns, resources: [namespaces], annotations: {n: '1'}}\n")); !reflect.DeepEqual(p, tc.want) {
 				t.Errorf("Preview() = %+v, want %+v", p, tc.want)
 			}
 		})

@@ -1,198 +1,26 @@
 package controller
 
 import (
-	"fmt"
 	"reflect"
-	"runtime"
-	"strings"
 	"testing"
 	"time"
-	"unsafe"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2/ktesting"
 
-	"github.com/kube-annotator/kube-annotator/pkg/patch"
-	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
-	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
+	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
+	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
 )
-
-// realistic returns the i-th of many ConfigMaps' metadata as a metadata
-// informer decodes it: ten labels, kubectl's last-applied-configuration
-// (about 3 KB), Helm's annotations and managedFields entries of kubectl,
-// Helm and, when annotated, this controller, which set annotation a.
-func realistic(i int, annotated bool) *metav1.PartialObjectMetadata {
-	name := fmt.Sprintf("web-%06d", i)
-	lbls := map[string]string{"app.kubernetes.io/name": name, "app.kubernetes.io/instance": "web",
-		"app.kubernetes.io/version": "1.2.3", "app.kubernetes.io/component": "frontend", "app.kubernetes.io/part-of": "shop",
-		"app.kubernetes.io/managed-by": "Helm", "helm.sh/chart": "web-1.2.3", "team": "payments", "env": "prod", "tier": "web"}
-	anns := map[string]string{"kubectl.kubernetes.io/last-applied-configuration": strings.Repeat("x", 3000),
-		"meta.helm.sh/release-name": "web", "meta.helm.sh/release-namespace": "shop", "deployment.kubernetes.io/revision": "3"}
-	var ownedByUs []string
-	mf := []metav1.ManagedFieldsEntry{
-		ownedFields("kubectl-client-side-apply", []string{"kubectl.kubernetes.io/last-applied-configuration"}, sets.List(sets.KeySet(lbls))),
-		ownedFields("helm", []string{"meta.helm.sh/release-name", "meta.helm.sh/release-namespace"}, []string{"app.kubernetes.io/managed-by"}),
-	}
-	if annotated {
-		anns["a"] = "1"
-		ownedByUs = []string{"a"}
-		mf = append(mf, ownedFields(reconcile.FieldManager, ownedByUs, nil))
-	}
-	for j := range mf {
-		mf[j].Time = &metav1.Time{Time: time.Unix(1700000000, 0)}
-	}
-	return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
-		Name: name, Namespace: string([]byte("shop")), UID: types.UID(fmt.Sprintf("6a1c2a77-4cf5-4d1e-9f7e-%012d", i)),
-		ResourceVersion: fmt.Sprint(1000 + i), Generation: 3, CreationTimestamp: metav1.Now(),
-		Labels: lbls, Annotations: anns, ManagedFields: mf,
-	}}
-}
-
-func TestProject(t *testing.T) {
-	keep := &rules.Projection{Annotations: sets.New("a", "gone"), Labels: sets.New("app")}
-	anns := map[string]string{"a": "1", "old": "o", "user": "u"}
-	lbls := map[string]string{"app": "web", "mine": "m", "theirs": "t"}
-	ours := []metav1.ManagedFieldsEntry{ownedFields(reconcile.FieldManager, []string{"old"}, []string{"mine"})}
-	marker := patch.MarkerKey(reconcile.FieldManager, configMaps.GroupResource())
-	marked := map[string]string{"a": "1", "set": "s", "user": "u", marker: "set,label:marked"}
-	tests := []struct {
-		name               string
-		keep               *rules.Projection
-		anns, lbls         map[string]string
-		own                []metav1.ManagedFieldsEntry
-		wantAnns, wantLbls map[string]string
-	}{
-		{"named keys only", keep, anns, lbls, nil, map[string]string{"a": "1"}, map[string]string{"app": "web"}},
-		{"and the keys we own", keep, anns, lbls, ours,
-			map[string]string{"a": "1", "old": "o"}, map[string]string{"app": "web", "mine": "m"}},
-		{"nothing kept", keep, map[string]string{"user": "u"}, map[string]string{"theirs": "t"}, nil, nil, nil},
-		{"no annotations, no labels", keep, nil, nil, ours, nil, nil},
-		{"the admission marker and the keys it lists", keep, marked, map[string]string{"marked": "m", "theirs": "t"}, nil,
-			map[string]string{"a": "1", "set": "s", marker: "set,label:marked"}, map[string]string{"marked": "m"}},
-		{"everything when keep is nil", nil, anns, lbls, nil, anns, lbls},
-		{"everything when keep is whole", &rules.Projection{Whole: true}, anns, lbls, nil, anns, lbls},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			gotAnns, gotLbls := newProjector(tc.keep, reconcile.FieldManager, rulestest.ConfigMaps).project(tc.anns, tc.lbls, tc.own)
-			if len(gotAnns)+len(tc.wantAnns) > 0 && !reflect.DeepEqual(gotAnns, tc.wantAnns) ||
-				len(gotLbls)+len(tc.wantLbls) > 0 && !reflect.DeepEqual(gotLbls, tc.wantLbls) {
-				t.Errorf("project() = %v, %v; want %v, %v", gotAnns, gotLbls, tc.wantAnns, tc.wantLbls)
-			}
-		})
-	}
-}
-
-// Ownership is read from managedFields only when a key would be dropped.
-func TestKeepKeysReadsOwnershipOnlyWhenNeeded(t *testing.T) {
-	calls := 0
-	owned := func() map[string]bool { calls++; return map[string]bool{"b": true} }
-	m := map[string]string{"a": "1"}
-	if got := keepKeys(m, sets.New("a"), owned); !reflect.DeepEqual(got, m) || calls != 0 {
-		t.Errorf("keepKeys() = %v after %d ownership reads, want %v after none", got, calls, m)
-	}
-	if got := keepKeys(map[string]string{"a": "1", "b": "2", "c": "3"}, sets.New("a"), owned); !reflect.DeepEqual(got, map[string]string{"a": "1", "b": "2"}) || calls != 1 {
-		t.Errorf("keepKeys() = %v after %d ownership reads, want a and b after one", got, calls)
-	}
-}
-
-// The cache of a realistic object keeps what the rules name and what we
-// own; the transform is idempotent, as an informer that streams its list
-// needs; and equal projections share one map.
-func TestMetadataTransformProjects(t *testing.T) {
-	keep := &rules.Projection{Annotations: sets.New("a"), Labels: sets.New("team")}
-	transform := metadataTransform(reconcile.FieldManager, rulestest.ConfigMaps, keep, newInterner())
-	once := func(obj any) *cachedMetadata {
-		t.Helper()
-		out, err := transform(obj)
-		if err != nil {
-			t.Fatalf("metadataTransform() error = %v", err)
-		}
-		return out.(*cachedMetadata)
-	}
-	in := realistic(1, true)
-	got := once(in.DeepCopy())
-	want := &cachedMetadata{kind: &kindOf{gvk: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}},
-		name: in.Name, namespace: in.Namespace, uid: in.UID, resourceVersion: in.ResourceVersion,
-		annotations: map[string]string{"a": "1"}, labels: map[string]string{"team": "payments"},
-		managedFields: []metav1.ManagedFieldsEntry{{Manager: reconcile.FieldManager, Operation: metav1.ManagedFieldsOperationUpdate,
-			FieldsType: "FieldsV1", FieldsV1: in.ManagedFields[2].FieldsV1}}}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("metadataTransform() =\n%s\nwant\n%s", mustJSON(got), mustJSON(want))
-	}
-	if again := once(got); !reflect.DeepEqual(again, got) {
-		t.Errorf("metadataTransform() is not idempotent:\n%s\nthen\n%s", mustJSON(got), mustJSON(again))
-	}
-	if unannotated := once(realistic(1, false)); unannotated.annotations != nil || !reflect.DeepEqual(unannotated.managedFields, otherManagersOnly) {
-		t.Errorf("metadataTransform() of an object we never wrote = %s, want no annotations and the other managers' marker", mustJSON(unannotated))
-	}
-	other := once(realistic(2, true))
-	for what, pair := range map[string][2]any{
-		"annotations":   {got.annotations, other.annotations},
-		"labels":        {got.labels, other.labels},
-		"managedFields": {got.managedFields, other.managedFields},
-	} {
-		if reflect.ValueOf(pair[0]).UnsafePointer() != reflect.ValueOf(pair[1]).UnsafePointer() {
-			t.Errorf("two objects keep two equal %s, want one shared", what)
-		}
-	}
-	if unsafe.StringData(got.namespace) != unsafe.StringData(other.namespace) {
-		t.Errorf("two objects keep two copies of their namespace, want one shared")
-	}
-}
-
-func TestRelevantUpdateProjected(t *testing.T) {
-	keep := &rules.Projection{Annotations: sets.New("a"), Labels: sets.New("team")}
-	transform := metadataTransform(reconcile.FieldManager, rulestest.ConfigMaps, keep, newInterner())
-	cached := func(f func(m *metav1.PartialObjectMetadata)) any {
-		m := realistic(1, true)
-		f(m)
-		out, err := transform(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
-	}
-	same := cached(func(*metav1.PartialObjectMetadata) {})
-	tests := []struct {
-		name   string
-		change func(m *metav1.PartialObjectMetadata)
-		want   bool
-	}{
-		{"a key outside the projection", func(m *metav1.PartialObjectMetadata) {
-			m.Annotations["kubectl.kubernetes.io/last-applied-configuration"] = "{}"
-			m.Labels["app.kubernetes.io/version"] = "2"
-		}, false},
-		{"an annotation the rules set", func(m *metav1.PartialObjectMetadata) { m.Annotations["a"] = "2" }, true},
-		{"a label a selector reads, added", func(m *metav1.PartialObjectMetadata) { delete(m.Labels, "team") }, true},
-		{"a key we own", func(m *metav1.PartialObjectMetadata) {
-			m.Annotations["mine"] = "1"
-			m.ManagedFields[2] = ownedFields(reconcile.FieldManager, []string{"a", "mine"}, nil)
-		}, true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := relevantUpdate(same, cached(tc.change)); got != tc.want {
-				t.Errorf("relevantUpdate() = %v, want %v", got, tc.want)
-			}
-		})
-	}
-}
 
 // A reload whose rules read a key the cache dropped rebuilds the informer,
 // which lists again and keeps the key: here, an annotation to remove. One
 // that needs less keeps the informer.
 func TestSetRulesRebuildsWhenProjectionWidens(t *testing.T) {
-	obj := configMap("ns", "x", map[string]string{"a": "1", "b": "2"})
+	obj := fixture.ConfigMap("ns", "x", map[string]string{"a": "1", "b": "2"})
 	client := newClient(obj)
 	_, ctx := ktesting.NewTestContext(t)
 	c := newController(client, Options{})
-	c.SetRules(ctx, compile(t, "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n"))
+	c.SetRules(ctx, fixture.Compile(t, "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n"))
 	runController(t, ctx, c)
 	waitFor(t, 10*time.Second, "caches to sync", c.HasSynced)
 	first := informerOf(c, configMaps).informer
@@ -200,7 +28,7 @@ func TestSetRulesRebuildsWhenProjectionWidens(t *testing.T) {
 		t.Fatalf("the cache keeps annotation b, which no rule names")
 	}
 
-	c.SetRules(ctx, compile(t, "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}, removeAnnotations: [b]}\n"))
+	c.SetRules(ctx, fixture.Compile(t, "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}, removeAnnotations: [b]}\n"))
 	second := informerOf(c, configMaps).informer
 	if second == first {
 		t.Fatalf("the informer was kept, although the rules now read annotation b")
@@ -211,7 +39,7 @@ func TestSetRulesRebuildsWhenProjectionWidens(t *testing.T) {
 		t.Errorf("patches = %+v, want %+v", got, want)
 	}
 
-	c.SetRules(ctx, compile(t, "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n"))
+	c.SetRules(ctx, fixture.Compile(t, "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n"))
 	if informerOf(c, configMaps).informer != second {
 		t.Errorf("the informer was rebuilt, although the rules need less than it keeps")
 	}
@@ -222,8 +50,8 @@ func TestSetRulesRebuildsWhenProjectionWidens(t *testing.T) {
 // object they select as changed, as though none carried it.
 func TestPreviewOfKeysNotCached(t *testing.T) {
 	const inForce = "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n"
-	x := configMap("team", "x", map[string]string{"a": "1", "k": "1"})
-	c := withCache(t, newClient(), Options{}, compile(t, inForce), x)
+	x := fixture.ConfigMap("team", "x", map[string]string{"a": "1", "k": "1"})
+	c := withCache(t, newClient(), Options{}, fixture.Compile(t, inForce), x)
 	for _, tc := range []struct {
 		name, rules string
 		want        Preview
@@ -236,7 +64,7 @@ func TestPreviewOfKeysNotCached(t *testing.T) {
 			Preview{PerRule: map[string]int{}, Unknown: []schema.GroupVersionResource{configMaps}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := c.Preview(compile(t, tc.rules)); !reflect.DeepEqual(got, tc.want) {
+			if got := c.Preview(fixture.Compile(t, tc.rules)); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("Preview() = %+v, want %+v", got, tc.want)
 			}
 		})
@@ -246,77 +74,6 @@ func TestPreviewOfKeysNotCached(t *testing.T) {
 // cachedB reports whether the cached ns/x carries annotation b.
 func cachedB(c *Controller) bool {
 	obj, ok, _ := informerOf(c, configMaps).informer.GetStore().GetByKey("ns/x")
-	_, has := obj.(cached).GetAnnotations()["b"]
+	_, has := obj.(objcache.Object).GetAnnotations()["b"]
 	return ok && has
-}
-
-func TestInterner(t *testing.T) {
-	in := newInterner()
-	a, b := map[string]string{"k": "v", "l": "w"}, map[string]string{"l": "w", "k": "v"}
-	if got := in.stringMap(b); reflect.ValueOf(in.stringMap(a)).UnsafePointer() != reflect.ValueOf(got).UnsafePointer() {
-		t.Errorf("two equal maps are not shared")
-	}
-	if in.stringMap(map[string]string{"k": "x", "l": "w"})["k"] != "x" {
-		t.Errorf("a map with another value is shared with the first")
-	}
-	// Keys and values are told apart: {"ab": ""} is not {"a": "b"}.
-	if got := in.stringMap(map[string]string{"ab": ""}); got["ab"] != "" || len(in.stringMap(map[string]string{"a": "b"})) != 1 {
-		t.Errorf("maps whose concatenations are equal are mixed up")
-	}
-	if in.stringMap(map[string]string{}) != nil {
-		t.Errorf("an empty map is kept, want nil")
-	}
-	large := map[string]string{"k": strings.Repeat("v", maxInternedSize)}
-	in.stringMap(large)
-	if _, ok := in.maps[string(appendString(appendString(nil, "k"), large["k"]))]; ok {
-		t.Errorf("a map larger than %d bytes is held", maxInternedSize)
-	}
-	for i := range maxInterned + 1 {
-		in.string(fmt.Sprint(i))
-	}
-	if n := len(in.strings); n > maxInterned {
-		t.Errorf("the interner holds %d strings, want at most %d", n, maxInterned)
-	}
-}
-
-// BenchmarkCachedObjectHeap reports the heap an informer's store holds per
-// cached realistic object (kube-annotator's transform and store, no
-// informer machinery), for the projection of a rule that sets annotation
-// a, and without projection.
-func BenchmarkCachedObjectHeap(b *testing.B) {
-	const n = 20000
-	for _, tc := range []struct {
-		name string
-		keep *rules.Projection
-	}{
-		{"projected", &rules.Projection{Annotations: sets.New("a"), Labels: sets.New[string]()}},
-		{"all keys", nil},
-	} {
-		b.Run(tc.name, func(b *testing.B) {
-			for b.Loop() {
-				transform := metadataTransform(reconcile.FieldManager, rulestest.ConfigMaps, tc.keep, newInterner())
-				store := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-				before := liveHeap()
-				for i := range n {
-					obj, err := transform(realistic(i, true))
-					if err != nil {
-						b.Fatal(err)
-					}
-					if err := store.Add(obj); err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.ReportMetric(float64(liveHeap()-before)/n, "B/object")
-				runtime.KeepAlive(store)
-			}
-		})
-	}
-}
-
-// liveHeap is the heap in use after a garbage collection.
-func liveHeap() uint64 {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc
 }

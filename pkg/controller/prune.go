@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -25,7 +26,10 @@ import (
 // record. A recorded resource that no rule names when the rules are set
 // (it left them while the controller was stopped) is pruned the same way.
 // A resource that is not served (its CRD was deleted) waits, reported,
-// and is looked up again every pruneRetryInterval.
+// and is looked up again every pruneRetryInterval. The check of a prune
+// reads the resource's cache without c.mu, which workers and SetRules
+// take; update applies what it found only if the resource has not changed
+// meanwhile.
 
 // Record is the durable list of the resources the controller writes to;
 // *record.Record is one.
@@ -173,7 +177,7 @@ func (c *Controller) quiet(r *resource) bool {
 // in again or loses the key. It reads every cached object, without c.mu.
 func (c *Controller) clean(p pruneCheck) bool {
 	for _, o := range p.store.List() {
-		obj, ok := o.(cached)
+		obj, ok := o.(objcache.Object)
 		if !ok {
 			return false
 		}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2/ktesting"
 
+	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -29,7 +30,7 @@ var (
 // ours is a ConfigMap carrying "a", which the controller set, and "user",
 // which someone else set.
 func ours(name string) *unstructured.Unstructured {
-	return withOwned(configMap("ns", name, map[string]string{"a": "1", "user": "keep"}), reconcile.FieldManager, "a")
+	return fixture.WithOwned(fixture.ConfigMap("ns", name, map[string]string{"a": "1", "user": "keep"}), reconcile.FieldManager, "a")
 }
 
 // phaseOf returns the phase and target of c's resource gr.
@@ -78,7 +79,7 @@ func TestPruneLiveRemoval(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			client := newClient(ours("x"), withOwned(object("Namespace", "", "ns", map[string]string{"a": "1"}), reconcile.FieldManager, "a"))
+			client := newClient(ours("x"), fixture.WithOwned(fixture.Object("Namespace", "", "ns", map[string]string{"a": "1"}), reconcile.FieldManager, "a"))
 			opts := Options{Metrics: metrics.New(), Resolver: &fakeResolver{}}
 			rec := tc.record
 			if rec != nil {
@@ -87,14 +88,14 @@ func TestPruneLiveRemoval(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
 			m := opts.Metrics
 			c := newController(client, opts)
-			c.SetRules(ctx, compile(t, tc.rules))
+			c.SetRules(ctx, fixture.Compile(t, tc.rules))
 			runController(t, ctx, c)
 			waitFor(t, 10*time.Second, "caches to sync", c.HasSynced)
 			if rec != nil {
 				waitFor(t, 10*time.Second, "both resources recorded", func() bool { return rec.has(cmGR) && rec.has(nsGR) })
 			}
 
-			c.SetRules(ctx, compile(t, onlyNamespaces))
+			c.SetRules(ctx, fixture.Compile(t, onlyNamespaces))
 			waitFor(t, 10*time.Second, "the configmaps informer to stop", func() bool { return c.Informers() == 1 })
 			if got := patches(client); !reflect.DeepEqual(got, tc.wantPatches) {
 				t.Errorf("patches = %v, want %v", got, tc.wantPatches)
@@ -128,7 +129,7 @@ func TestPruneRecordedAtStart(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	m := metrics.New()
 	c := newController(client, Options{Metrics: m, Record: rec, Resolver: resolver})
-	c.SetRules(ctx, compile(t, onlyNamespaces))
+	c.SetRules(ctx, fixture.Compile(t, onlyNamespaces))
 	runController(t, ctx, c)
 
 	if got := pending(t, m, widgetGR, metrics.PruneNotServed); got != 1 {
@@ -155,7 +156,7 @@ func TestPruneWaitsUntilServed(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	m := metrics.New()
 	c := newController(client, Options{Metrics: m, Record: rec, Resolver: resolver})
-	c.SetRules(ctx, compile(t, onlyNamespaces))
+	c.SetRules(ctx, fixture.Compile(t, onlyNamespaces))
 	runController(t, ctx, c)
 	if got := pending(t, m, cmGR, metrics.PruneNotServed); got != 1 || c.Informers() != 1 {
 		t.Fatalf("prune_pending{configmaps,NotServed} = %v, %d informers; want 1 and 1 (namespaces)", got, c.Informers())
@@ -187,7 +188,7 @@ func TestPruneWaitEndsWhenTheRecordForgets(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	m := metrics.New()
 	c := newController(newClient(), Options{Metrics: m, Record: rec, Resolver: &fakeResolver{}})
-	c.SetRules(ctx, compile(t, onlyNamespaces))
+	c.SetRules(ctx, fixture.Compile(t, onlyNamespaces))
 	t.Cleanup(func() { c.SetRules(ctx, &rules.Set{}) })
 	c.retryPending(ctx)
 	if got := pending(t, m, widgetGR, metrics.PruneNotServed); got != 1 || !inPhase(c, widgetGR, waiting) {
@@ -209,7 +210,7 @@ func TestPruneForbiddenThenRuledAgain(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	m := metrics.New()
 	c := newController(client, Options{Metrics: m, Record: rec, Resolver: &fakeResolver{}})
-	c.SetRules(ctx, compile(t, onlyNamespaces))
+	c.SetRules(ctx, fixture.Compile(t, onlyNamespaces))
 	runController(t, ctx, c)
 	waitFor(t, 10*time.Second, "the prune to be reported forbidden", func() bool {
 		return pending(t, m, cmGR, metrics.PruneForbidden) == 1
@@ -218,7 +219,7 @@ func TestPruneForbiddenThenRuledAgain(t *testing.T) {
 		t.Errorf("forbidden prune: recorded %v, Pruning %v; want kept, and only Forbidden set", rec.has(cmGR), pending(t, m, cmGR, metrics.PruneRunning))
 	}
 
-	c.SetRules(ctx, compile(t, "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n"))
+	c.SetRules(ctx, fixture.Compile(t, "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n"))
 	if p, tg := phaseOf(c, cmGR); p != ruled || tg == nil || len(tg.Rules) != 1 || informerOf(c, configMaps) == nil {
 		t.Fatalf("configmaps after the rules name it again: %v with target %v, want an informer enforcing the rule", p, tg)
 	}
@@ -255,7 +256,7 @@ func TestPruneResourceGone(t *testing.T) {
 // carries a key the controller owns, no write awaits its echo and no sync
 // is under way.
 func TestPruneComplete(t *testing.T) {
-	clean := configMap("ns", "x", map[string]string{"user": "keep"})
+	clean := fixture.ConfigMap("ns", "x", map[string]string{"user": "keep"})
 	tests := []struct {
 		name   string
 		cached *unstructured.Unstructured
@@ -327,10 +328,10 @@ func TestSyncRecords(t *testing.T) {
 		wantPatches  int
 		wantErr      bool
 	}{
-		{name: "write", cached: configMap("ns", "x", nil), wantRecorded: true, wantPatches: 1},
+		{name: "write", cached: fixture.ConfigMap("ns", "x", nil), wantRecorded: true, wantPatches: 1},
 		{name: "converged, keys ours", cached: ours("x"), wantRecorded: true},
-		{name: "converged, keys theirs", cached: withOwned(configMap("ns", "x", map[string]string{"a": "1"}), "kubectl", "a")},
-		{name: "record fails: no write", cached: configMap("ns", "x", nil), ensureErr: errors.New("forbidden"), wantErr: true},
+		{name: "converged, keys theirs", cached: fixture.WithOwned(fixture.ConfigMap("ns", "x", map[string]string{"a": "1"}), "kubectl", "a")},
+		{name: "record fails: no write", cached: fixture.ConfigMap("ns", "x", nil), ensureErr: errors.New("forbidden"), wantErr: true},
 		{name: "record fails: converged, keys ours", cached: ours("x"), ensureErr: errors.New("forbidden"), wantErr: true},
 	}
 	for _, tc := range tests {
@@ -339,7 +340,7 @@ func TestSyncRecords(t *testing.T) {
 			client := newClient(tc.cached)
 			rec := newRecord()
 			rec.ensureErr = tc.ensureErr
-			c := withCache(t, client, Options{Record: rec}, compile(t, ruleA), tc.cached)
+			c := withCache(t, client, Options{Record: rec}, fixture.Compile(t, ruleA), tc.cached)
 			err := c.syncHandler(ctx, Key{configMaps, "ns", "x"})
 			if (err != nil) != tc.wantErr || rec.has(cmGR) != tc.wantRecorded || len(patches(client)) != tc.wantPatches {
 				t.Errorf("syncHandler() = %v, recorded %v, %d patches; want error %v, recorded %v, %d patches",
@@ -360,7 +361,7 @@ func TestPrunePartialKeepsTheRecord(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	m := metrics.New()
 	c := newController(client, Options{Metrics: m, Record: rec, Resolver: &fakeResolver{}, Partial: true})
-	c.SetRules(ctx, compile(t, onlyNamespaces))
+	c.SetRules(ctx, fixture.Compile(t, onlyNamespaces))
 	runController(t, ctx, c)
 	waitFor(t, 10*time.Second, "the prune informer to stop", func() bool { return len(patches(client)) == 1 && c.Informers() == 1 })
 	if !rec.has(cmGR) || rec.removes != 0 {

@@ -8,6 +8,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2/ktesting"
 
+	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
@@ -44,7 +45,7 @@ func TestPruneCheckScansWithoutTheLock(t *testing.T) {
 	pruneSet := &rules.Set{Targets: map[schema.GroupVersionResource]*rules.Target{
 		configMaps: reconcile.Prune(rulestest.ConfigMaps),
 	}}
-	c := withCache(t, newClient(), Options{Record: newRecord(cmGR)}, pruneSet, configMap("ns", "x", map[string]string{"user": "keep"}))
+	c := withCache(t, newClient(), Options{Record: newRecord(cmGR)}, pruneSet, fixture.ConfigMap("ns", "x", map[string]string{"user": "keep"}))
 	t.Cleanup(c.stopAll)
 	r := c.resources[cmGR]
 	r.phase = pruning
@@ -52,7 +53,7 @@ func TestPruneCheckScansWithoutTheLock(t *testing.T) {
 	store := blockingStore{Store: r.informer.informer.GetStore(), listing: make(chan struct{}), release: make(chan struct{})}
 	r.informer.informer = storeInformer{r.informer.informer, store}
 	rec := c.opts.Record.(*fakeRecord)
-	ruledAgain := compile(t, "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n")
+	ruledAgain := fixture.Compile(t, "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n")
 
 	checked := make(chan struct{})
 	go func() {

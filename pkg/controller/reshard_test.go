@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2/ktesting"
+
+	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
 )
 
 // nameShard is a shard of the objects by name, whose names can change,
@@ -63,12 +65,12 @@ func (s *nameShard) listWatch(_ schema.GroupVersionResource, _ string, lw *cache
 // Reshard rebuilds the informers on the shard's new names: the objects of
 // the new names are cached and written, those of the old ones dropped.
 func TestReshard(t *testing.T) {
-	client := newClient(configMap("ns", "a", nil), configMap("ns", "b", nil), configMap("ns", "c", nil), configMap("ns", "d", nil))
+	client := newClient(fixture.ConfigMap("ns", "a", nil), fixture.ConfigMap("ns", "b", nil), fixture.ConfigMap("ns", "c", nil), fixture.ConfigMap("ns", "d", nil))
 	_, ctx := ktesting.NewTestContext(t)
 	sh := &nameShard{}
 	sh.set("a", "b")
 	c := newController(client, Options{Workers: 2, Shard: sh.listWatch})
-	c.SetRules(ctx, compile(t, "rules:\n- {name: x, resources: [configmaps], annotations: {x: '1'}}\n"))
+	c.SetRules(ctx, fixture.Compile(t, "rules:\n- {name: x, resources: [configmaps], annotations: {x: '1'}}\n"))
 	runController(t, ctx, c)
 	patched := func() []string {
 		var names []string

@@ -11,6 +11,9 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
+	"github.com/kube-annotator/kube-annotator/pkg/controller/retry"
 )
 
 // Writes fail without an answer, then the API server is back: the objects
@@ -19,21 +22,22 @@ import (
 func TestRetryAfterOutage(t *testing.T) {
 	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true)))
 	ctx := klog.NewContext(t.Context(), logger)
-	a, b, c := configMap("ns", "a", nil), configMap("ns", "b", nil), configMap("ns", "c", nil)
+	a, b, c := fixture.ConfigMap("ns", "a", nil), fixture.ConfigMap("ns", "b", nil), fixture.ConfigMap("ns", "c", nil)
+	keyA, keyB, keyC := Key{configMaps, "ns", "a"}, Key{configMaps, "ns", "b"}, Key{configMaps, "ns", "c"}
 	client := newClient(a, b, c)
 	var down atomic.Bool
 	down.Store(true)
 	client.PrependReactor("patch", "configmaps", func(k8stesting.Action) (bool, runtime.Object, error) {
 		if down.Load() {
-			return true, nil, refused
+			return true, nil, fixture.Refused
 		}
 		return false, nil, nil
 	})
-	ctl := withCache(t, client, Options{}, compile(t, setAB), a, b, c)
+	ctl := withCache(t, client, Options{}, fixture.Compile(t, setAB), a, b, c)
 	// Time stands still: only a release moves the objects' waits forward.
 	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
-	ctl.limiter = newRetryLimiter(clk, -1, 0)
-	ctl.failures = newFailureLog(clk, failureLogInterval)
+	ctl.limiter = retry.NewLimiter[queued](clk, -1, 0)
+	ctl.failures = retry.NewFailureLog(clk, retry.FailureLogInterval)
 	ctl.queue.ShutDown()
 	ctl.queue = workqueue.NewTypedRateLimitingQueueWithConfig(ctl.limiter, workqueue.TypedRateLimitingQueueConfig[queued]{Clock: clk})
 	t.Cleanup(ctl.queue.ShutDown)

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
 
+	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -163,7 +164,7 @@ func (s *ruleStats) len() int {
 }
 
 // statsOf is what ruleStats remembers of obj, decided as d.
-func statsOf(obj cached, d reconcile.Decision) objectStats {
+func statsOf(obj objcache.Object, d reconcile.Decision) objectStats {
 	st := objectStats{selected: d.Evaluation.Selected}
 	switch {
 	case d.Ignored == "":
@@ -189,7 +190,7 @@ func (c *Controller) initRules(set *rules.Set) {
 
 // reportAudit logs, counts and (with events) records what rules in audit
 // mode would change on obj; nothing is written for them.
-func (c *Controller) reportAudit(ctx context.Context, key Key, obj cached, d reconcile.Decision) {
+func (c *Controller) reportAudit(ctx context.Context, key Key, obj objcache.Object, d reconcile.Decision) {
 	logger := klog.FromContext(ctx).V(1)
 	for _, a := range d.Audit {
 		summary := describe(a.Change)

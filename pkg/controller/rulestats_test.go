@@ -9,6 +9,9 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
+
+	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
+	"github.com/kube-annotator/kube-annotator/pkg/controller/retry"
 )
 
 // The per-rule gauges count objects: syncing one again changes nothing,
@@ -53,11 +56,11 @@ func BenchmarkRuleStatsHeap(b *testing.B) {
 	r := &rules.Compiled{Rule: rules.Rule{Name: "a"}}
 	for b.Loop() {
 		s := newRuleStats(metrics.New())
-		before := liveHeap()
+		before := fixture.LiveHeap()
 		for i := range n {
 			s.record(Key{configMaps, "ns", fmt.Sprintf("object-%06d", i)}, objectStats{selected: []*rules.Compiled{r}})
 		}
-		b.ReportMetric(float64(liveHeap()-before)/n, "B/object")
+		b.ReportMetric(float64(fixture.LiveHeap()-before)/n, "B/object")
 		runtime.KeepAlive(s)
 	}
 }
@@ -68,8 +71,8 @@ func BenchmarkRuleStatsHeap(b *testing.B) {
 func BenchmarkQueueHeap(b *testing.B) {
 	const n = 100000
 	for b.Loop() {
-		before := liveHeap()
-		q := workqueue.NewTypedRateLimitingQueueWithConfig(newRetryLimiter(clock.RealClock{}, -1, 0),
+		before := fixture.LiveHeap()
+		q := workqueue.NewTypedRateLimitingQueueWithConfig(retry.NewLimiter[queued](clock.RealClock{}, -1, 0),
 			workqueue.TypedRateLimitingQueueConfig[queued]{Name: "bench", MetricsProvider: metrics.New().Workqueue})
 		names := make([]string, n)
 		for i := range n {
@@ -81,7 +84,7 @@ func BenchmarkQueueHeap(b *testing.B) {
 			q.Done(k)
 			q.Forget(k)
 		}
-		b.ReportMetric(float64(liveHeap()-before)/n, "B/object")
+		b.ReportMetric(float64(fixture.LiveHeap()-before)/n, "B/object")
 		runtime.KeepAlive(names)
 		q.ShutDown()
 	}

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/klog/v2"
 
+	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -91,7 +92,7 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 // cachedEntry is an object from an informer's cache, with what its sync
 // needs of the informer.
 type cachedEntry struct {
-	obj      cached // nil when the object or its informer does not exist
+	obj      objcache.Object // nil when the object or its informer does not exist
 	target   *rules.Target
 	informer *resourceInformer
 }
@@ -115,7 +116,7 @@ func (c *Controller) cachedObject(key Key) (e cachedEntry, done func(), err erro
 	if err != nil || !exists {
 		return cachedEntry{}, done, err
 	}
-	o, ok := obj.(cached)
+	o, ok := obj.(objcache.Object)
 	if !ok {
 		return cachedEntry{}, done, fmt.Errorf("cached %s is a %T, not an object with metadata", key, obj)
 	}
@@ -127,7 +128,7 @@ func (c *Controller) cachedObject(key Key) (e cachedEntry, done func(), err erro
 // values that could not be read from it and rules that conflict on it,
 // with a Warning event and metrics for conflicts, and reports what rules in
 // audit mode would change.
-func (c *Controller) report(ctx context.Context, key Key, obj cached, d reconcile.Decision) {
+func (c *Controller) report(ctx context.Context, key Key, obj objcache.Object, d reconcile.Decision) {
 	c.stats.record(key, statsOf(obj, d))
 	if d.Ignored != "" {
 		return // left alone: the rules' verdicts do not apply

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2/ktesting"
 
+	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 )
@@ -63,7 +64,7 @@ func TestSyncHandler(t *testing.T) {
 		patchAB = `{"metadata":{"annotations":{"a":"1","b":"2"}}}`
 		changed = "Normal Annotated Changed annotations a, b"
 	)
-	labelled := configMap("ns", "x", nil)
+	labelled := fixture.ConfigMap("ns", "x", nil)
 	labelled.SetLabels(map[string]string{"app": "web"})
 	tests := []struct {
 		name        string
@@ -77,67 +78,67 @@ func TestSyncHandler(t *testing.T) {
 		wantEvents  []string
 		wantWrites  [2]float64 // writes_total by result: success, error
 	}{
-		{name: "missing keys", rules: setAB, cached: configMap("ns", "x", nil), key: x,
+		{name: "missing keys", rules: setAB, cached: fixture.ConfigMap("ns", "x", nil), key: x,
 			wantPatches: []patchCall{merge("ns", "x", patchAB)},
 			wantEvents:  []string{changed}, wantWrites: [2]float64{1, 0}},
 		{name: "only the keys that differ", rules: setAB,
-			cached: configMap("ns", "x", map[string]string{"a": "0", "b": "2", "user": "keep"}), key: x,
+			cached: fixture.ConfigMap("ns", "x", map[string]string{"a": "0", "b": "2", "user": "keep"}), key: x,
 			wantPatches: []patchCall{merge("ns", "x", `{"metadata":{"annotations":{"a":"1"}}}`)},
 			wantEvents:  []string{"Normal Annotated Changed annotations a"}, wantWrites: [2]float64{1, 0}},
 		{name: "converged", rules: setAB,
-			cached: configMap("ns", "x", map[string]string{"a": "1", "b": "2", "user": "keep"}), key: x},
+			cached: fixture.ConfigMap("ns", "x", map[string]string{"a": "1", "b": "2", "user": "keep"}), key: x},
 		{name: "labels and removals",
 			rules:  "rules:\n- {name: r, resources: [configmaps], labels: {tier: web}, removeAnnotations: [old, gone]}\n",
-			cached: configMap("ns", "x", map[string]string{"old": "x", "user": "keep"}), key: x,
+			cached: fixture.ConfigMap("ns", "x", map[string]string{"old": "x", "user": "keep"}), key: x,
 			wantPatches: []patchCall{merge("ns", "x", `{"metadata":{"annotations":{"old":null},"labels":{"tier":"web"}}}`)},
 			wantEvents:  []string{"Normal Annotated Changed annotations -old; labels tier"}, wantWrites: [2]float64{1, 0}},
 		{name: "keys we set that no rule wants are deleted", rules: setAB,
-			cached: withOwned(configMap("ns", "x", map[string]string{"a": "1", "b": "2", "stale": "x"}), reconcile.FieldManager, "a", "stale"),
+			cached: fixture.WithOwned(fixture.ConfigMap("ns", "x", map[string]string{"a": "1", "b": "2", "stale": "x"}), reconcile.FieldManager, "a", "stale"),
 			key:    x, wantPatches: []patchCall{merge("ns", "x", `{"metadata":{"annotations":{"stale":null}}}`)},
 			wantEvents: []string{"Normal Annotated Changed annotations -stale"}, wantWrites: [2]float64{1, 0}},
 		{name: "keys others set are kept", rules: setAB,
-			cached: withOwned(configMap("ns", "x", map[string]string{"a": "1", "b": "2", "stale": "x"}), "kubectl", "stale"), key: x},
+			cached: fixture.WithOwned(fixture.ConfigMap("ns", "x", map[string]string{"a": "1", "b": "2", "stale": "x"}), "kubectl", "stale"), key: x},
 		{name: "excluded namespace: only our keys deleted", rules: setAB,
-			cached:      withOwned(configMap("kube-system", "x", map[string]string{"a": "1", "user": "x"}), reconcile.FieldManager, "a"),
+			cached:      fixture.WithOwned(fixture.ConfigMap("kube-system", "x", map[string]string{"a": "1", "user": "x"}), reconcile.FieldManager, "a"),
 			key:         Key{configMaps, "kube-system", "x"},
 			wantPatches: []patchCall{merge("kube-system", "x", `{"metadata":{"annotations":{"a":null}}}`)},
 			wantEvents:  []string{"Normal Annotated Changed annotations -a"}, wantWrites: [2]float64{1, 0}},
 		{name: "selector does not match", rules: "rules:\n- {name: r, resources: [configmaps], selector: app=web, annotations: {a: '1'}}\n",
-			cached: configMap("ns", "x", nil), key: x},
+			cached: fixture.ConfigMap("ns", "x", nil), key: x},
 		{name: "rules conflict: file order decides", rules: twoTeams, cached: labelled, key: x,
 			wantPatches: []patchCall{merge("ns", "x", `{"metadata":{"annotations":{"team":"a"}}}`)},
 			wantEvents: []string{"Warning RulesConflict Rules one and two want different values for annotation team; one wins (file order)",
 				"Normal Annotated Changed annotations team"}, wantWrites: [2]float64{1, 0}},
 		{name: "untracked object: apply pinned to the cached resourceVersion", rules: setAB,
-			cached: untracked("ConfigMap", "ns", "x", map[string]string{"user": "keep"}), key: x,
-			react: answer(configMap("ns", "x", nil)),
+			cached: fixture.Untracked("ConfigMap", "ns", "x", map[string]string{"user": "keep"}), key: x,
+			react: answer(fixture.ConfigMap("ns", "x", nil)),
 			wantPatches: []patchCall{apply("ns", "x",
 				`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","namespace":"ns","resourceVersion":"1","annotations":{"a":"1","b":"2"}}}`)},
 			wantEvents: []string{changed}, wantWrites: [2]float64{1, 0}},
 		{name: "untracked object: apply the sets, then merge-patch the deletions",
 			rules:  "rules:\n- {name: r, resources: [namespaces], labels: {tier: web}, removeAnnotations: [old]}\n",
-			cached: untracked("Namespace", "", "team-a", map[string]string{"old": "x"}), key: Key{namespaces, "", "team-a"},
-			react: answer(object("Namespace", "", "team-a", nil)),
+			cached: fixture.Untracked("Namespace", "", "team-a", map[string]string{"old": "x"}), key: Key{namespaces, "", "team-a"},
+			react: answer(fixture.Object("Namespace", "", "team-a", nil)),
 			wantPatches: []patchCall{
 				apply("", "team-a", `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team-a","resourceVersion":"1","labels":{"tier":"web"}}}`),
 				merge("", "team-a", `{"metadata":{"annotations":{"old":null}}}`),
 			},
 			wantEvents: []string{"Normal Annotated Changed annotations -old; labels tier"}, wantWrites: [2]float64{2, 0}},
-		{name: "not in cache", rules: setAB, cached: configMap("ns", "x", nil), key: Key{configMaps, "ns", "y"}},
-		{name: "other namespace not in cache", rules: setAB, cached: configMap("ns", "x", nil), key: Key{configMaps, "other", "x"}},
-		{name: "resource not ruled", rules: setAB, cached: configMap("ns", "x", nil), key: Key{secrets, "ns", "x"}},
-		{name: "cluster-scoped", rules: setAB, cached: object("Namespace", "", "team-a", nil), key: Key{namespaces, "", "team-a"},
+		{name: "not in cache", rules: setAB, cached: fixture.ConfigMap("ns", "x", nil), key: Key{configMaps, "ns", "y"}},
+		{name: "other namespace not in cache", rules: setAB, cached: fixture.ConfigMap("ns", "x", nil), key: Key{configMaps, "other", "x"}},
+		{name: "resource not ruled", rules: setAB, cached: fixture.ConfigMap("ns", "x", nil), key: Key{secrets, "ns", "x"}},
+		{name: "cluster-scoped", rules: setAB, cached: fixture.Object("Namespace", "", "team-a", nil), key: Key{namespaces, "", "team-a"},
 			wantPatches: []patchCall{merge("", "team-a", patchAB)},
 			wantEvents:  []string{changed}, wantWrites: [2]float64{1, 0}},
-		{name: "excluded Namespace", rules: setAB, cached: object("Namespace", "", "kube-system", nil), key: Key{namespaces, "", "kube-system"}},
-		{name: "deleted on the server", rules: setAB, cached: configMap("ns", "x", nil), notOnServer: true, key: x,
+		{name: "excluded Namespace", rules: setAB, cached: fixture.Object("Namespace", "", "kube-system", nil), key: Key{namespaces, "", "kube-system"}},
+		{name: "deleted on the server", rules: setAB, cached: fixture.ConfigMap("ns", "x", nil), notOnServer: true, key: x,
 			wantPatches: []patchCall{merge("ns", "x", patchAB)}, wantWrites: [2]float64{0, 1}},
-		{name: "conflict is transient", rules: setAB, cached: configMap("ns", "x", nil), key: x,
+		{name: "conflict is transient", rules: setAB, cached: fixture.ConfigMap("ns", "x", nil), key: x,
 			react:       react(apierrors.NewConflict(configMaps.GroupResource(), "x", errors.New("changed"))),
 			wantPatches: []patchCall{merge("ns", "x", patchAB)},
 			wantErr:     func(err error) bool { return apierrors.IsConflict(err) && !isPermanent(err) },
 			wantWrites:  [2]float64{0, 1}},
-		{name: "invalid is permanent", rules: setAB, cached: configMap("ns", "x", nil), key: x,
+		{name: "invalid is permanent", rules: setAB, cached: fixture.ConfigMap("ns", "x", nil), key: x,
 			react:       react(invalid),
 			wantPatches: []patchCall{merge("ns", "x", patchAB)},
 			wantErr:     isPermanent,
@@ -155,7 +156,7 @@ func TestSyncHandler(t *testing.T) {
 				client.PrependReactor("patch", "*", tc.react)
 			}
 			recorder, m := events.NewFakeRecorder(10), metrics.New()
-			c := withCache(t, client, Options{Recorder: recorder, Metrics: m}, compile(t, tc.rules), tc.cached)
+			c := withCache(t, client, Options{Recorder: recorder, Metrics: m}, fixture.Compile(t, tc.rules), tc.cached)
 
 			err := c.syncHandler(ctx, tc.key)
 			switch {
@@ -234,14 +235,14 @@ func TestSyncHandlerExpectations(t *testing.T) {
 			client := newClient()
 			var serverRV string
 			client.PrependReactor("patch", "configmaps", func(k8stesting.Action) (bool, runtime.Object, error) {
-				u := configMap("ns", "x", want)
+				u := fixture.ConfigMap("ns", "x", want)
 				u.SetResourceVersion(serverRV)
 				return true, u, nil
 			})
-			c := withCache(t, client, Options{}, compile(t, "rules:\n- {name: a, resources: [configmaps], annotations: {a: '1'}}\n"))
+			c := withCache(t, client, Options{}, fixture.Compile(t, "rules:\n- {name: a, resources: [configmaps], annotations: {a: '1'}}\n"))
 			store := informerOf(c, configMaps).informer.GetStore()
 			for i, s := range tc.steps {
-				u := configMap("ns", "x", s.cachedAnn)
+				u := fixture.ConfigMap("ns", "x", s.cachedAnn)
 				u.SetResourceVersion(s.cachedRV)
 				if err := store.Update(u); err != nil {
 					t.Fatal(err)

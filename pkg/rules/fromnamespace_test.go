@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 )
 
 const fromNamespaceRules = `rules:
@@ -19,27 +20,12 @@ const fromNamespaceRules = `rules:
   labels: {env: {fromNamespace: {label: env}}}
 `
 
-// compileWithNodes compiles rulesYAML against configmaps, namespaces and
-// nodes (cluster-scoped).
-func compileWithNodes(t *testing.T, rulesYAML string) *rules.Set {
-	t.Helper()
-	f, err := rules.Parse("rules.yaml", []byte(rulesYAML))
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, unresolved, err := rules.Compile("rules.yaml", f, func(name string) (rules.Resource, error) {
-		r := rules.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: name}}
-		r.Namespaced = name == "configmaps"
-		return r, nil
-	})
-	if err != nil || len(unresolved) > 0 {
-		t.Fatal(err, unresolved)
-	}
-	return set
-}
+// withNodes are the resources of a cluster that serves a cluster-scoped
+// resource besides namespaces.
+var withNodes = []rules.Resource{rulestest.ConfigMaps, rulestest.Namespaces, rulestest.Nodes}
 
 func TestFromNamespace(t *testing.T) {
-	set := compileWithNodes(t, fromNamespaceRules)
+	set := rulestest.Compile(t, fromNamespaceRules, withNodes...)
 	target := func(resource string) *rules.Target {
 		return set.Targets[schema.GroupVersionResource{Version: "v1", Resource: resource}]
 	}
@@ -91,14 +77,14 @@ func TestFromNamespace(t *testing.T) {
 }
 
 func TestNamespaceKeysAndChanges(t *testing.T) {
-	set := compileWithNodes(t, fromNamespaceRules+`- name: selects
+	set := rulestest.Compile(t, fromNamespaceRules+`- name: selects
   resources: [configmaps]
   namespaceSelector: tier=web
   labels: {web: "true"}
 - name: other
   resources: [nodes]
   annotations: {zone: {fromNamespace: {label: zone}}}
-`)
+`, withNodes...)
 	l, a := set.NamespaceKeys()
 	if !slices.Equal(l, []string{"env", "zone"}) || !slices.Equal(a, []string{"example.com/cost"}) {
 		t.Errorf("Set.NamespaceKeys() = %v, %v; want [env zone], [example.com/cost]", l, a)

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 )
 
 func TestProjection(t *testing.T) {
@@ -54,7 +55,7 @@ func TestProjection(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := compileOne(t, tc.rules).Targets[tc.gvr].Projection()
+			got := rulestest.Compile(t, tc.rules, served...).Targets[tc.gvr].Projection()
 			// Every object may opt out: the control annotations are read.
 			want := rules.Projection{Whole: tc.whole, Annotations: sets.New(tc.anns...).Insert(rules.ControlAnnotations...), Labels: sets.New(tc.lbl...)}
 			if got.Whole != want.Whole || !got.Annotations.Equal(want.Annotations) || !got.Labels.Equal(want.Labels) {
@@ -70,7 +71,7 @@ func TestProjection(t *testing.T) {
 
 // Reads leaves out the keys the rules only set.
 func TestReads(t *testing.T) {
-	tg := compileOne(t, "rules:\n- {name: r, resources: [configmaps], selector: app=web, annotations: {a: '1'}, labels: {l: x}, removeAnnotations: [old], removeLabels: [legacy]}\n").
+	tg := rulestest.Compile(t, "rules:\n- {name: r, resources: [configmaps], selector: app=web, annotations: {a: '1'}, labels: {l: x}, removeAnnotations: [old], removeLabels: [legacy]}\n", served...).
 		Targets[schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}]
 	got := tg.Reads()
 	wantAnns, wantLbls := sets.New("old").Insert(rules.ControlAnnotations...), sets.New("app", "legacy")

@@ -9,9 +9,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 )
 
 func obj(ns, name string, lbls map[string]string) *unstructured.Unstructured {
@@ -23,6 +23,9 @@ func obj(ns, name string, lbls map[string]string) *unstructured.Unstructured {
 }
 
 // nsLabels knows two namespaces, prod-1 and dev-1.
+// served are the resources of the tests' cluster.
+var served = []rules.Resource{rulestest.ConfigMaps, rulestest.Namespaces}
+
 func nsLabels(name string) (metav1.Object, bool) {
 	l, ok := map[string]labels.Set{"prod-1": {"env": "prod"}, "dev-1": {"env": "dev"}}[name]
 	if !ok {
@@ -31,27 +34,8 @@ func nsLabels(name string) (metav1.Object, bool) {
 	return &metav1.ObjectMeta{Name: name, Labels: l, Annotations: map[string]string{"example.com/cost": "c-" + name}}, true
 }
 
-// compileOne compiles rulesYAML against configmaps (and namespaces).
-func compileOne(t *testing.T, rulesYAML string) *rules.Set {
-	t.Helper()
-	f, err := rules.Parse("rules.yaml", []byte(rulesYAML))
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, unresolved, err := rules.Compile("rules.yaml", f, func(name string) (rules.Resource, error) {
-		if name == "namespaces" {
-			return rules.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}}, nil
-		}
-		return rules.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Namespaced: true}, nil
-	})
-	if err != nil || len(unresolved) > 0 {
-		t.Fatal(err, unresolved)
-	}
-	return set
-}
-
 func TestEvaluate(t *testing.T) {
-	set := compileOne(t, `rules:
+	set := rulestest.Compile(t, `rules:
 - name: web
   resources: [configmaps]
   selector: app=web
@@ -71,7 +55,7 @@ func TestEvaluate(t *testing.T) {
   namespaces: ["prod-*", "dev-*"]
   excludeNamespaces: [dev-1]
   removeAnnotations: [legacy]
-`)
+`, served...)
 	target := set.SortedTargets()[0]
 	if !target.ReadsObjects || !target.NeedsNamespaceLabels {
 		t.Errorf("ReadsObjects=%v NeedsNamespaceLabels=%v, want both", target.ReadsObjects, target.NeedsNamespaceLabels)
@@ -125,7 +109,7 @@ func TestEvaluate(t *testing.T) {
 
 // A Namespace is selected by its own name and labels.
 func TestEvaluateNamespaces(t *testing.T) {
-	set := compileOne(t, "rules:\n- name: ns\n  resources: [namespaces]\n  namespaces: [\"prod-*\"]\n  namespaceSelector: env=prod\n  annotations: {a: \"1\"}\n")
+	set := rulestest.Compile(t, "rules:\n- name: ns\n  resources: [namespaces]\n  namespaces: [\"prod-*\"]\n  namespaceSelector: env=prod\n  annotations: {a: \"1\"}\n", served...)
 	target := set.SortedTargets()[0]
 	var got []string
 	for _, o := range []*unstructured.Unstructured{
@@ -145,7 +129,7 @@ func TestEvaluateNamespaces(t *testing.T) {
 
 // Rules without selection or JSONPath are evaluated once, at compile time.
 func TestEvaluateStaticIsShared(t *testing.T) {
-	target := compileOne(t, "rules:\n- name: a\n  resources: [configmaps]\n  annotations: {a: \"1\"}\n").SortedTargets()[0]
+	target := rulestest.Compile(t, "rules:\n- name: a\n  resources: [configmaps]\n  annotations: {a: \"1\"}\n", served...).SortedTargets()[0]
 	if target.Evaluate(obj("x", "y", nil), nil) != target.Evaluate(obj("z", "w", nil), nil) {
 		t.Errorf("static rules evaluated per object")
 	}
@@ -157,7 +141,7 @@ func TestEvaluateStaticIsShared(t *testing.T) {
 // Metadata alone selects; values read with JSONPath need the whole object,
 // and without it are reported, not guessed.
 func TestEvaluateMetadataOnly(t *testing.T) {
-	target := compileOne(t, "rules:\n- name: a\n  resources: [configmaps]\n  selector: app=web\n  annotations: {a: \"1\", owner: {jsonPath: '{.spec.owner}'}}\n").SortedTargets()[0]
+	target := rulestest.Compile(t, "rules:\n- name: a\n  resources: [configmaps]\n  selector: app=web\n  annotations: {a: \"1\", owner: {jsonPath: '{.spec.owner}'}}\n", served...).SortedTargets()[0]
 	meta := &metav1.ObjectMeta{Namespace: "x", Name: "y", Labels: map[string]string{"app": "web"}}
 	ev := target.Evaluate(meta, nil)
 	if want := map[string]string{"a": "1"}; !reflect.DeepEqual(ev.Annotations, want) {

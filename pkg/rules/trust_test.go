@@ -7,19 +7,20 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 )
 
 var cmGVR = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 
 func TestExplain(t *testing.T) {
-	set := compileOne(t, `rules:
+	set := rulestest.Compile(t, `rules:
 - {name: sel, resources: [configmaps], selector: app=web, annotations: {a: '1'}}
 - {name: names, resources: [configmaps], names: ["db-*"], annotations: {b: '2'}}
 - {name: ns, resources: [configmaps], namespaces: ["prod-*"], annotations: {c: '3'}}
 - {name: excl, resources: [configmaps], excludeNamespaces: ["prod-*"], annotations: {d: '4'}}
 - {name: nssel, resources: [configmaps], namespaceSelector: env=dev, removeLabels: [old]}
 - {name: audit, resources: [configmaps], mode: audit, labels: {tier: web}}
-`)
+`, served...)
 	if err := set.ExcludeNamespaces([]string{"kube-*"}); err != nil {
 		t.Fatal(err)
 	}
@@ -64,9 +65,9 @@ func TestExplain(t *testing.T) {
 }
 
 func TestExplainWants(t *testing.T) {
-	tg := compileOne(t, `rules:
+	tg := rulestest.Compile(t, `rules:
 - {name: r, resources: [configmaps], annotations: {z: '1', owner: {jsonPath: '{.spec.owner}'}}, removeAnnotations: [a], labels: {l: v}}
-`).Targets[cmGVR]
+`, served...).Targets[cmGVR]
 	got := tg.Explain(obj("ns", "x", nil), nil)[0].Wants
 	var s []string
 	for _, w := range got {
@@ -83,10 +84,10 @@ func TestExplainWants(t *testing.T) {
 }
 
 func TestEvaluateAudit(t *testing.T) {
-	tg := compileOne(t, `rules:
+	tg := rulestest.Compile(t, `rules:
 - {name: enforced, resources: [configmaps], annotations: {a: '1'}}
 - {name: audited, resources: [configmaps], mode: audit, annotations: {b: '2'}, removeLabels: [old]}
-`).Targets[cmGVR]
+`, served...).Targets[cmGVR]
 	ev := tg.Evaluate(obj("ns", "x", nil), nil)
 	if _, ok := ev.Desired.Annotations["b"]; ok || len(ev.Desired.RemoveLabels) > 0 {
 		t.Errorf("Desired = %+v: an audit rule's keys must not be in it", ev.Desired)
@@ -103,7 +104,7 @@ func TestEvaluateAudit(t *testing.T) {
 }
 
 func TestIgnored(t *testing.T) {
-	tg := compileOne(t, "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n").Targets[cmGVR]
+	tg := rulestest.Compile(t, "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n", served...).Targets[cmGVR]
 	off := func(ns string) bool { return ns == "quiet" }
 	tests := []struct {
 		name, ns, value string

@@ -25,10 +25,10 @@ func seed(t *testing.T, ns string) {
 	env.Create(t, h.Frigates, ns, h.FrigateSample(t, ns))
 	env.Create(t, h.Deployments, ns, h.Deployment(t, ns, "web", 0))
 	rs := h.ReplicaSet(t, ns, "web-rs")
-	rs.SetAnnotations(map[string]string{key: "False"})
+	rs.SetAnnotations(map[string]string{sampleKey: "False"})
 	env.Create(t, h.ReplicaSets, ns, rs)
 	pod := h.Pod(t, ns, "web-pod")
-	pod.SetAnnotations(map[string]string{key: want})
+	pod.SetAnnotations(map[string]string{sampleKey: sampleValue})
 	env.Create(t, h.Pods, ns, pod)
 }
 
@@ -57,8 +57,8 @@ func TestOnce(t *testing.T) {
 		gvr  schema.GroupVersionResource
 		name string
 	}{{h.Frigates, "frigate-sample"}, {h.Deployments, "web"}, {h.ReplicaSets, "web-rs"}, {h.Pods, "web-pod"}} {
-		if got := env.Get(t, o.gvr, ns, o.name).GetAnnotations()[key]; got != want {
-			t.Errorf("%s %s: %s=%q after once, want %q", o.gvr.Resource, o.name, key, got, want)
+		if got := env.Get(t, o.gvr, ns, o.name).GetAnnotations()[sampleKey]; got != sampleValue {
+			t.Errorf("%s %s: %s=%q after once, want %q", o.gvr.Resource, o.name, sampleKey, got, sampleValue)
 		}
 	}
 	// Converged: a second run changes nothing.
@@ -112,7 +112,7 @@ func TestDiff(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &pending); err != nil || code != 1 || len(pending) != 3 {
 		t.Fatalf("diff -o json: exit %d, %d objects, err %v:\n%s", code, len(pending), err, stdout)
 	}
-	if c := pending[1].Changes[0]; pending[1].Name != "web-rs" || c.Key != key || c.Old == nil || *c.Old != "False" || c.New != want {
+	if c := pending[1].Changes[0]; pending[1].Name != "web-rs" || c.Key != sampleKey || c.Old == nil || *c.Old != "False" || c.New != sampleValue {
 		t.Errorf("diff -o json: second object %+v", pending[1])
 	}
 
@@ -226,9 +226,9 @@ func TestRBACAndKubectlPlugin(t *testing.T) {
 
 	sa := "system:serviceaccount:" + saNS + ":kube-annotator"
 	h.StartProcess(t, "kubectl annotator run", pluginCmd("annotator", "run", "--rules", rulesPath(), "--as", sa, "--record-namespace", saNS))
-	env.WaitForAnnotation(t, 15*time.Second, h.Frigates, ns, "frigate-sample", key, want)
-	env.WaitForAnnotation(t, 5*time.Second, h.Deployments, ns, "web", key, want)
-	env.WaitForAnnotation(t, 5*time.Second, h.ReplicaSets, ns, "web-rs", key, want)
+	env.WaitForAnnotation(t, 15*time.Second, h.Frigates, ns, "frigate-sample", sampleKey, sampleValue)
+	env.WaitForAnnotation(t, 5*time.Second, h.Deployments, ns, "web", sampleKey, sampleValue)
+	env.WaitForAnnotation(t, 5*time.Second, h.ReplicaSets, ns, "web-rs", sampleKey, sampleValue)
 }
 
 // The cluster's own namespaces are left alone unless the user says so.

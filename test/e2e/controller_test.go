@@ -11,7 +11,9 @@ import (
 	h "github.com/kube-annotator/kube-annotator/test/harness"
 )
 
-const key, want = "sample-controller", "True"
+// sampleKey and sampleValue are the annotation the shipped rules.yaml sets
+// on every object it selects.
+const sampleKey, sampleValue = "sample-controller", "True"
 
 func shippedRules(t *testing.T) string {
 	t.Helper()
@@ -27,7 +29,7 @@ func shippedRules(t *testing.T) string {
 func TestSeedScenario(t *testing.T) {
 	ns := env.NewNamespace(t)
 	dep := h.Deployment(t, ns, "web", 1)
-	dep.SetAnnotations(map[string]string{"team": "blue", key: "False"})
+	dep.SetAnnotations(map[string]string{"team": "blue", sampleKey: "False"})
 	env.Create(t, h.Frigates, ns, h.FrigateSample(t, ns))
 	env.Create(t, h.Deployments, ns, dep)
 	env.Create(t, h.ReplicaSets, ns, h.ReplicaSet(t, ns, "web-rs"))
@@ -45,7 +47,7 @@ func TestSeedScenario(t *testing.T) {
 		{h.Pods, "web-pod"},
 	}
 	for _, o := range existing {
-		env.WaitForAnnotation(t, 10*time.Second, o.gvr, ns, o.name, key, want)
+		env.WaitForAnnotation(t, 10*time.Second, o.gvr, ns, o.name, sampleKey, sampleValue)
 	}
 	if got := env.Get(t, h.Deployments, ns, "web").GetAnnotations()["team"]; got != "blue" {
 		t.Errorf("deployment annotation team = %q, want it untouched (blue)", got)
@@ -57,16 +59,16 @@ func TestSeedScenario(t *testing.T) {
 		env.Create(t, h.Frigates, ns, f)
 		env.Create(t, h.Deployments, ns, h.Deployment(t, ns, "late", 0))
 		env.Create(t, h.Pods, ns, h.Pod(t, ns, "late-pod"))
-		env.WaitForAnnotation(t, 10*time.Second, h.Frigates, ns, "frigate-late", key, want)
-		env.WaitForAnnotation(t, 10*time.Second, h.Deployments, ns, "late", key, want)
-		env.WaitForAnnotation(t, 10*time.Second, h.Pods, ns, "late-pod", key, want)
+		env.WaitForAnnotation(t, 10*time.Second, h.Frigates, ns, "frigate-late", sampleKey, sampleValue)
+		env.WaitForAnnotation(t, 10*time.Second, h.Deployments, ns, "late", sampleKey, sampleValue)
+		env.WaitForAnnotation(t, 10*time.Second, h.Pods, ns, "late-pod", sampleKey, sampleValue)
 	})
 
 	t.Run("a user's change is reverted, other annotations survive", func(t *testing.T) {
-		env.SetAnnotations(t, h.Deployments, ns, "web", map[string]*string{key: h.Ptr("False"), "owner": h.Ptr("ops")})
-		env.WaitForAnnotation(t, 10*time.Second, h.Deployments, ns, "web", key, want)
-		env.SetAnnotations(t, h.Frigates, ns, "frigate-sample", map[string]*string{key: nil})
-		env.WaitForAnnotation(t, 10*time.Second, h.Frigates, ns, "frigate-sample", key, want)
+		env.SetAnnotations(t, h.Deployments, ns, "web", map[string]*string{sampleKey: h.Ptr("False"), "owner": h.Ptr("ops")})
+		env.WaitForAnnotation(t, 10*time.Second, h.Deployments, ns, "web", sampleKey, sampleValue)
+		env.SetAnnotations(t, h.Frigates, ns, "frigate-sample", map[string]*string{sampleKey: nil})
+		env.WaitForAnnotation(t, 10*time.Second, h.Frigates, ns, "frigate-sample", sampleKey, sampleValue)
 		got := env.Get(t, h.Deployments, ns, "web").GetAnnotations()
 		if got["team"] != "blue" || got["owner"] != "ops" {
 			t.Errorf("deployment annotations = %v, want team=blue and owner=ops kept", got)

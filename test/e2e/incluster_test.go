@@ -78,9 +78,9 @@ func TestInCluster(t *testing.T) {
 	})
 
 	t.Run("converges as the ServiceAccount", func(t *testing.T) {
-		env.WaitForAnnotation(t, 30*time.Second, h.Deployments, ns, "web", key, want)
-		env.WaitForAnnotation(t, 5*time.Second, h.ReplicaSets, ns, "web-rs", key, want)
-		env.WaitForAnnotation(t, 5*time.Second, h.Frigates, ns, "frigate-sample", key, want)
+		env.WaitForAnnotation(t, 30*time.Second, h.Deployments, ns, "web", sampleKey, sampleValue)
+		env.WaitForAnnotation(t, 5*time.Second, h.ReplicaSets, ns, "web-rs", sampleKey, sampleValue)
+		env.WaitForAnnotation(t, 5*time.Second, h.Frigates, ns, "frigate-sample", sampleKey, sampleValue)
 		waitReady(t, p)
 	})
 

@@ -79,9 +79,9 @@ func TestMetricsAndEvents(t *testing.T) {
 	ns := env.NewNamespace(t)
 	seed(t, ns) // 3 of the 4 objects need a patch
 	p := startRun(t, "--rules", rulesPath(), "-n", ns, "--events")
-	env.WaitForAnnotation(t, 15*time.Second, h.Deployments, ns, "web", key, want)
-	env.WaitForAnnotation(t, 5*time.Second, h.ReplicaSets, ns, "web-rs", key, want)
-	env.WaitForAnnotation(t, 5*time.Second, h.Frigates, ns, "frigate-sample", key, want)
+	env.WaitForAnnotation(t, 15*time.Second, h.Deployments, ns, "web", sampleKey, sampleValue)
+	env.WaitForAnnotation(t, 5*time.Second, h.ReplicaSets, ns, "web-rs", sampleKey, sampleValue)
+	env.WaitForAnnotation(t, 5*time.Second, h.Frigates, ns, "frigate-sample", sampleKey, sampleValue)
 	p.WaitMetric(t, 5*time.Second, "kube_annotator_informers_synced", 4)
 
 	body := p.Scrape(t)
@@ -152,9 +152,9 @@ func TestServiceAccountIdentity(t *testing.T) {
 	ns := env.NewNamespace(t)
 	seed(t, ns)
 	p := startRun(t, append(sa, "-n", ns)...)
-	env.WaitForAnnotation(t, 20*time.Second, h.Deployments, ns, "web", key, want)
-	env.WaitForAnnotation(t, 5*time.Second, h.ReplicaSets, ns, "web-rs", key, want)
-	env.WaitForAnnotation(t, 5*time.Second, h.Frigates, ns, "frigate-sample", key, want)
+	env.WaitForAnnotation(t, 20*time.Second, h.Deployments, ns, "web", sampleKey, sampleValue)
+	env.WaitForAnnotation(t, 5*time.Second, h.ReplicaSets, ns, "web-rs", sampleKey, sampleValue)
+	env.WaitForAnnotation(t, 5*time.Second, h.Frigates, ns, "frigate-sample", sampleKey, sampleValue)
 	p.Terminate(t)
 
 	// Take pods away from the ClusterRole (rule 0 is the core group).
@@ -167,7 +167,7 @@ func TestServiceAccountIdentity(t *testing.T) {
 	env.Create(t, h.Pods, ns2, h.Pod(t, ns2, "denied"))
 	env.Create(t, h.Deployments, ns2, h.Deployment(t, ns2, "allowed", 0))
 	p = startRun(t, append(sa, "-n", ns2)...)
-	env.WaitForAnnotation(t, 20*time.Second, h.Deployments, ns2, "allowed", key, want)
+	env.WaitForAnnotation(t, 20*time.Second, h.Deployments, ns2, "allowed", sampleKey, sampleValue)
 	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		log := p.Output(t)
 		return strings.Contains(log, "forbidden") && strings.Contains(log, "pods"), nil
@@ -198,7 +198,7 @@ func TestServiceAccountIdentity(t *testing.T) {
 	if p.Ready(t) == 200 {
 		t.Errorf("/readyz is 200 although the pods informer cannot sync")
 	}
-	if _, ok := env.Get(t, h.Pods, ns2, "denied").GetAnnotations()[key]; ok {
+	if _, ok := env.Get(t, h.Pods, ns2, "denied").GetAnnotations()[sampleKey]; ok {
 		t.Errorf("the pod was annotated although pods are forbidden")
 	}
 }

@@ -116,7 +116,7 @@ func workloadsAnnotatedOn(t *testing.T, e *h.Env, ns, sel string) (done, total i
 	t.Helper()
 	for _, o := range listWorkloads(t, e, ns, sel) {
 		total++
-		if o.Annotations[key] == want {
+		if o.Annotations[sampleKey] == sampleValue {
 			done++
 		}
 	}

@@ -1,4 +1,4 @@
-package controller
+package objcache
 
 import (
 	"reflect"
@@ -10,13 +10,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/reference"
+
+	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
 )
 
 func cachedConfigMap() *cachedMetadata {
 	return &cachedMetadata{kind: &kindOf{gvk: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}},
 		name: "x", namespace: "ns", uid: "u-1", resourceVersion: "7",
 		labels: map[string]string{"l": "1"}, annotations: map[string]string{"a": "1"},
-		managedFields: []metav1.ManagedFieldsEntry{entry("kube-annotator", "a")}}
+		managedFields: []metav1.ManagedFieldsEntry{fixture.Entry("kube-annotator", "a")}}
 }
 
 // What events and writes read of a cached object is there.

@@ -1,4 +1,4 @@
-package controller
+package objcache
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -80,16 +80,3 @@ func keepKeys(m map[string]string, named sets.Set[string], owned func() map[stri
 	}
 	return out
 }
-
-// cannotServe reports whether the cache of ri lacks what t's rules need:
-// keys, or whole objects, its projection did not keep. It must then be
-// built again, listing every object. A cache of whole objects cannot
-// serve rules that need only metadata either: it would keep them whole.
-// A cache that keeps more than t needs serves t as it is: the keys no
-// rule needs any more go when it is next built.
-func (ri *resourceInformer) cannotServe(t *rules.Target) bool {
-	return ri.projection.Whole != t.ReadsObjects || !ri.keeps(t)
-}
-
-// keeps reports whether the cache of ri keeps all that t's rules read.
-func (ri *resourceInformer) keeps(t *rules.Target) bool { return ri.projection.Covers(t.Projection()) }

@@ -1,6 +1,12 @@
-package controller
+// Package retry is the controller's retry policy: how the work queue
+// spaces the syncs that failed (Limiter), how their failures are logged
+// (FailureLog), and how an informer's list or watch that got no answer
+// from the API server is sent again (UntilAnswered). It tells a failure
+// the API server answered from one it did not (Unreachable).
+package retry
 
 import (
+	"fmt"
 	"sync"
 	"time"
 
@@ -8,11 +14,11 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// failureLogInterval is the shortest time between two lines about the
+// FailureLogInterval is the shortest time between two lines about the
 // failed syncs of one resource.
-const failureLogInterval = 10 * time.Second
+const FailureLogInterval = 10 * time.Second
 
-// failureLog logs the syncs that failed and will be retried, one resource
+// FailureLog logs the syncs that failed and will be retried, one resource
 // at a time, so that an outage does not log a line per attempt: the first
 // failure of a resource is logged at once, with its object and error; the
 // failures that follow within the interval are counted, and logged as one
@@ -21,7 +27,7 @@ const failureLogInterval = 10 * time.Second
 // again: its next failure is logged at once.
 //
 // It is safe for concurrent use.
-type failureLog struct {
+type FailureLog struct {
 	clock    clock.WithDelayedExecution
 	interval time.Duration
 
@@ -38,21 +44,22 @@ type failureCount struct {
 	// are those of the last one.
 	n       int
 	last    error
-	lastKey Key
+	lastKey fmt.Stringer
 	logger  klog.Logger
 	// summary is the timer that logs them when the interval ends; nil
 	// while n is 0.
 	summary clock.Timer
 }
 
-func newFailureLog(clk clock.WithDelayedExecution, interval time.Duration) *failureLog {
-	return &failureLog{clock: clk, interval: interval, resources: map[string]*failureCount{}}
+// NewFailureLog returns a log of failures on clk that logs a resource's
+// at most once per interval.
+func NewFailureLog(clk clock.WithDelayedExecution, interval time.Duration) *FailureLog {
+	return &FailureLog{clock: clk, interval: interval, resources: map[string]*failureCount{}}
 }
 
-// failed logs, or counts, the failed sync of key with err, its retries-th
-// retry.
-func (l *failureLog) failed(logger klog.Logger, key Key, err error, retries int) {
-	resource := key.GVR.GroupResource().String()
+// Failed logs, or counts, the failed sync of key, an object of resource,
+// with err, its retries-th retry.
+func (l *FailureLog) Failed(logger klog.Logger, resource string, key fmt.Stringer, err error, retries int) {
 	l.mu.Lock()
 	now := l.clock.Now()
 	fc := l.resources[resource]
@@ -73,7 +80,7 @@ func (l *failureLog) failed(logger klog.Logger, key Key, err error, retries int)
 // summarise logs the failures of resource counted in the interval that
 // ends now, and begins the next interval. It does not read the clock: a
 // fake clock runs it while it holds its lock.
-func (l *failureLog) summarise(resource string) {
+func (l *FailureLog) summarise(resource string) {
 	l.mu.Lock()
 	fc := l.resources[resource]
 	n, last, lastKey, logger := fc.n, fc.last, fc.lastKey, fc.logger

@@ -1,4 +1,10 @@
-package controller
+// Package objcache is what the controller's informers keep of each
+// object, and how: the cache transforms of metadata informers (a
+// read-only *cachedMetadata with only the annotations and labels the rules
+// read or the controller owns, values shared through an Interner) and of
+// informers of whole objects, and the test of whether an update can change
+// what the rules decide. It needs nothing from the controller.
+package objcache
 
 import (
 	"bytes"
@@ -15,15 +21,15 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
-// cached is an object as the cache keeps it: a *cachedMetadata from a
+// Object is an object as the cache keeps it: a *cachedMetadata from a
 // metadata informer, or an *unstructured.Unstructured when rules read
 // values from whole objects.
-type cached interface {
+type Object interface {
 	metav1.Object
 	runtime.Object
 }
 
-// metadataTransform keeps in the cache only what the rules need of an
+// MetadataTransform keeps in the cache only what the rules need of an
 // object a metadata informer decoded: its identity, the annotations and
 // labels keep names or this controller owns (all of them when keep is
 // nil; see projector), and this controller's own managedFields entries (its ownership
@@ -36,7 +42,7 @@ type cached interface {
 // It is idempotent, as client-go needs: an informer that streams its
 // initial list transforms each object twice, and what it made passes
 // through.
-func metadataTransform(manager string, r rules.Resource, keep *rules.Projection, shared *interner) cache.TransformFunc {
+func MetadataTransform(manager string, r rules.Resource, keep *rules.Projection, shared *Interner) cache.TransformFunc {
 	kind := &kindOf{gvk: r.GVR.GroupVersion().WithKind(r.Kind)}
 	p := newProjector(keep, manager, r)
 	return func(obj any) (any, error) {
@@ -104,12 +110,12 @@ func shared(s string) string {
 	return s
 }
 
-// wholeObjectTransform is the transform of the cache of whole objects,
+// WholeObjectTransform is the transform of the cache of whole objects,
 // kept when a rule reads values from them: it replaces other managers'
 // managedFields entries, most of a typical object's metadata, with one
 // entry named reconcile.OtherManagers, which tells an object that has
 // managedFields from one that has none.
-func wholeObjectTransform(manager string) cache.TransformFunc {
+func WholeObjectTransform(manager string) cache.TransformFunc {
 	return func(obj any) (any, error) {
 		u, ok := obj.(*unstructured.Unstructured)
 		if !ok {
@@ -139,12 +145,12 @@ func wholeObjectTransform(manager string) cache.TransformFunc {
 	}
 }
 
-// relevantUpdate reports whether an update can change what sync decides:
+// RelevantUpdate reports whether an update can change what sync decides:
 // a change of the labels and annotations the cache keeps (those the rules
 // read and those this controller owns) or of this controller's ownership
 // record. Any update of a whole object is relevant, as rules read its
 // values.
-func relevantUpdate(oldObj, newObj any) bool {
+func RelevantUpdate(oldObj, newObj any) bool {
 	o, ok1 := oldObj.(*cachedMetadata)
 	n, ok2 := newObj.(*cachedMetadata)
 	if !ok1 || !ok2 {
@@ -154,9 +160,9 @@ func relevantUpdate(oldObj, newObj any) bool {
 		!slices.EqualFunc(o.managedFields, n.managedFields, sameEntry)
 }
 
-// isResync reports whether an update event is an informer's resync: the
+// IsResync reports whether an update event is an informer's resync: the
 // same version of the object delivered again.
-func isResync(oldObj, newObj any) bool {
+func IsResync(oldObj, newObj any) bool {
 	o, err1 := meta.Accessor(oldObj)
 	n, err2 := meta.Accessor(newObj)
 	return err1 == nil && err2 == nil && o.GetResourceVersion() == n.GetResourceVersion()

@@ -1,4 +1,4 @@
-package controller
+package retry
 
 import (
 	"context"
@@ -45,7 +45,7 @@ func TestUntilAnswered(t *testing.T) {
 				}
 				return nil
 			}
-			lw := untilAnswered(&cache.ListWatch{
+			lw := UntilAnswered(&cache.ListWatch{
 				ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
 					return &metav1.List{}, next(&lists)
 				},
@@ -73,7 +73,7 @@ func TestUntilAnswered(t *testing.T) {
 func TestUntilAnsweredStops(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	calls := 0
-	lw := untilAnswered(&cache.ListWatch{
+	lw := UntilAnswered(&cache.ListWatch{
 		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
 			calls++
 			if calls == 3 {

@@ -1,10 +1,11 @@
-package controller
+package objcache
 
 import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
@@ -14,22 +15,22 @@ import (
 // controller reads whatever the rules say: without them, an object or a
 // namespace that opts out would be written.
 func TestCacheKeepsControlAnnotations(t *testing.T) {
-	ruled := compile(t, "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n").Targets[configMaps].Projection()
+	ruled := fixture.Compile(t, "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n").Targets[rulestest.ConfigMaps.GVR].Projection()
 	for _, tc := range []struct {
 		r    rules.Resource
 		keep *rules.Projection // what a rule needs of a ruled resource; every key of namespaces
 	}{
 		{rulestest.ConfigMaps, &ruled},
-		{rules.Resource{GVR: namespacesGVR, Kind: "Namespace"}, nil},
+		{rulestest.Namespaces, nil},
 	} {
 		for _, key := range rules.ControlAnnotations {
 			in := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "x",
 				Annotations: map[string]string{key: "true", "unrelated": "u"}}}
-			out, err := metadataTransform(reconcile.FieldManager, tc.r, tc.keep, newInterner())(in)
+			out, err := MetadataTransform(reconcile.FieldManager, tc.r, tc.keep, NewInterner())(in)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := out.(cached).GetAnnotations()[key]; got != "true" {
+			if got := out.(Object).GetAnnotations()[key]; got != "true" {
 				t.Errorf("%s cache: annotation %s = %q, want it kept", rules.GVRString(tc.r.GVR), key, got)
 			}
 		}

@@ -1,4 +1,4 @@
-package controller
+package retry
 
 import (
 	"context"
@@ -12,12 +12,12 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// informerRetry is how an informer's list or watch that got no answer from
+// InformerBackoff is how an informer's list or watch that got no answer from
 // the API server is tried again: 250 ms (the probe interval of writes)
 // doubling up to 2 s, for as long as the server does not answer.
-var informerRetry = wait.Backoff{Duration: probeInterval, Factor: 2, Cap: 2 * time.Second, Steps: int(^uint(0) >> 1)}
+var InformerBackoff = wait.Backoff{Duration: probeInterval, Factor: 2, Cap: 2 * time.Second, Steps: int(^uint(0) >> 1)}
 
-// untilAnswered returns what lw's list and watch return once the API server
+// UntilAnswered returns what lw's list and watch return once the API server
 // answers them, with a result or an error of its own. A request that got
 // no answer (the server is down or cannot be reached) is sent again after
 // a pause that follows retry, until ctx ends, instead of being returned to
@@ -29,7 +29,7 @@ var informerRetry = wait.Backoff{Duration: probeInterval, Factor: 2, Cap: 2 * ti
 // Errors the server answers with (expired resource versions, 429, NotFound,
 // Forbidden) still reach the reflector and its watch error handler. Each
 // retry is logged at V(4), naming resource.
-func untilAnswered(lw *cache.ListWatch, resource string, retry wait.Backoff) *cache.ListWatch {
+func UntilAnswered(lw *cache.ListWatch, resource string, retry wait.Backoff) *cache.ListWatch {
 	list, watchFunc := lw.ListWithContextFunc, lw.WatchFuncWithContext
 	return &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
@@ -47,7 +47,7 @@ func untilAnswered(lw *cache.ListWatch, resource string, retry wait.Backoff) *ca
 func retryUnanswered[T any](ctx context.Context, retry wait.Backoff, verb, resource string, call func(context.Context) (T, error)) (T, error) {
 	for {
 		v, err := call(ctx)
-		if err == nil || ctx.Err() != nil || !unreachable(err) {
+		if err == nil || ctx.Err() != nil || !Unreachable(err) {
 			return v, err
 		}
 		d := retry.Step()

@@ -1,4 +1,4 @@
-package controller
+package objcache
 
 import (
 	"maps"
@@ -19,7 +19,7 @@ import (
 //
 // It is read only, as every object in an informer's cache must be: its
 // setters panic, and its getters return values shared with the cache (and
-// with other cached objects, see interner). Fields it does not keep read
+// with other cached objects, see Interner). Fields it does not keep read
 // as their zero value.
 type cachedMetadata struct {
 	kind            *kindOf
@@ -34,7 +34,7 @@ type cachedMetadata struct {
 // readOnly is the panic of a setter of a cached object.
 const readOnly = "kube-annotator: cached objects are read only"
 
-var _ cached = (*cachedMetadata)(nil)
+var _ Object = (*cachedMetadata)(nil)
 
 // kindOf is the kind of a resource's cached objects, which they share.
 type kindOf struct{ gvk schema.GroupVersionKind }

@@ -1,4 +1,4 @@
-package controller
+package objcache
 
 import (
 	"encoding/binary"
@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// interner hands out one shared copy of equal values that cached objects
+// Interner hands out one shared copy of equal values that cached objects
 // hold. The metadata cache keeps mostly the same few values on every
 // object: the annotations and labels the rules set, with the rules' own
 // values; the controller's own managedFields entry, which records those
@@ -18,21 +18,21 @@ import (
 // Each table holds at most maxInterned values and starts afresh when full:
 // values handed out stay valid, only later equal values are not shared
 // with them. Values larger than maxInternedSize are not shared at all.
-type interner struct {
+type Interner struct {
 	mu      sync.Mutex
 	strings map[string]string
 	maps    map[string]map[string]string
 	entries map[string][]metav1.ManagedFieldsEntry
 }
 
-// Bounds of an interner's tables: values each, and bytes per value.
+// Bounds of an Interner's tables: values each, and bytes per value.
 const (
 	maxInterned     = 4096
 	maxInternedSize = 512
 )
 
-func newInterner() *interner {
-	return &interner{
+func NewInterner() *Interner {
+	return &Interner{
 		strings: map[string]string{},
 		maps:    map[string]map[string]string{},
 		entries: map[string][]metav1.ManagedFieldsEntry{},
@@ -40,7 +40,7 @@ func newInterner() *interner {
 }
 
 // string returns the shared copy of s.
-func (in *interner) string(s string) string {
+func (in *Interner) string(s string) string {
 	if len(s) > maxInternedSize {
 		return s
 	}
@@ -48,7 +48,7 @@ func (in *interner) string(s string) string {
 }
 
 // stringMap returns the shared copy of m, or nil when m is empty.
-func (in *interner) stringMap(m map[string]string) map[string]string {
+func (in *Interner) stringMap(m map[string]string) map[string]string {
 	if len(m) == 0 {
 		return nil
 	}
@@ -64,7 +64,7 @@ func (in *interner) stringMap(m map[string]string) map[string]string {
 
 // managedFields returns the shared copy of entries, as the cache keeps
 // them: manager, operation, fields type and field set.
-func (in *interner) managedFields(entries []metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEntry {
+func (in *Interner) managedFields(entries []metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEntry {
 	if len(entries) == 0 {
 		return nil
 	}
@@ -83,7 +83,7 @@ func (in *interner) managedFields(entries []metav1.ManagedFieldsEntry) []metav1.
 
 // intern returns the value table holds for key, after storing v there if
 // it holds none. The key is copied only then.
-func intern[K string | []byte, V any](in *interner, table map[string]V, key K, v V) V {
+func intern[K string | []byte, V any](in *Interner, table map[string]V, key K, v V) V {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if shared, ok := table[string(key)]; ok {

@@ -1,71 +1,59 @@
-package controller
+package retry
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/url"
 	"slices"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
 var (
-	keyA, keyB, keyC = Key{configMaps, "ns", "a"}, Key{configMaps, "ns", "b"}, Key{configMaps, "ns", "c"}
+	keyA, keyB, keyC = "ns/a", "ns/b", "ns/c"
 	// conflict is a failure the API server answered; refused one it did
 	// not answer.
 	conflict = apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, "a", errors.New("modified"))
-	refused  = &url.Error{Op: "Patch", URL: "https://127.0.0.1:6443/api/v1/namespaces/ns/configmaps/a",
-		Err: &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}}
+	refused  = fixture.Refused
 )
 
-// limiterStep is one thing that happens to a retryLimiter, with what it
+// limiterStep is one thing that happens to a Limiter, with what it
 // should answer.
 type limiterStep struct {
 	// fail: failed(key, err) then When(key), which should be want.
-	key  Key
+	key  string
 	err  error
 	want time.Duration
 	// wait moves the clock on.
 	wait time.Duration
 	// answer: reachable(), which should return released (in any order).
 	answer   bool
-	released []Key
+	released []string
 	// forget: Forget(key).
 	forget bool
 }
 
-func fail(key Key, err error, want time.Duration) limiterStep {
+func fail(key string, err error, want time.Duration) limiterStep {
 	return limiterStep{key: key, err: err, want: want}
 }
-func elapse(d time.Duration) limiterStep   { return limiterStep{wait: d} }
-func answered(released ...Key) limiterStep { return limiterStep{answer: true, released: released} }
-func forgetKey(key Key) limiterStep        { return limiterStep{key: key, forget: true} }
-func ms(n int) time.Duration               { return time.Duration(n) * time.Millisecond }
+func elapse(d time.Duration) limiterStep      { return limiterStep{wait: d} }
+func answered(released ...string) limiterStep { return limiterStep{answer: true, released: released} }
+func forgetKey(key string) limiterStep        { return limiterStep{key: key, forget: true} }
+func ms(n int) time.Duration                  { return time.Duration(n) * time.Millisecond }
 
-// queuedAll returns keys as the work queue holds them.
-func queuedAll(keys []Key) []queued {
-	out := make([]queued, len(keys))
-	for i, k := range keys {
-		out[i] = k.queued()
-	}
-	return out
-}
-
-// namesOf returns the sorted names of keys.
-func namesOf(keys []queued) (names []string) {
-	for _, k := range keys {
-		names = append(names, k.name)
-	}
-	slices.Sort(names)
-	return names
+// sorted returns keys sorted.
+func sorted(keys []string) []string {
+	keys = slices.Clone(keys)
+	slices.Sort(keys)
+	return keys
 }
 
 func TestRetryLimiter(t *testing.T) {
@@ -123,27 +111,27 @@ func TestRetryLimiter(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
-			r := newRetryLimiter(clk, tc.qps, tc.burst)
+			r := NewLimiter[string](clk, tc.qps, tc.burst)
 			for i, s := range tc.steps {
 				switch {
 				case s.wait > 0:
 					clk.Step(s.wait)
 				case s.answer:
-					if got, want := namesOf(r.reachable()), namesOf(queuedAll(s.released)); !slices.Equal(got, want) {
+					if got, want := sorted(r.Reachable()), sorted(s.released); !slices.Equal(got, want) {
 						t.Errorf("step %d: reachable() = %v, want %v", i, got, want)
 					}
 				case s.forget:
-					r.Forget(s.key.queued())
+					r.Forget(s.key)
 				default:
-					r.failed(s.key.queued(), s.err)
-					if got := r.When(s.key.queued()); got != s.want {
-						t.Errorf("step %d: When(%s) after %v = %v, want %v", i, s.key.Name, s.err, got, s.want)
+					r.Failed(s.key, s.err)
+					if got := r.When(s.key); got != s.want {
+						t.Errorf("step %d: When(%s) after %v = %v, want %v", i, s.key, s.err, got, s.want)
 					}
 				}
 			}
-			for i, k := range []Key{keyA, keyB, keyC} {
-				if got := r.NumRequeues(k.queued()); got != tc.requeues[i] {
-					t.Errorf("NumRequeues(%s) = %d, want %d", k.Name, got, tc.requeues[i])
+			for i, k := range []string{keyA, keyB, keyC} {
+				if got := r.NumRequeues(k); got != tc.requeues[i] {
+					t.Errorf("NumRequeues(%s) = %d, want %d", k, got, tc.requeues[i])
 				}
 			}
 		})
@@ -153,14 +141,14 @@ func TestRetryLimiter(t *testing.T) {
 // When alone, without failed, is an answered failure: the queue's
 // contract holds for any caller.
 func TestRetryLimiterWhenAlone(t *testing.T) {
-	r := newRetryLimiter(clocktesting.NewFakeClock(time.Unix(1000, 0)), -1, 0)
+	r := NewLimiter[string](clocktesting.NewFakeClock(time.Unix(1000, 0)), -1, 0)
 	for _, want := range []time.Duration{ms(5), ms(10), ms(20)} {
-		if got := r.When(keyA.queued()); got != want {
+		if got := r.When(keyA); got != want {
 			t.Errorf("When(a) = %v, want %v", got, want)
 		}
 	}
-	if got := r.reachable(); got != nil {
-		t.Errorf("reachable() = %v, want nothing: the server never went away", namesOf(got))
+	if got := r.Reachable(); got != nil {
+		t.Errorf("reachable() = %v, want nothing: the server never went away", got)
 	}
 }
 
@@ -204,8 +192,8 @@ func TestUnreachable(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := unreachable(tc.err); got != tc.want {
-				t.Errorf("unreachable(%v) = %v, want %v", tc.err, got, tc.want)
+			if got := Unreachable(tc.err); got != tc.want {
+				t.Errorf("Unreachable(%v) = %v, want %v", tc.err, got, tc.want)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package controller
+package retry
 
 import (
 	"errors"
@@ -27,8 +27,8 @@ const (
 	probeInterval = 250 * time.Millisecond
 )
 
-// retryLimiter is the work queue's rate limiter. It tells two kinds of
-// failed syncs apart, as failed reports them:
+// Limiter is a work queue's rate limiter. It tells two kinds of
+// failed syncs apart, as Failed reports them:
 //
 //   - The API server answered with an error (a conflict, throttling, an
 //     error of its own): the object is retried with exponential backoff,
@@ -39,12 +39,12 @@ const (
 //     the failure is not the object's, and does not grow its backoff.
 //     While the server does not answer, such objects are retried one at a
 //     time, every probeInterval (or 1/qps, if slower), whatever their
-//     number. The first answer, which reachable reports, ends the outage:
-//     reachable returns the objects that waited for it, to be retried at
+//     number. The first answer, which Reachable reports, ends the outage:
+//     Reachable returns the objects that waited for it, to be retried at
 //     once.
 //
 // It is safe for concurrent use.
-type retryLimiter struct {
+type Limiter[K comparable] struct {
 	clock  clock.PassiveClock
 	bucket *rate.Limiter
 	// probeEvery is the interval between retries while the server does
@@ -52,7 +52,7 @@ type retryLimiter struct {
 	probeEvery time.Duration
 
 	mu    sync.Mutex
-	items map[queued]*retryState
+	items map[K]*retryState
 	// down is set from a failure without an answer to the next answer.
 	down bool
 	// nextProbe is when the latest retry scheduled during the outage runs.
@@ -68,37 +68,37 @@ type retryState struct {
 	unreachable bool
 }
 
-var _ workqueue.TypedRateLimiter[queued] = (*retryLimiter)(nil)
+var _ workqueue.TypedRateLimiter[string] = (*Limiter[string])(nil)
 
-// newRetryLimiter returns a limiter on clk for a client limited to qps
+// NewLimiter returns a limiter on clk for a client limited to qps
 // requests per second with burst; a qps of zero or less is no limit.
-func newRetryLimiter(clk clock.PassiveClock, qps float32, burst int) *retryLimiter {
+func NewLimiter[K comparable](clk clock.PassiveClock, qps float32, burst int) *Limiter[K] {
 	limit, every := rate.Inf, probeInterval
 	if qps > 0 {
 		limit = rate.Limit(qps)
 		every = max(every, time.Duration(float64(time.Second)/float64(qps)))
 	}
-	return &retryLimiter{
+	return &Limiter[K]{
 		clock:      clk,
 		bucket:     rate.NewLimiter(limit, max(burst, 1)),
 		probeEvery: every,
-		items:      map[queued]*retryState{},
+		items:      map[K]*retryState{},
 	}
 }
 
-// failed records why the last sync of key failed, before the queue asks
+// Failed records why the last sync of key failed, before the queue asks
 // When to retry it. An error without an answer from the API server starts
 // an outage.
-func (r *retryLimiter) failed(key queued, err error) {
+func (r *Limiter[K]) Failed(key K, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	st := r.state(key)
-	st.unreachable = unreachable(err)
+	st.unreachable = Unreachable(err)
 	r.down = r.down || st.unreachable
 }
 
 // When returns how long key waits before it is retried.
-func (r *retryLimiter) When(key queued) time.Duration {
+func (r *Limiter[K]) When(key K) time.Duration {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := r.clock.Now()
@@ -116,17 +116,17 @@ func (r *retryLimiter) When(key queued) time.Duration {
 	return max(backoff, r.bucket.ReserveN(now, 1).DelayFrom(now))
 }
 
-// reachable records that the API server answered a request, and returns
+// Reachable records that the API server answered a request, and returns
 // the objects that wait because it did not answer before: the caller
 // retries them now.
-func (r *retryLimiter) reachable() []queued {
+func (r *Limiter[K]) Reachable() []K {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.down {
 		return nil
 	}
 	r.down, r.nextProbe = false, time.Time{}
-	var keys []queued
+	var keys []K
 	for k, st := range r.items {
 		if st.unreachable {
 			st.unreachable = false
@@ -138,7 +138,7 @@ func (r *retryLimiter) reachable() []queued {
 
 // Forget drops what the limiter knows of key: its sync succeeded or will
 // not be retried.
-func (r *retryLimiter) Forget(key queued) {
+func (r *Limiter[K]) Forget(key K) {
 	r.mu.Lock()
 	delete(r.items, key)
 	r.mu.Unlock()
@@ -146,7 +146,7 @@ func (r *retryLimiter) Forget(key queued) {
 
 // NumRequeues returns how many times key has been retried since it was
 // last forgotten.
-func (r *retryLimiter) NumRequeues(key queued) int {
+func (r *Limiter[K]) NumRequeues(key K) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if st, ok := r.items[key]; ok {
@@ -156,7 +156,7 @@ func (r *retryLimiter) NumRequeues(key queued) int {
 }
 
 // state returns key's state, created if need be. r.mu must be held.
-func (r *retryLimiter) state(key queued) *retryState {
+func (r *Limiter[K]) state(key K) *retryState {
 	st, ok := r.items[key]
 	if !ok {
 		st = &retryState{}
@@ -182,10 +182,10 @@ func laterOf(a, b time.Time) time.Time {
 	return b
 }
 
-// unreachable reports whether err is the failure of a request that got no
+// Unreachable reports whether err is the failure of a request that got no
 // answer from the API server: the connection was refused, reset or timed
 // out. An error the server answered with (any status) is not.
-func unreachable(err error) bool {
+func Unreachable(err error) bool {
 	if err == nil {
 		return false
 	}

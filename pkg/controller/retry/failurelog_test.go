@@ -1,4 +1,4 @@
-package controller
+package retry
 
 import (
 	"errors"
@@ -7,17 +7,16 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2/ktesting"
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
 func TestFailureLog(t *testing.T) {
-	secrets := schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
-	keyS := Key{secrets, "ns", "s"}
+	keyA, keyB, keyC := objKey{"configmaps", "ns", "a"}, objKey{"configmaps", "ns", "b"}, objKey{"configmaps", "ns", "c"}
+	keyS := objKey{"secrets", "ns", "s"}
 	// failEvery fails key with errors e0, e1, … once a second, n times,
 	// the first at once.
-	failEvery := func(key Key, n int) []logStep {
+	failEvery := func(key objKey, n int) []logStep {
 		var steps []logStep
 		for i := range n {
 			if i > 0 {
@@ -66,13 +65,13 @@ func TestFailureLog(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true)))
 			clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
-			l := newFailureLog(clk, 10*time.Second)
+			l := NewFailureLog(clk, 10*time.Second)
 			for _, s := range tc.steps {
 				if s.wait > 0 {
 					clk.Step(s.wait)
 					continue
 				}
-				l.failed(logger, s.key, s.err, s.retries)
+				l.Failed(logger, s.key.resource, s.key, s.err, s.retries)
 			}
 			var got []string
 			for _, e := range logger.GetSink().(ktesting.Underlier).GetBuffer().Data() {
@@ -89,10 +88,16 @@ func TestFailureLog(t *testing.T) {
 	}
 }
 
-// logStep is a failure for failureLog, or time passing.
+// logStep is a failure for FailureLog, or time passing.
 type logStep struct {
-	key     Key
+	key     objKey
 	err     error
 	retries int
 	wait    time.Duration
 }
+
+// objKey names an object of a resource as the controller's queue key
+// does in logs.
+type objKey struct{ resource, namespace, name string }
+
+func (k objKey) String() string { return k.resource + ".v1 " + k.namespace + "/" + k.name }
