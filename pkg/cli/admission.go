@@ -11,7 +11,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 )
 
-func admissionCommand(_ context.Context, e *env, args []string) error {
+func admissionCommand(ctx context.Context, e *env, args []string) error {
 	fs := e.newFlagSet("admission", "Print the MutatingAdmissionPolicies and bindings that make the API server apply the rules to\n"+
 		"objects as they are created or updated (for `kubectl apply -f -`); the controller still enforces\n"+
 		"every rule, converges existing objects and deletes the keys no rule wants any more.\n"+
@@ -19,7 +19,7 @@ func admissionCommand(_ context.Context, e *env, args []string) error {
 		"(removals, some JSONPath values) is said on stderr and left to the controller.")
 	rulesPath := fs.String("rules", "rules.yaml", "Path to the rules file")
 	manager := addFieldManagerFlag(fs)
-	cf := addClusterFlags(fs)
+	cf := addClusterFlags(fs, terminalRequestTimeout)
 	cf.addExcludeFlag(fs)
 	addLogFlags(fs)
 	if err := e.parse(fs, args); err != nil {
@@ -28,6 +28,8 @@ func admissionCommand(_ context.Context, e *env, args []string) error {
 	if err := cf.validate(); err != nil {
 		return usageError{err}
 	}
+	_, restore := e.logging(ctx, fs)
+	defer restore()
 	policies, err := translate(*rulesPath, *manager, cf, e.Err)
 	if err != nil {
 		return err

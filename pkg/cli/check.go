@@ -25,7 +25,7 @@ func checkCommand(ctx context.Context, e *env, args []string) error {
 		"resolve every resource on the cluster and check that you may get, list, watch and patch it.")
 	rulesPath := fs.String("rules", "rules.yaml", "Path to the rules file")
 	offline := fs.Bool("offline", false, "Only validate the file; do not contact a cluster")
-	cf := addClusterFlags(fs)
+	cf := addClusterFlags(fs, terminalRequestTimeout)
 	addLogFlags(fs)
 	if err := e.parse(fs, args); err != nil {
 		return err
@@ -33,6 +33,8 @@ func checkCommand(ctx context.Context, e *env, args []string) error {
 	if err := cf.validate(); err != nil {
 		return usageError{err}
 	}
+	ctx, restore := e.logging(ctx, fs)
+	defer restore()
 	file, err := rules.Load(*rulesPath)
 	if err != nil {
 		return err

@@ -95,7 +95,7 @@ func TestCheckCommand(t *testing.T) {
 		{name: "forbidden: a verdict", rules: cms, server: fakeAPIServer{denied: []string{"patch", "watch"}}, wantCode: 1,
 			wantRows: [][]string{{"cms", "cm", "configmaps.v1", "forbidden:", "cannot", "watch,", "patch"}}},
 		{name: "discovery fails: no verdict", rules: widgets, server: fakeAPIServer{discoveryDown: true}, wantCode: 1,
-			wantStderr: []string{`could not ask the API server to resolve the rules' resources: resolve resource "cm": `, offlineHint}},
+			wantStderr: []string{"error: API server http://127.0.0.1:", ": etcd is down\n" + offlineHint}},
 		{name: "access reviews fail: no verdict", rules: cms, server: fakeAPIServer{reviewsDown: true}, wantCode: 1,
 			wantStderr: []string{`rule "cms": could not ask the API server: review access to get configmaps.v1: `, "etcd is down", offlineHint}},
 	}

@@ -29,8 +29,12 @@ type clusterFlags struct {
 	exclude []string
 }
 
-func addClusterFlags(fs *pflag.FlagSet) *clusterFlags {
+// addClusterFlags adds the flags of a command that talks to a cluster:
+// its requests time out after requestTimeout unless --request-timeout says
+// otherwise ("0": never, for run, which watches).
+func addClusterFlags(fs *pflag.FlagSet, requestTimeout string) *clusterFlags {
 	f := &clusterFlags{}
+	f.kube.DefaultRequestTimeout = requestTimeout
 	f.kube.AddFlags(fs)
 	// No client-side limit by default: the workers bound how many requests
 	// are in flight, and the API server's Priority and Fairness protects it.
@@ -72,8 +76,13 @@ func (f *clusterFlags) restConfig() (*rest.Config, error) {
 	return cfg, nil
 }
 
+// terminalRequestTimeout is --request-timeout's default for the commands
+// that end by themselves: a server that accepts connections and never
+// answers is reported rather than waited for.
+const terminalRequestTimeout = "15s"
+
 // resolver returns the client configuration and a resolver over the
-// cluster's discovery.
+// cluster's discovery, once the API server has answered a first request.
 func (f *clusterFlags) resolver() (*rest.Config, *resolve.Resolver, error) {
 	cfg, err := f.restConfig()
 	if err != nil {
@@ -81,6 +90,9 @@ func (f *clusterFlags) resolver() (*rest.Config, *resolve.Resolver, error) {
 	}
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := kubeflags.Reach(context.Background(), dc.RESTClient(), cfg); err != nil {
 		return nil, nil, err
 	}
 	return cfg, resolve.New(dc), nil

@@ -14,7 +14,7 @@ import (
 func restConfigFor(t *testing.T, args []string, wantErr string) (*clusterFlags, *rest.Config) {
 	t.Helper()
 	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
-	f := addClusterFlags(fs)
+	f := addClusterFlags(fs, terminalRequestTimeout)
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}

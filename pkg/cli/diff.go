@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strconv"
 
-	"k8s.io/klog/v2"
-
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/scan"
 )
@@ -26,7 +24,7 @@ func diffCommand(ctx context.Context, e *env, args []string) error {
 	rulesPath := fs.String("rules", "rules.yaml", "Path to the rules file")
 	output := fs.StringP("output", "o", "", "Output format: \"\" (text), json or yaml")
 	rf := addRecordFlags(fs)
-	cf := addClusterFlags(fs)
+	cf := addClusterFlags(fs, terminalRequestTimeout)
 	cf.addExcludeFlag(fs)
 	addLogFlags(fs)
 	if err := e.parse(fs, args); err != nil {
@@ -38,7 +36,8 @@ func diffCommand(ctx context.Context, e *env, args []string) error {
 	if err := cmp.Or(rf.Validate(), cf.validate()); err != nil {
 		return usageError{err}
 	}
-	ctx = klog.NewContext(ctx, klog.Background().WithName("kube-annotator"))
+	ctx, restore := e.logging(ctx, fs)
+	defer restore()
 	s, err := connect(ctx, *rulesPath, cf)
 	if err != nil {
 		return &exitError{diffFailed, err}

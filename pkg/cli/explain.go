@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/klog/v2"
 
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -35,7 +34,7 @@ func explainCommand(ctx context.Context, e *env, args []string) error {
 	rulesPath := fs.String("rules", "rules.yaml", "Path to the rules file")
 	output := fs.StringP("output", "o", "", "Output format: \"\" (text), json or yaml")
 	manager := addFieldManagerFlag(fs)
-	cf := addClusterFlags(fs)
+	cf := addClusterFlags(fs, terminalRequestTimeout)
 	cf.addExcludeFlag(fs)
 	addLogFlags(fs)
 	err := fs.Parse(args)
@@ -52,7 +51,8 @@ func explainCommand(ctx context.Context, e *env, args []string) error {
 	if err := cmp.Or(validateFieldManager(*manager), cf.validate()); err != nil {
 		return usageError{err}
 	}
-	ctx = klog.NewContext(ctx, klog.Background().WithName("kube-annotator"))
+	ctx, restore := e.logging(ctx, fs)
+	defer restore()
 	x, err := explainObject(ctx, *rulesPath, *manager, cf, fs.Arg(0))
 	if err != nil {
 		return err

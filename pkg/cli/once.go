@@ -31,7 +31,7 @@ func onceCommand(ctx context.Context, e *env, args []string) error {
 	rulesPath := fs.String("rules", "rules.yaml", "Path to the rules file")
 	workers := fs.Int("workers", 8, "Number of objects patched in parallel")
 	rf := addRecordFlags(fs)
-	cf := addClusterFlags(fs)
+	cf := addClusterFlags(fs, terminalRequestTimeout)
 	cf.addExcludeFlag(fs)
 	addLogFlags(fs)
 	if err := e.parse(fs, args); err != nil {
@@ -43,7 +43,8 @@ func onceCommand(ctx context.Context, e *env, args []string) error {
 	if err := cmp.Or(rf.Validate(), cf.validate()); err != nil {
 		return usageError{err}
 	}
-	ctx = klog.NewContext(ctx, klog.Background().WithName("kube-annotator"))
+	ctx, restore := e.logging(ctx, fs)
+	defer restore()
 	s, err := connect(ctx, *rulesPath, cf)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package cli
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -19,7 +20,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
-func rbacCommand(_ context.Context, e *env, args []string) error {
+func rbacCommand(ctx context.Context, e *env, args []string) error {
 	fs := e.newFlagSet("rbac", "Print the least-privilege ServiceAccount, ClusterRole and ClusterRoleBinding for a rules file:\n"+
 		"get, list, watch and patch on exactly the resources it names; and a Role and RoleBinding in the ServiceAccount's namespace\n"+
 		"for the ConfigMap that records the resources written to, and the Lease for leader election. Resource names are resolved\n"+
@@ -31,7 +32,7 @@ func rbacCommand(_ context.Context, e *env, args []string) error {
 	withEvents := fs.Bool("events", false, "Also grant creating Events (for run --events)")
 	withAdmission := fs.Bool("admission-policies", false, "Also grant managing kube-annotator's MutatingAdmissionPolicies and bindings (for run --admission-policies)")
 	manager := addFieldManagerFlag(fs)
-	cf := addClusterFlags(fs)
+	cf := addClusterFlags(fs, terminalRequestTimeout)
 	addLogFlags(fs)
 	if err := e.parse(fs, args); err != nil {
 		return err
@@ -39,6 +40,8 @@ func rbacCommand(_ context.Context, e *env, args []string) error {
 	if err := cmp.Or(validateFieldManager(*manager), cf.validate()); err != nil {
 		return usageError{err}
 	}
+	_, restore := e.logging(ctx, fs)
+	defer restore()
 	file, err := rules.Load(*rulesPath)
 	if err != nil {
 		return err
@@ -85,7 +88,8 @@ func rbacCommand(_ context.Context, e *env, args []string) error {
 	return err
 }
 
-// resource resolves a resource name. A name that is not served but names
+// resource resolves a resource name. A name that discovery says is not
+// served but names
 // its group is taken as written, with a warning; it is taken as namespaced,
 // which grants more (watching namespaces) rather than less than the
 // controller may need once the resource is served.
@@ -94,7 +98,7 @@ func resource(r *resolve.Resolver, name string) (rules.Resource, string, error) 
 	if err == nil {
 		return res, "", nil
 	}
-	if gr := schema.ParseGroupResource(name); gr.Group != "" {
+	if gr := schema.ParseGroupResource(name); gr.Group != "" && errors.Is(err, resolve.ErrNotServed) {
 		return rules.Resource{GVR: gr.WithVersion(""), Namespaced: true},
 			fmt.Sprintf("%s is not served by the cluster; granting resource %q in group %q as written", name, gr.Resource, gr.Group), nil
 	}

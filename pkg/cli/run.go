@@ -52,7 +52,7 @@ func addRunFlags(fs *pflag.FlagSet) *runFlags {
 	addRecordVars(fs, &c.Record)
 	addLeaderFlags(fs, &c.Leader)
 	addShardFlags(fs, &c.Shard)
-	f.cluster = addClusterFlags(fs)
+	f.cluster = addClusterFlags(fs, "0")
 	f.cluster.addExcludeFlag(fs)
 	addLogFlags(fs)
 	return f

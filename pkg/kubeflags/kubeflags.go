@@ -5,8 +5,10 @@
 package kubeflags
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -48,6 +50,9 @@ type Flags struct {
 	insecureSkipTLSVerify bool
 	certificateAuthority  string
 	requestTimeout        string
+	// DefaultRequestTimeout is --request-timeout's default; "" is kubectl's,
+	// "0", no timeout. Set it before AddFlags.
+	DefaultRequestTimeout string
 	disableCompression    bool
 	proxyURL              string
 }
@@ -76,7 +81,7 @@ func (k *Flags) AddFlags(fs *pflag.FlagSet) {
 	conn.StringVar(&k.tlsServerName, "tls-server-name", "", "Server name to use for server certificate validation. If it is not provided, the hostname used to contact the server is used")
 	conn.BoolVar(&k.insecureSkipTLSVerify, "insecure-skip-tls-verify", false, "If true, the server's certificate will not be checked for validity. This will make your HTTPS connections insecure")
 	conn.StringVar(&k.certificateAuthority, "certificate-authority", "", "Path to a cert file for the certificate authority")
-	conn.StringVar(&k.requestTimeout, "request-timeout", "0", "The length of time to wait before giving up on a single server request. Non-zero values should contain a corresponding time unit (e.g. 1s, 2m, 3h). A value of zero means don't timeout requests.")
+	conn.StringVar(&k.requestTimeout, "request-timeout", cmp.Or(k.DefaultRequestTimeout, "0"), "The length of time to wait before giving up on a single server request. Non-zero values should contain a corresponding time unit (e.g. 1s, 2m, 3h). A value of zero means don't timeout requests.")
 	conn.BoolVar(&k.disableCompression, "disable-compression", false, "If true, opt-out of response compression for all requests to the server")
 	conn.StringVar(&k.proxyURL, "proxy-url", "", "Proxy URL to use for requests to the API server")
 
@@ -176,6 +181,12 @@ func (k *Flags) configured(loader clientcmd.ClientConfig) error {
 	}
 	if _, err := rest.InClusterConfig(); err == nil {
 		return nil
+	}
+	if k.kubeconfig != "" {
+		return fmt.Errorf("no cluster configured: --kubeconfig %s has no cluster", k.kubeconfig)
+	}
+	if env := os.Getenv(clientcmd.RecommendedConfigPathEnvVar); env != "" {
+		return fmt.Errorf("no cluster configured: $%s (%s) has no cluster", clientcmd.RecommendedConfigPathEnvVar, env)
 	}
 	return errors.New("no cluster configured: pass --kubeconfig, set KUBECONFIG, create ~/.kube/config, or run in a cluster")
 }

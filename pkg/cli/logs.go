@@ -1,0 +1,63 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"io"
+	"strconv"
+	"sync"
+
+	"github.com/spf13/pflag"
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/textlogger"
+)
+
+// quiet counts the commands running with klog's output discarded; the
+// last to end restores it.
+var quiet struct {
+	sync.Mutex
+	n int
+}
+
+// logging sets up the logs of a command that ends by itself: its own
+// logger in ctx, writing to e.Err at -v's verbosity; and, unless -v or
+// --vmodule is given, klog's global output discarded. Through it client-go
+// logs every failed request, ten lines that say what the command's error
+// says once. The returned func restores klog.
+func (e *env) logging(ctx context.Context, fs *pflag.FlagSet) (context.Context, func()) {
+	v := 0
+	if f := fs.Lookup("v"); f != nil {
+		v, _ = strconv.Atoi(f.Value.String())
+	}
+	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(e.Err), textlogger.Verbosity(v)))
+	ctx = klog.NewContext(ctx, logger.WithName("kube-annotator"))
+	if fs.Changed("v") || fs.Changed("vmodule") {
+		return ctx, func() {}
+	}
+	setKlogQuiet(true)
+	return ctx, func() { setKlogQuiet(false) }
+}
+
+// setKlogQuiet discards klog's output, errors included, or restores it to
+// stderr, as the count of quiet commands says.
+func setKlogQuiet(on bool) {
+	quiet.Lock()
+	defer quiet.Unlock()
+	if on {
+		quiet.n++
+	} else {
+		quiet.n--
+	}
+	if on && quiet.n > 1 || !on && quiet.n > 0 {
+		return
+	}
+	gfs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(gfs)
+	threshold := "ERROR"
+	if on {
+		threshold = "FATAL"
+		klog.SetOutput(io.Discard)
+	}
+	klog.LogToStderr(!on)
+	_ = gfs.Set("stderrthreshold", threshold) // a valid value
+}
