@@ -5,14 +5,12 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
-	"k8s.io/klog/v2"
 
 	"github.com/kube-annotator/kube-annotator/pkg/kubeflags"
 )
@@ -165,10 +163,8 @@ func (e *env) parse(fs *pflag.FlagSet, args []string) error {
 
 // addLogFlags adds klog's verbosity flags, -v and --vmodule, to fs.
 func addLogFlags(fs *pflag.FlagSet) {
-	gfs := flag.NewFlagSet("klog", flag.ContinueOnError)
-	klog.InitFlags(gfs)
 	for _, name := range []string{"v", "vmodule"} {
-		f := pflag.PFlagFromGoFlag(gfs.Lookup(name))
+		f := pflag.PFlagFromGoFlag(klogFlags().Lookup(name))
 		if name == "v" {
 			f.Shorthand = "v"
 		}

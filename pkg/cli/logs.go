@@ -38,6 +38,14 @@ func (e *env) logging(ctx context.Context, fs *pflag.FlagSet) (context.Context, 
 	return ctx, func() { setKlogQuiet(false) }
 }
 
+// klogFlags are klog's flags, bound to its global settings once: binding
+// them reads the settings, which setKlogQuiet writes.
+var klogFlags = sync.OnceValue(func() *flag.FlagSet {
+	gfs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(gfs)
+	return gfs
+})
+
 // setKlogQuiet discards klog's output, errors included, or restores it to
 // stderr, as the count of quiet commands says.
 func setKlogQuiet(on bool) {
@@ -51,13 +59,11 @@ func setKlogQuiet(on bool) {
 	if on && quiet.n > 1 || !on && quiet.n > 0 {
 		return
 	}
-	gfs := flag.NewFlagSet("klog", flag.ContinueOnError)
-	klog.InitFlags(gfs)
 	threshold := "ERROR"
 	if on {
 		threshold = "FATAL"
 		klog.SetOutput(io.Discard)
 	}
 	klog.LogToStderr(!on)
-	_ = gfs.Set("stderrthreshold", threshold) // a valid value
+	_ = klogFlags().Set("stderrthreshold", threshold) // a valid value
 }
