@@ -11,6 +11,7 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
 	"sigs.k8s.io/yaml"
@@ -29,6 +30,7 @@ func rbacCommand(ctx context.Context, e *env, args []string) error {
 	rulesPath := fs.String("rules", "rules.yaml", "Path to the rules file")
 	name := fs.String("name", "kube-annotator", "Name of the ServiceAccount, ClusterRole and ClusterRoleBinding")
 	leases := fs.Bool("leader-election", true, "Also grant the Lease for leader election (in the Role in the ServiceAccount's namespace)")
+	leaseName := fs.String("leader-election-id", defaultLeaseName, "Name of the Lease granted for leader election: run's --leader-election-id")
 	withEvents := fs.Bool("events", false, "Also grant creating Events (for run --events)")
 	withAdmission := fs.Bool("admission-policies", false, "Also grant managing kube-annotator's MutatingAdmissionPolicies and bindings (for run --admission-policies)")
 	manager := addFieldManagerFlag(fs)
@@ -37,7 +39,7 @@ func rbacCommand(ctx context.Context, e *env, args []string) error {
 	if err := e.parse(fs, args); err != nil {
 		return err
 	}
-	if err := cmp.Or(validateFieldManager(*manager), cf.validate()); err != nil {
+	if err := cmp.Or(validateFieldManager(*manager), cf.validate(), validateRBACNames(*name, cf.namespace(), *leaseName)); err != nil {
 		return usageError{err}
 	}
 	_, restore := e.logging(ctx, fs)
@@ -79,13 +81,35 @@ func rbacCommand(ctx context.Context, e *env, args []string) error {
 	if *withAdmission {
 		fmt.Fprintln(e.Err, admissionWarning)
 	}
-	out, err := rbacManifests(rbacOptions{name: *name, namespace: ns, resources: grs, record: record.Name(*manager),
+	out, err := rbacManifests(rbacOptions{name: *name, namespace: ns, lease: *leaseName, resources: grs, record: record.Name(*manager),
 		watchNamespaces: watchesNamespaces(file, resolved), leases: *leases, events: *withEvents, admission: *withAdmission})
 	if err != nil {
 		return err
 	}
 	_, err = fmt.Fprint(e.Out, out)
 	return err
+}
+
+// validateRBACNames reports, naming the flag, a name the API server would
+// reject: --name and --leader-election-id name objects (DNS-1123
+// subdomains), -n a namespace (a DNS-1123 label); "" is the default.
+func validateRBACNames(name, namespace, lease string) error {
+	for _, c := range []struct {
+		flag, value string
+		check       func(string) []string
+	}{
+		{"--name", name, validation.IsDNS1123Subdomain},
+		{"--namespace", namespace, validation.IsDNS1123Label},
+		{"--leader-election-id", lease, validation.IsDNS1123Subdomain},
+	} {
+		if c.flag == "--namespace" && c.value == "" {
+			continue
+		}
+		if msgs := c.check(c.value); len(msgs) > 0 {
+			return fmt.Errorf("%s %q: %s", c.flag, c.value, strings.Join(msgs, "; "))
+		}
+	}
+	return nil
 }
 
 // resource resolves a resource name. A name that discovery says is not
@@ -131,7 +155,9 @@ func watchesNamespaces(file *rules.File, resolved map[string]rules.Resource) boo
 // rbacOptions say what rbacManifests grants.
 type rbacOptions struct {
 	name, namespace string
-	resources       []schema.GroupResource
+	// lease names the Lease granted for leader election.
+	lease     string
+	resources []schema.GroupResource
 	// watchNamespaces grants watching namespaces, for their labels
 	// (namespaceSelector) and opt-outs: list and watch, and no patch
 	// unless namespaces are among resources.
@@ -214,7 +240,7 @@ func roleRules(o rbacOptions) []*rbacv1ac.PolicyRuleApplyConfiguration {
 	if o.leases {
 		out = append(out,
 			policyRule("coordination.k8s.io", []string{"leases"}, "create"),
-			policyRule("coordination.k8s.io", []string{"leases"}, "get", "update").WithResourceNames(o.name),
+			policyRule("coordination.k8s.io", []string{"leases"}, "get", "update").WithResourceNames(o.lease),
 		)
 	}
 	return out

@@ -56,10 +56,10 @@ func TestRBACRole(t *testing.T) {
 	}
 	leaseRules := []rule{
 		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"create"}},
-		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "update"}, ResourceNames: []string{"ka"}},
+		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "update"}, ResourceNames: []string{"kube-annotator"}},
 	}
 	for _, leases := range []bool{false, true} {
-		out, err := rbacManifests(rbacOptions{name: "ka", namespace: "sys", record: record.Name("team-a"), leases: leases,
+		out, err := rbacManifests(rbacOptions{name: "ka", namespace: "sys", lease: "kube-annotator", record: record.Name("team-a"), leases: leases,
 			resources: []schema.GroupResource{{Resource: "pods"}}})
 		if err != nil {
 			t.Fatal(err)

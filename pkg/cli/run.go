@@ -103,11 +103,15 @@ func podNamespace() string {
 	return "default"
 }
 
+// defaultLeaseName is the Lease of leader election that run takes and rbac
+// grants by default.
+const defaultLeaseName = "kube-annotator"
+
 // addLeaderFlags adds the flags of leader election on a Lease, stored in c.
 func addLeaderFlags(fs *pflag.FlagSet, c *app.LeaderConfig) {
 	fs.BoolVar(&c.Enabled, "leader-elect", inCluster(), "Elect a leader on a Lease so that only one replica writes (default on in a cluster, off elsewhere)")
 	fs.StringVar(&c.Namespace, "leader-election-namespace", "", "Namespace of the Lease (default: the Pod's namespace in a cluster, else \"default\")")
-	fs.StringVar(&c.Name, "leader-election-id", "kube-annotator", "Name of the Lease")
+	fs.StringVar(&c.Name, "leader-election-id", defaultLeaseName, "Name of the Lease")
 	fs.DurationVar(&c.LeaseDuration, "leader-election-lease-duration", 15*time.Second, "How long a lease is valid without renewal; a new leader takes over at most this long after the old one vanished")
 	fs.DurationVar(&c.RenewDeadline, "leader-election-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew before it gives up leading")
 	fs.DurationVar(&c.RetryPeriod, "leader-election-retry-period", 2*time.Second, "How often candidates try to acquire or renew the lease")
