@@ -11,6 +11,20 @@ import (
 	"unicode"
 )
 
+// The README is what a new user reads first: it stays short, and the
+// depth lives in docs/.
+const maxREADMELines = 400
+
+func TestREADMEIsShort(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "\n"); n > maxREADMELines {
+		t.Errorf("README.md has %d lines, more than %d: move the depth to docs/", n, maxREADMELines)
+	}
+}
+
 // Every relative link in README.md and docs/*.md names a file or
 // directory that exists, and every #anchor a heading of its page.
 func TestMarkdownLinks(t *testing.T) {
