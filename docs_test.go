@@ -161,3 +161,50 @@ func eachProseLine(page string, f func(n int, line string)) error {
 	}
 	return s.Err()
 }
+
+// Every test docs/claims.md names exists, so that a renamed or deleted
+// test does not leave a README promise unbacked.
+func TestClaimsNameExistingTests(t *testing.T) {
+	b, err := os.ReadFile("docs/claims.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defined := map[string]bool{}
+	funcRE := regexp.MustCompile(`(?m)^func (Test\w+)\(`)
+	for _, root := range []string{".", "pkg", "test"} {
+		err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				if root == "." && path != "." {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if !strings.HasSuffix(path, "_test.go") {
+				return nil
+			}
+			src, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			for _, m := range funcRE.FindAllStringSubmatch(string(src), -1) {
+				defined[m[1]] = true
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	named := regexp.MustCompile("`(Test\\w+)`").FindAllStringSubmatch(string(b), -1)
+	if len(named) == 0 {
+		t.Fatal("docs/claims.md names no test")
+	}
+	for _, m := range named {
+		if !defined[m[1]] {
+			t.Errorf("docs/claims.md names %s, which no _test.go file defines", m[1])
+		}
+	}
+}
