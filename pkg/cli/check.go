@@ -42,7 +42,11 @@ func checkCommand(ctx context.Context, e *env, args []string) error {
 	warnOverlaps(e.Err, *rulesPath, file)
 	if *offline {
 		warnSensitive(e.Err, *rulesPath, file, nil)
-		fmt.Fprintf(e.Out, "%s: valid (%d rules)\n", *rulesPath, len(file.Rules))
+		plural := "s"
+		if len(file.Rules) == 1 {
+			plural = ""
+		}
+		fmt.Fprintf(e.Out, "%s: valid (%d rule%s)\n", *rulesPath, len(file.Rules), plural)
 		return nil
 	}
 	cfg, r, err := cf.resolver()

@@ -143,3 +143,14 @@ func hasRow(table string, cells []string) bool {
 	}
 	return false
 }
+
+// check --offline counts the rules in English.
+func TestCheckOfflineCount(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rules.yaml")
+	if err := os.WriteFile(path, []byte("rules:\n- name: a\n  resources: [pods]\n  annotations: {a: \"1\"}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if stdout, stderr, code := invoke("kube-annotator", "check", "--offline", "--rules", path); code != 0 || stdout != path+": valid (1 rule)\n" {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 0 and %q", code, stdout, stderr, path+": valid (1 rule)\n")
+	}
+}
