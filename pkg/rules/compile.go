@@ -280,8 +280,8 @@ func staticConflicts(t *Target) []FieldError {
 			}
 			out = append(out, FieldError{
 				Field: fmt.Sprintf("rules[%d].%s", r.Index, field),
-				Message: fmt.Sprintf("conflicts with rules[%d] (%s), which also applies to every object of %s: %s %q is %s here and %s there",
-					prev.rule.Index, prev.rule.Name, GVRString(t.GVR), kind, key, what, prev.what),
+				Message: fmt.Sprintf("conflicts with rules[%d] (%s), which also applies to every object of %s: %s %q is %s here (%s) and %s there",
+					prev.rule.Index, prev.rule.Name, GVRString(t.GVR), kind, key, what, r.Name, prev.what),
 			})
 		}
 		for _, kind := range []struct {

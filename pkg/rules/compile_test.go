@@ -96,7 +96,7 @@ func TestCompile(t *testing.T) {
 				mkRule("b", []string{"frigates.v2.ship.nwiizo.dev"}, team("db")),
 			},
 			wantErr: []rules.FieldError{{Field: "rules[1].annotations.team",
-				Message: `conflicts with rules[0] (a), which also applies to every object of frigates.v1.ship.nwiizo.dev: annotation "team" is "db" here and "web" there`}},
+				Message: `conflicts with rules[0] (a), which also applies to every object of frigates.v1.ship.nwiizo.dev: annotation "team" is "db" here (b) and "web" there`}},
 		},
 		{
 			name:  "names for one resource in one rule give one target",
@@ -170,7 +170,7 @@ func TestCompile(t *testing.T) {
 			},
 			wantUnresolved: []rules.FieldError{{Field: "rules[2].resources[1]", Message: `resource "nope" not found`}},
 			wantErr: []rules.FieldError{{Field: "rules[2].annotations.team",
-				Message: `conflicts with rules[1] (web), which also applies to every object of deployments.v1.apps: annotation "team" is "db" here and "web" there`}},
+				Message: `conflicts with rules[1] (web), which also applies to every object of deployments.v1.apps: annotation "team" is "db" here (db) and "web" there`}},
 		},
 		{
 			name: "a conflict on every shared resource and key",
@@ -179,8 +179,8 @@ func TestCompile(t *testing.T) {
 				mkRule("b", []string{"po", "deploy"}, map[string]string{"team": "db", "tier": "1"}),
 			},
 			wantErr: []rules.FieldError{
-				{Field: "rules[1].annotations.team", Message: `conflicts with rules[0] (a), which also applies to every object of pods.v1: annotation "team" is "db" here and "web" there`},
-				{Field: "rules[1].annotations.team", Message: `conflicts with rules[0] (a), which also applies to every object of deployments.v1.apps: annotation "team" is "db" here and "web" there`},
+				{Field: "rules[1].annotations.team", Message: `conflicts with rules[0] (a), which also applies to every object of pods.v1: annotation "team" is "db" here (b) and "web" there`},
+				{Field: "rules[1].annotations.team", Message: `conflicts with rules[0] (a), which also applies to every object of deployments.v1.apps: annotation "team" is "db" here (b) and "web" there`},
 			},
 		},
 		{
@@ -191,7 +191,7 @@ func TestCompile(t *testing.T) {
 				mkRule("c", []string{"pods"}, team("db")),
 			},
 			wantErr: []rules.FieldError{{Field: "rules[2].annotations.team",
-				Message: `conflicts with rules[0] (a), which also applies to every object of pods.v1: annotation "team" is "db" here and "web" there`}},
+				Message: `conflicts with rules[0] (a), which also applies to every object of pods.v1: annotation "team" is "db" here (c) and "web" there`}},
 		},
 	}
 	for _, tc := range tests {
@@ -266,7 +266,7 @@ func TestConflictErrorMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, err = rules.Compile("rules.yaml", f, fakeResolve)
-	want := `rules.yaml: rules[1].annotations.team: conflicts with rules[0] (web), which also applies to every object of deployments.v1.apps: annotation "team" is "db" here and "web" there`
+	want := `rules.yaml: rules[1].annotations.team: conflicts with rules[0] (web), which also applies to every object of deployments.v1.apps: annotation "team" is "db" here (db) and "web" there`
 	if err == nil || err.Error() != want {
 		t.Errorf("error = %v\nwant    %s", err, want)
 	}

@@ -242,7 +242,7 @@ func TestConflictRejected(t *testing.T) {
   annotations: {team: b}
 `)
 	_, stderr, code := runCLI(t, "run", "--rules", rulesFile, "--kubeconfig", env.Kubeconfig)
-	want := `rules[1].annotations.team: conflicts with rules[0] (first), which also applies to every object of configmaps.v1: annotation "team" is "b" here and "a" there`
+	want := `rules[1].annotations.team: conflicts with rules[0] (first), which also applies to every object of configmaps.v1: annotation "team" is "b" here (second) and "a" there`
 	if code != 1 || !strings.Contains(stderr, want) {
 		t.Errorf("run: exit %d, stderr %q; want 1 and %q", code, stderr, want)
 	}
