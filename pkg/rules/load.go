@@ -37,6 +37,10 @@ func Parse(name string, data []byte) (*File, error) {
 	if len(data) > MaxFileSize {
 		return nil, fail(0, "", "file is larger than %d bytes", MaxFileSize)
 	}
+	if bytes.HasPrefix(data, []byte{0xff, 0xfe}) || bytes.HasPrefix(data, []byte{0xfe, 0xff}) ||
+		len(data) > 1 && (data[0] == 0) != (data[1] == 0) {
+		return nil, fail(0, "", "file is UTF-16 text; save it as UTF-8")
+	}
 	if bytes.IndexByte(data, 0) >= 0 {
 		return nil, fail(0, "", "file contains a NUL byte; a rules file is YAML text")
 	}

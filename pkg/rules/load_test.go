@@ -189,6 +189,8 @@ func TestParseErrors(t *testing.T) {
 		{"two documents", "rules: []\n---\nrules: []\n", []string{`rules.yaml:2: more than one YAML document; a rules file is one document`}},
 		{"syntax error in second document", "rules: []\n---\n[\n", []string{`rules.yaml:3: invalid YAML: did not find expected node content`}},
 		{"NUL byte", "rules: []\n\x00", []string{`rules.yaml: file contains a NUL byte; a rules file is YAML text`}},
+		{"UTF-16LE with a byte order mark", "\xff\xfer\x00u\x00", []string{`rules.yaml: file is UTF-16 text; save it as UTF-8`}},
+		{"UTF-16BE without one", "\x00r\x00u", []string{`rules.yaml: file is UTF-16 text; save it as UTF-8`}},
 		{"file larger than MaxFileSize", "rules: []\n#" + strings.Repeat("x", rules.MaxFileSize-10) + "\n",
 			[]string{fmt.Sprintf("rules.yaml: file is larger than %d bytes", rules.MaxFileSize)}},
 		{"annotations one byte over 256 KiB", head + "    a: " + strings.Repeat("x", 256<<10) + "\n",
