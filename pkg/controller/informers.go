@@ -137,9 +137,13 @@ func (ri *resourceInformer) stop() {
 // default, notes Forbidden and NotFound in ri, and reports a resource
 // that is no longer served, so that its informer is stopped instead of
 // retrying a 404 forever: a ruled resource through ResourceGone, a pruned
-// one through ri, which the prune check reads.
+// one through ri, which the prune check reads. A watch ended by the
+// controller's shutdown is no error: it is neither logged nor counted.
 func (c *Controller) watchErrorHandler(gvr schema.GroupVersionResource, ri *resourceInformer) cache.WatchErrorHandlerWithContext {
 	return func(ctx context.Context, r *cache.Reflector, err error) {
+		if ctx.Err() != nil {
+			return // shutting down: the watch ended because it was asked to
+		}
 		c.opts.Metrics.ListWatchErrors.WithLabelValues(gvr.GroupResource().String(), errorReason(err)).Inc()
 		if apierrors.IsForbidden(err) {
 			ri.forbidden.Store(true)
