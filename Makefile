@@ -21,7 +21,9 @@ GOTESTFLAGS ?=
 
 .PHONY: help
 help: ## Show this help
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@# Colour only on a terminal, not into a pipe or a file.
+	@if [ -t 1 ]; then on='\033[36m' off='\033[0m'; fi; \
+	awk -v on="$$on" -v off="$$off" 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %s%-16s%s %s\n", on, $$1, off, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: build
 build: ## Build bin/kube-annotator
