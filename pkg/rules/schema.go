@@ -53,9 +53,12 @@ var ruleSchema = mapping[Rule]{
 	{name: "excludeNamespaces", fills: []string{"ExcludeNamespaces"},
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.ExcludeNamespaces = d.globs(v, p) }},
 	{name: "namespaceSelector", fills: []string{"NamespaceSelector"},
-		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.NamespaceSelector = d.selector(v, p) }},
+		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) {
+			r.NamespaceSelector = d.selector(v, p)
+			d.lineOf(p, v)
+		}},
 	{name: "selector", fills: []string{"Selector"},
-		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.Selector = d.selector(v, p) }},
+		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.Selector = d.selector(v, p); d.lineOf(p, v) }},
 	{name: "names", fills: []string{"Names"},
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.Names = d.globs(v, p) }},
 	{name: "mode", fills: []string{"Mode"},
