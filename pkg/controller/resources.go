@@ -150,7 +150,7 @@ func (c *Controller) update(ctx context.Context, o observed) (stop []*resourceIn
 	}
 	for gr, r := range c.resources {
 		if !wanted[gr] {
-			stop = c.drop(ctx, r, o, stop)
+			stop = c.drop(ctx, r, stop)
 			delete(c.resources, gr)
 		}
 	}
@@ -174,14 +174,14 @@ func (c *Controller) update(ctx context.Context, o observed) (stop []*resourceIn
 
 // drop ends the lifecycle of r, which the rules do not name and the
 // record does not list: its informer is appended to stop.
-func (c *Controller) drop(ctx context.Context, r *resource, o observed, stop []*resourceInformer) []*resourceInformer {
+func (c *Controller) drop(ctx context.Context, r *resource, stop []*resourceInformer) []*resourceInformer {
 	logger := klog.FromContext(ctx)
 	switch {
 	case r.phase == ruled:
 		logger.Info("Stopping informer", "resource", rules.GVRString(r.target.GVR))
-	case r.phase == pruning && c.opts.Partial && c.complete(r, o):
-		msg := "Pruned a resource no rule names; removed it from the record"
-		logger.Info(msg, "resource", rules.GVRString(r.target.GVR), "record", c.opts.Record.Ref())
+	case r.phase == pruning: // complete: update keeps the others
+		logger.Info("Pruned a resource no rule names; removed it from the record",
+			"resource", rules.GVRString(r.target.GVR), "record", c.opts.Record.Ref())
 	case r.phase == waiting:
 		logger.Info("Resource removed from the record; it is not pruned", "resource", r.gr.String(), "record", c.opts.Record.Ref())
 	}

@@ -54,6 +54,42 @@ type Options struct {
 	Interval, Retry time.Duration
 }
 
+// ErrNotServed is the error of a sync on an API server that does not serve
+// MutatingAdmissionPolicy in admissionregistration.k8s.io/v1: Kubernetes
+// 1.36 and later serve it; 1.35 serves only v1beta1, and only with its
+// feature gate and runtime-config on.
+var ErrNotServed = errors.New("this API server does not serve MutatingAdmissionPolicy in admissionregistration.k8s.io/v1, which Kubernetes 1.36 and later serve")
+
+// State is what the last sync found.
+type State int
+
+const (
+	// Pending: no sync has run yet.
+	Pending State = iota
+	// Synced: the policies are those of the rules in force.
+	Synced
+	// Failed: the last sync failed; it is retried soon.
+	Failed
+	// NotServed: the API server does not serve the policies' API
+	// (ErrNotServed); every rule is left to the controller, and the sync
+	// is tried again every Interval, so that policies are installed once
+	// the cluster is upgraded.
+	NotServed
+)
+
+// String names the state, as metrics and probes show it.
+func (st State) String() string {
+	switch st {
+	case Synced:
+		return "synced"
+	case Failed:
+		return "failed"
+	case NotServed:
+		return "not-served"
+	}
+	return "pending"
+}
+
 // Syncer keeps the policies in sync. Create it with New.
 type Syncer struct {
 	opts     Options
@@ -61,8 +97,12 @@ type Syncer struct {
 
 	mu    sync.Mutex
 	set   *rules.Set // the rules in force; nil before the first Apply
-	ok    bool       // the last sync succeeded
+	state State      // what the last sync found
 	notes []string   // the notes last logged
+	// missing says that the API was last found not served, and said so:
+	// a failed sync in between (the API server restarting for an upgrade)
+	// neither repeats nor forgets it.
+	missing bool
 }
 
 // New returns a Syncer; Options.Client, FieldManager and Translate are
@@ -116,12 +156,10 @@ func (s *Syncer) Run(ctx context.Context) {
 		if set != nil {
 			s.syncSet(ctx, set)
 		}
-		s.mu.Lock()
 		next := s.opts.Interval
-		if !s.ok {
+		if s.State() == Failed {
 			next = s.opts.Retry
 		}
-		s.mu.Unlock()
 		t.Reset(next)
 	}
 }
@@ -136,22 +174,46 @@ func (s *Syncer) syncSet(ctx context.Context, set *rules.Set) bool {
 		s.report(ctx, notes)
 		var changed bool
 		if changed, err = s.Sync(ctx, policies); err == nil {
-			s.setOK(true)
+			if s.setState(Synced, false) {
+				logger.Info("Admission policies now served by the API server; installing them")
+			}
 			if changed {
 				logger.Info("Admission policies synced", "policies", len(policies))
 			}
 			return changed
 		}
 	}
-	s.setOK(false)
+	if errors.Is(err, ErrNotServed) {
+		// Said once, not every Retry: the server will not change until
+		// the cluster is upgraded.
+		if !s.setState(NotServed, true) {
+			logger.Info("Admission policies not installed; the controller enforces every rule after objects are created",
+				"reason", ErrNotServed.Error(), "checkEvery", s.opts.Interval)
+		}
+		return false
+	}
+	s.mu.Lock()
+	s.state = Failed
+	s.mu.Unlock()
 	logger.Error(err, "Admission policies not synced; the controller still enforces every rule", "retryIn", s.opts.Retry)
 	return false
 }
 
-func (s *Syncer) setOK(ok bool) {
+// setState records what the last sync found, and whether the API is
+// missing; it returns whether it was missing before.
+func (s *Syncer) setState(st State, missing bool) (wasMissing bool) {
 	s.mu.Lock()
-	s.ok = ok
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	wasMissing = s.missing
+	s.state, s.missing = st, missing
+	return wasMissing
+}
+
+// State returns what the last sync found, for metrics and probes.
+func (s *Syncer) State() State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state
 }
 
 // report logs notes unless they are those it logged last.
@@ -179,6 +241,10 @@ func (s *Syncer) report(ctx context.Context, notes []admission.Note) {
 func (s *Syncer) Sync(ctx context.Context, policies []admission.Policy) (changed bool, err error) {
 	list := metav1.ListOptions{LabelSelector: s.selector}
 	have, err := s.opts.Client.MutatingAdmissionPolicies().List(ctx, list)
+	if apierrors.IsNotFound(err) {
+		// A list is NotFound only when the resource is not served.
+		return false, fmt.Errorf("list admission policies: %w: %w", ErrNotServed, err)
+	}
 	if err != nil {
 		return false, fmt.Errorf("list admission policies: %w", err)
 	}

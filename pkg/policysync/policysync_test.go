@@ -3,12 +3,19 @@ package policysync
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/ktesting"
 
 	"github.com/kube-annotator/kube-annotator/pkg/admission"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -142,5 +149,66 @@ func TestWrapAndRun(t *testing.T) {
 	s.Run(ctx)
 	if calls < 3 {
 		t.Errorf("Run tried %d times in 500ms, want retries every 10ms", calls)
+	}
+}
+
+// On an API server without MutatingAdmissionPolicy v1 (Kubernetes 1.35),
+// the sync says so once, leaves the rules to the controller, and tries
+// again every Interval rather than every Retry; once the API is served
+// (the cluster upgraded, its API server unavailable for a while), the
+// policies are installed without a restart.
+func TestNotServed(t *testing.T) {
+	client := fake.NewClientset()
+	var listErr error = apierrors.NewNotFound(schema.GroupResource{}, "")
+	client.PrependReactor("list", "mutatingadmissionpolicies", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return listErr != nil, nil, listErr
+	})
+	s := New(Options{Client: client.AdmissionregistrationV1(), FieldManager: "kube-annotator", Translate: translate("kube-annotator"),
+		Settle: time.Millisecond, Interval: time.Hour, Retry: time.Millisecond})
+	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true)))
+	ctx := klog.NewContext(t.Context(), logger)
+	applied := 0
+	apply := s.Wrap(func(context.Context, *rules.Set) { applied++ })
+	set := rulestest.Compile(t, "rules:\n- {name: a, resources: [configmaps], annotations: {a: '1'}}\n", rulestest.ConfigMaps)
+	apply(ctx, set)
+	apply(ctx, set) // a reload
+	if applied != 2 {
+		t.Errorf("rules applied %d times, want 2: the controller enforces them without policies", applied)
+	}
+	if s.State() != NotServed {
+		t.Errorf("State() = %v, want %v", s.State(), NotServed)
+	}
+	// Interval is an hour: Run does not retry within the test.
+	runCtx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	s.Run(runCtx)
+	cancel()
+	logs := logger.GetSink().(ktesting.Underlier).GetBuffer().String()
+	if n := strings.Count(logs, "Admission policies not installed"); n != 1 || !strings.Contains(logs, "Kubernetes 1.36 and later") {
+		t.Errorf("said %d times that the policies are not installed, want once, naming the version that serves them:\n%s", n, logs)
+	}
+	if strings.Contains(logs, "ERROR") {
+		t.Errorf("logged an error for a missing API:\n%s", logs)
+	}
+
+	listErr = apierrors.NewServiceUnavailable("upgrading")
+	apply(ctx, set)
+	if s.State() != Failed {
+		t.Errorf("State() = %v while the API server is unavailable, want %v", s.State(), Failed)
+	}
+	listErr = nil
+	s.opts.Interval = time.Millisecond
+	runCtx, cancel = context.WithCancel(ctx)
+	go func() {
+		for s.State() != Synced {
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+	}()
+	s.Run(runCtx)
+	if got := names(t, client); len(got) != 2 {
+		t.Errorf("after the API appeared the cluster has %q, want a policy and a binding", got)
+	}
+	if logs := logger.GetSink().(ktesting.Underlier).GetBuffer().String(); strings.Count(logs, "Admission policies now served") != 1 {
+		t.Errorf("did not say the policies are installed now:\n%s", logs)
 	}
 }

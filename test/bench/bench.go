@@ -59,7 +59,7 @@ func run(ctx context.Context, o options) (err error) {
 	// envtest, which test/harness uses, logs through controller-runtime's
 	// logger, which prints a stack trace unless it is set.
 	ctrllog.SetLogger(klog.NewKlogr())
-	logf("Starting etcd and kube-apiserver v%s from %s", h.K8sVersion, h.AssetsDir())
+	logf("Starting etcd and kube-apiserver v%s from %s", h.K8sVersion(), h.AssetsDir())
 	// Realistic objects fill etcd's default quota (2 GiB) before the API
 	// server's compaction frees it.
 	if b.env, err = h.StartWith(h.Options{EtcdFlags: map[string]string{"quota-backend-bytes": "8589934592"}, APIServerFlags: o.apiServerFlags()}); err != nil {

@@ -123,7 +123,7 @@ func (d *demo) run(ctx context.Context) (ready bool, err error) {
 	}
 	d.cleanups = append(d.cleanups, func() error { return os.RemoveAll(d.tmp) })
 
-	logf("Starting etcd and kube-apiserver v%s from %s (a few seconds)", h.K8sVersion, assets)
+	logf("Starting etcd and kube-apiserver v%s from %s (a few seconds)", h.K8sVersion(), assets)
 	d.env, err = h.Start()
 	if err != nil {
 		return false, err

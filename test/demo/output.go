@@ -46,7 +46,7 @@ func (d *demo) printHelp(assets string) {
 
 The rules are in %s: edit them and the controller applies them at once
 (an invalid edit is logged and the previous rules stay). kube-controller-manager logs to %s.
-`, d.env.Kubeconfig, assets, h.K8sVersion, strings.Join(kubectlGetArgs, " "),
+`, d.env.Kubeconfig, assets, h.K8sVersion(), strings.Join(kubectlGetArgs, " "),
 		deployment, namespace, annotationKey, deployment, namespace, rules, d.kcmLog)
 	if d.opts.exitAfterReady {
 		fmt.Println("\n--exit-after-ready: stopping now.")

@@ -42,6 +42,10 @@ func admissionRules(ns, team string, web bool) string {
 func TestAdmissionPoliciesFollowRules(t *testing.T) {
 	ns := env.NewNamespace(t)
 	rulesFile := writeFile(t, "rules.yaml", admissionRules(ns, "a", true))
+	if !env.Features.MutatingAdmissionPolicyV1 {
+		admissionRunDegraded(t, env, ns, rulesFile)
+		return
+	}
 	deletePoliciesAtEnd(t)
 	p := startRun(t, "--rules", rulesFile, "--admission-policies")
 	waitPolicies(t, ns, 15*time.Second)
@@ -121,6 +125,10 @@ func TestAdmissionPolicyFailureIgnored(t *testing.T) {
   namespaces: [%[1]s]
   annotations: {sample-controller: "True", selector: {jsonPath: '{.spec.selector.matchLabels}'}}
 `, ns)+probeRule(ns))
+	if !env.Features.MutatingAdmissionPolicyV1 {
+		admissionRunDegraded(t, env, ns, rulesFile)
+		return
+	}
 	deletePoliciesAtEnd(t)
 	startRun(t, "--rules", rulesFile, "--admission-policies")
 	waitPolicies(t, ns, 15*time.Second)

@@ -38,6 +38,10 @@ func TestAdmissionAtCreate(t *testing.T) {
   annotations: {first: {jsonPath: '{.data.*}'}}
   removeAnnotations: [deprecated]
 `, ns)+probeRule(ns))
+	if !env.Features.MutatingAdmissionPolicyV1 {
+		admissionRefused(t, rulesFile)
+		return
+	}
 	stderr := applyAdmission(t, rulesFile)
 	for _, want := range []string{
 		"rule legacy: annotations.first: a wildcard cannot be read at admission",
@@ -123,6 +127,10 @@ func TestAdmissionControllerWritesNothing(t *testing.T) {
   annotations: {team: a, data: {jsonPath: '{.data.k}'}}
   labels: {tier: web}
 `, ns)+probeRule(ns))
+	if !env.Features.MutatingAdmissionPolicyV1 {
+		admissionRefused(t, rulesFile)
+		return
+	}
 	applyAdmission(t, rulesFile)
 	waitPolicies(t, ns, 10*time.Second)
 	p := startRun(t, "--rules", rulesFile)
@@ -187,6 +195,10 @@ func TestAdmissionDiffAndOnceAgree(t *testing.T) {
 	ns := env.NewNamespace(t)
 	rule := fmt.Sprintf("- {name: r, resources: [configmaps], namespaces: [%s], annotations: {a: '1'}, labels: {l: x}}\n", ns)
 	rulesFile := writeFile(t, "rules.yaml", "rules:\n"+rule+probeRule(ns))
+	if !env.Features.MutatingAdmissionPolicyV1 {
+		admissionRefused(t, rulesFile)
+		return
+	}
 	env.Create(t, h.ConfigMaps, ns, h.Object("v1", "ConfigMap", ns, "by-controller"))
 	if out, errOut, code := runCLI(t, "once", "--rules", rulesFile, "--kubeconfig", env.Kubeconfig, "-n", ns); code != 0 {
 		t.Fatalf("once: exit %d\n%s%s", code, out, errOut)

@@ -27,6 +27,8 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
+	// Which server the suite runs on, as the server says.
+	fmt.Fprintf(os.Stderr, "e2e: %s (binaries from %s)\n", env.Features, harness.AssetsDir())
 	defer func() {
 		if err := env.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "e2e: stop control plane:", err)

@@ -7,6 +7,7 @@
 package harness
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -17,9 +18,6 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
-
-// K8sVersion is the control-plane version the tests run on.
-const K8sVersion = "1.37.2"
 
 // AssetsEnv names the environment variable that overrides where the
 // control-plane binaries are; Makefile and hack/envtest-assets.sh share it.
@@ -34,7 +32,7 @@ func AssetsDir() string {
 	if err != nil {
 		home = os.TempDir()
 	}
-	return filepath.Join(home, ".cache", "kube-annotator", "k8s-v"+K8sVersion)
+	return filepath.Join(home, ".cache", "kube-annotator", "k8s-v"+K8sVersion())
 }
 
 // RepoRoot returns the repository's root directory.
@@ -60,6 +58,9 @@ type Env struct {
 
 	env *envtest.Environment
 	dir string
+	// Features is what the API server offers, read from it at start.
+	Features Features
+
 	// apiserver is set once StopAPIServer has stopped kube-apiserver.
 	apiserver *apiServerProcess
 }
@@ -135,8 +136,18 @@ func (e *Env) setup() error {
 	}
 	e.Config = user.Config()
 	e.Config.QPS = -1 // tests create objects by the hundred; no client-side throttling
-	e.Dynamic, err = dynamic.NewForConfig(e.Config)
-	return err
+	if e.Dynamic, err = dynamic.NewForConfig(e.Config); err != nil {
+		return err
+	}
+	if e.Features, err = e.readFeatures(context.Background()); err != nil {
+		return err
+	}
+	// Binaries of another version than asked for would test, and report,
+	// the wrong thing.
+	if want := "v" + K8sVersion(); e.Features.Version != want {
+		return fmt.Errorf("kube-apiserver in %s is %s, want %s: set %s and %s together (make does)", AssetsDir(), e.Features.Version, want, VersionEnv, AssetsEnv)
+	}
+	return nil
 }
 
 // Stop stops the control plane and removes its files.

@@ -112,6 +112,29 @@ func (e *Env) StartAPIServer(ctx context.Context) error {
 	return e.waitAPIServerReady(ctx)
 }
 
+// StartAPIServerWith is StartAPIServer with flags changed, by name without
+// the dashes: a flag with a value replaces the flag of that name or is
+// added, one with the empty value is removed. Later restarts keep the
+// change, as a cluster upgraded keeps its new flags.
+func (e *Env) StartAPIServerWith(ctx context.Context, flags map[string]string) error {
+	if p := e.apiserver; p != nil && p.child == nil {
+		args := []string{p.args[0]}
+		for _, arg := range p.args[1:] {
+			name, _, _ := strings.Cut(strings.TrimPrefix(arg, "--"), "=")
+			if _, changed := flags[name]; !changed {
+				args = append(args, arg)
+			}
+		}
+		for name, value := range flags {
+			if value != "" {
+				args = append(args, "--"+name+"="+value)
+			}
+		}
+		p.args = args
+	}
+	return e.StartAPIServer(ctx)
+}
+
 // waitAPIServerReady polls /readyz until it answers ok, the restarted
 // process exits, or apiServerTimeout passes.
 func (e *Env) waitAPIServerReady(ctx context.Context) error {
