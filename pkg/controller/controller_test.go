@@ -24,6 +24,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/test/testutil"
 )
 
 func TestRunPatchesOnlyWhatDiffers(t *testing.T) {
@@ -48,7 +49,7 @@ func TestRunPatchesOnlyWhatDiffers(t *testing.T) {
 		slices.SortFunc(p, func(a, b patchCall) int { return strings.Compare(a.name, b.name) })
 		return p
 	}
-	waitFor(t, 10*time.Second, "the cache to converge", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "the cache to converge", func() bool {
 		return converged(c, configMaps, 3, want) && len(patches(client)) >= len(wantPatches) &&
 			value(t, m.InformersSynced) == 1
 	})
@@ -62,7 +63,7 @@ func TestRunPatchesOnlyWhatDiffers(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantPatches = slices.Insert(wantPatches, 1, merge("ns2", "right", `{"metadata":{"annotations":{"b":"2"}}}`))
-	waitFor(t, 10*time.Second, "the removed annotation to be set again", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "the removed annotation to be set again", func() bool {
 		return converged(c, configMaps, 3, want) && len(patches(client)) >= len(wantPatches)
 	})
 	if err := stop(); err != nil {
@@ -147,7 +148,7 @@ func TestSetRulesStartsAndStopsInformers(t *testing.T) {
 	if n := c.Informers(); n != 2 {
 		t.Fatalf("Informers() = %d, want 2", n)
 	}
-	waitFor(t, 10*time.Second, "caches to sync", c.HasSynced)
+	testutil.WaitFor(t, 10*time.Second, "caches to sync", c.HasSynced)
 	c.expect.record(cmKey, "1", "2")
 	c.expect.record(nsKey, "1", "2")
 	first := informer(configMaps)
@@ -180,7 +181,7 @@ func TestSetRulesStartsAndStopsInformers(t *testing.T) {
 	if c.expect.pending(cmKey, "1") || !c.expect.pending(nsKey, "1") {
 		t.Errorf("expectations: want those of configmaps forgotten and those of namespaces kept")
 	}
-	waitFor(t, 10*time.Second, "caches to sync", c.HasSynced)
+	testutil.WaitFor(t, 10*time.Second, "caches to sync", c.HasSynced)
 
 	c.SetRules(ctx, &rules.Set{})
 	if n := c.Informers(); n != 0 || namespaceInformer(c) {
@@ -204,14 +205,14 @@ func TestRunNamespaceSelector(t *testing.T) {
 	patchX := `{"metadata":{"annotations":{"a":"1"}}}`
 
 	one := []patchCall{merge("ns1", "x", patchX)}
-	waitFor(t, 10*time.Second, "ns1/x to be patched", func() bool { return len(patches(client)) == 1 })
+	testutil.WaitFor(t, 10*time.Second, "ns1/x to be patched", func() bool { return len(patches(client)) == 1 })
 	stays(t, 200*time.Millisecond, "only ns1/x patched", func() bool { return reflect.DeepEqual(patches(client), one) })
 
 	if err := client.Tracker().Update(namespaces, ns("ns2", "a"), ""); err != nil {
 		t.Fatal(err)
 	}
 	two := append(one, merge("ns2", "x", patchX))
-	waitFor(t, 10*time.Second, "ns2/x to be patched", func() bool { return len(patches(client)) == 2 })
+	testutil.WaitFor(t, 10*time.Second, "ns2/x to be patched", func() bool { return len(patches(client)) == 2 })
 	if err := stop(); err != nil {
 		t.Errorf("Run() = %v, want nil", err)
 	}
@@ -379,7 +380,7 @@ func TestRunStopsOnSetupError(t *testing.T) {
 			done := make(chan error, 1)
 			go func() { done <- c.Run(ctx) }()
 			if during {
-				waitFor(t, 10*time.Second, "caches to sync", c.HasSynced)
+				testutil.WaitFor(t, 10*time.Second, "caches to sync", c.HasSynced)
 				c.fail(setupErr)
 			}
 			select {

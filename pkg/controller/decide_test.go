@@ -15,6 +15,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/test/testutil"
 )
 
 // TestCachedDecidesAsWhole checks that what either cache keeps of an
@@ -67,7 +68,7 @@ func TestCachedDecidesAsWhole(t *testing.T) {
 			for i := range 500 {
 				obj := randomObject(rng, rs.namespaces)
 				if !checkCachedDecidesAsWhole(t, tg, obj, nsLabels, nsIgnored) {
-					t.Fatalf("generated object %d: %s", i, fixture.MustJSON(obj.Object))
+					t.Fatalf("generated object %d: %s", i, testutil.MustJSON(obj.Object))
 				}
 			}
 		})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
+	"github.com/kube-annotator/kube-annotator/test/testutil"
 )
 
 // A reload whose rules read a key the cache dropped rebuilds the informer,
@@ -22,7 +23,7 @@ func TestSetRulesRebuildsWhenProjectionWidens(t *testing.T) {
 	c := newController(client, Options{})
 	c.SetRules(ctx, fixture.Compile(t, "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n"))
 	runController(t, ctx, c)
-	waitFor(t, 10*time.Second, "caches to sync", c.HasSynced)
+	testutil.WaitFor(t, 10*time.Second, "caches to sync", c.HasSynced)
 	first := informerOf(c, configMaps).informer
 	if cachedB(c) {
 		t.Fatalf("the cache keeps annotation b, which no rule names")
@@ -34,7 +35,7 @@ func TestSetRulesRebuildsWhenProjectionWidens(t *testing.T) {
 		t.Fatalf("the informer was kept, although the rules now read annotation b")
 	}
 	want := []patchCall{merge("ns", "x", `{"metadata":{"annotations":{"b":null}}}`)}
-	waitFor(t, 10*time.Second, "b to be removed", func() bool { return len(patches(client)) == 1 })
+	testutil.WaitFor(t, 10*time.Second, "b to be removed", func() bool { return len(patches(client)) == 1 })
 	if got := patches(client); !reflect.DeepEqual(got, want) {
 		t.Errorf("patches = %+v, want %+v", got, want)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
+	"github.com/kube-annotator/kube-annotator/test/testutil"
 )
 
 var (
@@ -90,13 +91,13 @@ func TestPruneLiveRemoval(t *testing.T) {
 			c := newController(client, opts)
 			c.SetRules(ctx, fixture.Compile(t, tc.rules))
 			runController(t, ctx, c)
-			waitFor(t, 10*time.Second, "caches to sync", c.HasSynced)
+			testutil.WaitFor(t, 10*time.Second, "caches to sync", c.HasSynced)
 			if rec != nil {
-				waitFor(t, 10*time.Second, "both resources recorded", func() bool { return rec.has(cmGR) && rec.has(nsGR) })
+				testutil.WaitFor(t, 10*time.Second, "both resources recorded", func() bool { return rec.has(cmGR) && rec.has(nsGR) })
 			}
 
 			c.SetRules(ctx, fixture.Compile(t, onlyNamespaces))
-			waitFor(t, 10*time.Second, "the configmaps informer to stop", func() bool { return c.Informers() == 1 })
+			testutil.WaitFor(t, 10*time.Second, "the configmaps informer to stop", func() bool { return c.Informers() == 1 })
 			if got := patches(client); !reflect.DeepEqual(got, tc.wantPatches) {
 				t.Errorf("patches = %v, want %v", got, tc.wantPatches)
 			}
@@ -135,7 +136,7 @@ func TestPruneRecordedAtStart(t *testing.T) {
 	if got := pending(t, m, widgetGR, metrics.PruneNotServed); got != 1 {
 		t.Errorf("prune_pending{widgets,NotServed} = %v, want 1", got)
 	}
-	waitFor(t, 10*time.Second, "configmaps to be pruned", func() bool { return !rec.has(cmGR) && c.Informers() == 1 })
+	testutil.WaitFor(t, 10*time.Second, "configmaps to be pruned", func() bool { return !rec.has(cmGR) && c.Informers() == 1 })
 	if got := len(patches(client)); got != 2 {
 		t.Errorf("%d patches, want 2: one per ConfigMap", got)
 	}
@@ -168,7 +169,7 @@ func TestPruneWaitsUntilServed(t *testing.T) {
 
 	resolver.serve()
 	c.retryPending(ctx)
-	waitFor(t, 10*time.Second, "configmaps to be pruned", func() bool { return !rec.has(cmGR) && c.Informers() == 1 })
+	testutil.WaitFor(t, 10*time.Second, "configmaps to be pruned", func() bool { return !rec.has(cmGR) && c.Informers() == 1 })
 	if resolver.resets == 0 {
 		t.Errorf("retried without resetting discovery")
 	}
@@ -212,7 +213,7 @@ func TestPruneForbiddenThenRuledAgain(t *testing.T) {
 	c := newController(client, Options{Metrics: m, Record: rec, Resolver: &fakeResolver{}})
 	c.SetRules(ctx, fixture.Compile(t, onlyNamespaces))
 	runController(t, ctx, c)
-	waitFor(t, 10*time.Second, "the prune to be reported forbidden", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "the prune to be reported forbidden", func() bool {
 		return pending(t, m, cmGR, metrics.PruneForbidden) == 1
 	})
 	if !rec.has(cmGR) || pending(t, m, cmGR, metrics.PruneRunning) != 0 {
@@ -246,7 +247,7 @@ func TestPruneResourceGone(t *testing.T) {
 		ResourceGone: func(schema.GroupVersionResource) { gone.Add(1) }})
 	c.SetRules(ctx, &rules.Set{})
 	runController(t, ctx, c)
-	waitFor(t, 10*time.Second, "the prune to wait", func() bool { return pending(t, m, cmGR, metrics.PruneNotServed) == 1 })
+	testutil.WaitFor(t, 10*time.Second, "the prune to wait", func() bool { return pending(t, m, cmGR, metrics.PruneNotServed) == 1 })
 	if n := c.Informers(); n != 0 || !rec.has(cmGR) || gone.Load() != 0 {
 		t.Errorf("Informers() = %d, recorded %v, ResourceGone called %d times; want 0, true, 0", n, rec.has(cmGR), gone.Load())
 	}
@@ -363,7 +364,7 @@ func TestPrunePartialKeepsTheRecord(t *testing.T) {
 	c := newController(client, Options{Metrics: m, Record: rec, Resolver: &fakeResolver{}, Partial: true})
 	c.SetRules(ctx, fixture.Compile(t, onlyNamespaces))
 	runController(t, ctx, c)
-	waitFor(t, 10*time.Second, "the prune informer to stop", func() bool { return len(patches(client)) == 1 && c.Informers() == 1 })
+	testutil.WaitFor(t, 10*time.Second, "the prune informer to stop", func() bool { return len(patches(client)) == 1 && c.Informers() == 1 })
 	if !rec.has(cmGR) || rec.removes != 0 {
 		t.Errorf("recorded %v after %d removals; want configmaps kept, never removed", rec.has(cmGR), rec.removes)
 	}

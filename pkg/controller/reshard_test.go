@@ -16,6 +16,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
+	"github.com/kube-annotator/kube-annotator/test/testutil"
 )
 
 // nameShard is a shard of the objects by name, whose names can change,
@@ -80,7 +81,7 @@ func TestReshard(t *testing.T) {
 		slices.Sort(names)
 		return names
 	}
-	waitFor(t, 10*time.Second, "a and b to be patched", func() bool { return slices.Equal(patched(), []string{"a", "b"}) })
+	testutil.WaitFor(t, 10*time.Second, "a and b to be patched", func() bool { return slices.Equal(patched(), []string{"a", "b"}) })
 
 	sh.set("b", "c", "d")
 	reshardCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -94,6 +95,6 @@ func TestReshard(t *testing.T) {
 	if got := c.Informers(); got != 1 {
 		t.Errorf("%d informers after the reshard, want 1", got)
 	}
-	waitFor(t, 10*time.Second, "c and d to be patched", func() bool { return slices.Equal(patched(), []string{"a", "b", "c", "d"}) })
+	testutil.WaitFor(t, 10*time.Second, "c and d to be patched", func() bool { return slices.Equal(patched(), []string{"a", "b", "c", "d"}) })
 	stays(t, 200*time.Millisecond, "no second patch of b", func() bool { return len(patched()) == 4 })
 }

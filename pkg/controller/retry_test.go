@@ -14,6 +14,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/retry"
+	"github.com/kube-annotator/kube-annotator/test/testutil"
 )
 
 // Writes fail without an answer, then the API server is back: the objects
@@ -54,7 +55,7 @@ func TestRetryAfterOutage(t *testing.T) {
 	ctl.queue.Add(keyC.queued())
 	ctl.processNextWorkItem(ctx) // answered: a and b are released
 	clk.Step(time.Millisecond)   // far less than their wait
-	waitFor(t, 10*time.Second, "a and b to be ready", func() bool { return ctl.queue.Len() == 2 })
+	testutil.WaitFor(t, 10*time.Second, "a and b to be ready", func() bool { return ctl.queue.Len() == 2 })
 	ctl.processNextWorkItem(ctx)
 	ctl.processNextWorkItem(ctx)
 	for _, k := range []Key{keyA, keyB, keyC} {

@@ -20,6 +20,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
+	"github.com/kube-annotator/kube-annotator/test/testutil"
 )
 
 // realistic returns the i-th of many ConfigMaps' metadata as a metadata
@@ -123,13 +124,13 @@ func TestMetadataTransformProjects(t *testing.T) {
 		managedFields: []metav1.ManagedFieldsEntry{{Manager: reconcile.FieldManager, Operation: metav1.ManagedFieldsOperationUpdate,
 			FieldsType: "FieldsV1", FieldsV1: in.ManagedFields[2].FieldsV1}}}
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("MetadataTransform() =\n%s\nwant\n%s", fixture.MustJSON(got), fixture.MustJSON(want))
+		t.Errorf("MetadataTransform() =\n%s\nwant\n%s", testutil.MustJSON(got), testutil.MustJSON(want))
 	}
 	if again := once(got); !reflect.DeepEqual(again, got) {
-		t.Errorf("MetadataTransform() is not idempotent:\n%s\nthen\n%s", fixture.MustJSON(got), fixture.MustJSON(again))
+		t.Errorf("MetadataTransform() is not idempotent:\n%s\nthen\n%s", testutil.MustJSON(got), testutil.MustJSON(again))
 	}
 	if unannotated := once(realistic(1, false)); unannotated.annotations != nil || !reflect.DeepEqual(unannotated.managedFields, otherManagersOnly) {
-		t.Errorf("MetadataTransform() of an object we never wrote = %s, want no annotations and the other managers' marker", fixture.MustJSON(unannotated))
+		t.Errorf("MetadataTransform() of an object we never wrote = %s, want no annotations and the other managers' marker", testutil.MustJSON(unannotated))
 	}
 	other := once(realistic(2, true))
 	for what, pair := range map[string][2]any{
