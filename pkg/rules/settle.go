@@ -21,7 +21,8 @@ import (
 // one-shot cleanup). Audit rules write nothing and so flip nothing.
 //
 // One rule: its selector must still match after its own write, whatever
-// value it writes. "selector: '!k'" with "labels: {k: …}" sets k, stops
+// value it writes (a label set only where absent is written only where the
+// selector matches without it). "selector: '!k'" with "labels: {k: …}" sets k, stops
 // selecting the object, deletes the k it owns, selects it again and sets
 // k again, forever; "selector: tier=web" with "labels: {tier: frontend}"
 // overwrites web, then deletes its own frontend. A value read from the
@@ -93,6 +94,7 @@ func labelTests(r *Rule, namespaces bool) []labelTest {
 // from where).
 type labelWrite struct {
 	value, how string
+	ifAbsent   bool // only where the label is absent
 }
 
 func (w labelWrite) String() string {
@@ -125,6 +127,11 @@ func labelWrites(r *Rule) map[string]labelWrite {
 	for k, from := range r.LabelsFromNamespace {
 		out[k] = labelWrite{how: "read from the namespace's " + from.String()}
 	}
+	for k := range r.LabelsIfAbsent {
+		w := out[k]
+		w.ifAbsent = true
+		out[k] = w
+	}
 	return out
 }
 
@@ -135,8 +142,8 @@ func selfUnsettled(r *Rule, i int) []FieldError {
 	var out []FieldError
 	for _, t := range labelTests(r, slices.ContainsFunc(r.Resources, isNamespacesName)) {
 		w, ok := writes[t.req.Key()]
-		if !ok || w.keeps(t.req) {
-			continue
+		if !ok || w.keeps(t.req) || (w.ifAbsent && !t.req.Matches(labels.Set{})) {
+			continue // settles, or never writes: the selector needs the label present
 		}
 		out = append(out, FieldError{
 			Field: fmt.Sprintf("rules[%d].%s", i, t.field),
@@ -150,7 +157,7 @@ func selfUnsettled(r *Rule, i int) []FieldError {
 
 // settleHint says what to write instead of a selector on a key the rule
 // sets.
-const settleHint = "leave the label out of the selector: the rule then sets it on every object it selects"
+const settleHint = `leave the label out of the selector; to set it only where it is absent, give it as {value: "…", ifAbsent: true}`
 
 // resourceGroup is the rules that name one resource.
 type resourceGroup struct {

@@ -19,7 +19,7 @@ func TestParseUnsettled(t *testing.T) {
 			"  selector: '!pod-security.kubernetes.io/enforce'\n  labels: {pod-security.kubernetes.io/enforce: baseline}\n", []string{
 			`rules.yaml:4: rules[0].selector: "!pod-security.kubernetes.io/enforce" tests label "pod-security.kubernetes.io/enforce", which the rule sets to "baseline": ` +
 				`after its own write the rule no longer selects the object, so the controller would delete the label it set (and set it again where absent, without end); ` +
-				`leave the label out of the selector: the rule then sets it on every object it selects`}},
+				`leave the label out of the selector; to set it only where it is absent, give it as {value: "…", ifAbsent: true}`}},
 		{"selector needs another value", "rules:\n- name: tier\n  resources: [pods]\n  selector: tier=web\n  labels: {tier: frontend}\n", []string{
 			`rules.yaml:4: rules[0].selector: "tier=web" tests label "tier", which the rule sets to "frontend": after its own write…`}},
 		{"value read from the object", "rules:\n- name: tier\n  resources: [pods]\n  selector: tier in (a,b)\n  labels: {tier: {jsonPath: '{.spec.nodeName}'}}\n", []string{
@@ -46,6 +46,11 @@ func TestParseUnsettled(t *testing.T) {
 			"- {name: b, resources: [namespace], selector: y, labels: {x: '1'}}\n", []string{
 			`rules.yaml:2: rules[0].namespaceSelector: tests label "x", set by rules[1] (b), whose selector tests label "y", which this rule sets…`}},
 
+		{"set if absent, selected without it", "rules:\n- name: psa\n  resources: [namespaces]\n" +
+			"  selector: '!pod-security.kubernetes.io/enforce'\n  labels: {pod-security.kubernetes.io/enforce: {value: baseline, ifAbsent: true}}\n", []string{
+			`rules.yaml:4: rules[0].selector: "!pod-security.kubernetes.io/enforce" tests label "pod-security.kubernetes.io/enforce", which the rule sets to "baseline": after…`}},
+		{"set if absent, selected with it", "rules:\n- {name: a, resources: [pods], selector: tier=web, labels: {tier: {value: frontend, ifAbsent: true}}}\n", nil},
+		{"set if absent without a selector", "rules:\n- {name: a, resources: [namespaces], labels: {pod-security.kubernetes.io/enforce: {value: baseline, ifAbsent: true}}}\n", nil},
 		{"selector the write keeps matching", "rules:\n- {name: a, resources: [pods], selector: 'tier,tier!=db', labels: {tier: web}}\n", nil},
 		{"exists with a value read", "rules:\n- {name: a, resources: [pods], selector: tier, labels: {tier: {jsonPath: '{.spec.nodeName}'}}}\n", nil},
 		{"one-shot removal", "rules:\n- {name: a, resources: [pods], selector: old=true, removeLabels: [old]}\n", nil},
