@@ -48,7 +48,8 @@ import (
 // namespace and ns are one name, and for Namespaces namespaceSelector
 // tests the object's own labels as selector does. Two spellings of one
 // other resource (deploy, deployments) are not matched here, as the file
-// alone does not say they are the same.
+// alone does not say they are the same; Compile finds those cycles once
+// discovery has resolved the names.
 func unsettled(rules []Rule) []FieldError {
 	var out []FieldError
 	for i := range rules {

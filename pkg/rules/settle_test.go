@@ -81,3 +81,21 @@ func TestParseUnsettled(t *testing.T) {
 		})
 	}
 }
+
+// TestCompileUnsettled checks that Compile finds the cycles Parse cannot
+// see: rules that name one resource in two ways.
+func TestCompileUnsettled(t *testing.T) {
+	f, err := rules.Parse("rules.yaml", []byte("rules:\n"+
+		"- {name: a, resources: [deploy], selector: '!x', labels: {y: '1'}}\n"+
+		"- {name: b, resources: [deployments.v1.apps], selector: '!y', labels: {x: '1'}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = rules.Compile("rules.yaml", f, fakeResolve)
+	want := `rules.yaml: rules[0].selector: tests label "x", set by rules[1] (b), whose selector tests label "y", which this rule sets on the same resource: ` +
+		`each rule's write decides whether the next selects the object, and the controller writes them together, so their labels can be added and deleted without end; ` +
+		`select by a label no rule sets, or merge the rules`
+	if err == nil || err.Error() != want {
+		t.Errorf("error = %v\nwant    %s", err, want)
+	}
+}
