@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,6 +40,13 @@ func TestIfAbsent(t *testing.T) {
 	env.Create(t, h.ConfigMaps, ns, present)
 	configMapsNamed(t, ns, "absent", "untouched")
 	rulesFile := writeFile(t, "rules.yaml", ifAbsentRules(ns, true))
+	// The way to say "only where absent" with a selector never settles,
+	// and is refused.
+	loop := writeFile(t, "loop.yaml", strings.Replace(ifAbsentRules(ns, true), "  labels:", "  selector: '!psa'\n  labels:", 1))
+	if out, stderr, code := runCLI(t, "check", "--offline", "--rules", loop); code != 1 || !strings.Contains(stderr, `rules[0].selector: "!psa" tests label "psa"`) ||
+		!strings.Contains(stderr, "ifAbsent: true") {
+		t.Errorf("check --offline of a selector on the key the rule sets: exit %d, stdout:\n%s\nstderr:\n%s\nwant exit 1 and the selector refused", code, out, stderr)
+	}
 	p := startRun(t, "--rules", rulesFile)
 
 	added := func(a, l map[string]string) bool { return a["inject"] == "enabled" && l["psa"] == "baseline" }
@@ -72,6 +80,19 @@ func TestIfAbsent(t *testing.T) {
 		if got := env.Get(t, h.ConfigMaps, ns, name).GetLabels()["psa"]; got != want {
 			t.Errorf("%s after the rule dropped psa: psa=%q, want %q", name, got, want)
 		}
+	}
+	// Steady state: nothing more is written.
+	versions := func() []string {
+		var out []string
+		for _, name := range []string{"absent", "present", "untouched"} {
+			out = append(out, env.Get(t, h.ConfigMaps, ns, name).GetResourceVersion())
+		}
+		return out
+	}
+	before := versions()
+	time.Sleep(2 * time.Second)
+	if after := versions(); !slices.Equal(before, after) {
+		t.Errorf("resourceVersions moved from %v to %v in 2s of steady state: the objects are still being written", before, after)
 	}
 	p.Terminate(t)
 
