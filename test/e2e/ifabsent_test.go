@@ -39,52 +39,74 @@ func TestIfAbsent(t *testing.T) {
 	present.SetLabels(map[string]string{"psa": "privileged"})
 	env.Create(t, h.ConfigMaps, ns, present)
 	configMapsNamed(t, ns, "absent", "untouched")
+	labelled := h.Object("v1", "ConfigMap", ns, "labelled")
+	labelled.SetLabels(map[string]string{"app": "x"})
+	env.Create(t, h.ConfigMaps, ns, labelled)
 	rulesFile := writeFile(t, "rules.yaml", ifAbsentRules(ns, true))
-	// The way to say "only where absent" with a selector never settles,
-	// and is refused.
-	loop := writeFile(t, "loop.yaml", strings.Replace(ifAbsentRules(ns, true), "  labels:", "  selector: '!psa'\n  labels:", 1))
-	if out, stderr, code := runCLI(t, "check", "--offline", "--rules", loop); code != 1 || !strings.Contains(stderr, `rules[0].selector: "!psa" tests label "psa"`) ||
-		!strings.Contains(stderr, "ifAbsent: true") {
-		t.Errorf("check --offline of a selector on the key the rule sets: exit %d, stdout:\n%s\nstderr:\n%s\nwant exit 1 and the selector refused", code, out, stderr)
-	}
+	checkLoopRefused(t, ns)
 	p := startRun(t, "--rules", rulesFile)
 
 	added := func(a, l map[string]string) bool { return a["inject"] == "enabled" && l["psa"] == "baseline" }
 	waitMetadata(t, 15*time.Second, h.ConfigMaps, ns, "absent", "both keys added", added)
+	waitMetadata(t, 15*time.Second, h.ConfigMaps, ns, "labelled", "both keys added", added)
 	waitMetadata(t, 15*time.Second, h.ConfigMaps, ns, "untouched", "both keys added", added)
 	waitMetadata(t, 15*time.Second, h.ConfigMaps, ns, "present", "inject added, psa kept", func(a, l map[string]string) bool {
 		return a["inject"] == "enabled" && l["psa"] == "privileged"
 	})
-	if owners := labelOwners(t, env.Get(t, h.ConfigMaps, ns, "absent"), "psa"); !slices.Equal(owners, []string{"kube-annotator"}) {
-		t.Fatalf("absent: label psa owned by %v, want kube-annotator", owners)
-	}
-
 	// Someone changes the key the controller added: the API server gives
-	// it to them, and the controller leaves it. Deleting inject next makes
-	// the controller look at the object again; once inject is back, it has
-	// decided on the changed psa.
-	userSet(t, h.ConfigMaps, ns, "absent", `{"metadata":{"labels":{"psa":"restricted"}}}`)
-	if owners := labelOwners(t, env.Get(t, h.ConfigMaps, ns, "absent"), "psa"); !slices.Equal(owners, []string{"someone-else"}) {
-		t.Fatalf("absent after someone else's patch: label psa owned by %v, want someone-else only", owners)
+	// it to them, and the controller leaves it. "absent" was created
+	// without managedFields, so the controller's first write to it was a
+	// server-side apply, "labelled" got a merge patch: another manager's
+	// update takes the key from either kind of entry. Deleting inject next
+	// makes the controller look at the object again; once inject is back,
+	// it has decided on the changed psa.
+	for name, op := range map[string]string{"absent": "Apply", "labelled": "Update"} {
+		if owners := labelOwners(t, env.Get(t, h.ConfigMaps, ns, name), "psa"); !slices.Equal(owners, []string{"kube-annotator/" + op}) {
+			t.Fatalf("%s: label psa owned by %v, want kube-annotator/%s", name, owners, op)
+		}
+		userSet(t, h.ConfigMaps, ns, name, `{"metadata":{"labels":{"psa":"restricted"}}}`)
+		if owners := labelOwners(t, env.Get(t, h.ConfigMaps, ns, name), "psa"); !slices.Equal(owners, []string{"someone-else/Update"}) {
+			t.Fatalf("%s after someone else's patch: label psa owned by %v, want someone-else only", name, owners)
+		}
+		userSet(t, h.ConfigMaps, ns, name, `{"metadata":{"annotations":{"inject":null}}}`)
+		waitMetadata(t, 10*time.Second, h.ConfigMaps, ns, name, "inject added again, psa theirs", func(a, l map[string]string) bool {
+			return a["inject"] == "enabled" && l["psa"] == "restricted"
+		})
 	}
-	userSet(t, h.ConfigMaps, ns, "absent", `{"metadata":{"annotations":{"inject":null}}}`)
-	waitMetadata(t, 10*time.Second, h.ConfigMaps, ns, "absent", "inject added again, psa theirs", func(a, l map[string]string) bool {
-		return a["inject"] == "enabled" && l["psa"] == "restricted"
-	})
 
 	// The rule stops setting psa: the controller's own psa is pruned, the
 	// changed one and the present one stay.
 	replaceFile(t, rulesFile, ifAbsentRules(ns, false))
 	waitMetadata(t, 15*time.Second, h.ConfigMaps, ns, "untouched", "psa pruned", func(_, l map[string]string) bool { return !hasKey(l, "psa") })
-	for name, want := range map[string]string{"absent": "restricted", "present": "privileged"} {
+	for name, want := range map[string]string{"absent": "restricted", "labelled": "restricted", "present": "privileged"} {
 		if got := env.Get(t, h.ConfigMaps, ns, name).GetLabels()["psa"]; got != want {
 			t.Errorf("%s after the rule dropped psa: psa=%q, want %q", name, got, want)
 		}
 	}
-	// Steady state: nothing more is written.
+	checkNoWrites(t, ns, "absent", "labelled", "present", "untouched")
+	p.Terminate(t)
+
+	t.Run("admission", testIfAbsentAdmission)
+}
+
+// checkLoopRefused checks that the way to say "only where absent" with a
+// selector, which never settles, is refused, pointing to ifAbsent.
+func checkLoopRefused(t *testing.T, ns string) {
+	t.Helper()
+	loop := writeFile(t, "loop.yaml", strings.Replace(ifAbsentRules(ns, true), "  labels:", "  selector: '!psa'\n  labels:", 1))
+	out, stderr, code := runCLI(t, "check", "--offline", "--rules", loop)
+	if code != 1 || !strings.Contains(stderr, `rules[0].selector: "!psa" tests label "psa"`) || !strings.Contains(stderr, "ifAbsent: true") {
+		t.Errorf("check --offline of a selector on the key the rule sets: exit %d, stdout:\n%s\nstderr:\n%s\nwant exit 1 and the selector refused", code, out, stderr)
+	}
+}
+
+// checkNoWrites checks that the named ConfigMaps of ns are not written
+// for 2s: the steady state.
+func checkNoWrites(t *testing.T, ns string, names ...string) {
+	t.Helper()
 	versions := func() []string {
 		var out []string
-		for _, name := range []string{"absent", "present", "untouched"} {
+		for _, name := range names {
 			out = append(out, env.Get(t, h.ConfigMaps, ns, name).GetResourceVersion())
 		}
 		return out
@@ -92,11 +114,8 @@ func TestIfAbsent(t *testing.T) {
 	before := versions()
 	time.Sleep(2 * time.Second)
 	if after := versions(); !slices.Equal(before, after) {
-		t.Errorf("resourceVersions moved from %v to %v in 2s of steady state: the objects are still being written", before, after)
+		t.Errorf("resourceVersions of %v moved from %v to %v in 2s of steady state: the objects are still being written", names, before, after)
 	}
-	p.Terminate(t)
-
-	t.Run("admission", testIfAbsentAdmission)
 }
 
 // With run --admission-policies, a create that carries the key keeps it,
@@ -141,7 +160,7 @@ func testIfAbsentAdmission(t *testing.T) {
 }
 
 // labelOwners returns the field managers whose managedFields entries own
-// the label key of obj.
+// the label key of obj, each as manager/operation.
 func labelOwners(t *testing.T, obj *unstructured.Unstructured, key string) []string {
 	t.Helper()
 	var out []string
@@ -158,7 +177,7 @@ func labelOwners(t *testing.T, obj *unstructured.Unstructured, key string) []str
 			t.Fatal(err)
 		}
 		if _, ok := fields.Metadata.Labels["f:"+key]; ok {
-			out = append(out, e.Manager)
+			out = append(out, e.Manager+"/"+string(e.Operation))
 		}
 	}
 	slices.Sort(out)
