@@ -8,7 +8,11 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	h "github.com/kube-annotator/kube-annotator/test/harness"
 )
@@ -38,7 +42,7 @@ func TestIfAbsent(t *testing.T) {
 	present := h.Object("v1", "ConfigMap", ns, "present")
 	present.SetLabels(map[string]string{"psa": "privileged"})
 	env.Create(t, h.ConfigMaps, ns, present)
-	configMapsNamed(t, ns, "absent", "untouched")
+	configMapsNamed(t, ns, "absent", "untouched", "forced")
 	labelled := h.Object("v1", "ConfigMap", ns, "labelled")
 	labelled.SetLabels(map[string]string{"app": "x"})
 	env.Create(t, h.ConfigMaps, ns, labelled)
@@ -49,44 +53,67 @@ func TestIfAbsent(t *testing.T) {
 	added := func(a, l map[string]string) bool { return a["inject"] == "enabled" && l["psa"] == "baseline" }
 	waitMetadata(t, 15*time.Second, h.ConfigMaps, ns, "absent", "both keys added", added)
 	waitMetadata(t, 15*time.Second, h.ConfigMaps, ns, "labelled", "both keys added", added)
+	waitMetadata(t, 15*time.Second, h.ConfigMaps, ns, "forced", "both keys added", added)
 	waitMetadata(t, 15*time.Second, h.ConfigMaps, ns, "untouched", "both keys added", added)
 	waitMetadata(t, 15*time.Second, h.ConfigMaps, ns, "present", "inject added, psa kept", func(a, l map[string]string) bool {
 		return a["inject"] == "enabled" && l["psa"] == "privileged"
 	})
 	// Someone changes the key the controller added: the API server gives
-	// it to them, and the controller leaves it. "absent" was created
-	// without managedFields, so the controller's first write to it was a
-	// server-side apply, "labelled" got a merge patch: another manager's
-	// update takes the key from either kind of entry. Deleting inject next
-	// makes the controller look at the object again; once inject is back,
-	// it has decided on the changed psa.
-	for name, op := range map[string]string{"absent": "Apply", "labelled": "Update"} {
-		if owners := labelOwners(t, env.Get(t, h.ConfigMaps, ns, name), "psa"); !slices.Equal(owners, []string{"kube-annotator/" + op}) {
-			t.Fatalf("%s: label psa owned by %v, want kube-annotator/%s", name, owners, op)
-		}
-		userSet(t, h.ConfigMaps, ns, name, `{"metadata":{"labels":{"psa":"restricted"}}}`)
-		if owners := labelOwners(t, env.Get(t, h.ConfigMaps, ns, name), "psa"); !slices.Equal(owners, []string{"someone-else/Update"}) {
-			t.Fatalf("%s after someone else's patch: label psa owned by %v, want someone-else only", name, owners)
-		}
-		userSet(t, h.ConfigMaps, ns, name, `{"metadata":{"annotations":{"inject":null}}}`)
-		waitMetadata(t, 10*time.Second, h.ConfigMaps, ns, name, "inject added again, psa theirs", func(a, l map[string]string) bool {
-			return a["inject"] == "enabled" && l["psa"] == "restricted"
-		})
-	}
+	// it to them, and the controller leaves it. "absent" and "forced" were
+	// created without managedFields, so the controller's first write to
+	// them was a server-side apply, "labelled" got a merge patch.
+	takeOver(t, ns, "absent", "Apply", false)
+	takeOver(t, ns, "labelled", "Update", false)
+	takeOver(t, ns, "forced", "Apply", true)
 
 	// The rule stops setting psa: the controller's own psa is pruned, the
 	// changed one and the present one stay.
 	replaceFile(t, rulesFile, ifAbsentRules(ns, false))
 	waitMetadata(t, 15*time.Second, h.ConfigMaps, ns, "untouched", "psa pruned", func(_, l map[string]string) bool { return !hasKey(l, "psa") })
-	for name, want := range map[string]string{"absent": "restricted", "labelled": "restricted", "present": "privileged"} {
+	for name, want := range map[string]string{"absent": "restricted", "labelled": "restricted", "forced": "restricted", "present": "privileged"} {
 		if got := env.Get(t, h.ConfigMaps, ns, name).GetLabels()["psa"]; got != want {
 			t.Errorf("%s after the rule dropped psa: psa=%q, want %q", name, got, want)
 		}
 	}
-	checkNoWrites(t, ns, "absent", "labelled", "present", "untouched")
+	checkNoWrites(t, ns, "absent", "labelled", "forced", "present", "untouched")
 	p.Terminate(t)
 
 	t.Run("admission", testIfAbsentAdmission)
+}
+
+// takeOver has someone else set the label psa of the ConfigMap name of ns,
+// which the controller set with a write of kind op: with a merge patch, or
+// with a server-side apply (which must force), and checks that the API
+// server moves psa to them and that the controller then leaves it.
+// Deleting inject makes the controller look at the object again; once
+// inject is back, it has decided on the changed psa.
+func takeOver(t *testing.T, ns, name, op string, apply bool) {
+	t.Helper()
+	if owners := labelOwners(t, env.Get(t, h.ConfigMaps, ns, name), "psa"); !slices.Equal(owners, []string{"kube-annotator/" + op}) {
+		t.Fatalf("%s: label psa owned by %v, want kube-annotator/%s", name, owners, op)
+	}
+	theirs := "someone-else/Update"
+	if apply {
+		theirs = "someone-else/Apply"
+		body := []byte(fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":%q,"namespace":%q,"labels":{"psa":"restricted"}}}`, name, ns))
+		cms := env.Dynamic.Resource(h.ConfigMaps).Namespace(ns)
+		_, err := cms.Patch(t.Context(), name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: "someone-else"})
+		if !apierrors.IsConflict(err) {
+			t.Fatalf("%s: server-side apply of psa without force: %v, want a conflict with kube-annotator", name, err)
+		}
+		if _, err := cms.Patch(t.Context(), name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: "someone-else", Force: ptr.To(true)}); err != nil {
+			t.Fatalf("%s: forced server-side apply of psa: %v", name, err)
+		}
+	} else {
+		userSet(t, h.ConfigMaps, ns, name, `{"metadata":{"labels":{"psa":"restricted"}}}`)
+	}
+	if owners := labelOwners(t, env.Get(t, h.ConfigMaps, ns, name), "psa"); !slices.Equal(owners, []string{theirs}) {
+		t.Fatalf("%s after someone else's write: label psa owned by %v, want %s only", name, owners, theirs)
+	}
+	userSet(t, h.ConfigMaps, ns, name, `{"metadata":{"annotations":{"inject":null}}}`)
+	waitMetadata(t, 10*time.Second, h.ConfigMaps, ns, name, "inject added again, psa theirs", func(a, l map[string]string) bool {
+		return a["inject"] == "enabled" && l["psa"] == "restricted"
+	})
 }
 
 // checkLoopRefused checks that the way to say "only where absent" with a
