@@ -12,7 +12,8 @@
 // namespaces and the label selector read on the object itself. One
 // ApplyConfiguration mutation sets the rule's literal values and the values
 // it reads with JSONPath, each only when its fields are present (as the
-// controller does). When an earlier rule in the file may set the same key
+// controller does); a key set only where absent (ifAbsent) is set only when
+// the admitted object lacks it. When an earlier rule in the file may set the same key
 // differently, the later rule's policy sets the key only where the earlier
 // rule does not select the object or has no value for it, as file order
 // decides for the controller. Failures are ignored (failurePolicy Ignore):
@@ -151,6 +152,7 @@ type key struct {
 	from       string // JSONPath template, when not literal
 	val        value
 	err        error // why val cannot be read at admission
+	ifAbsent   bool  // set only where the object lacks it
 }
 
 // field is the rule field that sets k, for notes.
@@ -206,7 +208,7 @@ var errFromNamespace = errors.New("a value read from the namespace is kept in sy
 // ruleKeys lists what c sets, annotations then labels, each sorted.
 func ruleKeys(c *rules.Compiled) []*key {
 	var out []*key
-	add := func(kind string, literal, from map[string]string, fromNamespace map[string]rules.NamespaceKey) {
+	add := func(kind string, literal, from map[string]string, fromNamespace map[string]rules.NamespaceKey, ifAbsent map[string]bool) {
 		var keys []*key
 		for name, v := range literal {
 			keys = append(keys, &key{kind: kind, name: name, literal: &v, val: value{present: "true", text: quote(v)}})
@@ -226,11 +228,14 @@ func ruleKeys(c *rules.Compiled) []*key {
 			// does: the controller keeps such keys in sync on its own.
 			keys = append(keys, &key{kind: kind, name: name, err: errFromNamespace})
 		}
+		for _, k := range keys {
+			k.ifAbsent = ifAbsent[k.name]
+		}
 		slices.SortFunc(keys, func(a, b *key) int { return strings.Compare(a.name, b.name) })
 		out = append(out, keys...)
 	}
-	add("annotation", c.Annotations, c.AnnotationsFrom, c.AnnotationsFromNamespace)
-	add("label", c.Labels, c.LabelsFrom, c.LabelsFromNamespace)
+	add("annotation", c.Annotations, c.AnnotationsFrom, c.AnnotationsFromNamespace, c.AnnotationsIfAbsent)
+	add("label", c.Labels, c.LabelsFrom, c.LabelsFromNamespace, c.LabelsIfAbsent)
 	return out
 }
 

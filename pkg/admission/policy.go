@@ -185,9 +185,12 @@ func (tr *translator) values(r *rule) ([]admissionregistrationv1.Variable, map[s
 			continue
 		}
 		v := fmt.Sprintf("v%d", len(vars))
+		current := fmt.Sprintf("object.metadata.?%ss[?%s]", k.kind, quote(k.name))
+		if k.ifAbsent {
+			guard += " && !" + current + ".hasValue()"
+		}
 		vars = append(vars, admissionregistrationv1.Variable{Name: v,
 			Expression: fmt.Sprintf("(%s && %s) ? optional.of(%s) : optional.none()", guard, k.val.present, k.val.text)})
-		current := fmt.Sprintf("object.metadata.?%ss[?%s]", k.kind, quote(k.name))
 		added = append(added, fmt.Sprintf(`(variables.%s.hasValue() && (!%s.hasValue() || %s.value() != variables.%s.value())) ? %s : ""`,
 			v, current, current, v, quote(k.marked())))
 		entries[k.kind] = append(entries[k.kind], fmt.Sprintf("?%s: variables.%s.hasValue() ? optional.of(string(variables.%s.value())) : optional.none()",

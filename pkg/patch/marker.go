@@ -149,6 +149,39 @@ func PlanMarked(annotations, labels map[string]string, owned Owned, marker strin
 	return change
 }
 
+// Unmark returns change, to be made on an object with annotations, with
+// the marker annotation marker rewritten so that it no longer lists the
+// keys of gone: keys an admission policy set that someone else has changed
+// since, and so are no longer the field manager's. Unlike PlanMarked, it
+// writes the marker even when change is otherwise empty, once: a key that
+// stays listed would be deleted as owned when no rule wants it any more.
+func Unmark(change Change, annotations map[string]string, marker string, gone Owned) Change {
+	value, marked := annotations[marker]
+	if marker == "" || !marked || len(gone.Annotations)+len(gone.Labels) == 0 {
+		return change
+	}
+	if v, changed := change.Annotations[marker]; changed {
+		if v == nil {
+			return change
+		}
+		value = *v
+	}
+	o := ParseMarker(value)
+	for k := range gone.Annotations {
+		delete(o.Annotations, k)
+	}
+	for k := range gone.Labels {
+		delete(o.Labels, k)
+	}
+	switch next := FormatMarker(o); {
+	case next == "":
+		change.Annotations = setKey(change.Annotations, marker, nil)
+	case next != value:
+		change.Annotations = setKey(change.Annotations, marker, &next)
+	}
+	return change
+}
+
 // union returns the keys of a and b in a new map, or nil when there are none.
 func union(a, b map[string]bool) map[string]bool {
 	if len(a)+len(b) == 0 {

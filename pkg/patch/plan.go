@@ -16,6 +16,10 @@ type Desired struct {
 	Annotations, Labels map[string]string
 	// RemoveAnnotations and RemoveLabels must be absent, whoever set them.
 	RemoveAnnotations, RemoveLabels []string
+	// IfAbsentAnnotations and IfAbsentLabels are the keys of Annotations
+	// and Labels to set only where they are absent or owned: a present key
+	// that someone else set (or changed since) keeps its value.
+	IfAbsentAnnotations, IfAbsentLabels map[string]bool
 }
 
 // Owned is what the controller's field manager set on an object before.
@@ -35,17 +39,18 @@ func (c Change) Empty() bool { return len(c.Annotations) == 0 && len(c.Labels) =
 
 // Plan computes the change that takes an object's current annotations and
 // labels to what d wants: keys d sets that are missing or differ get d's
-// value; keys the controller owned but d no longer sets, and keys d
-// removes, are deleted if present. Keys nobody asked about are not in the
-// change, so they are never touched.
+// value, except keys d sets only if absent that are present and not owned;
+// keys the controller owned but d no longer sets, and keys d removes, are
+// deleted if present. Keys nobody asked about are not in the change, so
+// they are never touched.
 func Plan(annotations, labels map[string]string, owned Owned, d Desired) Change {
 	return Change{
-		Annotations: planKeys(annotations, owned.Annotations, d.Annotations, d.RemoveAnnotations),
-		Labels:      planKeys(labels, owned.Labels, d.Labels, d.RemoveLabels),
+		Annotations: planKeys(annotations, owned.Annotations, d.Annotations, d.IfAbsentAnnotations, d.RemoveAnnotations),
+		Labels:      planKeys(labels, owned.Labels, d.Labels, d.IfAbsentLabels, d.RemoveLabels),
 	}
 }
 
-func planKeys(current map[string]string, owned map[string]bool, set map[string]string, remove []string) map[string]*string {
+func planKeys(current map[string]string, owned map[string]bool, set map[string]string, ifAbsent map[string]bool, remove []string) map[string]*string {
 	var out map[string]*string
 	put := func(k string, v *string) {
 		if out == nil {
@@ -54,7 +59,11 @@ func planKeys(current map[string]string, owned map[string]bool, set map[string]s
 		out[k] = v
 	}
 	for k, want := range set {
-		if have, ok := current[k]; !ok || have != want {
+		have, ok := current[k]
+		if ok && ifAbsent[k] && !owned[k] {
+			continue // someone else's
+		}
+		if !ok || have != want {
 			put(k, &want)
 		}
 	}

@@ -97,7 +97,9 @@ func Decide(t *rules.Target, obj patch.Object, nsLabels rules.Namespaces, nsIgno
 			d.Audit = append(d.Audit, AuditChange{Rule: a.Rule.Name, Change: ch})
 		}
 	}
+	owned, forfeited := forfeit(owned, obj, manager, ev.Desired)
 	d.Change = patch.PlanMarked(obj.GetAnnotations(), obj.GetLabels(), owned, marker, ev.Desired)
+	d.Change = patch.Unmark(d.Change, obj.GetAnnotations(), marker, forfeited)
 	if d.Change.Empty() {
 		return d, nil
 	}
@@ -107,6 +109,44 @@ func Decide(t *rules.Target, obj patch.Object, nsLabels rules.Namespaces, nsIgno
 	}
 	d.Requests = requests
 	return d, nil
+}
+
+// forfeit drops from owned, which it may modify, the keys the rules set
+// only where absent (ifAbsent) that someone else changed since manager set
+// them, and returns them: they are theirs now, neither updated nor pruned.
+//
+// For a key manager wrote, the API server says so: an update by another
+// field manager that changes the key moves it to that manager's
+// managedFields entry, so it is not in owned. A key set at admission is
+// owned only through the marker annotation, which no write by anyone else
+// updates; for it, a value other than the one the rules want is taken as
+// someone else's change (the API server records no owner to ask), and the
+// marker must stop listing it (see patch.Unmark).
+func forfeit(owned patch.Owned, obj patch.Object, manager string, d patch.Desired) (patch.Owned, patch.Owned) {
+	if len(d.IfAbsentAnnotations)+len(d.IfAbsentLabels) == 0 {
+		return owned, patch.Owned{}
+	}
+	fields := patch.OwnedBy(obj.GetManagedFields(), manager)
+	var gone patch.Owned
+	gone.Annotations = forfeitKeys(owned.Annotations, fields.Annotations, d.IfAbsentAnnotations, d.Annotations, obj.GetAnnotations())
+	gone.Labels = forfeitKeys(owned.Labels, fields.Labels, d.IfAbsentLabels, d.Labels, obj.GetLabels())
+	return owned, gone
+}
+
+// forfeitKeys deletes from owned, and returns, the keys of ifAbsent that
+// are owned but not in fields and whose value in have is not want's.
+func forfeitKeys(owned, fields, ifAbsent map[string]bool, want, have map[string]string) map[string]bool {
+	var gone map[string]bool
+	for k := range ifAbsent {
+		if v, ok := have[k]; ok && owned[k] && !fields[k] && v != want[k] {
+			delete(owned, k)
+			if gone == nil {
+				gone = map[string]bool{}
+			}
+			gone[k] = true
+		}
+	}
+	return gone
 }
 
 // carries reports whether obj carries a key of owned.

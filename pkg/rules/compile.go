@@ -57,6 +57,15 @@ func (t *Target) RuleNames() []string {
 	return names
 }
 
+// ruleIndexes returns the indexes in the file of the target's rules.
+func (t *Target) ruleIndexes() []int {
+	out := make([]int, len(t.Rules))
+	for i, r := range t.Rules {
+		out[i] = r.Index
+	}
+	return out
+}
+
 // isNamespaces reports whether the target is the namespaces resource.
 func (t *Target) isNamespaces() bool {
 	return t.GVR.Group == "" && t.GVR.Resource == "namespaces"
@@ -203,6 +212,9 @@ func (s *Set) SortedTargets() []*Target {
 // each, and left out of the set so that the rest can still be enforced.
 // Two rules that select every object of one resource and want different
 // things of one key are a conflict: Compile returns an *Error naming both.
+// So are rules whose selectors test each other's labels in a cycle (see
+// unsettled) on one resource that they name in different ways, which
+// Parse cannot tell is one.
 // (Rules that select only some objects may never meet; when they do, file
 // order decides, and Evaluate reports it.)
 func Compile(name string, f *File, resolve ResolveFunc) (set *Set, unresolved []FieldError, err error) {
@@ -234,8 +246,10 @@ func Compile(name string, f *File, resolve ResolveFunc) (set *Set, unresolved []
 		}
 	}
 	var conflicts []FieldError
+	reported := map[int]bool{}
 	for _, t := range set.SortedTargets() {
 		conflicts = append(conflicts, staticConflicts(t)...)
+		conflicts = append(conflicts, cycles(f.Rules, t.ruleIndexes(), t.isNamespaces(), reported)...)
 		static := true
 		for _, r := range t.Rules {
 			t.ReadsObjects = t.ReadsObjects || r.ReadsObject()

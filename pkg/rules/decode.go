@@ -23,6 +23,18 @@ type decoder struct {
 	// keyLine is the line of the key whose value a fields callback decodes,
 	// for errors about the key itself.
 	keyLine int
+	// lines holds the line of fields that checks after decoding report,
+	// by path (see lineOf).
+	lines map[string]int
+}
+
+// lineOf records the line of the value v of the field at path, for checks
+// that look at the whole file once it is decoded (see settle).
+func (d *decoder) lineOf(path string, v *yaml.Node) {
+	if d.lines == nil {
+		d.lines = map[string]int{}
+	}
+	d.lines[path] = v.Line
 }
 
 // maxVisits bounds the values the decoder visits. Aliases let a small file
@@ -63,6 +75,12 @@ func (d *decoder) file(root *yaml.Node) *File {
 	}
 	f := &File{Version: Version}
 	fileSchema.decode(d, n, "", f)
+	if len(d.errs) == 0 {
+		for _, e := range unsettled(f.Rules) {
+			e.Line = d.lines[e.Field]
+			d.errs = append(d.errs, e)
+		}
+	}
 	return f
 }
 

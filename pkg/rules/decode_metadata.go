@@ -3,6 +3,7 @@ package rules
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -18,6 +19,19 @@ type metadataValues struct {
 	literal       map[string]string       // a string
 	jsonPath      map[string]string       // {jsonPath: '…'}
 	fromNamespace map[string]NamespaceKey // {fromNamespace: {…}}
+	ifAbsent      map[string]bool         // {…, ifAbsent: true}, of any of the above
+	kind          string                  // annotationKind or labelKind
+}
+
+// literal stores s, the literal value of key found at path p, checking it
+// is a valid value of into's kind.
+func (d *decoder) literal(v *yaml.Node, p, key, s string, into *metadataValues) {
+	if into.kind == labelKind {
+		for _, msg := range validation.IsValidLabelValue(s) {
+			d.errorf(v, p, "invalid label value %q: %s", s, msg)
+		}
+	}
+	into.literal = put(into.literal, key, s)
 }
 
 // valueForm is a value that is read rather than given: a mapping with one
@@ -34,6 +48,12 @@ type valueForm struct {
 // valueForms are the value forms of annotations and labels, in the order
 // the docs list them: the one table of them.
 var valueForms = []valueForm{
+	{name: "value", how: `{value: "…"}, the same`,
+		decode: func(d *decoder, v *yaml.Node, p, key string, into *metadataValues) {
+			if s, ok := d.value(v, p); ok {
+				d.literal(v, p, key, s, into)
+			}
+		}},
 	{name: "jsonPath", how: "{jsonPath: '{.path.to.field}'} to read it from the object",
 		decode: func(d *decoder, v *yaml.Node, p, key string, into *metadataValues) {
 			if tmpl, ok := d.jsonPathValue(v, p); ok {
@@ -63,8 +83,15 @@ var valueFormsHow = func() string {
 	for _, f := range valueForms {
 		parts = append(parts, f.how)
 	}
-	return "a string, " + strings.Join(parts, ", or ")
+	return "a string, " + strings.Join(parts, ", or ") + " (any mapping may add ifAbsent: true, to set the key only where it is absent)"
 }()
+
+// ifAbsentField is the field that, next to any of valueForms, makes the
+// key set only where it is absent.
+const ifAbsentField = "ifAbsent"
+
+// valueFields are the fields a value mapping may hold.
+var valueFields = append(slices.Clone(valueFormNames), ifAbsentField)
 
 // put sets m[k] to v, making m when nil.
 func put[V any](m map[string]V, k string, v V) map[string]V {
@@ -87,25 +114,21 @@ func (d *decoder) metadata(n *yaml.Node, path, kind string) metadataValues {
 		d.errorf(n, path, "must set at least one %s", kind)
 		return out
 	}
-	size := 0
+	out.kind = kind
 	d.fields(n, path, nil, func(key, p string, v *yaml.Node) {
 		d.metadataKey(d.keyLine, p, kind, key)
 		if v.Kind == yaml.MappingNode {
 			d.valueForm(v, p, key, &out)
 			return
 		}
-		s, ok := d.value(v, p)
-		if !ok {
-			return
+		if s, ok := d.value(v, p); ok {
+			d.literal(v, p, key, s, &out)
 		}
-		if kind == labelKind {
-			for _, msg := range validation.IsValidLabelValue(s) {
-				d.errorf(v, p, "invalid label value %q: %s", s, msg)
-			}
-		}
-		out.literal = put(out.literal, key, s)
-		size += len(key) + len(s)
 	})
+	size := 0
+	for k, v := range out.literal {
+		size += len(k) + len(v)
+	}
 	if kind == annotationKind && size > apivalidation.TotalAnnotationSizeLimitB {
 		d.errorf(n, path, "annotations total %d bytes, more than the API server accepts (%d)", size, apivalidation.TotalAnnotationSizeLimitB)
 	}
@@ -116,11 +139,21 @@ func (d *decoder) metadata(n *yaml.Node, path, kind string) metadataValues {
 // exactly one of valueForms.
 func (d *decoder) valueForm(n *yaml.Node, p, key string, into *metadataValues) {
 	if !slices.ContainsFunc(valueFormNames, func(name string) bool { return hasKey(n, name) }) {
+		if hasKey(n, ifAbsentField) {
+			d.errorf(n, p, "ifAbsent says when to set a value, but none is given: add %s", strings.Join(valueFormNames, ", "))
+			return
+		}
 		d.errorf(n, p, "value must be %s; got a mapping", valueFormsHow)
 		return
 	}
 	var given []string
-	d.fields(n, p, valueFormNames, func(name, fp string, v *yaml.Node) {
+	d.fields(n, p, valueFields, func(name, fp string, v *yaml.Node) {
+		if name == ifAbsentField {
+			if d.boolean(v, fp) {
+				into.ifAbsent = put(into.ifAbsent, key, true)
+			}
+			return
+		}
 		given = append(given, name)
 		if len(given) > 1 {
 			return
@@ -130,9 +163,23 @@ func (d *decoder) valueForm(n *yaml.Node, p, key string, into *metadataValues) {
 	})
 	if len(given) > 1 {
 		d.errorf(n, p, "gives both %s; a value is read one way", strings.Join(given, " and "))
+		delete(into.literal, key)
 		delete(into.jsonPath, key)
 		delete(into.fromNamespace, key)
+		delete(into.ifAbsent, key)
 	}
+}
+
+// boolean expects a YAML boolean: true or false.
+func (d *decoder) boolean(n *yaml.Node, path string) bool {
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!bool" {
+		b, err := strconv.ParseBool(strings.ToLower(n.Value))
+		if err == nil {
+			return b
+		}
+	}
+	d.errorf(n, path, "must be true or false, got %s", describe(n))
+	return false
 }
 
 // metadataKey reports an invalid annotation or label key. Annotation keys

@@ -32,6 +32,9 @@ type Want struct {
 	Kind  string  `json:"kind"`
 	Key   string  `json:"key"`
 	Value *string `json:"value"`
+	// IfAbsent says Value is set only where the key is absent (or the
+	// controller's own).
+	IfAbsent bool `json:"ifAbsent,omitempty"`
 }
 
 // Explain returns, for every rule of t in file order, whether it selects
@@ -65,16 +68,17 @@ func (t *Target) Explain(obj metav1.Object, namespaces Namespaces) []Verdict {
 func wants(e *Evaluation) []Want {
 	var out []Want
 	for _, kind := range []struct {
-		name   string
-		set    map[string]string
-		remove []string
+		name     string
+		set      map[string]string
+		ifAbsent map[string]bool
+		remove   []string
 	}{
-		{annotationKind, e.Desired.Annotations, e.Desired.RemoveAnnotations},
-		{labelKind, e.Desired.Labels, e.Desired.RemoveLabels},
+		{annotationKind, e.Desired.Annotations, e.Desired.IfAbsentAnnotations, e.Desired.RemoveAnnotations},
+		{labelKind, e.Desired.Labels, e.Desired.IfAbsentLabels, e.Desired.RemoveLabels},
 	} {
 		var ws []Want
 		for k, v := range kind.set {
-			ws = append(ws, Want{Kind: kind.name, Key: k, Value: &v})
+			ws = append(ws, Want{Kind: kind.name, Key: k, Value: &v, IfAbsent: kind.ifAbsent[k]})
 		}
 		for _, k := range kind.remove {
 			ws = append(ws, Want{Kind: kind.name, Key: k})

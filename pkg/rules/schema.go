@@ -53,22 +53,27 @@ var ruleSchema = mapping[Rule]{
 	{name: "excludeNamespaces", fills: []string{"ExcludeNamespaces"},
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.ExcludeNamespaces = d.globs(v, p) }},
 	{name: "namespaceSelector", fills: []string{"NamespaceSelector"},
-		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.NamespaceSelector = d.selector(v, p) }},
+		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) {
+			r.NamespaceSelector = d.selector(v, p)
+			d.lineOf(p, v)
+		}},
 	{name: "selector", fills: []string{"Selector"},
-		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.Selector = d.selector(v, p) }},
+		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.Selector = d.selector(v, p); d.lineOf(p, v) }},
 	{name: "names", fills: []string{"Names"},
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.Names = d.globs(v, p) }},
 	{name: "mode", fills: []string{"Mode"},
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.Mode = d.mode(v, p) }},
-	{name: "annotations", fills: []string{"Annotations", "AnnotationsFrom", "AnnotationsFromNamespace"}, sets: true,
+	{name: "annotations", fills: []string{"Annotations", "AnnotationsFrom", "AnnotationsFromNamespace", "AnnotationsIfAbsent"}, sets: true,
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) {
 			m := d.metadata(v, p, annotationKind)
 			r.Annotations, r.AnnotationsFrom, r.AnnotationsFromNamespace = m.literal, m.jsonPath, m.fromNamespace
+			r.AnnotationsIfAbsent = m.ifAbsent
 		}},
-	{name: "labels", fills: []string{"Labels", "LabelsFrom", "LabelsFromNamespace"}, sets: true,
+	{name: "labels", fills: []string{"Labels", "LabelsFrom", "LabelsFromNamespace", "LabelsIfAbsent"}, sets: true,
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) {
 			m := d.metadata(v, p, labelKind)
 			r.Labels, r.LabelsFrom, r.LabelsFromNamespace = m.literal, m.jsonPath, m.fromNamespace
+			r.LabelsIfAbsent = m.ifAbsent
 		}},
 	{name: "removeAnnotations", fills: []string{"RemoveAnnotations"}, sets: true,
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.RemoveAnnotations = d.keys(v, p, annotationKind) }},

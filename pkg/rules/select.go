@@ -186,6 +186,9 @@ func (c *Compiled) contribute(e *Evaluation, obj metav1.Object, h home) {
 	}
 	e.Desired.Annotations = e.merge(e.Desired.Annotations, c.Annotations, anns, nsAnns, c.Name, annotationKind)
 	e.Desired.Labels = e.merge(e.Desired.Labels, c.Labels, lbls, nsLbls, c.Name, labelKind)
+	e.Desired.IfAbsentAnnotations = e.ifAbsent(e.Desired.IfAbsentAnnotations, e.Desired.Annotations, c.AnnotationsIfAbsent, c.Name, annotationKind,
+		c.Annotations, anns, nsAnns)
+	e.Desired.IfAbsentLabels = e.ifAbsent(e.Desired.IfAbsentLabels, e.Desired.Labels, c.LabelsIfAbsent, c.Name, labelKind, c.Labels, lbls, nsLbls)
 	e.Desired.RemoveAnnotations = append(e.Desired.RemoveAnnotations, c.RemoveAnnotations...)
 	e.Desired.RemoveLabels = append(e.Desired.RemoveLabels, c.RemoveLabels...)
 	e.removedBy = attribute(e.removedBy, annotationKind, c.RemoveAnnotations, c.Name)
@@ -265,6 +268,25 @@ func (e *Evaluation) merge(into, literal, computed, fromNamespace map[string]str
 				e.setBy = map[string]string{}
 			}
 			e.setBy[kind+"/"+k] = rule
+		}
+	}
+	return into
+}
+
+// ifAbsent returns into, the keys of desired (of kind) to set only where
+// absent, updated for rule, which wants the keys of values, those in
+// ifAbsent only where absent. A key is set only where absent when the rule
+// whose value is set (the first, in file order) says so and no later rule
+// that wants the same value always sets it.
+func (e *Evaluation) ifAbsent(into map[string]bool, desired map[string]string, ifAbsent map[string]bool, rule, kind string, values ...map[string]string) map[string]bool {
+	for _, m := range values {
+		for k, v := range m {
+			switch {
+			case e.setBy[kind+"/"+k] == rule && ifAbsent[k]:
+				into = put(into, k, true)
+			case !ifAbsent[k] && desired[k] == v:
+				delete(into, k)
+			}
 		}
 	}
 	return into

@@ -66,7 +66,7 @@ func TestExplain(t *testing.T) {
 
 func TestExplainWants(t *testing.T) {
 	tg := rulestest.Compile(t, `rules:
-- {name: r, resources: [configmaps], annotations: {z: '1', owner: {jsonPath: '{.spec.owner}'}}, removeAnnotations: [a], labels: {l: v}}
+- {name: r, resources: [configmaps], annotations: {z: '1', owner: {jsonPath: '{.spec.owner}'}}, removeAnnotations: [a], labels: {l: v, psa: {value: baseline, ifAbsent: true}}}
 `, served...).Targets[cmGVR]
 	got := tg.Explain(obj("ns", "x", nil), nil)[0].Wants
 	var s []string
@@ -75,9 +75,12 @@ func TestExplainWants(t *testing.T) {
 		if w.Value != nil {
 			v = *w.Value
 		}
+		if w.IfAbsent {
+			v += " (if absent)"
+		}
 		s = append(s, w.Kind+" "+w.Key+"="+v)
 	}
-	want := "annotation a=- annotation owner=ops annotation z=1 label l=v"
+	want := "annotation a=- annotation owner=ops annotation z=1 label l=v label psa=baseline (if absent)"
 	if strings.Join(s, " ") != want {
 		t.Errorf("wants %q, want %q", strings.Join(s, " "), want)
 	}

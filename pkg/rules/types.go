@@ -98,6 +98,15 @@ type Rule struct {
 	// set to the value read from the object's namespace, as
 	// AnnotationsFromNamespace.
 	LabelsFromNamespace map[string]NamespaceKey
+	// AnnotationsIfAbsent ("annotations", the keys given ifAbsent: true, as
+	// in {value: "baseline", ifAbsent: true}) are set only on objects that
+	// lack them: a present key is never changed. A key the controller added
+	// stays its own, updated and pruned with the rule, until another field
+	// manager changes it; it is theirs from then on.
+	AnnotationsIfAbsent map[string]bool
+	// LabelsIfAbsent ("labels", the keys given ifAbsent: true) are set only
+	// on objects that lack them, as AnnotationsIfAbsent.
+	LabelsIfAbsent map[string]bool
 	// RemoveAnnotations ("removeAnnotations") are deleted, whoever set them.
 	RemoveAnnotations []string
 	// RemoveLabels ("removeLabels") are deleted, whoever set them.
