@@ -138,9 +138,10 @@ func checkAnnotations(t *testing.T, what string, obj *unstructured.Unstructured,
 	}
 }
 
-// ownersOf returns the field managers whose managedFields entries own the
-// annotation key of obj.
-func ownersOf(t *testing.T, obj *unstructured.Unstructured, key string) []string {
+// fieldOwners returns the field managers, each as manager/operation, whose
+// managedFields entries of obj own key in set, "f:annotations" or
+// "f:labels".
+func fieldOwners(t *testing.T, obj *unstructured.Unstructured, set, key string) []string {
 	t.Helper()
 	var out []string
 	for _, e := range obj.GetManagedFields() {
@@ -148,18 +149,17 @@ func ownersOf(t *testing.T, obj *unstructured.Unstructured, key string) []string
 			continue
 		}
 		var fields struct {
-			Metadata struct {
-				Annotations map[string]json.RawMessage `json:"f:annotations"`
-			} `json:"f:metadata"`
+			Metadata map[string]map[string]json.RawMessage `json:"f:metadata"`
 		}
 		if err := json.Unmarshal(e.FieldsV1.Raw, &fields); err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := fields.Metadata.Annotations["f:"+key]; ok {
-			out = append(out, e.Manager)
+		if _, ok := fields.Metadata[set]["f:"+key]; ok {
+			out = append(out, e.Manager+"/"+string(e.Operation))
 		}
 	}
-	return out
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // waitFor polls cond every 100ms until it holds or timeout passes, and

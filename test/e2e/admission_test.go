@@ -71,10 +71,10 @@ func TestAdmissionAtCreate(t *testing.T) {
 	optOut.SetAnnotations(map[string]string{"kube-annotator.io/ignore": "true"})
 	checkAnnotations(t, "created pod that opts out", env.Create(t, h.Pods, ns, optOut), map[string]string{"sample-controller": "", marker("pods"): ""})
 	for what, obj := range created {
-		if owners := ownersOf(t, obj, "sample-controller"); len(owners) > 0 {
+		if owners := fieldOwners(t, obj, "f:annotations", "sample-controller"); len(owners) > 0 {
 			t.Errorf("created %s: managedFields name %q as owning the key set at admission, want no owner", what, owners)
 		}
-		if owners := ownersOf(t, obj, "user"); what == "deployment" && len(owners) != 1 {
+		if owners := fieldOwners(t, obj, "f:annotations", "user"); what == "deployment" && len(owners) != 1 {
 			t.Errorf("created deployment: the creator's key owned by %q, want its creator alone", owners)
 		}
 	}
@@ -98,7 +98,7 @@ func TestAdmissionAtCreate(t *testing.T) {
 			continue
 		}
 		checkAnnotations(t, "Pod", obj, map[string]string{"sample-controller": "True", "app": "web", marker("pods"): "app,sample-controller"})
-		if owners := ownersOf(t, obj, "sample-controller"); len(owners) > 0 {
+		if owners := fieldOwners(t, obj, "f:annotations", "sample-controller"); len(owners) > 0 {
 			t.Errorf("Pod %s: managedFields name %q as owning the key set at admission, want no owner", obj.GetName(), owners)
 		}
 	}

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,7 +9,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
@@ -89,7 +87,7 @@ func TestIfAbsent(t *testing.T) {
 // inject is back, it has decided on the changed psa.
 func takeOver(t *testing.T, ns, name, op string, apply bool) {
 	t.Helper()
-	if owners := labelOwners(t, env.Get(t, h.ConfigMaps, ns, name), "psa"); !slices.Equal(owners, []string{"kube-annotator/" + op}) {
+	if owners := fieldOwners(t, env.Get(t, h.ConfigMaps, ns, name), "f:labels", "psa"); !slices.Equal(owners, []string{"kube-annotator/" + op}) {
 		t.Fatalf("%s: label psa owned by %v, want kube-annotator/%s", name, owners, op)
 	}
 	theirs := "someone-else/Update"
@@ -107,7 +105,7 @@ func takeOver(t *testing.T, ns, name, op string, apply bool) {
 	} else {
 		userSet(t, h.ConfigMaps, ns, name, `{"metadata":{"labels":{"psa":"restricted"}}}`)
 	}
-	if owners := labelOwners(t, env.Get(t, h.ConfigMaps, ns, name), "psa"); !slices.Equal(owners, []string{theirs}) {
+	if owners := fieldOwners(t, env.Get(t, h.ConfigMaps, ns, name), "f:labels", "psa"); !slices.Equal(owners, []string{theirs}) {
 		t.Fatalf("%s after someone else's write: label psa owned by %v, want %s only", name, owners, theirs)
 	}
 	userSet(t, h.ConfigMaps, ns, name, `{"metadata":{"annotations":{"inject":null}}}`)
@@ -184,29 +182,4 @@ func testIfAbsentAdmission(t *testing.T) {
 	if out, stderr, code := runCLI(t, "diff", "--rules", rulesFile, "--kubeconfig", env.Kubeconfig, "-n", ns); code != 0 {
 		t.Errorf("diff after convergence: exit %d, stdout:\n%s\nstderr:\n%s\nwant exit 0", code, out, stderr)
 	}
-}
-
-// labelOwners returns the field managers whose managedFields entries own
-// the label key of obj, each as manager/operation.
-func labelOwners(t *testing.T, obj *unstructured.Unstructured, key string) []string {
-	t.Helper()
-	var out []string
-	for _, e := range obj.GetManagedFields() {
-		if e.FieldsV1 == nil {
-			continue
-		}
-		var fields struct {
-			Metadata struct {
-				Labels map[string]json.RawMessage `json:"f:labels"`
-			} `json:"f:metadata"`
-		}
-		if err := json.Unmarshal(e.FieldsV1.Raw, &fields); err != nil {
-			t.Fatal(err)
-		}
-		if _, ok := fields.Metadata.Labels["f:"+key]; ok {
-			out = append(out, e.Manager+"/"+string(e.Operation))
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
 }
