@@ -49,9 +49,11 @@ type app struct {
 	controller *controller.Controller
 	reloader   *reloader.Reloader
 	stopEvents func()
-	// apply puts rules in force (applyChain); repair keeps it repaired.
-	apply  policysync.ApplyFunc
-	repair func(context.Context)
+	// apply puts rules in force (applyChain); repair keeps it repaired;
+	// applyNotes says what /readyz adds about it.
+	apply      policysync.ApplyFunc
+	repair     func(context.Context)
+	applyNotes func() []string
 	// loaded describes the rules loaded at start, for the start log.
 	loaded []any
 	// sharding keeps this replica's shard current.
@@ -122,7 +124,7 @@ func newApp(ctx context.Context, cfg Config) (*app, error) {
 	if err := a.newController(ctx, resolveAgain); err != nil {
 		return nil, err
 	}
-	a.apply, a.repair = applyChain(cfg, cl.kube, a.record, a.controller.SetRules)
+	a.apply, a.repair, a.applyNotes = applyChain(cfg, cl.kube, a.record, a.controller.SetRules, a.metrics.Registry)
 	a.reloader = reloader.New(reloader.Options{
 		Path:    cfg.RulesPath,
 		Resolve: cl.resolver.Resolve,
@@ -191,12 +193,14 @@ func (a *app) ready() error {
 	return a.sharding.ready()
 }
 
-// readyNotes is what /readyz says besides "ok": a reload held.
+// readyNotes is what /readyz says besides "ok": a reload held, and
+// admission policies the API server cannot take.
 func (a *app) readyNotes() []string {
+	notes := a.applyNotes()
 	if held := a.reloader.Held(); held != "" {
-		return []string{held}
+		notes = append([]string{held}, notes...)
 	}
-	return nil
+	return notes
 }
 
 // setLeading records whether this replica leads.

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
@@ -14,16 +15,17 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
-// applyChain returns what puts rules in force, and what keeps it repaired
-// until its context ends. Without admission policies, that is the
-// controller's setRules alone. With them, in this order: every ruled
-// resource is recorded in rec, for the policies write to it as objects are
-// created, not through the controller's writer, and the record must list a
-// resource before the first write to it; then the policies are synced
-// (through cs, as the controller's field manager); then setRules.
-func applyChain(cfg Config, cs kubernetes.Interface, rec *record.Record, setRules policysync.ApplyFunc) (policysync.ApplyFunc, func(context.Context)) {
+// applyChain returns what puts rules in force, what keeps it repaired
+// until its context ends, and what /readyz adds about it. Without
+// admission policies, that is the controller's setRules alone. With them,
+// in this order: every ruled resource is recorded in rec, for the policies
+// write to it as objects are created, not through the controller's writer,
+// and the record must list a resource before the first write to it; then
+// the policies are synced (through cs, as the controller's field manager),
+// their state reported to reg; then setRules.
+func applyChain(cfg Config, cs kubernetes.Interface, rec *record.Record, setRules policysync.ApplyFunc, reg prometheus.Registerer) (policysync.ApplyFunc, func(context.Context), func() []string) {
 	if !cfg.AdmissionPolicies {
-		return setRules, func(context.Context) {}
+		return setRules, func(context.Context) {}, func() []string { return nil }
 	}
 	manager := cfg.Record.FieldManager
 	opts := admission.Options{FieldManager: manager, ExcludeNamespaces: cfg.ExcludeNamespaces, Namespace: cfg.Namespace}
@@ -34,7 +36,33 @@ func applyChain(cfg Config, cs kubernetes.Interface, rec *record.Record, setRule
 			return admission.Translate(set, opts)
 		},
 	})
-	return recordRuled(rec, syncer.Wrap(setRules)), syncer.Run
+	return recordRuled(rec, syncer.Wrap(setRules)), syncer.Run, admissionStatus(syncer, reg)
+}
+
+// admissionStatus reports the state of syncer's last sync to reg, one
+// series of kube_annotator_admission_policies_state per state, 1 for the
+// current one, and returns what /readyz adds while the API server does not
+// serve the policies' API.
+func admissionStatus(syncer *policysync.Syncer, reg prometheus.Registerer) func() []string {
+	for _, st := range []policysync.State{policysync.Pending, policysync.Synced, policysync.Failed, policysync.NotServed} {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: "kube_annotator", Name: "admission_policies_state",
+			Help: "1 for the state of the last sync of the admission policies: pending, synced, failed (retried soon) " +
+				"or not-served (the API server does not serve MutatingAdmissionPolicy v1; the controller enforces every rule).",
+			ConstLabels: prometheus.Labels{"state": st.String()},
+		}, func() float64 {
+			if syncer.State() == st {
+				return 1
+			}
+			return 0
+		}))
+	}
+	return func() []string {
+		if syncer.State() == policysync.NotServed {
+			return []string{"admission policies not installed: " + policysync.ErrNotServed.Error()}
+		}
+		return nil
+	}
 }
 
 // recordRuled returns next preceded by recording every resource that set

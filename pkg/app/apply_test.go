@@ -2,15 +2,21 @@ package app
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller"
 	"github.com/kube-annotator/kube-annotator/pkg/record"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 )
 
 func TestChangeGuard(t *testing.T) {
@@ -64,5 +70,60 @@ func TestRecordRuled(t *testing.T) {
 	})(t.Context(), set)
 	if !applied {
 		t.Errorf("the rules were not applied")
+	}
+}
+
+// On an API server that does not serve MutatingAdmissionPolicy v1, the
+// rules are still put in force by the controller, and the metric and
+// /readyz say that the policies are not installed, and why.
+func TestAdmissionPoliciesNotServed(t *testing.T) {
+	client := fake.NewClientset()
+	client.PrependReactor("list", "mutatingadmissionpolicies", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewNotFound(schema.GroupResource{Group: "admissionregistration.k8s.io", Resource: "mutatingadmissionpolicies"}, "")
+	})
+	cfg := Config{AdmissionPolicies: true, Record: RecordConfig{FieldManager: "kube-annotator"}}
+	rec := record.New(client.CoreV1(), "ns", "kube-annotator", "")
+	reg := prometheus.NewRegistry()
+	applied := 0
+	apply, _, notes := applyChain(cfg, client, rec, func(context.Context, *rules.Set) { applied++ }, reg)
+	if got := notes(); got != nil {
+		t.Errorf("before a sync, /readyz notes = %q, want none", got)
+	}
+	apply(t.Context(), rulestest.Compile(t, "rules:\n- {name: a, resources: [configmaps], annotations: {a: '1'}}\n", rulestest.ConfigMaps))
+	if applied != 1 {
+		t.Errorf("rules applied %d times, want 1: the controller enforces them without policies", applied)
+	}
+	if got := notes(); len(got) != 1 || !strings.Contains(got[0], "Kubernetes 1.36 and later") {
+		t.Errorf("/readyz notes = %q, want one naming the version that serves the policies", got)
+	}
+	want := map[string]float64{"pending": 0, "synced": 0, "failed": 0, "not-served": 1}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range families {
+		if f.GetName() != "kube_annotator_admission_policies_state" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			got[m.GetLabel()[0].GetValue()] = m.GetGauge().GetValue()
+		}
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("kube_annotator_admission_policies_state = %v, want %v", got, want)
+	}
+}
+
+// Without admission policies, nothing is said of them.
+func TestAdmissionPoliciesOff(t *testing.T) {
+	client := fake.NewClientset()
+	reg := prometheus.NewRegistry()
+	_, _, notes := applyChain(Config{}, client, record.New(client.CoreV1(), "ns", "m", ""), func(context.Context, *rules.Set) {}, reg)
+	if got := notes(); got != nil {
+		t.Errorf("/readyz notes = %q, want none", got)
+	}
+	if families, _ := reg.Gather(); len(families) != 0 {
+		t.Errorf("registered %d metric families, want none", len(families))
 	}
 }
