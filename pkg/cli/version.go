@@ -3,16 +3,23 @@ package cli
 import (
 	"context"
 	"fmt"
-	"runtime"
 
 	"github.com/kube-annotator/kube-annotator/pkg/version"
 )
 
 func versionCommand(_ context.Context, e *env, args []string) error {
-	fs := e.newFlagSet("version", "Print the version of kube-annotator.")
+	fs := e.newFlagSet("version", "Print the version, git commit, build date and Go version of kube-annotator.")
+	output := fs.StringP("output", "o", "", "Output format: \"\" (text), json or yaml")
 	if err := e.parse(fs, args); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.Out, "kube-annotator %s (%s, %s/%s)\n", version.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	if *output != "" && *output != "json" && *output != "yaml" {
+		return usageErrorf("--output must be json or yaml, got %q", *output)
+	}
+	info := version.Get()
+	if *output != "" {
+		return encode(e.Out, *output, info)
+	}
+	fmt.Fprintln(e.Out, info)
 	return nil
 }
