@@ -67,6 +67,7 @@ func checkCommand(ctx context.Context, e *env, args []string) error {
 		return withOfflineHint(err) // no verdict on the rules: the cluster did not answer
 	}
 	warnSensitive(e.Err, *rulesPath, file, servedAs(rows))
+	noteAdmissionServer(ctx, e.Err, cfg)
 	ok, err := printChecks(e.Out, rows)
 	if err != nil {
 		return err
