@@ -14,7 +14,8 @@ import (
 )
 
 // jsonSchema is a JSON Schema (draft 2020-12) of a value in the rules file,
-// with the keywords the file's format needs.
+// with the keywords the file's format needs; each field is the keyword its
+// tag names.
 type jsonSchema struct {
 	Schema        string                 `json:"$schema,omitempty"`
 	Title         string                 `json:"title,omitempty"`
@@ -92,7 +93,8 @@ func ref(name string) *jsonSchema { return &jsonSchema{Ref: "#/$defs/" + name} }
 // complete rules files with it. It states what a JSON Schema can: fields,
 // types, required fields, enums, and the formats of names, keys and label
 // values; the checks only the decoder makes are listed in docs/rules.md
-// ("Editor support").
+// ("Editor support"). It uses only keywords that mean the same in draft 7,
+// which the YAML language server in editors implements.
 func JSONSchema() []byte {
 	root := objectSchema(fileSchema)
 	root.Schema = jsonSchemaDialect

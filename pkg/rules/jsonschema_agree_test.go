@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
@@ -40,10 +41,15 @@ var decoderOnly = map[string]string{
 }
 
 // Every malformed file of the corpus that is a YAML document fails the
-// JSON Schema, but those whose problem only the decoder can see; and
-// those the schema does accept.
+// JSON Schema, read as either draft, but those whose problem only the
+// decoder can see, which it accepts.
 func TestJSONSchemaCorpusBad(t *testing.T) {
-	s := compileSchema(t, "")
+	for name, draft := range drafts {
+		t.Run("draft "+name, func(t *testing.T) { checkCorpusBad(t, compileSchemaAs(t, draft, "")) })
+	}
+}
+
+func checkCorpusBad(t *testing.T, s *jsonschema.Schema) {
 	paths, err := filepath.Glob(filepath.Join("testdata", "bad", "*.yaml"))
 	if err != nil {
 		t.Fatal(err)

@@ -22,35 +22,62 @@ import (
 var schemaFile = filepath.Join("..", "..", "docs", "rules.schema.json")
 
 // compiledSchemas holds the JSON Schema that rules.JSONSchema generates,
-// compiled by a draft 2020-12 validator, by location: "" for the whole
-// file, "#/$defs/labelKey" for a part of it.
+// compiled by a JSON Schema validator, by schemaKey.
 var compiledSchemas sync.Map
 
+// schemaKey names a compiled schema: the draft it is read as, and the
+// location of the part compiled: "" for the whole file,
+// "#/$defs/labelKey" for a part of it.
+type schemaKey struct {
+	draft    *jsonschema.Draft
+	fragment string
+}
+
+// drafts are the drafts the schema must mean the same in: the one it
+// states, and draft 7, which the YAML language server in editors
+// implements.
+var drafts = map[string]*jsonschema.Draft{"2020-12": jsonschema.Draft2020, "7": jsonschema.Draft7}
+
 // compileSchema compiles the part of the generated JSON Schema at fragment
-// ("" for the whole).
+// ("" for the whole), as it states: draft 2020-12.
 func compileSchema(t testing.TB, fragment string) *jsonschema.Schema {
 	t.Helper()
-	if s, ok := compiledSchemas.Load(fragment); ok {
+	return compileSchemaAs(t, jsonschema.Draft2020, fragment)
+}
+
+// compileSchemaAs compiles the part of the generated JSON Schema at
+// fragment, read as draft.
+func compileSchemaAs(t testing.TB, draft *jsonschema.Draft, fragment string) *jsonschema.Schema {
+	t.Helper()
+	key := schemaKey{draft, fragment}
+	if s, ok := compiledSchemas.Load(key); ok {
 		return s.(*jsonschema.Schema)
 	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(rules.JSONSchema()))
 	if err != nil {
 		t.Fatalf("the generated JSON Schema is not JSON: %v", err)
 	}
+	obj, ok := doc.(map[string]any)
+	if !ok {
+		t.Fatalf("the generated JSON Schema is not an object")
+	}
+	if draft != jsonschema.Draft2020 {
+		delete(obj, "$schema") // read as the compiler's default draft
+	}
 	abs, err := filepath.Abs(schemaFile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	if err := c.AddResource(abs, doc); err != nil {
+	c.DefaultDraft(draft)
+	if err := c.AddResource(abs, obj); err != nil {
 		t.Fatal(err)
 	}
 	s, err := c.Compile(abs + fragment)
 	if err != nil {
 		t.Fatalf("compile the generated JSON Schema%s: %v", fragment, err)
 	}
-	compiledSchemas.Store(fragment, s)
+	compiledSchemas.Store(key, s)
 	return s
 }
 

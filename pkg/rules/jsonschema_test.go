@@ -55,7 +55,6 @@ func validFiles(t *testing.T) []string {
 }
 
 func TestJSONSchemaAcceptsValidFiles(t *testing.T) {
-	s := compileSchema(t, "")
 	for _, path := range validFiles(t) {
 		t.Run(path, func(t *testing.T) {
 			data, err := os.ReadFile(path)
@@ -65,13 +64,15 @@ func TestJSONSchemaAcceptsValidFiles(t *testing.T) {
 			if _, err := rules.Parse(path, data); err != nil {
 				t.Errorf("decoder: %v", err)
 			}
-			if err := validateYAML(t, s, data); err != nil {
-				t.Errorf("JSON Schema: %#v", err)
+			for name, draft := range drafts {
+				if err := validateYAML(t, compileSchemaAs(t, draft, ""), data); err != nil {
+					t.Errorf("JSON Schema, as draft %s: %#v", name, err)
+				}
 			}
 		})
 	}
 	for i, data := range fuzzGood {
-		if err := validateYAML(t, s, []byte(data)); err != nil {
+		if err := validateYAML(t, compileSchema(t, ""), []byte(data)); err != nil {
 			t.Errorf("fuzzGood[%d]: JSON Schema: %#v", i, err)
 		}
 	}
@@ -103,7 +104,8 @@ func TestRulesFilesNameTheSchema(t *testing.T) {
 }
 
 // Documents that both the decoder and the schema refuse, one rule of the
-// format each.
+// format each; the schema refuses them alike read as draft 2020-12, which
+// it states, and as draft 7, which editors implement.
 func TestJSONSchemaRejectsWhatTheDecoderRejects(t *testing.T) {
 	const head = "rules:\n- name: web\n  resources: [pods]\n"
 	for _, tc := range []struct {
@@ -163,9 +165,11 @@ func TestJSONSchemaRejectsWhatTheDecoderRejects(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.decoder) {
 				t.Errorf("decoder: got %v, want an error containing %q", err, tc.decoder)
 			}
-			err = validateYAML(t, compileSchema(t, ""), []byte(tc.doc))
-			if got := fmt.Sprintf("%#v", err); err == nil || errors.Is(err, errNotInstance) || !strings.Contains(got, tc.schema) {
-				t.Errorf("JSON Schema: got %s, want an error containing %q", got, tc.schema)
+			for name, draft := range drafts {
+				err = validateYAML(t, compileSchemaAs(t, draft, ""), []byte(tc.doc))
+				if got := fmt.Sprintf("%#v", err); err == nil || errors.Is(err, errNotInstance) || !strings.Contains(got, tc.schema) {
+					t.Errorf("JSON Schema, as draft %s: got %s, want an error containing %q", name, got, tc.schema)
+				}
 			}
 		})
 	}
