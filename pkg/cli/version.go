@@ -1,18 +1,29 @@
 package cli
 
 import (
-	"context"
 	"fmt"
+	"io"
 	"runtime"
+
+	"github.com/spf13/cobra"
 
 	"github.com/kube-annotator/kube-annotator/pkg/version"
 )
 
-func versionCommand(_ context.Context, e *env, args []string) error {
-	fs := e.newFlagSet("version", "Print the version of kube-annotator.")
-	if err := e.parse(fs, args); err != nil {
-		return err
+func newVersionCommand(e *env) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Long:  "Print the version of kube-annotator.",
+		Args:  noArgs,
+		RunE:  func(*cobra.Command, []string) error { return printVersion(e.Out) },
 	}
-	fmt.Fprintf(e.Out, "kube-annotator %s (%s, %s/%s)\n", version.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
-	return nil
+	newFlags(c)
+	return c
+}
+
+// printVersion prints the version, the Go version and the platform.
+func printVersion(w io.Writer) error {
+	_, err := fmt.Fprintf(w, "kube-annotator %s (%s, %s/%s)\n", version.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return err
 }
