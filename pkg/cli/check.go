@@ -81,6 +81,7 @@ func (e *env) check(ctx context.Context, path string, offline bool, cf *clusterF
 		return withOfflineHint(err) // no verdict on the rules: the cluster did not answer
 	}
 	warnSensitive(e.Err, path, file, servedAs(rows))
+	noteAdmissionServer(ctx, e.Err, cfg)
 	ok, err := printChecks(e.Out, rows)
 	if err != nil {
 		return err

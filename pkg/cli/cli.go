@@ -73,7 +73,7 @@ func (e *env) newRootCommand() *cobra.Command {
 	_ = root.Flags().MarkHidden("version") // the help's last line says it
 	root.RunE = func(c *cobra.Command, _ []string) error {
 		if *version {
-			return printVersion(e.Out)
+			return printVersion(e, "")
 		}
 		e.printHelp(c)
 		return exitCode(2) // no command

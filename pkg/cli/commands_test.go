@@ -72,6 +72,7 @@ var commandCases = []commandCase{
 	}},
 	{name: "version", usage: []usageCase{
 		{"argument", []string{"extra"}, `error: unexpected argument "extra"`},
+		{"-o", []string{"-o", "wide"}, `error: --output must be json or yaml, got "wide"`},
 	}},
 }
 

@@ -2,8 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"io"
-	"runtime"
 
 	"github.com/spf13/cobra"
 
@@ -14,16 +12,26 @@ func newVersionCommand(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
-		Long:  "Print the version of kube-annotator.",
+		Long:  "Print the version, git commit, build date and Go version of kube-annotator.",
 		Args:  noArgs,
-		RunE:  func(*cobra.Command, []string) error { return printVersion(e.Out) },
 	}
-	newFlags(c)
+	output := addOutputFlag(c)
+	c.RunE = func(*cobra.Command, []string) error {
+		if err := validateOutput(*output); err != nil {
+			return usageError{err}
+		}
+		return printVersion(e, *output)
+	}
 	return c
 }
 
-// printVersion prints the version, the Go version and the platform.
-func printVersion(w io.Writer) error {
-	_, err := fmt.Fprintf(w, "kube-annotator %s (%s, %s/%s)\n", version.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+// printVersion prints the version, commit, build date, Go version and
+// platform, as text or as output (json or yaml) says.
+func printVersion(e *env, output string) error {
+	info := version.Get()
+	if output != "" {
+		return encode(e.Out, output, info)
+	}
+	_, err := fmt.Fprintln(e.Out, info)
 	return err
 }

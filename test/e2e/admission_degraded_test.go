@@ -25,6 +25,9 @@ func admissionRefused(t *testing.T, rulesFile string) {
 	if code != 0 || !strings.Contains(stdout, "apiVersion: admissionregistration.k8s.io/v1\n") {
 		t.Fatalf("admission: exit %d, want 0 and the v1 policies:\n%s%s", code, stdout, stderr)
 	}
+	if !strings.Contains(stderr, "Kubernetes 1.36 and later serve") || !strings.Contains(stderr, "("+env.Features.Version+") does not serve it") {
+		t.Errorf("admission's stderr does not say which versions serve the policies and that this one (%s) does not:\n%s", env.Features.Version, stderr)
+	}
 	out, err := kubectl(t, stdout, applyArgs...)
 	if err == nil || !strings.Contains(err.Error(), "MutatingAdmissionPolicy") {
 		t.Errorf("kubectl apply of the policies: %v, want a refusal naming MutatingAdmissionPolicy\n%s", err, out)
