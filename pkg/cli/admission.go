@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
@@ -13,26 +15,38 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 )
 
-func admissionCommand(ctx context.Context, e *env, args []string) error {
-	fs := e.newFlagSet("admission", "Print the MutatingAdmissionPolicies and bindings that make the API server apply the rules to\n"+
-		"objects as they are created or updated (for `kubectl apply -f -`); the controller still enforces\n"+
-		"every rule, converges existing objects and deletes the keys no rule wants any more.\n"+
-		"Resource names are resolved through the cluster's discovery. What cannot be done at admission\n"+
-		"(removals, some JSONPath values) is said on stderr and left to the controller.")
-	rulesPath := fs.String("rules", "rules.yaml", "Path to the rules file")
+func (e *env) newAdmissionCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "admission",
+		Short: "Print admission policies that annotate objects as they are created",
+		Long: "Print the MutatingAdmissionPolicies and bindings that make the API server apply the rules to\n" +
+			"objects as they are created or updated (for `kubectl apply -f -`); the controller still enforces\n" +
+			"every rule, converges existing objects and deletes the keys no rule wants any more.\n" +
+			"Resource names are resolved through the cluster's discovery. What cannot be done at admission\n" +
+			"(removals, some JSONPath values) is said on stderr and left to the controller.",
+		Args: noArgs,
+	}
+	rulesPath := addRulesFlag(c)
+	fs := newFlags(c)
 	manager := addFieldManagerFlag(fs)
-	cf := addClusterFlags(fs, terminalRequestTimeout)
+	cf := addClusterFlags(c, terminalRequestTimeout)
 	cf.addExcludeFlag(fs)
 	addLogFlags(fs)
-	if err := e.parse(fs, args); err != nil {
-		return err
+	c.RunE = func(c *cobra.Command, _ []string) error {
+		if err := cmp.Or(validateFieldManager(*manager), cf.validate(), defaultRulesExist(fs)); err != nil {
+			return usageError{err}
+		}
+		ctx, restore := e.logging(c.Context(), fs)
+		defer restore()
+		return e.admission(ctx, *rulesPath, *manager, cf)
 	}
-	if err := cf.validate(); err != nil {
-		return usageError{err}
-	}
-	_, restore := e.logging(ctx, fs)
-	defer restore()
-	policies, err := translate(ctx, *rulesPath, *manager, cf, e.Err)
+	return c
+}
+
+// admission prints the admission policies of the rules file at path for
+// manager.
+func (e *env) admission(ctx context.Context, path, manager string, cf *clusterFlags) error {
+	policies, err := translate(ctx, path, manager, cf, e.Err)
 	if err != nil {
 		return err
 	}
@@ -41,7 +55,7 @@ func admissionCommand(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(policies) == 0 {
-		fmt.Fprintf(e.Err, "%s: no rule can be applied at admission\n", *rulesPath)
+		fmt.Fprintf(e.Err, "%s: no rule can be applied at admission\n", path)
 	}
 	_, err = e.Out.Write(out)
 	return err

@@ -68,8 +68,8 @@ func TestAdmissionCommand(t *testing.T) {
 	}
 
 	_, stderr, code = invoke("kube-annotator", "admission", "--rules", path, "--server", srv.URL, "--field-manager", "Team:A")
-	if code != 1 || !strings.Contains(stderr, "--field-manager: field manager \"Team:A\" cannot name admission policies") {
-		t.Errorf("bad --field-manager: exit %d, stderr %q; want 1 and an error naming the flag", code, stderr)
+	if code != 2 || !strings.HasPrefix(stderr, "error: --field-manager: \"Team:A\" would name the record ConfigMap") {
+		t.Errorf("bad --field-manager: exit %d, stderr %q; want 2 and a usage error naming the flag", code, stderr)
 	}
 }
 
