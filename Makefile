@@ -11,7 +11,14 @@ COMPAT_VERSIONS ?= 1.35.4 1.36.3
 # every clone reuses them. hack/envtest-assets.sh and test/harness read it too.
 export KUBE_ANNOTATOR_ASSETS ?= $(HOME)/.cache/kube-annotator/k8s-v$(K8S_VERSION)
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -X github.com/kube-annotator/kube-annotator/pkg/version.Version=$(VERSION)
+# The commit and its time: `version` prints them, and a release's build date
+# is its commit's (SOURCE_DATE_EPOCH), so that two builds are identical.
+COMMIT := $(shell git rev-parse HEAD 2>/dev/null)
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+export SOURCE_DATE_EPOCH
+BUILD_DATE := $(shell date -u -d @$(SOURCE_DATE_EPOCH) +%Y-%m-%dT%H:%M:%SZ)
+VERSION_PKG := github.com/kube-annotator/kube-annotator/pkg/version
+LDFLAGS := -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).Commit=$(COMMIT) -X $(VERSION_PKG).Date=$(BUILD_DATE)
 RULES ?= rules.yaml
 PREFIX ?= /usr/local
 # go test flags for the end-to-end suite, e.g. GOTESTFLAGS=-v.

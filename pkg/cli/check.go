@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,38 +16,51 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/spf13/cobra"
 )
 
 // requiredVerbs are what the controller does with each ruled resource.
 var requiredVerbs = []string{"get", "list", "watch", "patch"}
 
-func checkCommand(ctx context.Context, e *env, args []string) error {
-	fs := e.newFlagSet("check", "Validate a rules file: schema, annotation keys and values; then, unless --offline,\n"+
-		"resolve every resource on the cluster and check that you may get, list, watch and patch it.")
-	rulesPath := fs.String("rules", "rules.yaml", "Path to the rules file")
+func (e *env) newCheckCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "check",
+		Short: "Validate a rules file; resolve and check permissions on a cluster",
+		Long: "Validate a rules file: schema, annotation keys and values; then, unless --offline,\n" +
+			"resolve every resource on the cluster and check that you may get, list, watch and patch it.",
+		Args: noArgs,
+	}
+	rulesPath := addRulesFlag(c)
+	fs := newFlags(c)
 	offline := fs.Bool("offline", false, "Only validate the file; do not contact a cluster")
-	cf := addClusterFlags(fs, terminalRequestTimeout)
+	cf := addClusterFlags(c, terminalRequestTimeout)
 	addLogFlags(fs)
-	if err := e.parse(fs, args); err != nil {
-		return err
+	c.RunE = func(c *cobra.Command, _ []string) error {
+		if err := cmp.Or(cf.validate(), defaultRulesExist(fs)); err != nil {
+			return usageError{err}
+		}
+		ctx, restore := e.logging(c.Context(), fs)
+		defer restore()
+		return e.check(ctx, *rulesPath, *offline, cf)
 	}
-	if err := cf.validate(); err != nil {
-		return usageError{err}
-	}
-	ctx, restore := e.logging(ctx, fs)
-	defer restore()
-	file, err := rules.Load(*rulesPath)
+	return c
+}
+
+// check validates the rules file at path and, unless offline, checks its
+// resources on the cluster.
+func (e *env) check(ctx context.Context, path string, offline bool, cf *clusterFlags) error {
+	file, err := rules.Load(path)
 	if err != nil {
 		return err
 	}
-	warnOverlaps(e.Err, *rulesPath, file)
-	if *offline {
-		warnSensitive(e.Err, *rulesPath, file, nil)
+	warnOverlaps(e.Err, path, file)
+	if offline {
+		warnSensitive(e.Err, path, file, nil)
 		plural := "s"
 		if len(file.Rules) == 1 {
 			plural = ""
 		}
-		fmt.Fprintf(e.Out, "%s: valid (%d rule%s)\n", *rulesPath, len(file.Rules), plural)
+		fmt.Fprintf(e.Out, "%s: valid (%d rule%s)\n", path, len(file.Rules), plural)
 		return nil
 	}
 	cfg, r, err := cf.resolver()
@@ -57,7 +71,7 @@ func checkCommand(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if _, _, err := resolve.Compile(*rulesPath, file, r.Resolve, nil); errors.Is(err, resolve.ErrUnreachable) {
+	if _, _, err := resolve.Compile(path, file, r.Resolve, nil); errors.Is(err, resolve.ErrUnreachable) {
 		return withOfflineHint(err)
 	} else if err != nil {
 		return err
@@ -66,7 +80,8 @@ func checkCommand(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return withOfflineHint(err) // no verdict on the rules: the cluster did not answer
 	}
-	warnSensitive(e.Err, *rulesPath, file, servedAs(rows))
+	warnSensitive(e.Err, path, file, servedAs(rows))
+	noteAdmissionServer(ctx, e.Err, cfg)
 	ok, err := printChecks(e.Out, rows)
 	if err != nil {
 		return err

@@ -3,11 +3,9 @@ package cli
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/spf13/pflag"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -16,6 +14,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/scan"
+	"github.com/spf13/cobra"
 )
 
 // explained is explain's answer for one object, as -o json and -o yaml
@@ -27,46 +26,73 @@ type explained struct {
 	reconcile.Explanation
 }
 
-func explainCommand(ctx context.Context, e *env, args []string) error {
-	fs := e.newFlagSet("explain", "Explain one object: every rule of its resource and whether it selects the object (if not, why),\n"+
-		"the keys each selecting rule wants, who owns each annotation and label (managedFields), conflicts,\n"+
-		"and what run would change. Takes RESOURCE/NAME, e.g. deployments/web or configmaps.v1/settings.")
-	rulesPath := fs.String("rules", "rules.yaml", "Path to the rules file")
-	output := fs.StringP("output", "o", "", "Output format: \"\" (text), json or yaml")
+func (e *env) newExplainCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "explain RESOURCE/NAME",
+		Short: "Explain what the rules make of one object, and why",
+		Long: "Explain one object: every rule of its resource and whether it selects the object (if not, why),\n" +
+			"the keys each selecting rule wants, who owns each annotation and label (managedFields), conflicts,\n" +
+			"and what run would change. Takes RESOURCE/NAME or RESOURCE NAME, e.g. deployments/web or configmaps.v1 settings.",
+		Example: "  kube-annotator explain deployments/web -n team-a\n" +
+			"  kube-annotator explain configmaps settings -o yaml",
+		Args: objectArgs,
+	}
+	rulesPath := addRulesFlag(c)
+	fs := newFlags(c)
+	output := addOutputFlag(c)
 	manager := addFieldManagerFlag(fs)
-	cf := addClusterFlags(fs, terminalRequestTimeout)
+	cf := addClusterFlags(c, terminalRequestTimeout)
 	cf.addExcludeFlag(fs)
 	addLogFlags(fs)
-	err := fs.Parse(args)
-	switch {
-	case errors.Is(err, pflag.ErrHelp):
-		return errHelp
-	case err != nil:
-		return usageError{err}
-	case fs.NArg() != 1:
-		return usageErrorf("want one RESOURCE/NAME, got %d arguments", fs.NArg())
-	case *output != "" && *output != "json" && *output != "yaml":
-		return usageErrorf("--output must be json or yaml, got %q", *output)
+	c.ValidArgsFunction = cf.completeObject
+	c.RunE = func(c *cobra.Command, args []string) error {
+		if err := cmp.Or(validateOutput(*output), validateFieldManager(*manager), cf.validate(), defaultRulesExist(fs)); err != nil {
+			return usageError{err}
+		}
+		ctx, restore := e.logging(c.Context(), fs)
+		defer restore()
+		resource, name := objectOf(args)
+		x, err := explainObject(ctx, *rulesPath, *manager, cf, resource, name)
+		if err != nil {
+			return err
+		}
+		return printExplained(e.Out, *output, x)
 	}
-	if err := cmp.Or(validateFieldManager(*manager), cf.validate()); err != nil {
-		return usageError{err}
-	}
-	ctx, restore := e.logging(ctx, fs)
-	defer restore()
-	x, err := explainObject(ctx, *rulesPath, *manager, cf, fs.Arg(0))
-	if err != nil {
-		return err
-	}
-	return printExplained(e.Out, *output, x)
+	return c
 }
 
-// explainObject explains the object arg (RESOURCE/NAME) names under the
-// rules file at path, for a controller writing as manager.
-func explainObject(ctx context.Context, path, manager string, cf *clusterFlags, arg string) (*explained, error) {
-	resource, name, ok := strings.Cut(arg, "/")
-	if !ok || resource == "" || name == "" || strings.Contains(name, "/") {
-		return nil, fmt.Errorf("%q: name one object as RESOURCE/NAME, e.g. deployments/web", arg)
+// objectArgs is explain's argument check: one object, as RESOURCE/NAME or
+// RESOURCE NAME.
+func objectArgs(_ *cobra.Command, args []string) error {
+	switch len(args) {
+	case 1:
+		resource, name, ok := strings.Cut(args[0], "/")
+		if !ok || resource == "" || name == "" || strings.Contains(name, "/") {
+			return usageErrorf("%q: name one object as RESOURCE/NAME or RESOURCE NAME, e.g. deployments/web", args[0])
+		}
+	case 2:
+		if strings.Contains(args[0], "/") || args[1] == "" || strings.Contains(args[1], "/") {
+			return usageErrorf("%q %q: name one object as RESOURCE/NAME or RESOURCE NAME, e.g. deployments web", args[0], args[1])
+		}
+	default:
+		return usageErrorf("want one object, RESOURCE/NAME or RESOURCE NAME; got %d arguments", len(args))
 	}
+	return nil
+}
+
+// objectOf is the resource and name of the object that args, checked by
+// objectArgs, name.
+func objectOf(args []string) (resource, name string) {
+	if len(args) == 2 {
+		return args[0], args[1]
+	}
+	resource, name, _ = strings.Cut(args[0], "/")
+	return resource, name
+}
+
+// explainObject explains the object name of resource under the rules file
+// at path, for a controller writing as manager.
+func explainObject(ctx context.Context, path, manager string, cf *clusterFlags, resource, name string) (*explained, error) {
 	c, err := cf.loadAndCompile(path)
 	if err != nil {
 		return nil, err
