@@ -16,6 +16,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/staticdiscovery"
 	"github.com/spf13/cobra"
 )
 
@@ -27,13 +28,16 @@ func (e *env) newCheckCommand() *cobra.Command {
 		Use:   "check",
 		Short: "Validate a rules file; resolve and check permissions on a cluster",
 		Long: "Validate a rules file: schema, annotation keys and values; then, unless --offline,\n" +
-			"resolve every resource on the cluster and check that you may get, list, watch and patch it.",
+			"resolve every resource on the cluster and check that you may get, list, watch and patch it.\n" +
+			"With --offline, resolve them among the built-in resources of Kubernetes " + staticdiscovery.KubeVersion() + " and the CRDs of --crd\n" +
+			"files, which finds conflicting rules; a name not known offline is a warning.",
 		Args: noArgs,
 	}
 	rulesPath := addRulesFlag(c)
 	fs := newFlags(c)
-	offline := fs.Bool("offline", false, "Only validate the file; do not contact a cluster")
+	offline := addOfflineFlags(c, "Do not contact a cluster: validate the file and compile it against the built-in resources and the --crd files")
 	cf := addClusterFlags(c, terminalRequestTimeout)
+	cf.offline = offline
 	addLogFlags(fs)
 	c.RunE = func(c *cobra.Command, _ []string) error {
 		if err := cmp.Or(cf.validate(), defaultRulesExist(fs)); err != nil {
@@ -41,27 +45,21 @@ func (e *env) newCheckCommand() *cobra.Command {
 		}
 		ctx, restore := e.logging(c.Context(), fs)
 		defer restore()
-		return e.check(ctx, *rulesPath, *offline, cf)
+		return e.check(ctx, *rulesPath, cf)
 	}
 	return c
 }
 
 // check validates the rules file at path and, unless offline, checks its
 // resources on the cluster.
-func (e *env) check(ctx context.Context, path string, offline bool, cf *clusterFlags) error {
+func (e *env) check(ctx context.Context, path string, cf *clusterFlags) error {
 	file, err := rules.Load(path)
 	if err != nil {
 		return err
 	}
 	warnOverlaps(e.Err, path, file)
-	if offline {
-		warnSensitive(e.Err, path, file, nil)
-		plural := "s"
-		if len(file.Rules) == 1 {
-			plural = ""
-		}
-		fmt.Fprintf(e.Out, "%s: valid (%d rule%s)\n", path, len(file.Rules), plural)
-		return nil
+	if cf.offline.enabled() {
+		return e.checkOffline(path, file, cf)
 	}
 	cfg, r, err := cf.resolver()
 	if err != nil {

@@ -33,6 +33,9 @@ func NewOffline(crdFiles ...string) (*Resolver, error) {
 	return r, nil
 }
 
+// Offline reports whether r asks no server (NewOffline).
+func (r *Resolver) Offline() bool { return r.offline }
+
 // suggest returns the served name closest to name, the way it is written
 // (plain, or with a group), within two edits (one for short names); or "".
 func (r *Resolver) suggest(name string) string {
