@@ -68,7 +68,7 @@ func New(dc discovery.DiscoveryInterface) *Resolver {
 	return &Resolver{
 		cached:   cached,
 		deferred: deferred,
-		mapper:   restmapper.NewShortcutExpander(deferred, cached, func(string) {}),
+		mapper:   restmapper.NewShortcutExpander(deferred, groupOrdered{cached}, func(string) {}),
 	}
 }
 
