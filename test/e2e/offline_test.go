@@ -73,7 +73,7 @@ func testOfflineDiscovery(t *testing.T) {
 	}
 	offline := indexResources(builtIn)
 	online := indexResources(served)
-	var names []string                                            // every name of every served built-in resource
+	var names []string // every name of every served built-in resource
 	for gvr, s := range online {
 		if gvr.Group == h.Frigates.Group || !slices.Contains(s.Verbs, "list") || !slices.Contains(s.Verbs, "watch") {
 			continue // the CRD; and what no rule can name, such as bindings and tokenreviews
