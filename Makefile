@@ -37,19 +37,21 @@ build: ## Build bin/kube-annotator
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o bin/kube-annotator .
 
 .PHONY: install-plugin
-install-plugin: build ## Install as PREFIX/bin/kubectl-annotator (PREFIX=/usr/local) for `kubectl annotator`
+install-plugin: build ## Install as PREFIX/bin/kubectl-annotator (PREFIX=/usr/local) for `kubectl annotator`, with kubectl_complete-annotator for its completion
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 bin/kube-annotator $(DESTDIR)$(PREFIX)/bin/kubectl-annotator
+	install -m 0755 deploy/krew/kubectl_complete-annotator $(DESTDIR)$(PREFIX)/bin/kubectl_complete-annotator
 
 PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 .PHONY: dist
-dist: ## Build the kubectl plugin archives for deploy/krew into dist/
+dist: ## Build the kubectl plugin archives for deploy/krew into dist/ (kubectl-annotator and kubectl_complete-annotator)
 	@rm -rf dist && mkdir -p dist
 	@for p in $(PLATFORMS); do \
 		os=$${p%/*}; arch=$${p#*/}; d=dist/kubectl-annotator_$${os}_$${arch}; \
 		echo "building $$d.tar.gz"; \
 		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch go build -trimpath -ldflags '$(LDFLAGS)' -o $$d/kubectl-annotator . && \
-		tar -czf $$d.tar.gz -C $$d kubectl-annotator && rm -rf $$d || exit 1; \
+		install -m 0755 deploy/krew/kubectl_complete-annotator $$d/ && \
+		tar -czf $$d.tar.gz -C $$d kubectl-annotator kubectl_complete-annotator && rm -rf $$d || exit 1; \
 	done
 
 IMAGE ?= kube-annotator:$(VERSION)
