@@ -12,7 +12,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kube-annotator/kube-annotator/pkg/admission"
-	"github.com/kube-annotator/kube-annotator/pkg/policysync"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 )
 
@@ -103,12 +102,12 @@ func translate(ctx context.Context, path, manager string, cf *clusterFlags, warn
 }
 
 // noteAdmissionServer says on w what the admission policies need of the
-// API server at cfg if it does not serve them (policysync.ServerNote).
+// API server at cfg if it does not serve them (admission.ServerNote).
 func noteAdmissionServer(ctx context.Context, w io.Writer, cfg *rest.Config) {
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	note := ""
 	if err == nil {
-		note, err = policysync.ServerNote(ctx, dc)
+		note, err = admission.ServerNote(ctx, dc)
 	}
 	if err != nil {
 		note = "warning: could not ask whether the API server serves admission policies: " + err.Error()

@@ -1,4 +1,4 @@
-package policysync
+package admission
 
 import (
 	"context"
@@ -9,11 +9,11 @@ import (
 	"k8s.io/client-go/discovery"
 )
 
-// requirement is what admission policies need of the API server. v1beta1
+// Requirement is what admission policies need of the API server. v1beta1
 // is not used: 1.34 and 1.35 serve it only with the MutatingAdmissionPolicy
 // feature gate and its runtime-config both turned on, which managed
 // clusters do not offer.
-const requirement = "MutatingAdmissionPolicy in admissionregistration.k8s.io/v1, which Kubernetes 1.36 and later serve " +
+const Requirement = "MutatingAdmissionPolicy in admissionregistration.k8s.io/v1, which Kubernetes 1.36 and later serve " +
 	"(1.34 and 1.35: only v1beta1, off by default, not used)"
 
 // Discovery is what ServerNote asks the API server: a discovery client.
@@ -45,5 +45,5 @@ func ServerNote(ctx context.Context, dc Discovery) (string, error) {
 		server += " (" + v.GitVersion + ")"
 	}
 	return fmt.Sprintf("warning: admission policies need %s; %s does not serve it.\n"+
-		"warning: it refuses the policies; run --admission-policies leaves every rule to the controller, which writes objects right after they are created.", requirement, server), nil
+		"warning: it refuses the policies; run --admission-policies leaves every rule to the controller, which writes objects right after they are created.", Requirement, server), nil
 }

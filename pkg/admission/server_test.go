@@ -1,4 +1,4 @@
-package policysync
+package admission
 
 import (
 	"context"
