@@ -34,6 +34,7 @@ func (e *env) newAdmissionCommand() *cobra.Command {
 	cf := addClusterFlags(c, terminalRequestTimeout)
 	cf.offline = offline
 	cf.addExcludeFlag(fs)
+	cf.addAllNamespacesFlag(fs, "Policies that apply in every namespace: what admission prints without -n, whatever the kubeconfig context's namespace")
 	addLogFlags(fs)
 	c.RunE = func(c *cobra.Command, _ []string) error {
 		if err := cmp.Or(validateFieldManager(*manager), cf.validate(), defaultRulesExist(fs)); err != nil {

@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -65,26 +64,32 @@ func notServedBy(r *resolve.Resolver) string {
 	return "served by the cluster"
 }
 
-// checkOffline is check --offline of file, loaded from path: it compiles
-// the rules against the resources known offline, which finds the
-// conflicts and cycles that only resolved names show, and warns of the
-// names it does not know; they do not fail the check, as a cluster may
-// serve them.
-func (e *env) checkOffline(path string, file *rules.File, cf *clusterFlags) error {
-	_, r, err := cf.resolver()
+// checkOffline is check --offline of file, reporting to r as output
+// says: it compiles the rules against the resources known offline, which
+// finds the conflicts and cycles that only resolved names show (errors),
+// and reports the names it does not know as warnings, which do not fail
+// the check, as a cluster may serve them.
+func (e *env) checkOffline(output string, file *rules.File, r *checkReport, cf *clusterFlags) error {
+	_, res, err := cf.resolver()
 	if err != nil {
 		return err
 	}
-	_, unresolved, err := resolve.Compile(path, file, r.Resolve, nil)
+	_, unresolved, err := resolve.Compile(r.File, file, res.Resolve, nil)
+	var invalid *rules.Error
+	if errors.As(err, &invalid) && output != "" {
+		r.Valid, r.Rules = false, 0
+		e.addProblems(r, output, severityError, invalid.Fields)
+		return e.printReport(output, r, true)
+	}
 	if err != nil {
 		return err
 	}
-	for _, u := range unresolved {
-		fmt.Fprintf(e.Err, "warning: %s: %s: %s; its rules are not checked against rules that name it in other ways\n", path, u.Field, u.Message)
+	for i := range unresolved {
+		unresolved[i].Message += "; its rules are not checked against rules that name it in other ways"
 	}
-	warnSensitive(e.Err, path, file, resolvedGroupResources(file, r.Resolve))
-	printValid(e.Out, path, file)
-	return nil
+	e.addProblems(r, output, severityWarning, unresolved)
+	e.addProblems(r, output, severityWarning, sensitiveProblems(file, resolvedGroupResources(file, res.Resolve)))
+	return e.printReport(output, r, true)
 }
 
 // resolvedGroupResources maps the names in file's rules that resolve to
@@ -99,14 +104,4 @@ func resolvedGroupResources(file *rules.File, resolveName rules.ResolveFunc) map
 		}
 	}
 	return out
-}
-
-// printValid says that file, loaded from path, is valid, counting its
-// rules in English.
-func printValid(w io.Writer, path string, file *rules.File) {
-	plural := "s"
-	if len(file.Rules) == 1 {
-		plural = ""
-	}
-	fmt.Fprintf(w, "%s: valid (%d rule%s)\n", path, len(file.Rules), plural)
 }
