@@ -31,6 +31,7 @@ func (e *env) newAdmissionCommand() *cobra.Command {
 	manager := addFieldManagerFlag(fs)
 	cf := addClusterFlags(c, terminalRequestTimeout)
 	cf.addExcludeFlag(fs)
+	cf.addAllNamespacesFlag(fs, "Policies that apply in every namespace: what admission prints without -n, whatever the kubeconfig context's namespace")
 	addLogFlags(fs)
 	c.RunE = func(c *cobra.Command, _ []string) error {
 		if err := cmp.Or(validateFieldManager(*manager), cf.validate(), defaultRulesExist(fs)); err != nil {
