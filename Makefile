@@ -42,19 +42,21 @@ build: ## Build bin/kube-annotator
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o bin/kube-annotator .
 
 .PHONY: install-plugin
-install-plugin: build ## Install as PREFIX/bin/kubectl-annotator (PREFIX=/usr/local) for `kubectl annotator`
+install-plugin: build ## Install as PREFIX/bin/kubectl-annotator (PREFIX=/usr/local) for `kubectl annotator`, with kubectl_complete-annotator for its completion
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 bin/kube-annotator $(DESTDIR)$(PREFIX)/bin/kubectl-annotator
+	install -m 0755 deploy/krew/kubectl_complete-annotator $(DESTDIR)$(PREFIX)/bin/kubectl_complete-annotator
 
 PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 .PHONY: dist
-dist: ## Build the kubectl plugin archives for deploy/krew into dist/
+dist: ## Build the kubectl plugin archives for deploy/krew into dist/ (kubectl-annotator and kubectl_complete-annotator)
 	@rm -rf dist && mkdir -p dist
 	@for p in $(PLATFORMS); do \
 		os=$${p%/*}; arch=$${p#*/}; d=dist/kubectl-annotator_$${os}_$${arch}; \
 		echo "building $$d.tar.gz"; \
 		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch go build -trimpath -ldflags '$(LDFLAGS)' -o $$d/kubectl-annotator . && \
-		tar -czf $$d.tar.gz -C $$d kubectl-annotator && rm -rf $$d || exit 1; \
+		install -m 0755 deploy/krew/kubectl_complete-annotator $$d/ && \
+		tar -czf $$d.tar.gz -C $$d kubectl-annotator kubectl_complete-annotator && rm -rf $$d || exit 1; \
 	done
 
 IMAGE ?= kube-annotator:$(VERSION)
@@ -134,6 +136,22 @@ fuzz: ## Fuzz the rules parser and compiler and the desired-state computation, F
 .PHONY: manifests
 manifests: envtest-assets ## Regenerate deploy/rbac.yaml and deploy/rules.yaml from rules.yaml (on a local control plane)
 	go test -count=1 ./test/e2e -run TestDeployMatchesRules -update
+
+CHART_DIR := deploy/chart/kube-annotator
+.PHONY: test-chart
+test-chart: envtest-assets ## The Helm chart (own module test/chart): helm lint, every ci/ values file accepted by the API server, RBAC equal to `rbac`'s, install, upgrade, uninstall
+	cd test/chart && go test -count=1 -timeout 15m $(GOTESTFLAGS) .
+
+.PHONY: chart-resources
+chart-resources: envtest-assets ## Regenerate the chart's table of resource names, $(CHART_DIR)/files/resources.yaml, from a local control plane's discovery
+	cd test/chart && go test -count=1 -run '^TestResourcesTable$$' . -update
+
+# The date of every file in the chart's archive: SOURCE_DATE_EPOCH, else the
+# last commit that changed the chart.
+CHART_MTIME ?= $(or $(SOURCE_DATE_EPOCH),$(shell git log -1 --format=%ct -- $(CHART_DIR) 2>/dev/null),0)
+.PHONY: chart-package
+chart-package: ## Package the Helm chart into dist/kube-annotator-<version>.tgz, the same bytes for the same sources (VERSION=vX.Y.Z gives chart X.Y.Z)
+	cd test/chart && go run ./cmd/chart-package --version '$(VERSION)' --mtime '$(CHART_MTIME)' --out '$(CURDIR)/dist'
 
 .PHONY: crd
 crd: ## Regenerate deploy/crd with Kubebuilder and controller-gen
