@@ -40,6 +40,11 @@ echo "release: $VERSION of commit $COMMIT ($(date -u -d "@$SOURCE_DATE_EPOCH" +%
 # goreleaser: the binaries, plugin archives, binary SBOMs and krew manifest.
 # It finds cyclonedx-gomod on PATH. The tag need not exist: the release is
 # of the commit checked out.
+# goreleaser asks git for a remote's URL; a clone without one gets the
+# project's, for this run only.
+if [[ -z $(git remote) ]]; then
+	export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=remote.origin.url GIT_CONFIG_VALUE_0=https://github.com/kube-annotator/kube-annotator.git
+fi
 PATH="$TOOLS:$PATH" GORELEASER_CURRENT_TAG="$VERSION" GOCACHE="${RELEASE_GOCACHE:-$(go env GOCACHE)}" \
 	"$TOOLS/goreleaser" release --clean --skip=publish,validate,announce --config .goreleaser.yaml
 g=build/release/goreleaser
