@@ -25,14 +25,15 @@ func TestREADMEIsShort(t *testing.T) {
 	}
 }
 
-// Every relative link in README.md and docs/*.md names a file or
-// directory that exists, and every #anchor a heading of its page.
+// Every relative link in README.md, docs/*.md and examples/README.md
+// names a file or directory that exists, and every #anchor a heading of
+// its page.
 func TestMarkdownLinks(t *testing.T) {
 	pages, err := filepath.Glob("docs/*.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	pages = append([]string{"README.md"}, pages...)
+	pages = append([]string{"README.md", "examples/README.md"}, pages...)
 	anchors := map[string]map[string]bool{}
 	anchorsOf := func(page string) map[string]bool {
 		if a, ok := anchors[page]; ok {

@@ -1,36 +1,53 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
 
 	"github.com/kube-annotator/kube-annotator/pkg/admission"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 )
 
-func admissionCommand(ctx context.Context, e *env, args []string) error {
-	fs := e.newFlagSet("admission", "Print the MutatingAdmissionPolicies and bindings that make the API server apply the rules to\n"+
-		"objects as they are created or updated (for `kubectl apply -f -`); the controller still enforces\n"+
-		"every rule, converges existing objects and deletes the keys no rule wants any more.\n"+
-		"Resource names are resolved through the cluster's discovery. What cannot be done at admission\n"+
-		"(removals, some JSONPath values) is said on stderr and left to the controller.")
-	rulesPath := fs.String("rules", "rules.yaml", "Path to the rules file")
+func (e *env) newAdmissionCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "admission",
+		Short: "Print admission policies that annotate objects as they are created",
+		Long: "Print the MutatingAdmissionPolicies and bindings that make the API server apply the rules to\n" +
+			"objects as they are created or updated (for `kubectl apply -f -`); the controller still enforces\n" +
+			"every rule, converges existing objects and deletes the keys no rule wants any more.\n" +
+			"Resource names are resolved through the cluster's discovery. What cannot be done at admission\n" +
+			"(removals, some JSONPath values) is said on stderr and left to the controller.",
+		Args: noArgs,
+	}
+	rulesPath := addRulesFlag(c)
+	fs := newFlags(c)
 	manager := addFieldManagerFlag(fs)
-	cf := addClusterFlags(fs, terminalRequestTimeout)
+	cf := addClusterFlags(c, terminalRequestTimeout)
 	cf.addExcludeFlag(fs)
+	cf.addAllNamespacesFlag(fs, "Policies that apply in every namespace: what admission prints without -n, whatever the kubeconfig context's namespace")
 	addLogFlags(fs)
-	if err := e.parse(fs, args); err != nil {
-		return err
+	c.RunE = func(c *cobra.Command, _ []string) error {
+		if err := cmp.Or(validateFieldManager(*manager), cf.validate(), defaultRulesExist(fs)); err != nil {
+			return usageError{err}
+		}
+		ctx, restore := e.logging(c.Context(), fs)
+		defer restore()
+		return e.admission(ctx, *rulesPath, *manager, cf)
 	}
-	if err := cf.validate(); err != nil {
-		return usageError{err}
-	}
-	_, restore := e.logging(ctx, fs)
-	defer restore()
-	policies, err := translate(*rulesPath, *manager, cf, e.Err)
+	return c
+}
+
+// admission prints the admission policies of the rules file at path for
+// manager.
+func (e *env) admission(ctx context.Context, path, manager string, cf *clusterFlags) error {
+	policies, err := translate(ctx, path, manager, cf, e.Err)
 	if err != nil {
 		return err
 	}
@@ -39,7 +56,7 @@ func admissionCommand(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(policies) == 0 {
-		fmt.Fprintf(e.Err, "%s: no rule can be applied at admission\n", *rulesPath)
+		fmt.Fprintf(e.Err, "%s: no rule can be applied at admission\n", path)
 	}
 	_, err = e.Out.Write(out)
 	return err
@@ -62,12 +79,14 @@ func fieldManagerVar(fs *pflag.FlagSet, p *string) {
 
 // translate loads the rules file at path, compiles it against the cluster
 // and translates it into admission policies for manager, reporting on
-// warnings what is left to the controller.
-func translate(path, manager string, cf *clusterFlags, warnings io.Writer) ([]admission.Policy, error) {
+// warnings what is left to the controller, and what the policies need of
+// a server that does not serve them.
+func translate(ctx context.Context, path, manager string, cf *clusterFlags, warnings io.Writer) ([]admission.Policy, error) {
 	c, err := cf.loadAndCompile(path)
 	if err != nil {
 		return nil, err
 	}
+	noteAdmissionServer(ctx, warnings, c.cfg)
 	set := c.set
 	for _, u := range c.unresolved {
 		fmt.Fprintf(warnings, "warning: %s: %s: %s; no policy applies it\n", path, u.Field, u.Message)
@@ -80,6 +99,22 @@ func translate(path, manager string, cf *clusterFlags, warnings io.Writer) ([]ad
 		fmt.Fprintf(warnings, "%s: %s\n", path, n)
 	}
 	return policies, nil
+}
+
+// noteAdmissionServer says on w what the admission policies need of the
+// API server at cfg if it does not serve them (admission.ServerNote).
+func noteAdmissionServer(ctx context.Context, w io.Writer, cfg *rest.Config) {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	note := ""
+	if err == nil {
+		note, err = admission.ServerNote(ctx, dc)
+	}
+	if err != nil {
+		note = "warning: could not ask whether the API server serves admission policies: " + err.Error()
+	}
+	if note != "" {
+		fmt.Fprintln(w, note)
+	}
 }
 
 // What run --admission-policies does with admission policies: lists its

@@ -57,9 +57,19 @@ func TestAdmissionCommand(t *testing.T) {
 		}
 	}
 
+	if strings.Contains(stderr, "Kubernetes 1.36") {
+		t.Errorf("stderr says what the policies need of a server that serves them:\n%s", stderr)
+	}
+	old := httptest.NewServer(&fakeAPIServer{noAdmissionPolicies: true})
+	t.Cleanup(old.Close)
+	stdout, stderr, code = invoke("kube-annotator", "admission", "--rules", path, "--server", old.URL)
+	if want := "Kubernetes 1.36 and later serve"; code != 0 || !strings.Contains(stderr, want) || !strings.Contains(stderr, "(v1.35.4) does not serve it") || !strings.Contains(stdout, "kind: MutatingAdmissionPolicy") {
+		t.Errorf("a server without the API: exit %d, stderr %q; want 0, the policies and a warning naming the versions that serve them", code, stderr)
+	}
+
 	_, stderr, code = invoke("kube-annotator", "admission", "--rules", path, "--server", srv.URL, "--field-manager", "Team:A")
-	if code != 1 || !strings.Contains(stderr, "--field-manager: field manager \"Team:A\" cannot name admission policies") {
-		t.Errorf("bad --field-manager: exit %d, stderr %q; want 1 and an error naming the flag", code, stderr)
+	if code != 2 || !strings.HasPrefix(stderr, "error: --field-manager: \"Team:A\" would name the record ConfigMap") {
+		t.Errorf("bad --field-manager: exit %d, stderr %q; want 2 and a usage error naming the flag", code, stderr)
 	}
 }
 

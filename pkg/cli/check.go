@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,41 +16,58 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/spf13/cobra"
 )
 
 // requiredVerbs are what the controller does with each ruled resource.
 var requiredVerbs = []string{"get", "list", "watch", "patch"}
 
-func checkCommand(ctx context.Context, e *env, args []string) error {
-	fs := e.newFlagSet("check", "Validate a rules file: schema, annotation keys and values; then, unless --offline,\n"+
-		"resolve every resource on the cluster and check that you may get, list, watch and patch it.")
-	rulesPath := fs.String("rules", "rules.yaml", "Path to the rules file")
+func (e *env) newCheckCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "check",
+		Short: "Validate a rules file; resolve and check permissions on a cluster",
+		Long: "Validate a rules file: schema, annotation keys and values; then, unless --offline,\n" +
+			"resolve every resource on the cluster and check that you may get, list, watch and patch it.",
+		Args: noArgs,
+	}
+	rulesPath := addRulesFlag(c)
+	fs := newFlags(c)
 	offline := fs.Bool("offline", false, "Only validate the file; do not contact a cluster")
-	cf := addClusterFlags(fs, terminalRequestTimeout)
+	output := addOutputFlag(c)
+	cf := addClusterFlags(c, terminalRequestTimeout)
+	cf.addAllNamespacesFlag(fs, "Check access in every namespace (cluster-wide): what check does without -n, whatever the kubeconfig context's namespace")
 	addLogFlags(fs)
-	if err := e.parse(fs, args); err != nil {
-		return err
+	c.RunE = func(c *cobra.Command, _ []string) error {
+		if err := cmp.Or(validateOutput(*output), cf.validate(), defaultRulesExist(fs)); err != nil {
+			return usageError{err}
+		}
+		ctx, restore := e.logging(c.Context(), fs)
+		defer restore()
+		return e.check(ctx, *rulesPath, *offline, *output, cf)
 	}
-	if err := cf.validate(); err != nil {
-		return usageError{err}
+	return c
+}
+
+// check validates the rules file at path and, unless offline, checks its
+// resources on the cluster; it prints what it found as output says.
+func (e *env) check(ctx context.Context, path string, offline bool, output string, cf *clusterFlags) error {
+	r := &checkReport{File: path, Problems: []checkProblem{}}
+	file, err := rules.Load(path)
+	var invalid *rules.Error
+	if errors.As(err, &invalid) && output != "" {
+		e.addProblems(r, output, severityError, invalid.Fields)
+		return e.printReport(output, r, offline)
 	}
-	ctx, restore := e.logging(ctx, fs)
-	defer restore()
-	file, err := rules.Load(*rulesPath)
 	if err != nil {
 		return err
 	}
-	warnOverlaps(e.Err, *rulesPath, file)
-	if *offline {
-		warnSensitive(e.Err, *rulesPath, file, nil)
-		plural := "s"
-		if len(file.Rules) == 1 {
-			plural = ""
-		}
-		fmt.Fprintf(e.Out, "%s: valid (%d rule%s)\n", *rulesPath, len(file.Rules), plural)
-		return nil
+	r.Valid, r.Rules = true, len(file.Rules)
+	e.addProblems(r, output, severityWarning, rules.Overlaps(file))
+	if offline {
+		e.addProblems(r, output, severityWarning, sensitiveProblems(file, nil))
+		return e.printReport(output, r, offline)
 	}
-	cfg, r, err := cf.resolver()
+	cfg, res, err := cf.resolver()
 	if err != nil {
 		return withOfflineHint(err)
 	}
@@ -57,24 +75,19 @@ func checkCommand(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if _, _, err := resolve.Compile(*rulesPath, file, r.Resolve, nil); errors.Is(err, resolve.ErrUnreachable) {
+	if _, _, err := resolve.Compile(path, file, res.Resolve, nil); errors.Is(err, resolve.ErrUnreachable) {
 		return withOfflineHint(err)
 	} else if err != nil {
 		return err
 	}
-	rows, err := checkRules(ctx, file, r.Resolve, cs, cf.namespace())
+	rows, err := checkRules(ctx, file, res.Resolve, cs, cf.namespace())
 	if err != nil {
 		return withOfflineHint(err) // no verdict on the rules: the cluster did not answer
 	}
-	warnSensitive(e.Err, *rulesPath, file, servedAs(rows))
-	ok, err := printChecks(e.Out, rows)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return exitCode(1) // the table says which resources are not ok
-	}
-	return nil
+	e.addProblems(r, output, severityWarning, sensitiveProblems(file, servedAs(rows)))
+	noteAdmissionServer(ctx, e.Err, cfg)
+	r.addRows(rows)
+	return e.printReport(output, r, offline)
 }
 
 // withOfflineHint is err, which says that the cluster cannot be asked,
@@ -89,6 +102,8 @@ const offlineHint = "(use --offline to validate the file without a cluster)"
 // A checkRow is the verdict on one resource of one rule.
 type checkRow struct {
 	rule, resource, servedAs, status string
+	// denied are the verbs the user may not use on it.
+	denied []string
 	// gr is the group and resource it is served as; zero when it is not
 	// served.
 	gr schema.GroupResource
@@ -171,7 +186,7 @@ func checkResource(ctx context.Context, resolver rules.ResolveFunc, cs kubernete
 		}
 	}
 	if len(denied) > 0 {
-		row.status = "forbidden: cannot " + strings.Join(denied, ", ")
+		row.status, row.denied = "forbidden: cannot "+strings.Join(denied, ", "), denied
 	}
 	return row, nil
 }

@@ -17,11 +17,14 @@ import (
 )
 
 // fakeAPIServer serves, over plain HTTP, the discovery of the core group
-// with configmaps and serviceaccounts only, and access reviews that allow every verb but those
-// denied. A part that is down answers every request with an internal error.
+// with configmaps and serviceaccounts only and of MutatingAdmissionPolicy
+// v1 unless noAdmissionPolicies (as Kubernetes 1.35, whose version it then
+// says), and access reviews that allow every verb but those denied. A part
+// that is down answers every request with an internal error.
 type fakeAPIServer struct {
 	denied                     []string
 	discoveryDown, reviewsDown bool
+	noAdmissionPolicies        bool
 	// objects are served at their paths, e.g. /api/v1/namespaces/a/configmaps/b.
 	objects map[string]any
 }
@@ -60,7 +63,18 @@ func (f *fakeAPIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.URL.Path == "/api":
 		reply(http.StatusOK, metav1.APIVersions{TypeMeta: metav1.TypeMeta{Kind: "APIVersions"}, Versions: []string{"v1"}})
 	case r.URL.Path == "/apis":
-		reply(http.StatusOK, metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}})
+		groups := metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}}
+		if !f.noAdmissionPolicies {
+			v1 := metav1.GroupVersionForDiscovery{GroupVersion: "admissionregistration.k8s.io/v1", Version: "v1"}
+			groups.Groups = []metav1.APIGroup{{Name: "admissionregistration.k8s.io", Versions: []metav1.GroupVersionForDiscovery{v1}, PreferredVersion: v1}}
+		}
+		reply(http.StatusOK, groups)
+	case r.URL.Path == "/apis/admissionregistration.k8s.io/v1" && !f.noAdmissionPolicies:
+		reply(http.StatusOK, metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: "admissionregistration.k8s.io/v1",
+			APIResources: []metav1.APIResource{{Name: "mutatingadmissionpolicies", SingularName: "mutatingadmissionpolicy", Kind: "MutatingAdmissionPolicy",
+				Verbs: metav1.Verbs{"get", "list", "watch", "patch"}}}})
+	case r.URL.Path == "/version" && f.noAdmissionPolicies:
+		reply(http.StatusOK, map[string]string{"gitVersion": "v1.35.4"})
 	case r.URL.Path == "/api/v1":
 		reply(http.StatusOK, metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: "v1",
 			APIResources: []metav1.APIResource{{Name: "configmaps", SingularName: "configmap", Kind: "ConfigMap", Namespaced: true,
@@ -94,6 +108,9 @@ func TestCheckCommand(t *testing.T) {
 			wantRows: [][]string{{"cms", "cm", "configmaps.v1", "ok"}, {"widgets", "widgets.example.com", "-", "not", "found"}}},
 		{name: "forbidden: a verdict", rules: cms, server: fakeAPIServer{denied: []string{"patch", "watch"}}, wantCode: 1,
 			wantRows: [][]string{{"cms", "cm", "configmaps.v1", "forbidden:", "cannot", "watch,", "patch"}}},
+		{name: "no admission policies: said, no verdict on them", rules: cms, server: fakeAPIServer{noAdmissionPolicies: true}, wantCode: 0,
+			wantRows:   [][]string{{"cms", "cm", "configmaps.v1", "ok"}},
+			wantStderr: []string{"Kubernetes 1.36 and later", "this API server (v1.35.4) does not serve it"}},
 		{name: "discovery fails: no verdict", rules: widgets, server: fakeAPIServer{discoveryDown: true}, wantCode: 1,
 			wantStderr: []string{"error: API server http://127.0.0.1:", ": etcd is down\n" + offlineHint}},
 		{name: "access reviews fail: no verdict", rules: cms, server: fakeAPIServer{reviewsDown: true}, wantCode: 1,

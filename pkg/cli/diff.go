@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/kube-annotator/kube-annotator/pkg/app"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/scan"
+	"github.com/spf13/cobra"
 )
 
 // Exit codes of diff, as kubectl diff's: 0 nothing to change, 1 changes
@@ -17,28 +19,38 @@ const (
 	diffFailed  = 2
 )
 
-func diffCommand(ctx context.Context, e *env, args []string) error {
-	fs := e.newFlagSet("diff", "Show what run would change, object by object, without writing anything: keys to set and to delete,\n"+
-		"on the ruled resources and on the recorded ones no rule names (the record is read, never written).\n"+
-		"Exit status: 0 nothing to change, 1 changes pending, 2 an error.")
-	rulesPath := fs.String("rules", "rules.yaml", "Path to the rules file")
-	output := fs.StringP("output", "o", "", "Output format: \"\" (text), json or yaml")
+func (e *env) newDiffCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "diff",
+		Short: "Show what run would change, without writing",
+		Long: "Show what run would change, object by object, without writing anything: keys to set and to delete,\n" +
+			"on the ruled resources and on the recorded ones no rule names (the record is read, never written).\n" +
+			"Exit status: 0 nothing to change, 1 changes pending, 2 an error.",
+		Args: noArgs,
+	}
+	rulesPath := addRulesFlag(c)
+	fs := newFlags(c)
+	output := addOutputFlag(c)
 	rf := addRecordFlags(fs)
-	cf := addClusterFlags(fs, terminalRequestTimeout)
+	cf := addClusterFlags(c, terminalRequestTimeout)
 	cf.addExcludeFlag(fs)
+	cf.addAllNamespacesFlag(fs, "Show the changes in every namespace: what diff does without -n, whatever the kubeconfig context's namespace")
 	addLogFlags(fs)
-	if err := e.parse(fs, args); err != nil {
-		return err
+	c.RunE = func(c *cobra.Command, _ []string) error {
+		if err := cmp.Or(validateOutput(*output), rf.Validate(), cf.validate(), defaultRulesExist(fs)); err != nil {
+			return usageError{err}
+		}
+		ctx, restore := e.logging(c.Context(), fs)
+		defer restore()
+		return e.diff(ctx, *rulesPath, *output, rf, cf)
 	}
-	if *output != "" && *output != "json" && *output != "yaml" {
-		return usageErrorf("--output must be json or yaml, got %q", *output)
-	}
-	if err := cmp.Or(rf.Validate(), cf.validate()); err != nil {
-		return usageError{err}
-	}
-	ctx, restore := e.logging(ctx, fs)
-	defer restore()
-	s, err := connect(ctx, *rulesPath, cf)
+	return c
+}
+
+// diff prints what run would change under the rules file at path, in
+// output's format.
+func (e *env) diff(ctx context.Context, path, output string, rf *app.RecordConfig, cf *clusterFlags) error {
+	s, err := connect(ctx, path, cf)
 	if err != nil {
 		return &exitError{diffFailed, err}
 	}
@@ -58,7 +70,7 @@ func diffCommand(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return &exitError{diffFailed, err}
 	}
-	if err := printDiff(e, *output, pending); err != nil {
+	if err := printDiff(e, output, pending); err != nil {
 		return &exitError{diffFailed, err}
 	}
 	for _, line := range ruleSummary(pending, audited) {

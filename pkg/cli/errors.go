@@ -3,6 +3,8 @@ package cli
 import (
 	"errors"
 	"fmt"
+
+	"github.com/spf13/cobra"
 )
 
 // usageError is a bad invocation of a command: a flag or an argument that
@@ -38,20 +40,21 @@ func (x *exitError) Unwrap() error { return x.err }
 // exitCode ends a command with code, printing nothing.
 func exitCode(code int) error { return &exitError{code: code} }
 
-// errHelp ends a command that printed its help, successfully.
-var errHelp = exitCode(0)
-
-// exit prints err, what command cmd returned, in the one format of its
-// kind and returns the process's exit code: 0 without an error, 2 for a
-// usage error, the code of an exitError, else 1.
-func (e *env) exit(cmd string, err error) int {
+// exit prints err, what cmd returned, in the one format of its kind and
+// returns the process's exit code: 0 without an error; 2 for a usage error
+// or any error before the command's own code started (an unknown command
+// or flag, a bad flag value or argument); the code of an exitError; else 1.
+func (e *env) exit(cmd *cobra.Command, err error) int {
 	var usage usageError
 	var exit *exitError
 	switch {
 	case err == nil:
 		return 0
-	case errors.As(err, &usage):
-		fmt.Fprintf(e.Err, "error: %v\nSee '%s %s --help'.\n", usage.err, e.prog, cmd)
+	case errors.As(err, &usage) || !e.ran:
+		if cmd.Name() == "help" && cmd.HasParent() {
+			cmd = cmd.Parent() // help COMMAND: the command is the root's
+		}
+		fmt.Fprintf(e.Err, "error: %v\nSee '%s --help'.\n", err, cmd.CommandPath())
 		return 2
 	case errors.As(err, &exit):
 		if exit.err != nil {

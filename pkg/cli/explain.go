@@ -3,19 +3,19 @@ package cli
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/spf13/pflag"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/scan"
+	"github.com/spf13/cobra"
 )
 
 // explained is explain's answer for one object, as -o json and -o yaml
@@ -27,46 +27,88 @@ type explained struct {
 	reconcile.Explanation
 }
 
-func explainCommand(ctx context.Context, e *env, args []string) error {
-	fs := e.newFlagSet("explain", "Explain one object: every rule of its resource and whether it selects the object (if not, why),\n"+
-		"the keys each selecting rule wants, who owns each annotation and label (managedFields), conflicts,\n"+
-		"and what run would change. Takes RESOURCE/NAME, e.g. deployments/web or configmaps.v1/settings.")
-	rulesPath := fs.String("rules", "rules.yaml", "Path to the rules file")
-	output := fs.StringP("output", "o", "", "Output format: \"\" (text), json or yaml")
+func (e *env) newExplainCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "explain RESOURCE/NAME",
+		Short: "Explain what the rules make of one object, and why",
+		Long: "Explain one object: every rule of its resource and whether it selects the object (if not, why),\n" +
+			"the keys each selecting rule wants, who owns each annotation and label (managedFields), conflicts,\n" +
+			"and what run would change. Takes RESOURCE/NAME or RESOURCE NAME, e.g. deployments/web or configmaps.v1 settings.",
+		Example: "  kube-annotator explain deployments/web -n team-a\n" +
+			"  kube-annotator explain configmaps settings -o yaml",
+		Args: objectArgs,
+	}
+	rulesPath := addRulesFlag(c)
+	fs := newFlags(c)
+	output := addOutputFlag(c)
 	manager := addFieldManagerFlag(fs)
-	cf := addClusterFlags(fs, terminalRequestTimeout)
+	cf := addClusterFlags(c, terminalRequestTimeout)
 	cf.addExcludeFlag(fs)
+	cf.addAllNamespacesFlag(fs, "Explain the objects of that name in every namespace, one after another (with -o, a list); "+
+		"without it and -n, the kubeconfig context's namespace")
 	addLogFlags(fs)
-	err := fs.Parse(args)
-	switch {
-	case errors.Is(err, pflag.ErrHelp):
-		return errHelp
-	case err != nil:
-		return usageError{err}
-	case fs.NArg() != 1:
-		return usageErrorf("want one RESOURCE/NAME, got %d arguments", fs.NArg())
-	case *output != "" && *output != "json" && *output != "yaml":
-		return usageErrorf("--output must be json or yaml, got %q", *output)
+	c.ValidArgsFunction = cf.completeObject
+	c.RunE = func(c *cobra.Command, args []string) error {
+		if err := cmp.Or(validateOutput(*output), validateFieldManager(*manager), cf.validate(), defaultRulesExist(fs)); err != nil {
+			return usageError{err}
+		}
+		ctx, restore := e.logging(c.Context(), fs)
+		defer restore()
+		resource, name := objectOf(args)
+		xs, err := explainObjects(ctx, *rulesPath, *manager, cf, resource, name)
+		if err != nil {
+			return err
+		}
+		if cf.allNamespaces && *output != "" {
+			return encode(e.Out, *output, xs) // a list, however many
+		}
+		for i, x := range xs {
+			if i > 0 {
+				fmt.Fprintln(e.Out)
+			}
+			if err := printExplained(e.Out, *output, x); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
-	if err := cmp.Or(validateFieldManager(*manager), cf.validate()); err != nil {
-		return usageError{err}
-	}
-	ctx, restore := e.logging(ctx, fs)
-	defer restore()
-	x, err := explainObject(ctx, *rulesPath, *manager, cf, fs.Arg(0))
-	if err != nil {
-		return err
-	}
-	return printExplained(e.Out, *output, x)
+	return c
 }
 
-// explainObject explains the object arg (RESOURCE/NAME) names under the
-// rules file at path, for a controller writing as manager.
-func explainObject(ctx context.Context, path, manager string, cf *clusterFlags, arg string) (*explained, error) {
-	resource, name, ok := strings.Cut(arg, "/")
-	if !ok || resource == "" || name == "" || strings.Contains(name, "/") {
-		return nil, fmt.Errorf("%q: name one object as RESOURCE/NAME, e.g. deployments/web", arg)
+// objectArgs is explain's argument check: one object, as RESOURCE/NAME or
+// RESOURCE NAME.
+func objectArgs(_ *cobra.Command, args []string) error {
+	switch len(args) {
+	case 1:
+		resource, name, ok := strings.Cut(args[0], "/")
+		if !ok || resource == "" || name == "" || strings.Contains(name, "/") {
+			return usageErrorf("%q: name one object as RESOURCE/NAME or RESOURCE NAME, e.g. deployments/web", args[0])
+		}
+	case 2:
+		if strings.Contains(args[0], "/") || args[1] == "" || strings.Contains(args[1], "/") {
+			return usageErrorf("%q %q: name one object as RESOURCE/NAME or RESOURCE NAME, e.g. deployments web", args[0], args[1])
+		}
+	default:
+		return usageErrorf("want one object, RESOURCE/NAME or RESOURCE NAME; got %d arguments", len(args))
 	}
+	return nil
+}
+
+// objectOf is the resource and name of the object that args, checked by
+// objectArgs, name.
+func objectOf(args []string) (resource, name string) {
+	if len(args) == 2 {
+		return args[0], args[1]
+	}
+	resource, name, _ = strings.Cut(args[0], "/")
+	return resource, name
+}
+
+// explainObjects explains the object name of resource under the rules file
+// at path, for a controller writing as manager: in the namespace -n or
+// the kubeconfig context names, or, with -A, each object of that name in
+// every namespace.
+func explainObjects(ctx context.Context, path, manager string, cf *clusterFlags, resource, name string) ([]*explained, error) {
 	c, err := cf.loadAndCompile(path)
 	if err != nil {
 		return nil, err
@@ -79,16 +121,50 @@ func explainObject(ctx context.Context, path, manager string, cf *clusterFlags, 
 	if t == nil {
 		return nil, fmt.Errorf("resource %q (%s): no rule in %s names it", resource, rules.GVRString(res.GVR), path)
 	}
-	ns := ""
-	if t.Namespaced {
-		if ns, err = cf.kube.DefaultNamespace(); err != nil {
-			return nil, err
-		}
-	}
 	dyn, err := dynamic.NewForConfig(c.cfg)
 	if err != nil {
 		return nil, err
 	}
+	namespaces := []string{""}
+	switch {
+	case t.Namespaced && cf.allNamespaces:
+		namespaces, err = namespacesOf(ctx, dyn, t.GVR, name)
+	case t.Namespaced:
+		namespaces[0], err = cf.kube.DefaultNamespace()
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []*explained
+	for _, ns := range namespaces {
+		x, err := explainIn(ctx, dyn, t, ns, name, manager)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, x)
+	}
+	return out, nil
+}
+
+// namespacesOf lists the namespaces that hold an object of gvr named name.
+func namespacesOf(ctx context.Context, dyn dynamic.Interface, gvr schema.GroupVersionResource, name string) ([]string, error) {
+	list, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
+	if err != nil {
+		return nil, fmt.Errorf("list %s named %q: %w", rules.GVRString(gvr), name, err)
+	}
+	if len(list.Items) == 0 {
+		return nil, fmt.Errorf("%s %q not found in any namespace", rules.GVRString(gvr), name)
+	}
+	out := make([]string, 0, len(list.Items))
+	for _, o := range list.Items {
+		out = append(out, o.GetNamespace())
+	}
+	return out, nil
+}
+
+// explainIn explains the object name of t in namespace ns ("" for a
+// cluster-scoped resource), for a controller writing as manager.
+func explainIn(ctx context.Context, dyn dynamic.Interface, t *rules.Target, ns, name, manager string) (*explained, error) {
 	ref := reconcile.Ref{GVR: t.GVR, Namespace: ns, Name: name}
 	obj, err := dyn.Resource(t.GVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {

@@ -8,7 +8,10 @@ import (
 	"sync/atomic"
 	"text/tabwriter"
 
+	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
+
+	"github.com/kube-annotator/kube-annotator/pkg/app"
 
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/record"
@@ -25,27 +28,40 @@ type tally struct {
 	note     string // why the resource was not processed, if it was not
 }
 
-func onceCommand(ctx context.Context, e *env, args []string) error {
-	fs := e.newFlagSet("once", "Converge every object the rules name once, then exit: 0 when everything converged.\n"+
-		"Keys set on recorded resources that no rule names any more are deleted too, as run does.")
-	rulesPath := fs.String("rules", "rules.yaml", "Path to the rules file")
+func (e *env) newOnceCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "once",
+		Short: "Converge every ruled object once, then exit",
+		Long: "Converge every object the rules name once, then exit: 0 when everything converged.\n" +
+			"Keys set on recorded resources that no rule names any more are deleted too, as run does.",
+		Args: noArgs,
+	}
+	rulesPath := addRulesFlag(c)
+	fs := newFlags(c)
 	workers := fs.Int("workers", 8, "Number of objects patched in parallel")
 	rf := addRecordFlags(fs)
-	cf := addClusterFlags(fs, terminalRequestTimeout)
+	cf := addClusterFlags(c, terminalRequestTimeout)
 	cf.addExcludeFlag(fs)
+	cf.addAllNamespacesFlag(fs, "Converge the objects of every namespace: what once does without -n, whatever the kubeconfig context's namespace")
 	addLogFlags(fs)
-	if err := e.parse(fs, args); err != nil {
-		return err
+	c.RunE = func(c *cobra.Command, _ []string) error {
+		if *workers < 1 {
+			return usageErrorf("--workers must be at least 1, got %d", *workers)
+		}
+		if err := cmp.Or(rf.Validate(), cf.validate(), defaultRulesExist(fs)); err != nil {
+			return usageError{err}
+		}
+		ctx, restore := e.logging(c.Context(), fs)
+		defer restore()
+		return e.once(ctx, *rulesPath, *workers, rf, cf)
 	}
-	if *workers < 1 {
-		return usageErrorf("--workers must be at least 1, got %d", *workers)
-	}
-	if err := cmp.Or(rf.Validate(), cf.validate()); err != nil {
-		return usageError{err}
-	}
-	ctx, restore := e.logging(ctx, fs)
-	defer restore()
-	s, err := connect(ctx, *rulesPath, cf)
+	return c
+}
+
+// once converges every object the rules file at path names, with workers
+// in parallel.
+func (e *env) once(ctx context.Context, path string, workers int, rf *app.RecordConfig, cf *clusterFlags) error {
+	s, err := connect(ctx, path, cf)
 	if err != nil {
 		return err
 	}
@@ -54,7 +70,7 @@ func onceCommand(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	cv := &converger{session: s, writer: reconcile.NewWriter(s.metadata, rf.FieldManager, rec, nil),
-		manager: rf.FieldManager, namespace: cf.namespace(), workers: *workers, progress: newProgress(e.Err)}
+		manager: rf.FieldManager, namespace: cf.namespace(), workers: workers, progress: newProgress(e.Err)}
 
 	var tallies []*tally
 	for _, u := range s.unresolved {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -19,32 +18,47 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/record"
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/spf13/cobra"
 )
 
-func rbacCommand(ctx context.Context, e *env, args []string) error {
-	fs := e.newFlagSet("rbac", "Print the least-privilege ServiceAccount, ClusterRole and ClusterRoleBinding for a rules file:\n"+
-		"get, list, watch and patch on exactly the resources it names; and a Role and RoleBinding in the ServiceAccount's namespace\n"+
-		"for the ConfigMap that records the resources written to, and the Lease for leader election. Resource names are resolved\n"+
-		"through the cluster's discovery; a name with a group (frigates.ship.nwiizo.dev) that the\n"+
-		"cluster does not serve yet is taken as written.")
-	rulesPath := fs.String("rules", "rules.yaml", "Path to the rules file")
-	name := fs.String("name", "kube-annotator", "Name of the ServiceAccount, ClusterRole and ClusterRoleBinding")
-	leases := fs.Bool("leader-election", true, "Also grant the Lease for leader election (in the Role in the ServiceAccount's namespace)")
-	leaseName := fs.String("leader-election-id", defaultLeaseName, "Name of the Lease granted for leader election: run's --leader-election-id")
-	withEvents := fs.Bool("events", false, "Also grant creating Events (for run --events)")
-	withAdmission := fs.Bool("admission-policies", false, "Also grant managing kube-annotator's MutatingAdmissionPolicies and bindings (for run --admission-policies)")
+func (e *env) newRBACCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "rbac",
+		Short: "Print the least-privilege RBAC for a rules file",
+		Long: "Print the least-privilege ServiceAccount, ClusterRole and ClusterRoleBinding for a rules file:\n" +
+			"get, list, watch and patch on exactly the resources it names; and a Role and RoleBinding in the ServiceAccount's namespace\n" +
+			"for the ConfigMap that records the resources written to, and the Lease for leader election. Resource names are resolved\n" +
+			"through the cluster's discovery; a name with a group (frigates.ship.nwiizo.dev) that the\n" +
+			"cluster does not serve yet is taken as written.",
+		Args: noArgs,
+	}
+	rulesPath := addRulesFlag(c)
+	fs := newFlags(c)
+	o := rbacOptions{}
+	fs.StringVar(&o.name, "name", "kube-annotator", "Name of the ServiceAccount, ClusterRole and ClusterRoleBinding")
+	fs.BoolVar(&o.leases, "leader-election", true, "Also grant the Lease for leader election (in the Role in the ServiceAccount's namespace)")
+	fs.StringVar(&o.lease, "leader-election-id", defaultLeaseName, "Name of the Lease granted for leader election: run's --leader-election-id")
+	fs.BoolVar(&o.events, "events", false, "Also grant creating Events (for run --events)")
+	fs.BoolVar(&o.admission, "admission-policies", false, "Also grant managing kube-annotator's MutatingAdmissionPolicies and bindings (for run --admission-policies)")
 	manager := addFieldManagerFlag(fs)
-	cf := addClusterFlags(fs, terminalRequestTimeout)
+	cf := addClusterFlags(c, terminalRequestTimeout)
 	addLogFlags(fs)
-	if err := e.parse(fs, args); err != nil {
-		return err
+	c.RunE = func(c *cobra.Command, _ []string) error {
+		if err := cmp.Or(validateFieldManager(*manager), cf.validate(), validateRBACNames(o.name, o.lease), defaultRulesExist(fs)); err != nil {
+			return usageError{err}
+		}
+		_, restore := e.logging(c.Context(), fs)
+		defer restore()
+		o.record = record.Name(*manager)
+		return e.rbac(*rulesPath, o, cf)
 	}
-	if err := cmp.Or(validateFieldManager(*manager), cf.validate(), validateRBACNames(*name, cf.namespace(), *leaseName)); err != nil {
-		return usageError{err}
-	}
-	_, restore := e.logging(ctx, fs)
-	defer restore()
-	file, err := rules.Load(*rulesPath)
+	return c
+}
+
+// rbac prints the RBAC that o says for the rules file at path, its
+// resources resolved on the cluster.
+func (e *env) rbac(path string, o rbacOptions, cf *clusterFlags) error {
+	file, err := rules.Load(path)
 	if err != nil {
 		return err
 	}
@@ -59,12 +73,12 @@ func rbacCommand(ctx context.Context, e *env, args []string) error {
 		for j, name := range rule.Resources {
 			res, warning, err := resource(r, name)
 			if err != nil {
-				fmt.Fprintf(e.Err, "%s: rules[%d].resources[%d]: %v\n", *rulesPath, i, j, err)
+				fmt.Fprintf(e.Err, "%s: rules[%d].resources[%d]: %v\n", path, i, j, err)
 				failed = true
 				continue
 			}
 			if warning != "" {
-				fmt.Fprintf(e.Err, "warning: %s: rules[%d].resources[%d]: %s\n", *rulesPath, i, j, warning)
+				fmt.Fprintf(e.Err, "warning: %s: rules[%d].resources[%d]: %s\n", path, i, j, warning)
 			}
 			resolved[name] = res
 			grs = append(grs, res.GVR.GroupResource())
@@ -73,16 +87,16 @@ func rbacCommand(ctx context.Context, e *env, args []string) error {
 	if failed {
 		return exitCode(1) // each resource that failed is said above
 	}
-	warnSensitive(e.Err, *rulesPath, file, groupResources(resolved))
+	warnSensitive(e.Err, path, file, groupResources(resolved))
 	ns := cf.namespace()
 	if ns == "" {
 		ns = "kube-annotator"
 	}
-	if *withAdmission {
+	if o.admission {
 		fmt.Fprintln(e.Err, admissionWarning)
 	}
-	out, err := rbacManifests(rbacOptions{name: *name, namespace: ns, lease: *leaseName, resources: grs, record: record.Name(*manager),
-		watchNamespaces: watchesNamespaces(file, resolved), leases: *leases, events: *withEvents, admission: *withAdmission})
+	o.namespace, o.resources, o.watchNamespaces = ns, grs, watchesNamespaces(file, resolved)
+	out, err := rbacManifests(o)
 	if err != nil {
 		return err
 	}
@@ -92,19 +106,15 @@ func rbacCommand(ctx context.Context, e *env, args []string) error {
 
 // validateRBACNames reports, naming the flag, a name the API server would
 // reject: --name and --leader-election-id name objects (DNS-1123
-// subdomains), -n a namespace (a DNS-1123 label); "" is the default.
-func validateRBACNames(name, namespace, lease string) error {
+// subdomains). clusterFlags.validate checks -n.
+func validateRBACNames(name, lease string) error {
 	for _, c := range []struct {
 		flag, value string
 		check       func(string) []string
 	}{
 		{"--name", name, validation.IsDNS1123Subdomain},
-		{"--namespace", namespace, validation.IsDNS1123Label},
 		{"--leader-election-id", lease, validation.IsDNS1123Subdomain},
 	} {
-		if c.flag == "--namespace" && c.value == "" {
-			continue
-		}
 		if msgs := c.check(c.value); len(msgs) > 0 {
 			return fmt.Errorf("%s %q: %s", c.flag, c.value, strings.Join(msgs, "; "))
 		}

@@ -1,12 +1,12 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/klog/v2"
 
@@ -20,27 +20,38 @@ type runFlags struct {
 	cluster *clusterFlags
 }
 
-func runCommand(ctx context.Context, e *env, args []string) error {
-	fs := e.newFlagSet("run", "Run the controller: watch every resource the rules name and keep each object annotated as they say.\n"+
-		"The rules file is reloaded when it changes or on SIGHUP; an invalid file keeps the previous rules in force.\n"+
-		"Keys set on a resource that no rule names any more are deleted: the resources written to are recorded in a ConfigMap.")
-	f := addRunFlags(fs)
-	if err := e.parse(fs, args); err != nil {
-		return err
+func (e *env) newRunCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "run",
+		Short: "Run the controller: keep every ruled object annotated",
+		Long: "Run the controller: watch every resource the rules name and keep each object annotated as they say.\n" +
+			"The rules file is reloaded when it changes or on SIGHUP; an invalid file keeps the previous rules in force.\n" +
+			"Keys set on a resource that no rule names any more are deleted: the resources written to are recorded in a ConfigMap.",
+		Args: noArgs,
 	}
-	cfg, err := f.config(fs.Changed)
-	if err != nil {
-		return usageError{err}
+	f := addRunFlags(c)
+	c.RunE = func(c *cobra.Command, _ []string) error {
+		fs := c.Flags()
+		cfg, err := f.config(fs.Changed)
+		if err == nil {
+			err = defaultRulesExist(fs)
+		}
+		if err != nil {
+			return usageError{err}
+		}
+		ctx := klog.NewContext(c.Context(), klog.Background().WithName("kube-annotator"))
+		return app.Run(ctx, cfg)
 	}
-	ctx = klog.NewContext(ctx, klog.Background().WithName("kube-annotator"))
-	return app.Run(ctx, cfg)
+	return c
 }
 
-// addRunFlags adds run's flags to fs.
-func addRunFlags(fs *pflag.FlagSet) *runFlags {
+// addRunFlags adds run's flags to c.
+func addRunFlags(cmd *cobra.Command) *runFlags {
 	f := &runFlags{}
 	c := &f.cfg
-	fs.StringVar(&c.RulesPath, "rules", "rules.yaml", "Path to the rules file")
+	fs := newFlags(cmd)
+	fs.StringVar(&c.RulesPath, "rules", defaultRules, "Path to the rules file")
+	_ = cmd.MarkFlagFilename("rules", "yaml", "yml") // the flag exists
 	fs.IntVar(&c.Workers, "workers", 8, "Number of objects synced in parallel")
 	fs.DurationVar(&c.ResyncPeriod, "resync-period", 0, "How often every cached object is synced again although nothing changed, e.g. 10h (0: never; events alone keep objects converged)")
 	fs.BoolVar(&c.WatchRules, "watch-rules", true, "Reload the rules file when it changes (SIGHUP always reloads it)")
@@ -52,8 +63,9 @@ func addRunFlags(fs *pflag.FlagSet) *runFlags {
 	addRecordVars(fs, &c.Record)
 	addLeaderFlags(fs, &c.Leader)
 	addShardFlags(fs, &c.Shard)
-	f.cluster = addClusterFlags(fs, "0")
+	f.cluster = addClusterFlags(cmd, "0")
 	f.cluster.addExcludeFlag(fs)
+	f.cluster.addAllNamespacesFlag(fs, "Watch every namespace: what run does without -n, whatever the kubeconfig context's namespace")
 	addLogFlags(fs)
 	return f
 }
@@ -76,18 +88,16 @@ func (f *runFlags) config(changed func(string) bool) (app.Config, error) {
 	if err := f.cluster.validate(); err != nil {
 		return c, err
 	}
-	c.Namespace, c.ExcludeNamespaces, c.RESTConfig = f.cluster.namespace(), f.cluster.exclude, f.cluster.restConfig
+	c.Namespace, c.ExcludeNamespaces, c.RESTConfig = f.cluster.namespace(), f.cluster.exclude, f.cluster.reachedRESTConfig
 	if err := c.Validate(); err != nil {
 		return c, err
 	}
-	if c.Record.Namespace == "" {
-		c.Record.Namespace = podNamespace()
-	}
+	c.Record.Namespace = recordNamespace(c.Record.Namespace, c.Namespace)
 	return c, nil
 }
 
 // serviceAccountNamespace is where a Pod finds its own namespace.
-const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+var serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
 // inCluster reports whether the process runs in a Pod.
 func inCluster() bool { return os.Getenv("KUBERNETES_SERVICE_HOST") != "" }
@@ -95,12 +105,21 @@ func inCluster() bool { return os.Getenv("KUBERNETES_SERVICE_HOST") != "" }
 // podNamespace is the namespace of the Pod the process runs in, or
 // "default" outside a cluster.
 func podNamespace() string {
-	if data, err := os.ReadFile(serviceAccountNamespace); err == nil {
-		if ns := strings.TrimSpace(string(data)); ns != "" {
-			return ns
-		}
+	if ns, ok := ownNamespace(); ok {
+		return ns
 	}
 	return "default"
+}
+
+// ownNamespace is the namespace of the Pod the process runs in; ok is
+// false outside a Pod.
+func ownNamespace() (ns string, ok bool) {
+	data, err := os.ReadFile(serviceAccountNamespace)
+	if err != nil {
+		return "", false
+	}
+	ns = strings.TrimSpace(string(data))
+	return ns, ns != ""
 }
 
 // defaultLeaseName is the Lease of leader election that run takes and rbac

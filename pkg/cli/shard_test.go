@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 )
 
 // Bad shard flags are usage errors that name the flags; nothing starts
@@ -64,8 +64,9 @@ func TestShardFlagsLeaderElection(t *testing.T) {
 			} else {
 				t.Setenv("KUBERNETES_SERVICE_HOST", "")
 			}
-			fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
-			f := addRunFlags(fs)
+			c := &cobra.Command{Use: "run"}
+			f := addRunFlags(c)
+			fs := c.Flags()
 			if err := fs.Parse(tc.args); err != nil {
 				t.Fatal(err)
 			}

@@ -58,7 +58,7 @@ type Options struct {
 // MutatingAdmissionPolicy in admissionregistration.k8s.io/v1: Kubernetes
 // 1.36 and later serve it; 1.35 serves only v1beta1, and only with its
 // feature gate and runtime-config on.
-var ErrNotServed = errors.New("this API server does not serve MutatingAdmissionPolicy in admissionregistration.k8s.io/v1, which Kubernetes 1.36 and later serve")
+var ErrNotServed = errors.New("this API server does not serve " + admission.Requirement)
 
 // State is what the last sync found.
 type State int

@@ -43,24 +43,36 @@ type valueForm struct {
 	// decode checks the field's value v, found at path p, and stores it as
 	// the value of key in into.
 	decode func(d *decoder, v *yaml.Node, p, key string, into *metadataValues)
+	// doc describes the form, in the JSON Schema.
+	doc string
+	// value is the JSON Schema of the field's value for a key of kind.
+	value func(kind string) *jsonSchema
 }
 
 // valueForms are the value forms of annotations and labels, in the order
 // the docs list them: the one table of them.
 var valueForms = []valueForm{
 	{name: "value", how: `{value: "…"}, the same`,
+		doc:   "A literal value, as a plain string gives it.",
+		value: literalSchema,
 		decode: func(d *decoder, v *yaml.Node, p, key string, into *metadataValues) {
 			if s, ok := d.value(v, p); ok {
 				d.literal(v, p, key, s, into)
 			}
 		}},
 	{name: "jsonPath", how: "{jsonPath: '{.path.to.field}'} to read it from the object",
+		doc: "The value read from the object with a kubectl JSONPath template. When the field is missing " +
+			"(or, for a label, is no valid label value) the key is not set.",
+		value: func(string) *jsonSchema { return ref(defJSONPath) },
 		decode: func(d *decoder, v *yaml.Node, p, key string, into *metadataValues) {
 			if tmpl, ok := d.jsonPathValue(v, p); ok {
 				into.jsonPath = put(into.jsonPath, key, tmpl)
 			}
 		}},
 	{name: "fromNamespace", how: "{fromNamespace: {label: KEY}} to read a label (or annotation) of its namespace",
+		doc: "The value of a label or annotation of the object's namespace (of the Namespace itself, for the namespaces " +
+			"resource); it follows the namespace when that changes.",
+		value: func(string) *jsonSchema { return ref(defFromNamespace) },
 		decode: func(d *decoder, v *yaml.Node, p, key string, into *metadataValues) {
 			if k, ok := d.fromNamespace(v, p); ok {
 				into.fromNamespace = put(into.fromNamespace, key, k)

@@ -36,6 +36,10 @@ func (ns Namespaces) lookup(name string) (metav1.Object, bool) {
 	return ns(name)
 }
 
+// namespaceKeyKinds are the fields of a fromNamespace value form: the
+// kinds of namespace key it may read.
+var namespaceKeyKinds = []string{labelKind, annotationKind}
+
 // fromNamespace decodes {label: KEY} or {annotation: KEY}, the value of a
 // fromNamespace value form.
 func (d *decoder) fromNamespace(n *yaml.Node, p string) (NamespaceKey, bool) {
@@ -45,7 +49,7 @@ func (d *decoder) fromNamespace(n *yaml.Node, p string) (NamespaceKey, bool) {
 	}
 	var out NamespaceKey
 	ok := false
-	seen := d.fields(n, p, []string{labelKind, annotationKind}, func(kind, fp string, v *yaml.Node) {
+	seen := d.fields(n, p, namespaceKeyKinds, func(kind, fp string, v *yaml.Node) {
 		key, isStr := d.str(v, fp)
 		if !isStr {
 			return

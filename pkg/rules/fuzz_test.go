@@ -66,7 +66,8 @@ func addFuzzSeeds(f *testing.F) {
 }
 
 // FuzzParse checks that Parse never panics and that it either returns a
-// file that obeys the schema or an error that names the file.
+// file that obeys the schema, which the JSON Schema accepts too, or an
+// error that names the file.
 func FuzzParse(f *testing.F) {
 	addFuzzSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -85,6 +86,7 @@ func FuzzParse(f *testing.F) {
 		checkFuzzFile(t, file)
 		checkAgainstUnmarshal(t, data, file)
 		checkRoundTrip(t, file)
+		checkSchemaAccepts(t, data)
 	})
 }
 

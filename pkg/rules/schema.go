@@ -20,6 +20,12 @@ type field[T any] struct {
 	sets bool
 	// decode checks the value v, found at path, and stores it in into.
 	decode func(d *decoder, into *T, v *yaml.Node, path string)
+	// doc describes the field to someone writing a rules file: the
+	// description editors show from the JSON Schema.
+	doc string
+	// value is the JSON Schema of the values decode accepts, as far as a
+	// JSON Schema can say it (see JSONSchema).
+	value *jsonSchema
 }
 
 // mapping is the fields of a YAML mapping, in the order the docs list them.
@@ -28,6 +34,8 @@ type mapping[T any] []field[T]
 // fileSchema is the top level of a rules file.
 var fileSchema = mapping[File]{
 	{name: "version", fills: []string{"Version"},
+		doc:   "Schema version of the file; optional. The only version is v1.",
+		value: &jsonSchema{Type: "string", Enum: []string{Version}},
 		decode: func(d *decoder, f *File, v *yaml.Node, p string) {
 			s, ok := d.str(v, p)
 			switch {
@@ -39,45 +47,72 @@ var fileSchema = mapping[File]{
 			}
 		}},
 	{name: "rules", fills: []string{"Rules"}, required: true,
+		doc:    "The rules, applied in file order. An empty list means no rule: the controller then deletes every key it set.",
+		value:  &jsonSchema{Type: "array", Items: ref(defRule)},
 		decode: func(d *decoder, f *File, v *yaml.Node, p string) { f.Rules = d.rules(v, p) }},
 }
 
 // ruleSchema is one rule.
 var ruleSchema = mapping[Rule]{
 	{name: "name", fills: []string{"Name"}, required: true,
+		doc:    "Unique name of the rule, used in logs, metrics and errors: a DNS label (lowercase letters, digits and '-').",
+		value:  &jsonSchema{Type: "string", Pattern: dnsLabelPattern, MaxLength: dnsLabelMaxLength},
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.Name = d.ruleName(v, p) }},
 	{name: "resources", fills: []string{"Resources"}, required: true,
+		doc: "Resources the rule targets, named as kubectl names them: plural (deployments), singular, short name (deploy), " +
+			"resource.group (frigates.ship.nwiizo.dev) or resource.version.group (deployments.v1.apps).",
+		value:  &jsonSchema{Type: "array", MinItems: 1, UniqueItems: true, Items: &jsonSchema{Type: "string", Pattern: resourcePattern}},
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.Resources = d.resources(v, p) }},
 	{name: "namespaces", fills: []string{"Namespaces"},
+		doc:    "Selects objects in namespaces matching any of these globs (*, ?, [a-z]); for the namespaces resource, a Namespace's own name.",
+		value:  globsSchema(),
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.Namespaces = d.globs(v, p) }},
 	{name: "excludeNamespaces", fills: []string{"ExcludeNamespaces"},
+		doc:    "Leaves out objects in namespaces matching any of these globs.",
+		value:  globsSchema(),
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.ExcludeNamespaces = d.globs(v, p) }},
 	{name: "namespaceSelector", fills: []string{"NamespaceSelector"},
+		doc:   "Selects objects whose namespace's labels match this label selector, in kubectl syntax (team=a,env in (prod)).",
+		value: selectorSchema(),
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) {
 			r.NamespaceSelector = d.selector(v, p)
 			d.lineOf(p, v)
 		}},
 	{name: "selector", fills: []string{"Selector"},
+		doc:    "Selects objects whose labels match this label selector, in kubectl syntax (app=web,tier!=cache).",
+		value:  selectorSchema(),
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.Selector = d.selector(v, p); d.lineOf(p, v) }},
 	{name: "names", fills: []string{"Names"},
+		doc:    "Selects objects whose name matches any of these globs.",
+		value:  globsSchema(),
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.Names = d.globs(v, p) }},
 	{name: "mode", fills: []string{"Mode"},
+		doc:    "enforce (the default) writes what the rule wants; audit only reports what it would change, in logs, metrics and events.",
+		value:  &jsonSchema{Type: "string", Enum: modes, Default: ModeEnforce},
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.Mode = d.mode(v, p) }},
 	{name: "annotations", fills: []string{"Annotations", "AnnotationsFrom", "AnnotationsFromNamespace", "AnnotationsIfAbsent"}, sets: true,
+		doc:   "Annotations to set; a key's value is " + valueFormsHow + ".",
+		value: metadataSchema(annotationKind),
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) {
 			m := d.metadata(v, p, annotationKind)
 			r.Annotations, r.AnnotationsFrom, r.AnnotationsFromNamespace = m.literal, m.jsonPath, m.fromNamespace
 			r.AnnotationsIfAbsent = m.ifAbsent
 		}},
 	{name: "labels", fills: []string{"Labels", "LabelsFrom", "LabelsFromNamespace", "LabelsIfAbsent"}, sets: true,
+		doc:   "Labels to set; a key's value is " + valueFormsHow + ".",
+		value: metadataSchema(labelKind),
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) {
 			m := d.metadata(v, p, labelKind)
 			r.Labels, r.LabelsFrom, r.LabelsFromNamespace = m.literal, m.jsonPath, m.fromNamespace
 			r.LabelsIfAbsent = m.ifAbsent
 		}},
 	{name: "removeAnnotations", fills: []string{"RemoveAnnotations"}, sets: true,
+		doc:    "Annotation keys to delete, whoever set them.",
+		value:  keysSchema(annotationKind),
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.RemoveAnnotations = d.keys(v, p, annotationKind) }},
 	{name: "removeLabels", fills: []string{"RemoveLabels"}, sets: true,
+		doc:    "Label keys to delete, whoever set them.",
+		value:  keysSchema(labelKind),
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.RemoveLabels = d.keys(v, p, labelKind) }},
 }
 

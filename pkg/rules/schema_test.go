@@ -54,6 +54,9 @@ func checkMapping[T any](t *testing.T, m mapping[T], docs map[string]map[string]
 	owner := map[string]string{} // Go field → file field
 	for _, f := range m {
 		t.Run(typ.Name()+"."+f.name, func(t *testing.T) {
+			if f.doc == "" || f.value == nil {
+				t.Errorf("has no doc or no value schema; the JSON Schema needs both")
+			}
 			for _, g := range f.fills {
 				if _, ok := typ.FieldByName(g); !ok {
 					t.Errorf("fills %s.%s, which does not exist", typ.Name(), g)

@@ -15,7 +15,9 @@
 // two, when an entry fills other fields than it says, or when a doc comment
 // names another file field than the table; a field added to or removed
 // from the file format therefore changes the table, the struct and its
-// docs together.
+// docs together. Each entry also carries the field's description and the
+// JSON Schema of its values, from which JSONSchema generates the file's
+// JSON Schema for editors (docs/rules.schema.json).
 //
 // The package imports no clients or informers; resolving a resource name to
 // a GroupVersionResource is the caller's job (see package resolve).

@@ -25,6 +25,9 @@ func admissionRefused(t *testing.T, rulesFile string) {
 	if code != 0 || !strings.Contains(stdout, "apiVersion: admissionregistration.k8s.io/v1\n") {
 		t.Fatalf("admission: exit %d, want 0 and the v1 policies:\n%s%s", code, stdout, stderr)
 	}
+	if !strings.Contains(stderr, "Kubernetes 1.36 and later serve") || !strings.Contains(stderr, "("+env.Features.Version+") does not serve it") {
+		t.Errorf("admission's stderr does not say which versions serve the policies and that this one (%s) does not:\n%s", env.Features.Version, stderr)
+	}
 	out, err := kubectl(t, stdout, applyArgs...)
 	if err == nil || !strings.Contains(err.Error(), "MutatingAdmissionPolicy") {
 		t.Errorf("kubectl apply of the policies: %v, want a refusal naming MutatingAdmissionPolicy\n%s", err, out)
@@ -48,6 +51,12 @@ func admissionRunDegraded(t *testing.T, e *h.Env, ns, rulesFile string) *h.Proce
 	p := startRun(t, args...)
 	waitLog(t, p, 15*time.Second, "Admission policies not installed", "Kubernetes 1.36 and later", 1)
 	waitFor(t, 30*time.Second, "the controller is ready", func() bool { return p.Ready(t) == 200 })
+	if st := h.MetricValue(p.Scrape(t), "kube_annotator_admission_policies_state", map[string]string{"state": "not-served"}); st != 1 {
+		t.Errorf("kube_annotator_admission_policies_state{state=\"not-served\"} = %v, want 1", st)
+	}
+	if body := p.Readyz(t); !strings.Contains(body, "admission policies not installed") || !strings.Contains(body, "Kubernetes 1.36 and later") {
+		t.Errorf("/readyz does not say that the admission policies are not installed, and from which version they are served:\n%s", body)
+	}
 	for i := range 3 {
 		name := fmt.Sprintf("probe-%d", i)
 		created := e.Create(t, h.ConfigMaps, ns, h.Object("v1", "ConfigMap", ns, name))
@@ -111,4 +120,10 @@ func TestAdmissionPoliciesAfterUpgrade(t *testing.T) {
 		return e.Create(t, h.ConfigMaps, ns, h.Object("v1", "ConfigMap", ns, name)).GetAnnotations()["probe"] == "yes"
 	})
 	t.Logf("admission annotates created objects %v after the controller installed the policies", took.Round(time.Millisecond))
+	if st := h.MetricValue(p.Scrape(t), "kube_annotator_admission_policies_state", map[string]string{"state": "synced"}); st != 1 {
+		t.Errorf("kube_annotator_admission_policies_state{state=\"synced\"} = %v after the upgrade, want 1", st)
+	}
+	if body := p.Readyz(t); body != "ok\n" {
+		t.Errorf("/readyz = %q after the upgrade, want \"ok\\n\"", body)
+	}
 }

@@ -71,6 +71,9 @@ func applyAdmission(t *testing.T, path string) string {
 	if code != 0 {
 		t.Fatalf("admission: exit %d: %s", code, stderr)
 	}
+	if strings.Contains(stderr, "does not serve it") {
+		t.Errorf("admission says that %s does not serve the policies:\n%s", env.Features.Version, stderr)
+	}
 	if _, err := kubectl(t, stdout, applyArgs...); err != nil {
 		t.Fatalf("%v\nmanifests:\n%s", err, stdout)
 	}

@@ -15,7 +15,7 @@ import (
 var update = flag.Bool("update", false, "regenerate deploy/rbac.yaml and deploy/rules.yaml")
 
 // deploy/ is generated from rules.yaml: the RBAC by `rbac`, the rules by
-// copying. Run `make manifests` (this test with -update) after changing
+// copying (with the path to the JSON Schema made relative to deploy/). Run `make manifests` (this test with -update) after changing
 // rules.yaml.
 func TestDeployMatchesRules(t *testing.T) {
 	rbac, stderr, code := runCLI(t, "rbac", "--rules", rulesPath(), "--kubeconfig", env.Kubeconfig, "-n", "kube-annotator")
@@ -27,7 +27,7 @@ func TestDeployMatchesRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for file, want := range map[string]string{"rbac.yaml": rbac, "rules.yaml": string(rulesYAML)} {
+	for file, want := range map[string]string{"rbac.yaml": rbac, "rules.yaml": deployRules(t, string(rulesYAML))} {
 		path := filepath.Join(h.RepoRoot(), "deploy", file)
 		if *update {
 			if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
@@ -43,6 +43,21 @@ func TestDeployMatchesRules(t *testing.T) {
 			t.Errorf("deploy/%s is out of date with rules.yaml; run `make manifests`.\ngot:\n%s\nwant:\n%s", file, got, want)
 		}
 	}
+}
+
+// schemaLine is the first line of rules.yaml: it points editors to the
+// JSON Schema, by a path relative to the file.
+const schemaLine = "# yaml-language-server: $schema=docs/rules.schema.json\n"
+
+// deployRules is rules.yaml as deploy/ holds it: the same file, but for
+// the path to the JSON Schema, relative to deploy/.
+func deployRules(t *testing.T, rulesYAML string) string {
+	t.Helper()
+	rest, ok := strings.CutPrefix(rulesYAML, schemaLine)
+	if !ok {
+		t.Fatalf("rules.yaml does not start with %q", schemaLine)
+	}
+	return strings.Replace(schemaLine, "=docs/", "=../docs/", 1) + rest
 }
 
 // deploy/ renders with kustomize and applies to a real API server; the

@@ -147,11 +147,12 @@ func checkNoWrites(t *testing.T, ns string, names ...string) {
 // one that lacks it gets it, listed in the marker; and when someone then
 // changes that key, the controller stops listing it rather than reset it.
 func testIfAbsentAdmission(t *testing.T) {
-	if !env.Features.MutatingAdmissionPolicyV1 {
-		t.Skip("the API server does not serve MutatingAdmissionPolicy v1")
-	}
 	ns := env.NewNamespace(t)
 	rulesFile := writeFile(t, "rules.yaml", ifAbsentRules(ns, true)+probeRule(ns))
+	if !env.Features.MutatingAdmissionPolicyV1 {
+		ifAbsentDegraded(t, ns, rulesFile)
+		return
+	}
 	deletePoliciesAtEnd(t)
 	startRun(t, "--rules", rulesFile, "--admission-policies")
 	waitPolicies(t, ns, 15*time.Second)
@@ -181,5 +182,27 @@ func testIfAbsentAdmission(t *testing.T) {
 	}
 	if out, stderr, code := runCLI(t, "diff", "--rules", rulesFile, "--kubeconfig", env.Kubeconfig, "-n", ns); code != 0 {
 		t.Errorf("diff after convergence: exit %d, stdout:\n%s\nstderr:\n%s\nwant exit 0", code, out, stderr)
+	}
+}
+
+// ifAbsentDegraded checks run --admission-policies with ifAbsent rules on
+// an API server without MutatingAdmissionPolicy v1: the controller does
+// what the policies would, after creation: a present key is kept, an
+// absent one added.
+func ifAbsentDegraded(t *testing.T, ns, rulesFile string) {
+	t.Helper()
+	admissionRunDegraded(t, env, ns, rulesFile)
+	with := h.Object("v1", "ConfigMap", ns, "with")
+	with.SetLabels(map[string]string{"psa": "privileged"})
+	with.SetAnnotations(map[string]string{"inject": "disabled"})
+	env.Create(t, h.ConfigMaps, ns, with)
+	env.Create(t, h.ConfigMaps, ns, h.Object("v1", "ConfigMap", ns, "without"))
+	env.WaitForAnnotation(t, 10*time.Second, h.ConfigMaps, ns, "without", "inject", "enabled")
+	if l := env.Get(t, h.ConfigMaps, ns, "without").GetLabels()["psa"]; l != "baseline" {
+		t.Errorf("created without psa: psa=%q, want baseline", l)
+	}
+	got := env.Get(t, h.ConfigMaps, ns, "with")
+	if a, l := got.GetAnnotations()["inject"], got.GetLabels()["psa"]; a != "disabled" || l != "privileged" {
+		t.Errorf("created with the keys: inject=%q psa=%q, want them kept (disabled, privileged)", a, l)
 	}
 }

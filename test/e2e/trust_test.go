@@ -136,15 +136,18 @@ func TestAuditMode(t *testing.T) {
 func TestExplainErrors(t *testing.T) {
 	ns := env.NewNamespace(t)
 	rulesFile := writeFile(t, "rules.yaml", "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n")
-	for _, tc := range []struct{ arg, want string }{
-		{"configmaps/missing", "configmaps.v1 " + ns + "/missing not found"},
-		{"secrets/x", `resource "secrets" (secrets.v1): no rule in ` + rulesFile + " names it"},
-		{"frobs/x", `resource "frobs"`},
-		{"configmaps", `"configmaps": name one object as RESOURCE/NAME`},
+	for _, tc := range []struct {
+		arg, want string
+		code      int
+	}{
+		{"configmaps/missing", "configmaps.v1 " + ns + "/missing not found", 1},
+		{"secrets/x", `resource "secrets" (secrets.v1): no rule in ` + rulesFile + " names it", 1},
+		{"frobs/x", `resource "frobs"`, 1},
+		{"configmaps", `"configmaps": name one object as RESOURCE/NAME or RESOURCE NAME`, 2}, // a usage error
 	} {
 		_, stderr, code := runCLI(t, "explain", tc.arg, "-n", ns, "--rules", rulesFile, "--kubeconfig", env.Kubeconfig)
-		if code != 1 || !strings.Contains(stderr, tc.want) {
-			t.Errorf("explain %s: exit %d, stderr %q; want exit 1 and %q", tc.arg, code, stderr, tc.want)
+		if code != tc.code || !strings.Contains(stderr, tc.want) {
+			t.Errorf("explain %s: exit %d, stderr %q; want exit %d and %q", tc.arg, code, stderr, tc.code, tc.want)
 		}
 	}
 }

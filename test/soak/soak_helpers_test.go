@@ -123,10 +123,13 @@ type soakModel struct {
 	tampered, foreign atomic.Int64
 	// created and deleted count objects created and deleted after seeding.
 	created, deleted atomic.Int64
+	// unsureOps are the creates and deletes that may or may not have been
+	// applied, until resolve asks the API server.
+	unsureOps map[soakRef]unsureOp
 }
 
 func newSoakModel() *soakModel {
-	return &soakModel{live: map[soakRef]*soakState{}, removedAt: map[string]time.Time{}}
+	return &soakModel{live: map[soakRef]*soakState{}, removedAt: map[string]time.Time{}, unsureOps: map[soakRef]unsureOp{}}
 }
 
 // generation returns the generation of the rules in place.
@@ -178,9 +181,13 @@ func soakObject(gvr schema.GroupVersionResource, namespace, name string, selecte
 }
 
 // create creates an object and records it; selected ones need a write.
+// A create that may have been applied though it failed waits for resolve.
 func (m *soakModel) create(ctx context.Context, e *h.Env, ref soakRef, selected bool) error {
 	obj, err := e.Dynamic.Resource(ref.gvr).Namespace(ref.namespace).Create(ctx, soakObject(ref.gvr, ref.namespace, ref.name, selected), metav1.CreateOptions{})
 	if err != nil {
+		if outcomeUnknown(err) {
+			m.markUnsure(ref, unsureOp{create: true, st: &soakState{selected: selected}})
+		}
 		return fmt.Errorf("create %s %s/%s: %w", ref.gvr.Resource, ref.namespace, ref.name, err)
 	}
 	if selected {
@@ -193,7 +200,8 @@ func (m *soakModel) create(ctx context.Context, e *h.Env, ref soakRef, selected 
 }
 
 // remove deletes a selected object. If it did not carry what the rules
-// want, the write it needed will not happen: it no longer counts.
+// want, the write it needed will not happen: it no longer counts. A
+// delete that may have been applied though it failed waits for resolve.
 func (m *soakModel) remove(ctx context.Context, e *h.Env, ref soakRef) error {
 	client := e.Dynamic.Resource(ref.gvr).Namespace(ref.namespace)
 	obj, err := client.Get(ctx, ref.name, metav1.GetOptions{})
@@ -201,11 +209,15 @@ func (m *soakModel) remove(ctx context.Context, e *h.Env, ref soakRef) error {
 		return fmt.Errorf("get %s/%s: %w", ref.namespace, ref.name, err)
 	}
 	m.mu.Lock()
+	st := m.live[ref]
 	delete(m.live, ref)
 	m.removedAt[ref.key()] = time.Now()
 	converged := convergedTo(obj, m.gen)
 	m.mu.Unlock()
 	if err := client.Delete(ctx, ref.name, metav1.DeleteOptions{}); err != nil {
+		if outcomeUnknown(err) && st != nil {
+			m.markUnsure(ref, unsureOp{st: st, converged: converged})
+		}
 		return fmt.Errorf("delete %s/%s: %w", ref.namespace, ref.name, err)
 	}
 	if !converged {

@@ -1,0 +1,49 @@
+package admission
+
+import (
+	"context"
+	"fmt"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/discovery"
+)
+
+// Requirement is what admission policies need of the API server. v1beta1
+// is not used: 1.34 and 1.35 serve it only with the MutatingAdmissionPolicy
+// feature gate and its runtime-config both turned on, which managed
+// clusters do not offer.
+const Requirement = "MutatingAdmissionPolicy in admissionregistration.k8s.io/v1, which Kubernetes 1.36 and later serve " +
+	"(1.34 and 1.35: only v1beta1, off by default, not used)"
+
+// Discovery is what ServerNote asks the API server: a discovery client.
+type Discovery interface {
+	discovery.ServerResourcesInterfaceWithContext
+	discovery.ServerVersionInterfaceWithContext
+}
+
+// ServerNote asks dc whether the API server serves the admission
+// policies' API. It returns "" if it does; else two lines, for the admission
+// and check commands, that say from which Kubernetes version the policies
+// are served, which version this server is, and what that means. An error
+// means that the server could not be asked.
+func ServerNote(ctx context.Context, dc Discovery) (string, error) {
+	gv := admissionregistrationv1.SchemeGroupVersion.String()
+	list, err := dc.ServerResourcesForGroupVersionWithContext(ctx, gv)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return "", fmt.Errorf("discover %s: %w", gv, err)
+	}
+	if list != nil {
+		for _, r := range list.APIResources {
+			if r.Name == "mutatingadmissionpolicies" {
+				return "", nil
+			}
+		}
+	}
+	server := "this API server"
+	if v, err := dc.ServerVersionWithContext(ctx); err == nil && v.GitVersion != "" {
+		server += " (" + v.GitVersion + ")"
+	}
+	return fmt.Sprintf("warning: admission policies need %s; %s does not serve it.\n"+
+		"warning: it refuses the policies; run --admission-policies leaves every rule to the controller, which writes objects right after they are created.", Requirement, server), nil
+}

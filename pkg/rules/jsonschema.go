@@ -1,0 +1,272 @@
+package rules
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/kube-annotator/kube-annotator/pkg/patch"
+)
+
+// jsonSchema is a JSON Schema (draft 2020-12) of a value in the rules file,
+// with the keywords the file's format needs; each field is the keyword its
+// tag names.
+type jsonSchema struct {
+	Schema        string                 `json:"$schema,omitempty"`
+	Title         string                 `json:"title,omitempty"`
+	Description   string                 `json:"description,omitempty"`
+	Ref           string                 `json:"$ref,omitempty"`
+	Type          string                 `json:"type,omitempty"`
+	Enum          []string               `json:"enum,omitempty"`
+	Default       string                 `json:"default,omitempty"`
+	Pattern       string                 `json:"pattern,omitempty"`
+	MinLength     int                    `json:"minLength,omitempty"`
+	MaxLength     int                    `json:"maxLength,omitempty"`
+	Items         *jsonSchema            `json:"items,omitempty"`
+	MinItems      int                    `json:"minItems,omitempty"`
+	UniqueItems   bool                   `json:"uniqueItems,omitempty"`
+	Properties    map[string]*jsonSchema `json:"properties,omitempty"`
+	Required      []string               `json:"required,omitempty"`
+	MinProperties int                    `json:"minProperties,omitempty"`
+	PropertyNames *jsonSchema            `json:"propertyNames,omitempty"`
+	// AdditionalProperties is closed, the schema false, for a mapping of
+	// known fields.
+	AdditionalProperties *jsonSchema            `json:"additionalProperties,omitempty"`
+	AllOf                []*jsonSchema          `json:"allOf,omitempty"`
+	AnyOf                []*jsonSchema          `json:"anyOf,omitempty"`
+	OneOf                []*jsonSchema          `json:"oneOf,omitempty"`
+	Not                  *jsonSchema            `json:"not,omitempty"`
+	Defs                 map[string]*jsonSchema `json:"$defs,omitempty"`
+
+	// never makes this the schema false, which no value matches.
+	never bool
+}
+
+// closed is the schema false: as additionalProperties, no field but those
+// listed.
+var closed = &jsonSchema{never: true}
+
+// MarshalJSON writes s, or false for closed.
+func (s jsonSchema) MarshalJSON() ([]byte, error) {
+	if s.never {
+		return []byte("false"), nil
+	}
+	type plain jsonSchema // without this method
+	return json.Marshal(plain(s))
+}
+
+// jsonSchemaDialect is the draft JSONSchema states it follows.
+const jsonSchemaDialect = "https://json-schema.org/draft/2020-12/schema"
+
+// Names of the schema's $defs.
+const (
+	defRule          = "rule"
+	defJSONPath      = "jsonPath"
+	defFromNamespace = "fromNamespace"
+	defLabelLiteral  = "labelLiteral"
+)
+
+// keyDef and valueDef name the $defs of a key of kind and of its value in
+// an annotations or labels mapping.
+func keyDef(kind string) string   { return kind + "Key" }
+func valueDef(kind string) string { return kind + "Value" }
+
+// aKind is "an annotation" or "a label".
+func aKind(kind string) string {
+	if kind == annotationKind {
+		return "an annotation"
+	}
+	return "a label"
+}
+
+// ref refers to the $def name.
+func ref(name string) *jsonSchema { return &jsonSchema{Ref: "#/$defs/" + name} }
+
+// JSONSchema returns the JSON Schema (draft 2020-12) of a rules file,
+// generated from the decoder's tables (fileSchema, ruleSchema and
+// valueForms), as indented JSON ending in a newline. Editors validate and
+// complete rules files with it. It states what a JSON Schema can: fields,
+// types, required fields, enums, and the formats of names, keys and label
+// values; the checks only the decoder makes are listed in docs/rules.md
+// ("Editor support"). It uses only keywords that mean the same in draft 7,
+// which the YAML language server in editors implements.
+func JSONSchema() []byte {
+	root := objectSchema(fileSchema)
+	root.Schema = jsonSchemaDialect
+	root.Title = "kube-annotator rules file"
+	root.Description = "Rules saying which annotations and labels the objects they select must carry (docs/rules.md). " +
+		"`kube-annotator check --offline --rules FILE` checks what this schema cannot."
+	rule := objectSchema(ruleSchema)
+	rule.Description = "A rule: the objects it selects (selection fields combine with AND) and the keys it sets or removes; it gives at least one of " + setters + "."
+	for _, f := range ruleSchema {
+		if f.sets {
+			rule.AnyOf = append(rule.AnyOf, &jsonSchema{Required: []string{f.name}})
+		}
+	}
+	root.Defs = map[string]*jsonSchema{
+		defRule:          rule,
+		defJSONPath:      jsonPathSchema(),
+		defFromNamespace: fromNamespaceSchema(),
+		defLabelLiteral: {Type: "string", Pattern: labelValuePattern, MaxLength: validation.LabelValueMaxLength,
+			Description: "A label value: at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit; or empty."},
+	}
+	for _, kind := range []string{annotationKind, labelKind} {
+		root.Defs[keyDef(kind)] = keySchema(kind)
+		root.Defs[valueDef(kind)] = valueSchema(kind)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(root); err != nil {
+		panic(fmt.Sprintf("encode the rules file's JSON Schema: %v", err)) // strings, ints and bools always encode
+	}
+	return buf.Bytes()
+}
+
+// objectSchema is the schema of a mapping with the fields of m: each
+// field's value schema and doc, the required fields, and no other field.
+func objectSchema[T any](m mapping[T]) *jsonSchema {
+	s := &jsonSchema{Type: "object", Properties: map[string]*jsonSchema{}, AdditionalProperties: closed}
+	for _, f := range m {
+		v := *f.value
+		v.Description = f.doc
+		s.Properties[f.name] = &v
+		if f.required {
+			s.Required = append(s.Required, f.name)
+		}
+	}
+	return s
+}
+
+// globsSchema is a non-empty list of globs.
+func globsSchema() *jsonSchema {
+	return &jsonSchema{Type: "array", MinItems: 1, Items: &jsonSchema{Type: "string", MinLength: 1}}
+}
+
+// selectorSchema is a label selector.
+func selectorSchema() *jsonSchema { return &jsonSchema{Type: "string", MinLength: 1} }
+
+// keysSchema is a non-empty list of distinct keys of kind.
+func keysSchema(kind string) *jsonSchema {
+	return &jsonSchema{Type: "array", MinItems: 1, UniqueItems: true, Items: ref(keyDef(kind))}
+}
+
+// metadataSchema is an annotations or labels mapping: keys of kind to
+// their values.
+func metadataSchema(kind string) *jsonSchema {
+	return &jsonSchema{Type: "object", MinProperties: 1, PropertyNames: ref(keyDef(kind)), AdditionalProperties: ref(valueDef(kind))}
+}
+
+// literalSchema is a literal value of a key of kind.
+func literalSchema(kind string) *jsonSchema {
+	if kind == labelKind {
+		return ref(defLabelLiteral)
+	}
+	return &jsonSchema{Type: "string"}
+}
+
+// valueSchema is the value of a key of kind: a string, or exactly one of
+// valueForms, with ifAbsent.
+func valueSchema(kind string) *jsonSchema {
+	literal := literalSchema(kind)
+	literal.Description = "A literal value. Quote values YAML would read as another type: \"True\", \"1\"."
+	s := &jsonSchema{Description: "The value of " + aKind(kind) + ": " + valueFormsHow + ".", OneOf: []*jsonSchema{literal}}
+	for _, f := range valueForms {
+		s.OneOf = append(s.OneOf, &jsonSchema{
+			Type: "object", Description: f.doc, Required: []string{f.name}, AdditionalProperties: closed,
+			Properties: map[string]*jsonSchema{
+				f.name: f.value(kind),
+				ifAbsentField: {Type: "boolean",
+					Description: "true sets the key only on objects that lack it: a present value is never changed."},
+			},
+		})
+	}
+	return s
+}
+
+// jsonPathSchema is the template of {jsonPath: …}.
+func jsonPathSchema() *jsonSchema {
+	return &jsonSchema{Type: "string", Pattern: `\{`,
+		Description: "A kubectl JSONPath template, such as '{.metadata.labels.team}'; a plain string without {…} is a literal, not a template."}
+}
+
+// fromNamespaceSchema is the value of {fromNamespace: …}: one key of the
+// namespace.
+func fromNamespaceSchema() *jsonSchema {
+	s := &jsonSchema{Type: "object", Properties: map[string]*jsonSchema{}, AdditionalProperties: closed,
+		Description: "The namespace's key to read: {label: KEY} or {annotation: KEY}."}
+	for _, kind := range namespaceKeyKinds {
+		s.Properties[kind] = ref(keyDef(kind))
+		s.OneOf = append(s.OneOf, &jsonSchema{Required: []string{kind}})
+	}
+	return s
+}
+
+// Formats the decoder checks with k8s.io/apimachinery's validation, as
+// patterns; TestJSONSchemaPatterns keeps each in agreement with its check.
+const (
+	// dnsLabelPattern is validation.IsDNS1123Label's format.
+	dnsLabelPattern   = `^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	dnsLabelMaxLength = validation.DNS1123LabelMaxLength
+	// labelValuePattern is validation.IsValidLabelValue's format.
+	labelValuePattern = `^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`
+	// resourcePattern is a non-empty name without the characters that
+	// decoder.resources refuses.
+	resourcePattern = `^[^ \t\n/,]+$`
+	// qualifiedNameMaxLength bounds the name part of a qualified name, as
+	// validation.IsQualifiedName does.
+	qualifiedNameMaxLength = 63
+)
+
+// keySchema is an annotation or label key, as decoder.metadataKey checks
+// it: a qualified name (annotation keys lowercased first), and no
+// annotation key reserved for markers.
+func keySchema(kind string) *jsonSchema {
+	s := &jsonSchema{Type: "string",
+		Description: "The key of " + aKind(kind) + ": a name of at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit, " +
+			"optionally after a DNS subdomain prefix and '/' (example.com/team).",
+		AllOf: []*jsonSchema{
+			{Pattern: qualifiedNamePattern(kind == annotationKind)},
+			{Pattern: fmt.Sprintf(`^([^/]{1,%d}/)?[^/]{1,%d}$`, validation.DNS1123SubdomainMaxLength, qualifiedNameMaxLength)},
+		}}
+	if kind == annotationKind {
+		s.Not = &jsonSchema{Pattern: markerPattern(),
+			Description: "Keys *." + patch.MarkerDomain + "/* are reserved: kube-annotator's admission policies record in them the keys they set."}
+	}
+	return s
+}
+
+// qualifiedNamePattern is validation.IsQualifiedName's format; anyCase
+// admits upper case letters in the prefix, which annotation keys may have
+// since they are checked lowercased.
+func qualifiedNamePattern(anyCase bool) string {
+	alnum := "a-z0-9"
+	if anyCase {
+		alnum = "a-zA-Z0-9"
+	}
+	label := "[" + alnum + "]([-" + alnum + "]*[" + alnum + "])?"
+	return `^(` + label + `(\.` + label + `)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`
+}
+
+// markerPattern matches the annotation keys patch.IsMarker reserves, in
+// any case. JSON Schema patterns have no case-insensitive flag that every
+// editor's engine reads, so each letter is a class of both cases.
+func markerPattern() string {
+	var b strings.Builder
+	b.WriteString(`^[^/]*\.`)
+	for _, r := range patch.MarkerDomain {
+		if unicode.IsLetter(r) {
+			fmt.Fprintf(&b, "[%c%c]", unicode.ToLower(r), unicode.ToUpper(r))
+		} else {
+			b.WriteString(regexp.QuoteMeta(string(r)))
+		}
+	}
+	b.WriteString("/")
+	return b.String()
+}
