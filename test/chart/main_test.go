@@ -20,6 +20,9 @@ var (
 	env *harness.Env
 	// binary is the kube-annotator binary, for tests that run it.
 	binary string
+	// startTable is resourcesTable as the control plane started.
+	startTable    string
+	startTableErr error
 )
 
 func TestMain(m *testing.M) {
@@ -38,6 +41,7 @@ func run(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, "chart: stop control plane:", err)
 		}
 	}()
+	startTable, startTableErr = resourcesTable()
 	dir, err := os.MkdirTemp("", "kube-annotator-chart-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "chart:", err)
