@@ -137,6 +137,22 @@ fuzz: ## Fuzz the rules parser and compiler and the desired-state computation, F
 manifests: envtest-assets ## Regenerate deploy/rbac.yaml and deploy/rules.yaml from rules.yaml (on a local control plane)
 	go test -count=1 ./test/e2e -run TestDeployMatchesRules -update
 
+CHART_DIR := deploy/chart/kube-annotator
+.PHONY: test-chart
+test-chart: envtest-assets ## The Helm chart (own module test/chart): helm lint, every ci/ values file accepted by the API server, RBAC equal to `rbac`'s, install, upgrade, uninstall
+	cd test/chart && go test -count=1 -timeout 15m $(GOTESTFLAGS) .
+
+.PHONY: chart-resources
+chart-resources: envtest-assets ## Regenerate the chart's table of resource names, $(CHART_DIR)/files/resources.yaml, from a local control plane's discovery
+	cd test/chart && go test -count=1 -run '^TestResourcesTable$$' . -update
+
+# The date of every file in the chart's archive: SOURCE_DATE_EPOCH, else the
+# last commit that changed the chart.
+CHART_MTIME ?= $(or $(SOURCE_DATE_EPOCH),$(shell git log -1 --format=%ct -- $(CHART_DIR) 2>/dev/null),0)
+.PHONY: chart-package
+chart-package: ## Package the Helm chart into dist/kube-annotator-<version>.tgz, the same bytes for the same sources (VERSION=vX.Y.Z gives chart X.Y.Z)
+	cd test/chart && go run ./cmd/chart-package --version '$(VERSION)' --mtime '$(CHART_MTIME)' --out '$(CURDIR)/dist'
+
 .PHONY: crd
 crd: ## Regenerate deploy/crd with Kubebuilder and controller-gen
 	hack/gen-crd.sh

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/staticdiscovery"
 	"github.com/spf13/cobra"
 )
 
@@ -27,14 +28,17 @@ func (e *env) newCheckCommand() *cobra.Command {
 		Use:   "check",
 		Short: "Validate a rules file; resolve and check permissions on a cluster",
 		Long: "Validate a rules file: schema, annotation keys and values; then, unless --offline,\n" +
-			"resolve every resource on the cluster and check that you may get, list, watch and patch it.",
+			"resolve every resource on the cluster and check that you may get, list, watch and patch it.\n" +
+			"With --offline, resolve them among the built-in resources of Kubernetes " + staticdiscovery.KubeVersion() + " and the CRDs of --crd\n" +
+			"files, which finds conflicting rules; a name not known offline is a warning.",
 		Args: noArgs,
 	}
 	rulesPath := addRulesFlag(c)
 	fs := newFlags(c)
-	offline := fs.Bool("offline", false, "Only validate the file; do not contact a cluster")
+	offline := addOfflineFlags(c, "Do not contact a cluster: validate the file and compile it against the built-in resources and the --crd files")
 	output := addOutputFlag(c)
 	cf := addClusterFlags(c, terminalRequestTimeout)
+	cf.offline = offline
 	cf.addAllNamespacesFlag(fs, "Check access in every namespace (cluster-wide): what check does without -n, whatever the kubeconfig context's namespace")
 	addLogFlags(fs)
 	c.RunE = func(c *cobra.Command, _ []string) error {
@@ -43,15 +47,16 @@ func (e *env) newCheckCommand() *cobra.Command {
 		}
 		ctx, restore := e.logging(c.Context(), fs)
 		defer restore()
-		return e.check(ctx, *rulesPath, *offline, *output, cf)
+		return e.check(ctx, *rulesPath, *output, cf)
 	}
 	return c
 }
 
 // check validates the rules file at path and, unless offline, checks its
 // resources on the cluster; it prints what it found as output says.
-func (e *env) check(ctx context.Context, path string, offline bool, output string, cf *clusterFlags) error {
+func (e *env) check(ctx context.Context, path, output string, cf *clusterFlags) error {
 	r := &checkReport{File: path, Problems: []checkProblem{}}
+	offline := cf.offline.enabled()
 	file, err := rules.Load(path)
 	var invalid *rules.Error
 	if errors.As(err, &invalid) && output != "" {
@@ -64,8 +69,7 @@ func (e *env) check(ctx context.Context, path string, offline bool, output strin
 	r.Valid, r.Rules = true, len(file.Rules)
 	e.addProblems(r, output, severityWarning, rules.Overlaps(file))
 	if offline {
-		e.addProblems(r, output, severityWarning, sensitiveProblems(file, nil))
-		return e.printReport(output, r, offline)
+		return e.checkOffline(output, file, r, cf)
 	}
 	cfg, res, err := cf.resolver()
 	if err != nil {

@@ -28,14 +28,17 @@ func TestCheckOutput(t *testing.T) {
 	}
 	valid := write("rules:\n- name: cms\n  resources: [cm, widgets.example.com]\n  annotations: {a: \"1\"}\n")
 	invalid := write("rules:\n- name: cms\n  resources: [cm]\n  annotations: {\"bad key!\": \"1\"}\n")
+	conflict := write("rules:\n- {name: a, resources: [cm], annotations: {a: \"1\"}}\n- {name: b, resources: [configmaps], annotations: {a: \"2\"}}\n")
 	tests := []struct {
 		name     string
 		args     []string
 		wantCode int
 		want     checkReport
 	}{
-		{"offline", []string{"--rules", valid, "--offline"}, 0,
-			checkReport{File: valid, Valid: true, Rules: 1, Problems: []checkProblem{}, OK: true}},
+		{"offline", []string{"--rules", valid, "--offline"}, 0, // widgets.example.com is not known offline
+			checkReport{File: valid, Valid: true, Rules: 1, Problems: []checkProblem{{Severity: "warning", Path: "rules[0].resources[1]"}}, OK: true}},
+		{"offline conflict", []string{"--rules", conflict, "--offline"}, 1,
+			checkReport{File: conflict, Problems: []checkProblem{{Severity: "error", Path: "rules[1].annotations.a"}}}},
 		{"invalid", []string{"--rules", invalid, "--offline"}, 1,
 			checkReport{File: invalid, Problems: []checkProblem{{Severity: "error", Path: "rules[0].annotations.bad key!", Line: 4}}}},
 		{"on a cluster", []string{"--rules", valid, "--server", srv.URL}, 1,
