@@ -292,7 +292,11 @@ func (tr *translator) guard(r *rule, k *key) (cond string, ok bool) {
 				tr.note(r, k.field(), fmt.Sprintf("left to the controller: rule %s, earlier in the file, may set it from a value admission cannot read", e.Name))
 				return "", false
 			}
-			terms = append(terms, fmt.Sprintf("!(%s && %s && %s)", res, e.selection, ek.val.present))
+			sel := e.selection
+			if r.OptOutLocked && !e.OptOutLocked { // e does not apply where the object opts out; r does
+				sel += " && !" + optsOut("object") + " && (namespaceObject == null || !" + optsOut("namespaceObject") + ")"
+			}
+			terms = append(terms, fmt.Sprintf("!(%s && %s && %s)", res, sel, ek.val.present))
 		}
 	}
 	if len(terms) == 0 {

@@ -2,6 +2,7 @@ package admission
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -102,10 +103,13 @@ func selects(c *rules.Compiled) (string, error) {
 	return "(" + strings.Join(terms, " && ") + ")", nil
 }
 
+// notIgnored names the matchCondition that leaves out objects that opt out.
+const notIgnored = "not-ignored"
+
 // globalConditions are the matchConditions every policy has: the excluded
 // namespaces and the namespace the controller is restricted to.
 func (tr *translator) globalConditions() ([]admissionregistrationv1.MatchCondition, error) {
-	out := []admissionregistrationv1.MatchCondition{{Name: "not-ignored", Expression: "!" + optsOut("object")}}
+	out := []admissionregistrationv1.MatchCondition{{Name: notIgnored, Expression: "!" + optsOut("object")}}
 	if len(tr.opts.ExcludeNamespaces) > 0 {
 		m, err := anyGlob("request.namespace", tr.opts.ExcludeNamespaces)
 		if err != nil {
@@ -227,6 +231,9 @@ func (tr *translator) spec(r *rule, vars []admissionregistrationv1.Variable, ent
 	for _, c := range own {
 		conds = append(conds, admissionregistrationv1.MatchCondition{Name: c.name, Expression: c.expr})
 	}
+	if r.OptOutLocked { // it applies to objects that opt out too
+		conds = slices.DeleteFunc(conds, func(c admissionregistrationv1.MatchCondition) bool { return c.Name == notIgnored })
+	}
 	var parts []string
 	for _, kind := range []string{"annotation", "label"} {
 		if len(entries[kind]) > 0 {
@@ -235,6 +242,9 @@ func (tr *translator) spec(r *rule, vars []admissionregistrationv1.Variable, ent
 	}
 	// matchConditions do not see namespaceObject: the mutation tests it.
 	cond := "(namespaceObject == null || !" + optsOut("namespaceObject") + ")"
+	if r.OptOutLocked {
+		cond = "true"
+	}
 	if nsCEL != "" {
 		cond += " && " + nsCEL
 	}

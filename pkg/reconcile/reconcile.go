@@ -46,7 +46,8 @@ type Decision struct {
 	Evaluation *rules.Evaluation
 	// Ignored says why the object is left alone — it or its namespace
 	// carries rules.IgnoreAnnotation — or is "" when the rules apply.
-	// An ignored object gets no Change and no Audit.
+	// An ignored object gets no Audit, and a Change only from the rules
+	// that do not allow opting out (allowOptOut: false).
 	Ignored string
 	// Change is what must change; empty when the object already carries
 	// what the rules want.
@@ -79,7 +80,8 @@ func (d Decision) Empty() bool { return d.Change.Empty() }
 // managedFields, or listed in its admission marker — and no rule wants them
 // any more; keys a rule in audit mode wants are never deleted that way, so
 // that putting a rule in audit mode changes nothing. An object that opts
-// out, or whose namespace does (nsIgnored), is left alone. nsLabels gives
+// out, or whose namespace does (nsIgnored), is left alone but for what
+// the rules that do not allow it want. nsLabels gives
 // obj's namespace to rules that select by its labels or read its labels or
 // annotations. Decide only reads obj, which may be an object from an
 // informer's cache.
@@ -89,7 +91,7 @@ func Decide(t *rules.Target, obj patch.Object, nsLabels rules.Namespaces, nsIgno
 	owned := patch.OwnedOrMarked(obj.GetManagedFields(), manager, obj.GetAnnotations(), marker)
 	d := Decision{Evaluation: ev, Ignored: t.Ignored(obj, nsIgnored), Owns: carries(obj, owned)}
 	if d.Ignored != "" {
-		return d, nil
+		return decideLocked(d, t, obj, nsLabels, marker)
 	}
 	for _, a := range ev.Audited {
 		owned = keep(owned, a.Desired)
@@ -100,6 +102,27 @@ func Decide(t *rules.Target, obj patch.Object, nsLabels rules.Namespaces, nsIgno
 	owned, forfeited := forfeit(owned, obj, manager, ev.Desired)
 	d.Change = patch.PlanMarked(obj.GetAnnotations(), obj.GetLabels(), owned, marker, ev.Desired)
 	d.Change = patch.Unmark(d.Change, obj.GetAnnotations(), marker, forfeited)
+	if d.Change.Empty() {
+		return d, nil
+	}
+	requests, err := patch.Requests(obj, d.Change)
+	if err != nil {
+		return Decision{}, err
+	}
+	d.Requests = requests
+	return d, nil
+}
+
+// decideLocked completes d for obj, an object that opts out: only the
+// rules that do not allow it (allowOptOut: false) apply, and nothing else
+// is changed or pruned on it.
+func decideLocked(d Decision, t *rules.Target, obj patch.Object, nsLabels rules.Namespaces, marker string) (Decision, error) {
+	locked := t.Locked()
+	if locked == nil {
+		return d, nil
+	}
+	ev := locked.Evaluate(obj, nsLabels)
+	d.Change = patch.PlanMarked(obj.GetAnnotations(), obj.GetLabels(), patch.Owned{}, marker, ev.Desired)
 	if d.Change.Empty() {
 		return d, nil
 	}

@@ -37,3 +37,19 @@ func (t *Target) Ignored(obj metav1.Object, nsIgnored IgnoredNamespaces) string 
 // the rules say. A cache that keeps only the keys the rules name must keep
 // these too.
 var ControlAnnotations = []string{IgnoreAnnotation}
+
+// Locked returns the part of t whose rules apply to objects that opt out
+// (allowOptOut: false), or nil when no rule of t does.
+func (t *Target) Locked() *Target {
+	var locked []*Compiled
+	for _, r := range t.Rules {
+		if r.OptOutLocked {
+			locked = append(locked, r)
+		}
+	}
+	if len(locked) == 0 {
+		return nil
+	}
+	return &Target{Resource: t.Resource, Rules: locked, ReadsObjects: t.ReadsObjects,
+		NeedsNamespaceLabels: t.NeedsNamespaceLabels, ReadsNamespaces: t.ReadsNamespaces, excluded: t.excluded}
+}

@@ -23,7 +23,7 @@ type jsonSchema struct {
 	Ref           string                 `json:"$ref,omitempty"`
 	Type          string                 `json:"type,omitempty"`
 	Enum          []string               `json:"enum,omitempty"`
-	Default       string                 `json:"default,omitempty"`
+	Default       any                    `json:"default,omitempty"`
 	Pattern       string                 `json:"pattern,omitempty"`
 	MinLength     int                    `json:"minLength,omitempty"`
 	MaxLength     int                    `json:"maxLength,omitempty"`

@@ -90,6 +90,11 @@ var ruleSchema = mapping[Rule]{
 		doc:    "enforce (the default) writes what the rule wants; audit only reports what it would change, in logs, metrics and events.",
 		value:  &jsonSchema{Type: "string", Enum: modes, Default: ModeEnforce},
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.Mode = d.mode(v, p) }},
+	{name: "allowOptOut", fills: []string{"OptOutLocked"},
+		doc: "true (the default) lets an object, or its namespace, opt out of the rule with the annotation " + IgnoreAnnotation +
+			": \"true\"; false applies the rule to them too.",
+		value:  &jsonSchema{Type: "boolean", Default: true},
+		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.OptOutLocked = !d.boolean(v, p) }},
 	{name: "annotations", fills: []string{"Annotations", "AnnotationsFrom", "AnnotationsFromNamespace", "AnnotationsIfAbsent", "AnnotationsDefault"}, sets: true,
 		doc:   "Annotations to set; a key's value is " + valueFormsHow + ".",
 		value: metadataSchema(annotationKind),

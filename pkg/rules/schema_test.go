@@ -27,6 +27,7 @@ var fieldExamples = map[string]string{
 	"selector":          "app=web",
 	"names":             `["web-*"]`,
 	"mode":              "audit",
+	"allowOptOut":       "false",
 	"annotations":       "{owner: web, team: {jsonPath: '{.metadata.labels.team}', default: none}, cost: {fromNamespace: {annotation: example.com/cost}}, psa: {value: baseline, ifAbsent: true}}",
 	"labels":            "{owner: web, team: {jsonPath: '{.metadata.labels.team}', default: none}, tier: {fromNamespace: {label: tier}}, psa: {value: baseline, ifAbsent: true}}",
 	"removeAnnotations": "[deprecated.example.com/flag]",

@@ -75,6 +75,11 @@ type Rule struct {
 	// "enforce" (the default) writes what it wants; "audit" only reports
 	// what it would change, in logs, metrics and events, and never writes.
 	Mode string
+	// OptOutLocked ("allowOptOut", given false) makes the rule apply to
+	// objects that opt out with IgnoreAnnotation, or whose namespace does:
+	// for rules that enforce policy, which the objects' editors must not
+	// escape. Rules allow opting out by default.
+	OptOutLocked bool
 
 	// Annotations ("annotations", the keys given a string) are set to these
 	// literal values.

@@ -1,0 +1,86 @@
+package e2e
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	h "github.com/kube-annotator/kube-annotator/test/harness"
+)
+
+// The opt-out can be locked: deploy/optout-lock.yaml lets only the
+// controller and cluster admins set or remove kube-annotator.io/ignore (a
+// user with every RBAC right but not in an allowed group is refused), and
+// a rule with allowOptOut: false still applies to an object that opts out,
+// while the other rules leave it alone.
+func TestOptOutLock(t *testing.T) {
+	ns := env.NewNamespace(t)
+	policy := filepath.Join(h.RepoRoot(), "deploy", "optout-lock.yaml")
+	if out, err := kubectl(t, "", "apply", "--server-side", "-f", policy); err != nil {
+		t.Fatalf("apply %s: %v\n%s", policy, err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := kubectl(t, "", "delete", "--ignore-not-found", "-f", policy); err != nil {
+			t.Errorf("delete %s: %v\n%s", policy, err, out)
+		}
+	})
+	user := "optout-" + ns
+	env.GrantClusterAdmin(t, user)
+	configMapsNamed(t, ns, "locked", "free")
+
+	// The policy takes a moment to be in force: retry until refused.
+	var refusal string
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		out, err := kubectl(t, "", "--as", user, "-n", ns, "annotate", "configmap", "free", "kube-annotator.io/ignore=true", "--overwrite")
+		if err != nil {
+			refusal = err.Error()
+			break
+		}
+		if _, err := kubectl(t, "", "-n", ns, "annotate", "configmap", "free", "kube-annotator.io/ignore-"); err != nil {
+			t.Fatalf("an admin removes the annotation again: %v (%s)", err, out)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if !strings.Contains(refusal, "may set, change or remove the annotation kube-annotator.io/ignore") {
+		t.Fatalf("%s setting the opt-out annotation: got %q, want a refusal by the policy", user, refusal)
+	}
+	// Other annotations stay the user's to change.
+	if out, err := kubectl(t, "", "--as", user, "-n", ns, "annotate", "configmap", "free", "note=x"); err != nil {
+		t.Errorf("%s setting another annotation: %v\n%s", user, err, out)
+	}
+	// A cluster admin may opt out (and the controller's ServiceAccount).
+	for _, name := range []string{"locked", "free"} {
+		if out, err := kubectl(t, "", "-n", ns, "annotate", "configmap", name, "kube-annotator.io/ignore=true"); err != nil {
+			t.Fatalf("an admin opting %s out: %v\n%s", name, err, out)
+		}
+	}
+	if out, err := kubectl(t, "", "--as", user, "-n", ns, "annotate", "configmap", "free", "kube-annotator.io/ignore-"); err == nil {
+		t.Errorf("%s removed the opt-out annotation: %s", user, out)
+	}
+
+	rulesFile := writeFile(t, "rules.yaml", fmt.Sprintf(`rules:
+- name: psa
+  resources: [configmaps]
+  namespaces: [%[1]s]
+  names: [locked]
+  allowOptOut: false
+  labels: {psa: baseline}
+- name: team
+  resources: [configmaps]
+  namespaces: [%[1]s]
+  annotations: {team: a}
+`, ns))
+	startRun(t, "--rules", rulesFile)
+	waitMetadata(t, 15*time.Second, h.ConfigMaps, ns, "locked", "the locked rule's label set", func(_, l map[string]string) bool {
+		return l["psa"] == "baseline"
+	})
+	time.Sleep(2 * time.Second) // time for a wrong write to show
+	for _, name := range []string{"locked", "free"} {
+		if a, l := metadataOf(t, h.ConfigMaps, ns, name); hasKey(a, "team") || (name == "free" && hasKey(l, "psa")) {
+			t.Errorf("%s opts out, but the controller wrote another rule's key: annotations %v, labels %v", name, a, l)
+		}
+	}
+}
