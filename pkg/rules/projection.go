@@ -35,10 +35,10 @@ func (t *Target) Projection() Projection {
 	p := t.Reads()
 	for _, r := range t.Rules {
 		p.Annotations.Insert(sortedKeys(r.Annotations)...)
-		p.Annotations.Insert(sortedKeys(r.AnnotationsFrom)...)
+		p.Annotations.Insert(sortedKeys(joined(r.AnnotationsFrom, r.AnnotationsCEL))...)
 		p.Annotations.Insert(slices.Collect(maps.Keys(r.AnnotationsFromNamespace))...)
 		p.Labels.Insert(sortedKeys(r.Labels)...)
-		p.Labels.Insert(sortedKeys(r.LabelsFrom)...)
+		p.Labels.Insert(sortedKeys(joined(r.LabelsFrom, r.LabelsCEL))...)
 		p.Labels.Insert(slices.Collect(maps.Keys(r.LabelsFromNamespace))...)
 	}
 	return p

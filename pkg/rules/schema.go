@@ -86,25 +86,30 @@ var ruleSchema = mapping[Rule]{
 		doc:    "Selects objects whose name matches any of these globs.",
 		value:  globsSchema(),
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.Names = d.globs(v, p) }},
+	{name: "when", fills: []string{"When"},
+		doc: "Selects objects for which this CEL expression, as in admission policies, yields true. It reads object " +
+			"and namespaceObject (the object's Namespace; null for a cluster-scoped object), e.g. object.spec.replicas > 2.",
+		value:  &jsonSchema{Type: "string", MinLength: 1},
+		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.When = d.when(v, p); d.lineOf(p, v) }},
 	{name: "mode", fills: []string{"Mode"},
 		doc:    "enforce (the default) writes what the rule wants; audit only reports what it would change, in logs, metrics and events.",
 		value:  &jsonSchema{Type: "string", Enum: modes, Default: ModeEnforce},
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.Mode = d.mode(v, p) }},
-	{name: "annotations", fills: []string{"Annotations", "AnnotationsFrom", "AnnotationsFromNamespace", "AnnotationsIfAbsent"}, sets: true,
+	{name: "annotations", fills: []string{"Annotations", "AnnotationsFrom", "AnnotationsCEL", "AnnotationsFromNamespace", "AnnotationsIfAbsent"}, sets: true,
 		doc:   "Annotations to set; a key's value is " + valueFormsHow + ".",
 		value: metadataSchema(annotationKind),
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) {
 			m := d.metadata(v, p, annotationKind)
 			r.Annotations, r.AnnotationsFrom, r.AnnotationsFromNamespace = m.literal, m.jsonPath, m.fromNamespace
-			r.AnnotationsIfAbsent = m.ifAbsent
+			r.AnnotationsCEL, r.AnnotationsIfAbsent = m.cel, m.ifAbsent
 		}},
-	{name: "labels", fills: []string{"Labels", "LabelsFrom", "LabelsFromNamespace", "LabelsIfAbsent"}, sets: true,
+	{name: "labels", fills: []string{"Labels", "LabelsFrom", "LabelsCEL", "LabelsFromNamespace", "LabelsIfAbsent"}, sets: true,
 		doc:   "Labels to set; a key's value is " + valueFormsHow + ".",
 		value: metadataSchema(labelKind),
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) {
 			m := d.metadata(v, p, labelKind)
 			r.Labels, r.LabelsFrom, r.LabelsFromNamespace = m.literal, m.jsonPath, m.fromNamespace
-			r.LabelsIfAbsent = m.ifAbsent
+			r.LabelsCEL, r.LabelsIfAbsent = m.cel, m.ifAbsent
 		}},
 	{name: "removeAnnotations", fills: []string{"RemoveAnnotations"}, sets: true,
 		doc:    "Annotation keys to delete, whoever set them.",

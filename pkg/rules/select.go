@@ -3,6 +3,7 @@ package rules
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -26,6 +27,8 @@ type Compiled struct {
 
 	selector, namespaceSelector labels.Selector
 	annotationsFrom, labelsFrom map[string]*template
+	when                        *celExpr
+	annotationsCEL, labelsCEL   map[string]*celExpr
 }
 
 // template is a parsed JSONPath template. Executing one is not safe for
@@ -54,6 +57,17 @@ func compileRule(r Rule, index int) (*Compiled, error) {
 	if c.labelsFrom, err = templates(r.LabelsFrom); err != nil {
 		return nil, err
 	}
+	if r.When != "" {
+		if c.when, err = compileCEL(r.When, boolType); err != nil {
+			return nil, fmt.Errorf("when: %w", err)
+		}
+	}
+	if c.annotationsCEL, err = compileCELs(r.AnnotationsCEL); err != nil {
+		return nil, fmt.Errorf("annotations: %w", err)
+	}
+	if c.labelsCEL, err = compileCELs(r.LabelsCEL); err != nil {
+		return nil, fmt.Errorf("labels: %w", err)
+	}
 	return c, nil
 }
 
@@ -73,7 +87,9 @@ func templates(from map[string]string) (map[string]*template, error) {
 }
 
 // ReadsObject reports whether the rule reads values from the object.
-func (c *Compiled) ReadsObject() bool { return len(c.annotationsFrom)+len(c.labelsFrom) > 0 }
+func (c *Compiled) ReadsObject() bool {
+	return len(c.annotationsFrom)+len(c.labelsFrom) > 0 || len(c.celExprs()) > 0
+}
 
 // Selects reports whether the rule applies to obj. isNamespace says obj is
 // a Namespace, which is matched by its own name and labels.
@@ -85,6 +101,15 @@ func (c *Compiled) Selects(obj metav1.Object, isNamespace bool, namespaces Names
 // selection fields that obj fails, named as in the file — or "" when it
 // applies. isNamespace is as for Selects.
 func (c *Compiled) Unselected(obj metav1.Object, isNamespace bool, namespaces Namespaces) string {
+	if why := c.unselectedBy(obj, isNamespace, namespaces); why != "" {
+		return why
+	}
+	return c.whenFails(obj, isNamespace, namespaces)
+}
+
+// unselectedBy returns why the rule's label, name and namespace criteria
+// do not select obj, or "".
+func (c *Compiled) unselectedBy(obj metav1.Object, isNamespace bool, namespaces Namespaces) string {
 	if c.selector != nil && !c.selector.Matches(labels.Set(obj.GetLabels())) {
 		return fmt.Sprintf("selector %q does not match the object's labels", c.Selector)
 	}
@@ -171,6 +196,10 @@ func values(from map[string]*template, obj metav1.Object, valid func(string) []s
 type home struct {
 	obj metav1.Object
 	why string
+	// namespaces and isNamespace are what CEL values need to read
+	// namespaceObject.
+	namespaces  Namespaces
+	isNamespace bool
 }
 
 // contribute adds what the rule wants of obj, whose namespace is h, to d.
@@ -181,7 +210,10 @@ func (c *Compiled) contribute(e *Evaluation, obj metav1.Object, h home) {
 	lbls, p2 := values(c.labelsFrom, obj, validation.IsValidLabelValue)
 	nsAnns, p3 := namespaceValues(c.AnnotationsFromNamespace, h.obj, h.why, validAnnotationValue)
 	nsLbls, p4 := namespaceValues(c.LabelsFromNamespace, h.obj, h.why, validation.IsValidLabelValue)
-	for _, p := range slices.Concat(p1, p2, p3, p4) {
+	celAnns, p5 := celValues(c.annotationsCEL, obj, h, validAnnotationValue)
+	celLbls, p6 := celValues(c.labelsCEL, obj, h, validation.IsValidLabelValue)
+	anns, lbls = joined(anns, celAnns), joined(lbls, celLbls)
+	for _, p := range slices.Concat(p1, p2, p3, p4, p5, p6) {
 		e.Problems = append(e.Problems, c.Name+": "+p)
 	}
 	e.Desired.Annotations = e.merge(e.Desired.Annotations, c.Annotations, anns, nsAnns, c.Name, annotationKind)
@@ -193,6 +225,16 @@ func (c *Compiled) contribute(e *Evaluation, obj metav1.Object, h home) {
 	e.Desired.RemoveLabels = append(e.Desired.RemoveLabels, c.RemoveLabels...)
 	e.removedBy = attribute(e.removedBy, annotationKind, c.RemoveAnnotations, c.Name)
 	e.removedBy = attribute(e.removedBy, labelKind, c.RemoveLabels, c.Name)
+}
+
+// joined returns the keys of a and b, which share none; a when b is empty.
+func joined(a, b map[string]string) map[string]string {
+	if len(b) == 0 {
+		return a
+	}
+	out := maps.Clone(b)
+	maps.Copy(out, a)
+	return out
 }
 
 // attribute records rule as the remover of keys of kind, unless an earlier
