@@ -46,6 +46,12 @@ func (c *Compiled) readsNamespaceObject() bool {
 	return slices.ContainsFunc(c.celExprs(), func(e *celExpr) bool { return len(e.namespaceReads) > 0 })
 }
 
+// WhenReadsNamespace reports whether the rule's when condition reads
+// namespaceObject.
+func (c *Compiled) WhenReadsNamespace() bool {
+	return c.when != nil && len(c.when.namespaceReads) > 0
+}
+
 // celInput returns what the rule's CEL expressions read of obj: its
 // content, and the metadata of its Namespace (nil for a cluster-scoped
 // object or a Namespace, as admission gives them); or why they cannot be
