@@ -1,6 +1,7 @@
 package rules_test
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -104,6 +105,10 @@ func TestEvaluateCEL(t *testing.T) {
 	target := set.Targets[rulestest.Deployments.GVR]
 	if !target.ReadsObjects || !target.NeedsNamespaceLabels {
 		t.Fatalf("ReadsObjects = %v, NeedsNamespaceLabels = %v; want both", target.ReadsObjects, target.NeedsNamespaceLabels)
+	}
+	wantFields := [][]string{{"apiVersion"}, {"kind"}, {"metadata"}, {"spec", "replicas"}, {"spec", "template", "metadata", "name"}}
+	if p := target.Projection(); !p.Whole || !reflect.DeepEqual(p.Fields, wantFields) {
+		t.Errorf("projection keeps fields %q (whole %v), want %q", p.Fields, p.Whole, wantFields)
 	}
 	prod := rules.Namespaces(func(name string) (metav1.Object, bool) {
 		return &metav1.ObjectMeta{Name: name, Labels: map[string]string{"env": "prod"}}, true
