@@ -7,6 +7,11 @@ SHELL := /usr/bin/env bash
 export K8S_VERSION := 1.37.2
 # The older versions test-compat runs the end-to-end suite on.
 COMPAT_VERSIONS ?= 1.35.4 1.36.3
+# Which end-to-end tests test-compat runs: all, or versioned, those whose
+# behaviour depends on the server's version (admission policies, sharding,
+# the seed scenario with kube-controller-manager, rbac and deploy/ applied).
+COMPAT_TESTS ?= all
+COMPAT_VERSIONED := ^(TestAdmission.*|TestIfAbsent|TestShardedRun.*|TestSeedScenario|TestRBAC.*|TestCheck|TestDeployApplies)$$
 # Where the control-plane binaries are cached, outside the clone so that
 # every clone reuses them. hack/envtest-assets.sh and test/harness read it too.
 export KUBE_ANNOTATOR_ASSETS ?= $(HOME)/.cache/kube-annotator/k8s-v$(K8S_VERSION)
@@ -37,19 +42,21 @@ build: ## Build bin/kube-annotator
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o bin/kube-annotator .
 
 .PHONY: install-plugin
-install-plugin: build ## Install as PREFIX/bin/kubectl-annotator (PREFIX=/usr/local) for `kubectl annotator`
+install-plugin: build ## Install as PREFIX/bin/kubectl-annotator (PREFIX=/usr/local) for `kubectl annotator`, with kubectl_complete-annotator for its completion
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 bin/kube-annotator $(DESTDIR)$(PREFIX)/bin/kubectl-annotator
+	install -m 0755 deploy/krew/kubectl_complete-annotator $(DESTDIR)$(PREFIX)/bin/kubectl_complete-annotator
 
 PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 .PHONY: dist
-dist: ## Build the kubectl plugin archives for deploy/krew into dist/
+dist: ## Build the kubectl plugin archives for deploy/krew into dist/ (kubectl-annotator and kubectl_complete-annotator)
 	@rm -rf dist && mkdir -p dist
 	@for p in $(PLATFORMS); do \
 		os=$${p%/*}; arch=$${p#*/}; d=dist/kubectl-annotator_$${os}_$${arch}; \
 		echo "building $$d.tar.gz"; \
 		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch go build -trimpath -ldflags '$(LDFLAGS)' -o $$d/kubectl-annotator . && \
-		tar -czf $$d.tar.gz -C $$d kubectl-annotator && rm -rf $$d || exit 1; \
+		install -m 0755 deploy/krew/kubectl_complete-annotator $$d/ && \
+		tar -czf $$d.tar.gz -C $$d kubectl-annotator kubectl_complete-annotator && rm -rf $$d || exit 1; \
 	done
 
 IMAGE ?= kube-annotator:$(VERSION)
@@ -93,13 +100,16 @@ test-e2e: envtest-assets ## End-to-end tests on etcd + kube-apiserver (race dete
 	go test -race -count=1 -timeout 15m -skip '^(TestFault|TestSoak)' $(GOTESTFLAGS) ./test/...
 
 .PHONY: test-compat
-test-compat: ## The end-to-end suite (as test-e2e) on each of COMPAT_VERSIONS; a feature a version lacks is tested degraded (cold: builds their control planes)
-	@set -o pipefail; failed=; for v in $(COMPAT_VERSIONS); do \
-		a=$(HOME)/.cache/kube-annotator/k8s-v$$v; \
-		echo "test-compat: Kubernetes $$v"; \
+test-compat: ## The end-to-end suite (as test-e2e) on each of COMPAT_VERSIONS; a feature a version lacks is tested degraded (COMPAT_TESTS=versioned: only the tests that depend on the version; cold: builds their control planes)
+	@case "$(COMPAT_TESTS)" in all) run=;; versioned) run='$(COMPAT_VERSIONED)';; \
+		*) echo "COMPAT_TESTS=$(COMPAT_TESTS): want all or versioned" >&2; exit 2;; esac; \
+	set -o pipefail; failed=; for v in $(COMPAT_VERSIONS); do \
+		a=$(HOME)/.cache/kube-annotator/k8s-v$$v; start=$$SECONDS; \
+		echo "test-compat: Kubernetes $$v, $(COMPAT_TESTS) tests"; \
 		K8S_VERSION=$$v KUBE_ANNOTATOR_ASSETS=$$a hack/envtest-assets.sh >/dev/null && \
-		K8S_VERSION=$$v KUBE_ANNOTATOR_ASSETS=$$a go test -race -count=1 -timeout 15m -skip '^(TestFault|TestSoak)' -v $(GOTESTFLAGS) ./test/e2e 2>&1 | \
+		K8S_VERSION=$$v KUBE_ANNOTATOR_ASSETS=$$a go test -race -count=1 -timeout 15m -skip '^(TestFault|TestSoak)' $${run:+-run "$$run"} -v $(GOTESTFLAGS) ./test/e2e 2>&1 | \
 			grep -E '^ *--- |^(ok|FAIL|PASS|e2e: )|_test\.go:[0-9]+: ' || failed="$$failed $$v"; \
+		echo "test-compat: Kubernetes $$v took $$((SECONDS - start))s"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "test-compat: failed on Kubernetes$$failed"; exit 1; fi
 
@@ -126,6 +136,22 @@ fuzz: ## Fuzz the rules parser and compiler and the desired-state computation, F
 .PHONY: manifests
 manifests: envtest-assets ## Regenerate deploy/rbac.yaml and deploy/rules.yaml from rules.yaml (on a local control plane)
 	go test -count=1 ./test/e2e -run TestDeployMatchesRules -update
+
+CHART_DIR := deploy/chart/kube-annotator
+.PHONY: test-chart
+test-chart: envtest-assets ## The Helm chart (own module test/chart): helm lint, every ci/ values file accepted by the API server, RBAC equal to `rbac`'s, install, upgrade, uninstall
+	cd test/chart && go test -count=1 -timeout 15m $(GOTESTFLAGS) .
+
+.PHONY: chart-resources
+chart-resources: envtest-assets ## Regenerate the chart's table of resource names, $(CHART_DIR)/files/resources.yaml, from a local control plane's discovery
+	cd test/chart && go test -count=1 -run '^TestResourcesTable$$' . -update
+
+# The date of every file in the chart's archive: SOURCE_DATE_EPOCH, else the
+# last commit that changed the chart.
+CHART_MTIME ?= $(or $(SOURCE_DATE_EPOCH),$(shell git log -1 --format=%ct -- $(CHART_DIR) 2>/dev/null),0)
+.PHONY: chart-package
+chart-package: ## Package the Helm chart into dist/kube-annotator-<version>.tgz, the same bytes for the same sources (VERSION=vX.Y.Z gives chart X.Y.Z)
+	cd test/chart && go run ./cmd/chart-package --version '$(VERSION)' --mtime '$(CHART_MTIME)' --out '$(CURDIR)/dist'
 
 .PHONY: crd
 crd: ## Regenerate deploy/crd with Kubebuilder and controller-gen

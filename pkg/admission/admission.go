@@ -208,7 +208,7 @@ var errFromNamespace = errors.New("a value read from the namespace is kept in sy
 // ruleKeys lists what c sets, annotations then labels, each sorted.
 func ruleKeys(c *rules.Compiled) []*key {
 	var out []*key
-	add := func(kind string, literal, from, cel map[string]string, fromNamespace map[string]rules.NamespaceKey, ifAbsent map[string]bool) {
+	add := func(kind string, literal, from, cel map[string]string, fromNamespace map[string]rules.NamespaceKey, ifAbsent map[string]bool, defaults map[string]string) {
 		var keys []*key
 		for name, v := range literal {
 			keys = append(keys, &key{kind: kind, name: name, literal: &v, val: value{present: "true", text: quote(v)}})
@@ -218,6 +218,7 @@ func ruleKeys(c *rules.Compiled) []*key {
 			k.val, k.err = jsonPathValue(tmpl)
 			if k.err == nil {
 				k.val.present += " && " + validValue(kind, k.val.text)
+				k.val = k.val.orDefault(defaults, name)
 			}
 			keys = append(keys, k)
 		}
@@ -228,6 +229,7 @@ func ruleKeys(c *rules.Compiled) []*key {
 			k := &key{kind: kind, name: name, from: expr,
 				val: value{present: fmt.Sprintf("type(%s) == string", "("+expr+")"), text: "(" + expr + ")"}}
 			k.val.present += " && " + validValue(kind, k.val.text)
+			k.val = k.val.orDefault(defaults, name)
 			keys = append(keys, k)
 		}
 		for name := range fromNamespace {
@@ -243,8 +245,8 @@ func ruleKeys(c *rules.Compiled) []*key {
 		slices.SortFunc(keys, func(a, b *key) int { return strings.Compare(a.name, b.name) })
 		out = append(out, keys...)
 	}
-	add("annotation", c.Annotations, c.AnnotationsFrom, c.AnnotationsCEL, c.AnnotationsFromNamespace, c.AnnotationsIfAbsent)
-	add("label", c.Labels, c.LabelsFrom, c.LabelsCEL, c.LabelsFromNamespace, c.LabelsIfAbsent)
+	add("annotation", c.Annotations, c.AnnotationsFrom, c.AnnotationsCEL, c.AnnotationsFromNamespace, c.AnnotationsIfAbsent, c.AnnotationsDefault)
+	add("label", c.Labels, c.LabelsFrom, c.LabelsCEL, c.LabelsFromNamespace, c.LabelsIfAbsent, c.LabelsDefault)
 	return out
 }
 

@@ -28,6 +28,16 @@ type value struct {
 	text string
 }
 
+// orDefault returns v, or, when defaults gives name a default, a value
+// always present: v's text where v can be read, else the default.
+func (v value) orDefault(defaults map[string]string, name string) value {
+	d, ok := defaults[name]
+	if !ok {
+		return v
+	}
+	return value{present: "true", text: fmt.Sprintf("((%s) ? %s : %s)", v.present, v.text, quote(d))}
+}
+
 // jsonPathValue translates a JSONPath template as rules accept it into CEL
 // reading the same value from the admitted object. Only what CEL reads the
 // same way is translated: literal text and expressions made of fields

@@ -22,15 +22,19 @@ func (e *env) newAdmissionCommand() *cobra.Command {
 		Long: "Print the MutatingAdmissionPolicies and bindings that make the API server apply the rules to\n" +
 			"objects as they are created or updated (for `kubectl apply -f -`); the controller still enforces\n" +
 			"every rule, converges existing objects and deletes the keys no rule wants any more.\n" +
-			"Resource names are resolved through the cluster's discovery. What cannot be done at admission\n" +
+			"Resource names are resolved through the cluster's discovery or, with --offline, among the built-in\n" +
+			"resources and the CRDs of --crd files. What cannot be done at admission\n" +
 			"(removals, some JSONPath values) is said on stderr and left to the controller.",
 		Args: noArgs,
 	}
 	rulesPath := addRulesFlag(c)
 	fs := newFlags(c)
 	manager := addFieldManagerFlag(fs)
+	offline := addOfflineFlags(c, "Do not contact a cluster: resolve resource names among the built-in resources and the --crd files")
 	cf := addClusterFlags(c, terminalRequestTimeout)
+	cf.offline = offline
 	cf.addExcludeFlag(fs)
+	cf.addAllNamespacesFlag(fs, "Policies that apply in every namespace: what admission prints without -n, whatever the kubeconfig context's namespace")
 	addLogFlags(fs)
 	c.RunE = func(c *cobra.Command, _ []string) error {
 		if err := cmp.Or(validateFieldManager(*manager), cf.validate(), defaultRulesExist(fs)); err != nil {
@@ -101,8 +105,12 @@ func translate(ctx context.Context, path, manager string, cf *clusterFlags, warn
 }
 
 // noteAdmissionServer says on w what the admission policies need of the
-// API server at cfg if it does not serve them (admission.ServerNote).
+// API server at cfg if it does not serve them (admission.ServerNote);
+// offline (no cfg), nothing.
 func noteAdmissionServer(ctx context.Context, w io.Writer, cfg *rest.Config) {
+	if cfg == nil {
+		return
+	}
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	note := ""
 	if err == nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/staticdiscovery"
 	"github.com/spf13/cobra"
 )
 
@@ -27,43 +28,50 @@ func (e *env) newCheckCommand() *cobra.Command {
 		Use:   "check",
 		Short: "Validate a rules file; resolve and check permissions on a cluster",
 		Long: "Validate a rules file: schema, annotation keys and values; then, unless --offline,\n" +
-			"resolve every resource on the cluster and check that you may get, list, watch and patch it.",
+			"resolve every resource on the cluster and check that you may get, list, watch and patch it.\n" +
+			"With --offline, resolve them among the built-in resources of Kubernetes " + staticdiscovery.KubeVersion() + " and the CRDs of --crd\n" +
+			"files, which finds conflicting rules; a name not known offline is a warning.",
 		Args: noArgs,
 	}
 	rulesPath := addRulesFlag(c)
 	fs := newFlags(c)
-	offline := fs.Bool("offline", false, "Only validate the file; do not contact a cluster")
+	offline := addOfflineFlags(c, "Do not contact a cluster: validate the file and compile it against the built-in resources and the --crd files")
+	output := addOutputFlag(c)
 	cf := addClusterFlags(c, terminalRequestTimeout)
+	cf.offline = offline
+	cf.addAllNamespacesFlag(fs, "Check access in every namespace (cluster-wide): what check does without -n, whatever the kubeconfig context's namespace")
 	addLogFlags(fs)
 	c.RunE = func(c *cobra.Command, _ []string) error {
-		if err := cmp.Or(cf.validate(), defaultRulesExist(fs)); err != nil {
+		if err := cmp.Or(validateOutput(*output), cf.validate(), defaultRulesExist(fs)); err != nil {
 			return usageError{err}
 		}
 		ctx, restore := e.logging(c.Context(), fs)
 		defer restore()
-		return e.check(ctx, *rulesPath, *offline, cf)
+		return e.check(ctx, *rulesPath, *output, cf)
 	}
 	return c
 }
 
 // check validates the rules file at path and, unless offline, checks its
-// resources on the cluster.
-func (e *env) check(ctx context.Context, path string, offline bool, cf *clusterFlags) error {
+// resources on the cluster; it prints what it found as output says.
+func (e *env) check(ctx context.Context, path, output string, cf *clusterFlags) error {
+	r := &checkReport{File: path, Problems: []checkProblem{}}
+	offline := cf.offline.enabled()
 	file, err := rules.Load(path)
+	var invalid *rules.Error
+	if errors.As(err, &invalid) && output != "" {
+		e.addProblems(r, output, severityError, invalid.Fields)
+		return e.printReport(output, r, offline)
+	}
 	if err != nil {
 		return err
 	}
-	warnOverlaps(e.Err, path, file)
+	r.Valid, r.Rules = true, len(file.Rules)
+	e.addProblems(r, output, severityWarning, rules.Overlaps(file))
 	if offline {
-		warnSensitive(e.Err, path, file, nil)
-		plural := "s"
-		if len(file.Rules) == 1 {
-			plural = ""
-		}
-		fmt.Fprintf(e.Out, "%s: valid (%d rule%s)\n", path, len(file.Rules), plural)
-		return nil
+		return e.checkOffline(output, file, r, cf)
 	}
-	cfg, r, err := cf.resolver()
+	cfg, res, err := cf.resolver()
 	if err != nil {
 		return withOfflineHint(err)
 	}
@@ -71,25 +79,19 @@ func (e *env) check(ctx context.Context, path string, offline bool, cf *clusterF
 	if err != nil {
 		return err
 	}
-	if _, _, err := resolve.Compile(path, file, r.Resolve, nil); errors.Is(err, resolve.ErrUnreachable) {
+	if _, _, err := resolve.Compile(path, file, res.Resolve, nil); errors.Is(err, resolve.ErrUnreachable) {
 		return withOfflineHint(err)
 	} else if err != nil {
 		return err
 	}
-	rows, err := checkRules(ctx, file, r.Resolve, cs, cf.namespace())
+	rows, err := checkRules(ctx, file, res.Resolve, cs, cf.namespace())
 	if err != nil {
 		return withOfflineHint(err) // no verdict on the rules: the cluster did not answer
 	}
-	warnSensitive(e.Err, path, file, servedAs(rows))
+	e.addProblems(r, output, severityWarning, sensitiveProblems(file, servedAs(rows)))
 	noteAdmissionServer(ctx, e.Err, cfg)
-	ok, err := printChecks(e.Out, rows)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return exitCode(1) // the table says which resources are not ok
-	}
-	return nil
+	r.addRows(rows)
+	return e.printReport(output, r, offline)
 }
 
 // withOfflineHint is err, which says that the cluster cannot be asked,
@@ -104,6 +106,8 @@ const offlineHint = "(use --offline to validate the file without a cluster)"
 // A checkRow is the verdict on one resource of one rule.
 type checkRow struct {
 	rule, resource, servedAs, status string
+	// denied are the verbs the user may not use on it.
+	denied []string
 	// gr is the group and resource it is served as; zero when it is not
 	// served.
 	gr schema.GroupResource
@@ -186,7 +190,7 @@ func checkResource(ctx context.Context, resolver rules.ResolveFunc, cs kubernete
 		}
 	}
 	if len(denied) > 0 {
-		row.status = "forbidden: cannot " + strings.Join(denied, ", ")
+		row.status, row.denied = "forbidden: cannot "+strings.Join(denied, ", "), denied
 	}
 	return row, nil
 }

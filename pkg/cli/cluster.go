@@ -35,6 +35,9 @@ type clusterFlags struct {
 	allNamespaces bool
 	// fs holds the flags, which completion and the kubeconfig checks read.
 	fs *pflag.FlagSet
+	// offline, for the commands that take --offline, resolves names with
+	// no cluster (offline.go).
+	offline *offlineFlags
 }
 
 // addClusterFlags adds to c the flags of a command that talks to a
@@ -87,6 +90,9 @@ func (f *clusterFlags) validate() error {
 	if err := f.kube.Validate(); err != nil {
 		return err
 	}
+	if err := f.offline.validate(); err != nil {
+		return err
+	}
 	return app.ValidateExcludeNamespaces(f.exclude)
 }
 
@@ -134,8 +140,13 @@ func (f *clusterFlags) reachedRESTConfig() (*rest.Config, error) {
 }
 
 // resolver returns the client configuration and a resolver over the
-// cluster's discovery, once the API server has answered a first request.
+// cluster's discovery, once the API server has answered a first request;
+// with --offline, no configuration and a resolver that asks no server.
 func (f *clusterFlags) resolver() (*rest.Config, *resolve.Resolver, error) {
+	if f.offline.enabled() {
+		r, err := f.offline.resolver()
+		return nil, r, err
+	}
 	cfg, err := f.restConfig()
 	if err != nil {
 		return nil, nil, err

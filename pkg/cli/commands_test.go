@@ -38,6 +38,7 @@ var commandCases = []commandCase{
 	{name: "run", numeric: "--workers", cluster: true, unreachableCode: 1, usage: []usageCase{
 		{"argument", []string{"extra"}, `error: unexpected argument "extra"`},
 		{"--workers", []string{"--workers", "0"}, "error: --workers must be at least 1, got 0"},
+		{"-A with -n", []string{"-A", "-n", "a"}, "error: -A/--all-namespaces and -n/--namespace cannot be used together"},
 	}},
 	{name: "once", numeric: "--workers", cluster: true, unreachableCode: 1, usage: []usageCase{
 		{"arguments", []string{"a", "b"}, `error: unexpected argument "a"`},
@@ -54,9 +55,11 @@ var commandCases = []commandCase{
 		{"three arguments", []string{"pods", "a", "b"}, "error: want one object, RESOURCE/NAME or RESOURCE NAME; got 3 arguments"},
 		{"no name", []string{"pods/"}, `error: "pods/": name one object as RESOURCE/NAME or RESOURCE NAME`},
 		{"-o", []string{"pods/a", "-o", "wide"}, `error: --output must be json or yaml, got "wide"`},
+		{"-n with -A", []string{"pods/a", "-n", "a", "--all-namespaces"}, "error: -A/--all-namespaces and -n/--namespace cannot be used together"},
 	}},
 	{name: "check", numeric: "--kube-api-qps", cluster: true, unreachableCode: 1, hint: offlineHint, usage: []usageCase{
 		{"argument", []string{"extra"}, `error: unexpected argument "extra"`},
+		{"-o", []string{"-o", "table"}, `error: --output must be json or yaml, got "table"`},
 	}},
 	{name: "rbac", numeric: "--kube-api-burst", cluster: true, unreachableCode: 1, usage: []usageCase{
 		{"argument", []string{"extra"}, `error: unexpected argument "extra"`},

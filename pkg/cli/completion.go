@@ -69,11 +69,8 @@ func (f *clusterFlags) registerCompletions(c *cobra.Command) {
 
 // completeNamespaces completes -n with the cluster's namespaces.
 func (f *clusterFlags) completeNamespaces(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	var names []string
-	f.completing(func(ctx context.Context, cfg *rest.Config) error {
-		var err error
-		names, err = listNames(ctx, cfg, schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, "")
-		return err
+	names := f.completing(func(ctx context.Context, cfg *rest.Config) ([]string, error) {
+		return listNames(ctx, cfg, schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, "")
 	})
 	return withPrefix(names, toComplete), cobra.ShellCompDirectiveNoFileComp
 }
@@ -83,7 +80,6 @@ func (f *clusterFlags) completeNamespaces(_ *cobra.Command, _ []string, toComple
 // namespace (-n, else the kubeconfig context's; every namespace with -A),
 // as a second argument or after RESOURCE/.
 func (f *clusterFlags) completeObject(_ *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	var out []string
 	resource, prefix := "", ""
 	switch {
 	case len(args) == 1 && !strings.Contains(args[0], "/"):
@@ -94,53 +90,73 @@ func (f *clusterFlags) completeObject(_ *cobra.Command, args []string, toComplet
 	case len(args) > 0:
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	f.completing(func(ctx context.Context, cfg *rest.Config) error {
+	out := f.completing(func(ctx context.Context, cfg *rest.Config) ([]string, error) {
 		dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if resource == "" {
-			out, err = resourceNames(dc)
-			return err
+			return resourceNames(dc)
 		}
 		res, err := resolve.New(dc).Resolve(resource)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		ns := ""
 		if res.Namespaced && !f.allNamespaces {
 			if ns, err = f.kube.DefaultNamespace(); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		names, err := listNames(ctx, cfg, res.GVR, ns)
-		for _, n := range names {
-			out = append(out, prefix+n)
+		for i := range names {
+			names[i] = prefix + names[i]
 		}
-		return err
+		return names, err
 	})
 	return withPrefix(out, toComplete), cobra.ShellCompDirectiveNoFileComp
 }
 
-// completing runs ask with the client configuration the flags select, for
-// at most completionTimeout and with klog and the server's warnings
-// silenced: a completion prints nothing but its candidates. What fails
-// completes nothing.
-func (f *clusterFlags) completing(ask func(context.Context, *rest.Config) error) {
+// completing returns what ask finds with the client configuration the
+// flags select, asked for at most completionTimeout, with klog and the
+// server's warnings silenced: a completion prints nothing but its
+// candidates. What fails, or takes longer, completes nothing; discovery
+// takes no context, so a slow ask is left behind rather than waited for.
+func (f *clusterFlags) completing(ask func(context.Context, *rest.Config) ([]string, error)) []string {
+	ctx, cancel := context.WithTimeout(context.Background(), completionTimeout)
+	defer cancel()
+	found := make(chan []string, 1)
 	setKlogQuiet(true)
-	defer setKlogQuiet(false)
+	go func() {
+		// klog stays quiet until ask is done, even when it is left behind.
+		defer setKlogQuiet(false)
+		names, err := f.ask(ctx, ask)
+		if err != nil {
+			names = nil // nothing to complete from
+		}
+		found <- names
+	}()
+	select {
+	case names := <-found:
+		return names
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+// ask calls ask with the client configuration the flags select, its
+// requests bounded by completionTimeout, the server's warnings silenced.
+func (f *clusterFlags) ask(ctx context.Context, ask func(context.Context, *rest.Config) ([]string, error)) ([]string, error) {
 	cfg, err := f.restConfig()
 	if err != nil {
-		return
+		return nil, err
 	}
 	cfg.Timeout = min(cfg.Timeout, completionTimeout)
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = completionTimeout
 	}
 	cfg.WarningHandler = rest.NoWarnings{}
-	ctx, cancel := context.WithTimeout(context.Background(), completionTimeout)
-	defer cancel()
-	_ = ask(ctx, cfg) // nothing to complete from
+	return ask(ctx, cfg)
 }
 
 // resourceNames are the resources the cluster serves that can be listed,

@@ -34,6 +34,7 @@ func (e *env) newDiffCommand() *cobra.Command {
 	rf := addRecordFlags(fs)
 	cf := addClusterFlags(c, terminalRequestTimeout)
 	cf.addExcludeFlag(fs)
+	cf.addAllNamespacesFlag(fs, "Show the changes in every namespace: what diff does without -n, whatever the kubeconfig context's namespace")
 	addLogFlags(fs)
 	c.RunE = func(c *cobra.Command, _ []string) error {
 		if err := cmp.Or(validateOutput(*output), rf.Validate(), cf.validate(), defaultRulesExist(fs)); err != nil {

@@ -18,6 +18,12 @@ var exampleWarnings = map[string]string{
 	"pod-security.yaml": `rule "pod-security" targets namespaces`,
 }
 
+// exampleCRDs are the CRD files, from the repository's root, that check
+// --offline of an example is given, as its header says.
+var exampleCRDs = map[string]string{
+	"frigate.yaml": "deploy/crd/ship.nwiizo.dev_frigates.yaml",
+}
+
 // Every example passes `check --offline`, says in its header how to check
 // it, and is listed in examples/README.md. (TestJSONSchemaAcceptsValidFiles
 // in pkg/rules validates them against the JSON Schema.)
@@ -37,9 +43,14 @@ func TestExamplesCheckOffline(t *testing.T) {
 	for _, path := range paths {
 		name := filepath.Base(path)
 		t.Run(name, func(t *testing.T) {
+			args := []string{"kube-annotator", "check", "--offline", "--rules", path}
+			how := "kube-annotator check --offline --rules examples/" + name
+			if crd := exampleCRDs[name]; crd != "" {
+				args = append(args, "--crd", filepath.Join("..", "..", crd))
+				how += " --crd " + crd
+			}
 			var out, errOut bytes.Buffer
-			code := cli.Main(context.Background(), []string{"kube-annotator", "check", "--offline", "--rules", path},
-				cli.Streams{Out: &out, Err: &errOut})
+			code := cli.Main(context.Background(), args, cli.Streams{Out: &out, Err: &errOut})
 			if code != 0 || !strings.HasPrefix(out.String(), path+": valid (") {
 				t.Errorf("check --offline: exit %d, stdout %q, stderr %q; want exit 0 and %q", code, out.String(), errOut.String(), path+": valid (…)")
 			}
@@ -51,7 +62,7 @@ func TestExamplesCheckOffline(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if how := "kube-annotator check --offline --rules examples/" + name; !bytes.Contains(data, []byte(how)) {
+			if !bytes.Contains(data, []byte(how)) {
 				t.Errorf("the header does not say how to check it: %q", how)
 			}
 			if link := fmt.Sprintf("](%s)", name); !bytes.Contains(index, []byte(link)) {

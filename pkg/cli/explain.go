@@ -8,6 +8,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
@@ -43,6 +44,8 @@ func (e *env) newExplainCommand() *cobra.Command {
 	manager := addFieldManagerFlag(fs)
 	cf := addClusterFlags(c, terminalRequestTimeout)
 	cf.addExcludeFlag(fs)
+	cf.addAllNamespacesFlag(fs, "Explain the objects of that name in every namespace, one after another (with -o, a list); "+
+		"without it and -n, the kubeconfig context's namespace")
 	addLogFlags(fs)
 	c.ValidArgsFunction = cf.completeObject
 	c.RunE = func(c *cobra.Command, args []string) error {
@@ -52,11 +55,22 @@ func (e *env) newExplainCommand() *cobra.Command {
 		ctx, restore := e.logging(c.Context(), fs)
 		defer restore()
 		resource, name := objectOf(args)
-		x, err := explainObject(ctx, *rulesPath, *manager, cf, resource, name)
+		xs, err := explainObjects(ctx, *rulesPath, *manager, cf, resource, name)
 		if err != nil {
 			return err
 		}
-		return printExplained(e.Out, *output, x)
+		if cf.allNamespaces && *output != "" {
+			return encode(e.Out, *output, xs) // a list, however many
+		}
+		for i, x := range xs {
+			if i > 0 {
+				fmt.Fprintln(e.Out)
+			}
+			if err := printExplained(e.Out, *output, x); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	return c
 }
@@ -90,9 +104,11 @@ func objectOf(args []string) (resource, name string) {
 	return resource, name
 }
 
-// explainObject explains the object name of resource under the rules file
-// at path, for a controller writing as manager.
-func explainObject(ctx context.Context, path, manager string, cf *clusterFlags, resource, name string) (*explained, error) {
+// explainObjects explains the object name of resource under the rules file
+// at path, for a controller writing as manager: in the namespace -n or
+// the kubeconfig context names, or, with -A, each object of that name in
+// every namespace.
+func explainObjects(ctx context.Context, path, manager string, cf *clusterFlags, resource, name string) ([]*explained, error) {
 	c, err := cf.loadAndCompile(path)
 	if err != nil {
 		return nil, err
@@ -105,16 +121,50 @@ func explainObject(ctx context.Context, path, manager string, cf *clusterFlags, 
 	if t == nil {
 		return nil, fmt.Errorf("resource %q (%s): no rule in %s names it", resource, rules.GVRString(res.GVR), path)
 	}
-	ns := ""
-	if t.Namespaced {
-		if ns, err = cf.kube.DefaultNamespace(); err != nil {
-			return nil, err
-		}
-	}
 	dyn, err := dynamic.NewForConfig(c.cfg)
 	if err != nil {
 		return nil, err
 	}
+	namespaces := []string{""}
+	switch {
+	case t.Namespaced && cf.allNamespaces:
+		namespaces, err = namespacesOf(ctx, dyn, t.GVR, name)
+	case t.Namespaced:
+		namespaces[0], err = cf.kube.DefaultNamespace()
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []*explained
+	for _, ns := range namespaces {
+		x, err := explainIn(ctx, dyn, t, ns, name, manager)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, x)
+	}
+	return out, nil
+}
+
+// namespacesOf lists the namespaces that hold an object of gvr named name.
+func namespacesOf(ctx context.Context, dyn dynamic.Interface, gvr schema.GroupVersionResource, name string) ([]string, error) {
+	list, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
+	if err != nil {
+		return nil, fmt.Errorf("list %s named %q: %w", rules.GVRString(gvr), name, err)
+	}
+	if len(list.Items) == 0 {
+		return nil, fmt.Errorf("%s %q not found in any namespace", rules.GVRString(gvr), name)
+	}
+	out := make([]string, 0, len(list.Items))
+	for _, o := range list.Items {
+		out = append(out, o.GetNamespace())
+	}
+	return out, nil
+}
+
+// explainIn explains the object name of t in namespace ns ("" for a
+// cluster-scoped resource), for a controller writing as manager.
+func explainIn(ctx context.Context, dyn dynamic.Interface, t *rules.Target, ns, name, manager string) (*explained, error) {
 	ref := reconcile.Ref{GVR: t.GVR, Namespace: ns, Name: name}
 	obj, err := dyn.Resource(t.GVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {

@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -61,5 +62,43 @@ func TestExplainFieldManager(t *testing.T) {
 				t.Errorf("keys %+v, want old owned by custom", x.Keys)
 			}
 		})
+	}
+}
+
+// explain -A explains each object of that name in every namespace, one
+// after another, and -o prints them as a list; none is an error.
+func TestExplainAllNamespaces(t *testing.T) {
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
+	cm := func(ns string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{Kind: "ConfigMap", APIVersion: "v1"},
+			ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns}}
+	}
+	list := func(items ...corev1.ConfigMap) *corev1.ConfigMapList {
+		return &corev1.ConfigMapList{TypeMeta: metav1.TypeMeta{Kind: "ConfigMapList", APIVersion: "v1"}, Items: items}
+	}
+	srv := httptest.NewServer(&fakeAPIServer{objects: map[string]any{
+		"/api/v1/configmaps":                  list(*cm("a"), *cm("b")),
+		"/api/v1/namespaces/a/configmaps/web": cm("a"),
+		"/api/v1/namespaces/b/configmaps/web": cm("b"),
+	}})
+	t.Cleanup(srv.Close)
+	empty := httptest.NewServer(&fakeAPIServer{objects: map[string]any{"/api/v1/configmaps": list()}})
+	t.Cleanup(empty.Close)
+	path := filepath.Join(t.TempDir(), "rules.yaml")
+	if err := os.WriteFile(path, []byte("rules:\n- name: team\n  resources: [cm]\n  annotations: {team: a}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := invoke("kube-annotator", "explain", "-A", "cm", "web", "--rules", path, "--server", srv.URL, "-o", "json")
+	var xs []explained
+	if err := json.Unmarshal([]byte(stdout), &xs); code != 0 || err != nil || len(xs) != 2 || xs[0].Namespace != "a" || xs[1].Namespace != "b" {
+		t.Errorf("explain -A -o json: exit %d, %v, stdout %s, stderr %q; want a list of a/web and b/web", code, err, stdout, stderr)
+	}
+	stdout, _, code = invoke("kube-annotator", "explain", "-A", "cm/web", "--rules", path, "--server", srv.URL)
+	if code != 0 || !strings.HasPrefix(stdout, "configmaps.v1 a/web\n") || !strings.Contains(stdout, "\n\nconfigmaps.v1 b/web\n") {
+		t.Errorf("explain -A: exit %d, stdout:\n%s\nwant a/web, then b/web", code, stdout)
+	}
+	_, stderr, code = invoke("kube-annotator", "explain", "-A", "cm/web", "--rules", path, "--server", empty.URL)
+	if want := "error: configmaps.v1 \"web\" not found in any namespace\n"; code != 1 || stderr != want {
+		t.Errorf("explain -A, none: exit %d, stderr %q; want 1 and %q", code, stderr, want)
 	}
 }

@@ -42,6 +42,7 @@ func (e *env) newOnceCommand() *cobra.Command {
 	rf := addRecordFlags(fs)
 	cf := addClusterFlags(c, terminalRequestTimeout)
 	cf.addExcludeFlag(fs)
+	cf.addAllNamespacesFlag(fs, "Converge the objects of every namespace: what once does without -n, whatever the kubeconfig context's namespace")
 	addLogFlags(fs)
 	c.RunE = func(c *cobra.Command, _ []string) error {
 		if *workers < 1 {

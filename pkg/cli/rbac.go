@@ -28,8 +28,8 @@ func (e *env) newRBACCommand() *cobra.Command {
 		Long: "Print the least-privilege ServiceAccount, ClusterRole and ClusterRoleBinding for a rules file:\n" +
 			"get, list, watch and patch on exactly the resources it names; and a Role and RoleBinding in the ServiceAccount's namespace\n" +
 			"for the ConfigMap that records the resources written to, and the Lease for leader election. Resource names are resolved\n" +
-			"through the cluster's discovery; a name with a group (frigates.ship.nwiizo.dev) that the\n" +
-			"cluster does not serve yet is taken as written.",
+			"through the cluster's discovery or, with --offline, among the built-in resources and the CRDs of --crd files;\n" +
+			"a name with a group (frigates.ship.nwiizo.dev) that is not served (or not known offline) is taken as written.",
 		Args: noArgs,
 	}
 	rulesPath := addRulesFlag(c)
@@ -41,7 +41,9 @@ func (e *env) newRBACCommand() *cobra.Command {
 	fs.BoolVar(&o.events, "events", false, "Also grant creating Events (for run --events)")
 	fs.BoolVar(&o.admission, "admission-policies", false, "Also grant managing kube-annotator's MutatingAdmissionPolicies and bindings (for run --admission-policies)")
 	manager := addFieldManagerFlag(fs)
+	offline := addOfflineFlags(c, "Do not contact a cluster: resolve resource names among the built-in resources and the --crd files")
 	cf := addClusterFlags(c, terminalRequestTimeout)
+	cf.offline = offline
 	addLogFlags(fs)
 	c.RunE = func(c *cobra.Command, _ []string) error {
 		if err := cmp.Or(validateFieldManager(*manager), cf.validate(), validateRBACNames(o.name, o.lease), defaultRulesExist(fs)); err != nil {
@@ -134,7 +136,7 @@ func resource(r *resolve.Resolver, name string) (rules.Resource, string, error) 
 	}
 	if gr := schema.ParseGroupResource(name); gr.Group != "" && errors.Is(err, resolve.ErrNotServed) {
 		return rules.Resource{GVR: gr.WithVersion(""), Namespaced: true},
-			fmt.Sprintf("%s is not served by the cluster; granting resource %q in group %q as written", name, gr.Resource, gr.Group), nil
+			fmt.Sprintf("%s is not %s; granting resource %q in group %q as written", name, notServedBy(r), gr.Resource, gr.Group), nil
 	}
 	return rules.Resource{}, "", err
 }

@@ -21,7 +21,7 @@ import (
 func addRecordVars(fs *pflag.FlagSet, c *app.RecordConfig) {
 	fieldManagerVar(fs, &c.FieldManager)
 	fs.StringVar(&c.Namespace, "record-namespace", "",
-		"Namespace of the ConfigMap that records the resources written to (default: the Pod's namespace in a cluster, else \"default\")")
+		"Namespace of the ConfigMap that records the resources written to (default: the Pod's namespace in a cluster, else -n's, else \"default\")")
 }
 
 // addRecordFlags adds the record's flags to fs.
@@ -37,6 +37,24 @@ func validateFieldManager(manager string) error {
 	return app.RecordConfig{FieldManager: manager}.Validate()
 }
 
+// recordNamespace is where the record of a process limited to namespace
+// scope ("" for every namespace) is kept: flag (--record-namespace) when
+// set; else, in a Pod, the Pod's namespace, where the rbac command grants
+// it; else scope, so that a process run with -n keeps everything in that
+// namespace; else "default". run, once and diff all ask it.
+func recordNamespace(flag, scope string) string {
+	if flag != "" {
+		return flag
+	}
+	if ns, ok := ownNamespace(); ok {
+		return ns
+	}
+	if scope != "" {
+		return scope
+	}
+	return "default"
+}
+
 // loadRecord returns the record that c names, of a process limited to
 // namespace scope ("" for every namespace), read.
 func loadRecord(ctx context.Context, cfg *rest.Config, c *app.RecordConfig, scope string) (*record.Record, error) {
@@ -44,11 +62,7 @@ func loadRecord(ctx context.Context, cfg *rest.Config, c *app.RecordConfig, scop
 	if err != nil {
 		return nil, err
 	}
-	ns := c.Namespace
-	if ns == "" {
-		ns = podNamespace()
-	}
-	rec := record.New(cs.CoreV1(), ns, c.FieldManager, scope)
+	rec := record.New(cs.CoreV1(), recordNamespace(c.Namespace, scope), c.FieldManager, scope)
 	if err := rec.Load(ctx); err != nil {
 		return nil, err
 	}

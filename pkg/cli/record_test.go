@@ -2,6 +2,8 @@ package cli
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -116,5 +118,32 @@ func TestPruneTargets(t *testing.T) {
 	want := []unservedPrune{{schema.GroupResource{Group: "example.com", Resource: "widgets"}, notServed}}
 	if !reflect.DeepEqual(unserved, want) {
 		t.Errorf("unserved = %v, want %v", unserved, want)
+	}
+}
+
+// The record is kept in --record-namespace; else in a Pod's namespace;
+// else in -n's; else in default.
+func TestRecordNamespace(t *testing.T) {
+	podFile := filepath.Join(t.TempDir(), "namespace")
+	if err := os.WriteFile(podFile, []byte("sys\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, saFile, flag, scope, want string
+	}{
+		{"flag", podFile, "rec", "team-a", "rec"},
+		{"in a Pod", podFile, "", "team-a", "sys"},
+		{"outside, -n", "/nonexistent", "", "team-a", "team-a"},
+		{"outside, every namespace", "/nonexistent", "", "", "default"},
+	}
+	old := serviceAccountNamespace
+	t.Cleanup(func() { serviceAccountNamespace = old })
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			serviceAccountNamespace = tc.saFile
+			if got := recordNamespace(tc.flag, tc.scope); got != tc.want {
+				t.Errorf("recordNamespace(%q, %q) = %q, want %q", tc.flag, tc.scope, got, tc.want)
+			}
+		})
 	}
 }

@@ -65,6 +65,7 @@ func addRunFlags(cmd *cobra.Command) *runFlags {
 	addShardFlags(fs, &c.Shard)
 	f.cluster = addClusterFlags(cmd, "0")
 	f.cluster.addExcludeFlag(fs)
+	f.cluster.addAllNamespacesFlag(fs, "Watch every namespace: what run does without -n, whatever the kubeconfig context's namespace")
 	addLogFlags(fs)
 	return f
 }
@@ -91,14 +92,12 @@ func (f *runFlags) config(changed func(string) bool) (app.Config, error) {
 	if err := c.Validate(); err != nil {
 		return c, err
 	}
-	if c.Record.Namespace == "" {
-		c.Record.Namespace = podNamespace()
-	}
+	c.Record.Namespace = recordNamespace(c.Record.Namespace, c.Namespace)
 	return c, nil
 }
 
 // serviceAccountNamespace is where a Pod finds its own namespace.
-const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+var serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
 // inCluster reports whether the process runs in a Pod.
 func inCluster() bool { return os.Getenv("KUBERNETES_SERVICE_HOST") != "" }
@@ -106,12 +105,21 @@ func inCluster() bool { return os.Getenv("KUBERNETES_SERVICE_HOST") != "" }
 // podNamespace is the namespace of the Pod the process runs in, or
 // "default" outside a cluster.
 func podNamespace() string {
-	if data, err := os.ReadFile(serviceAccountNamespace); err == nil {
-		if ns := strings.TrimSpace(string(data)); ns != "" {
-			return ns
-		}
+	if ns, ok := ownNamespace(); ok {
+		return ns
 	}
 	return "default"
+}
+
+// ownNamespace is the namespace of the Pod the process runs in; ok is
+// false outside a Pod.
+func ownNamespace() (ns string, ok bool) {
+	data, err := os.ReadFile(serviceAccountNamespace)
+	if err != nil {
+		return "", false
+	}
+	ns = strings.TrimSpace(string(data))
+	return ns, ns != ""
 }
 
 // defaultLeaseName is the Lease of leader election that run takes and rbac

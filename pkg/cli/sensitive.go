@@ -9,22 +9,24 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
-// sensitiveWarning is the warning about resource j of rule i in the rules
-// file at path, which the rule names as written and which is s.
-func sensitiveWarning(path string, i, j int, rule, written string, s rules.Sensitive) string {
+// sensitiveProblem is the warning about resource j of rule i, which the
+// rule names as written and which is s.
+func sensitiveProblem(i, j int, rule, written string, s rules.Sensitive) rules.FieldError {
 	target := written
 	if canonical := s.GroupResource.String(); canonical != written {
 		target = fmt.Sprintf("%s (%s)", written, canonical)
 	}
-	return fmt.Sprintf("warning: %s: rules[%d].resources[%d]: rule %q targets %s: the ClusterRole that the rbac command generates grants get, list, watch and patch on all of them, cluster-wide, so the controller's service account can %s",
-		path, i, j, rule, target, s.Can)
+	return rules.FieldError{Field: fmt.Sprintf("rules[%d].resources[%d]", i, j), Message: fmt.Sprintf(
+		"rule %q targets %s: the ClusterRole that the rbac command generates grants get, list, watch and patch on all of them, cluster-wide, so the controller's service account can %s",
+		rule, target, s.Can)}
 }
 
-// warnSensitive writes to w a warning for every resource of file's rules
+// sensitiveProblems are warnings about every resource of file's rules
 // that is sensitive. resolved maps names as written to the group and
 // resource they stand for on the cluster; a name it lacks is classified as
 // written.
-func warnSensitive(w io.Writer, path string, file *rules.File, resolved map[string]schema.GroupResource) {
+func sensitiveProblems(file *rules.File, resolved map[string]schema.GroupResource) []rules.FieldError {
+	var out []rules.FieldError
 	for i, rule := range file.Rules {
 		for j, name := range rule.Resources {
 			s, ok := rules.SensitiveName(name)
@@ -32,8 +34,22 @@ func warnSensitive(w io.Writer, path string, file *rules.File, resolved map[stri
 				s, ok = rules.SensitiveGroupResource(gr)
 			}
 			if ok {
-				fmt.Fprintln(w, sensitiveWarning(path, i, j, rule.Name, name, s))
+				out = append(out, sensitiveProblem(i, j, rule.Name, name, s))
 			}
 		}
+	}
+	return out
+}
+
+// warnSensitive writes to w, as warnings about the rules file at path,
+// sensitiveProblems.
+func warnSensitive(w io.Writer, path string, file *rules.File, resolved map[string]schema.GroupResource) {
+	warn(w, path, sensitiveProblems(file, resolved))
+}
+
+// warn writes each problem to w as a warning about the rules file at path.
+func warn(w io.Writer, path string, problems []rules.FieldError) {
+	for _, p := range problems {
+		fmt.Fprintf(w, "warning: %s: %s\n", path, p)
 	}
 }

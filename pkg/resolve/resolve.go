@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/staticdiscovery"
 )
 
 // ErrNotServed is what Resolve's error matches, with errors.Is, when
@@ -23,10 +24,29 @@ import (
 var ErrNotServed = errors.New("resource not served")
 
 // notServedError names the resource that is not served.
-type notServedError struct{ name string }
+type notServedError struct {
+	name string
+	// suggestion is a served name close to name, or "".
+	suggestion string
+	// offline is set when no server was asked (NewOffline).
+	offline bool
+}
 
 func (e *notServedError) Error() string {
-	return fmt.Sprintf("resource %q not found on the server (a typo, or a CRD that is not installed?)", e.name)
+	var s string
+	switch {
+	case e.offline:
+		s = fmt.Sprintf("resource %q is not built into Kubernetes %s and no --crd file defines it", e.name, staticdiscovery.KubeVersion())
+	default:
+		s = fmt.Sprintf("resource %q not found on the server", e.name)
+	}
+	switch {
+	case e.suggestion != "":
+		return s + fmt.Sprintf(" (did you mean %q?)", e.suggestion)
+	case e.offline:
+		return s + " (a typo, or a CRD whose file is not given with --crd?)"
+	}
+	return s + " (a typo, or a CRD that is not installed?)"
 }
 
 func (e *notServedError) Is(target error) bool { return target == ErrNotServed }
@@ -35,8 +55,10 @@ func (e *notServedError) Is(target error) bool { return target == ErrNotServed }
 // with kubectl's short-name expansion. Discovery is cached in memory; Reset
 // drops the cache so that newly installed CRDs become visible.
 type Resolver struct {
+	cached   discovery.CachedDiscoveryInterface
 	deferred *restmapper.DeferredDiscoveryRESTMapper
 	mapper   meta.RESTMapper
+	offline  bool // asks no server (NewOffline)
 }
 
 // New returns a Resolver over the given discovery client.
@@ -44,8 +66,9 @@ func New(dc discovery.DiscoveryInterface) *Resolver {
 	cached := memory.NewMemCacheClient(dc)
 	deferred := restmapper.NewDeferredDiscoveryRESTMapper(cached)
 	return &Resolver{
+		cached:   cached,
 		deferred: deferred,
-		mapper:   restmapper.NewShortcutExpander(deferred, cached, func(string) {}),
+		mapper:   restmapper.NewShortcutExpander(deferred, groupOrdered{cached}, func(string) {}),
 	}
 }
 
@@ -58,11 +81,11 @@ func (r *Resolver) Reset() { r.deferred.Reset() }
 func (r *Resolver) Resolve(name string) (rules.Resource, error) {
 	gvk, err := r.kindFor(name)
 	if err != nil {
-		return rules.Resource{}, resolveError(name, err)
+		return rules.Resource{}, r.resolveError(name, err)
 	}
 	mapping, err := r.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
-		return rules.Resource{}, resolveError(name, err)
+		return rules.Resource{}, r.resolveError(name, err)
 	}
 	return rules.Resource{
 		GVR:        mapping.Resource,
@@ -79,7 +102,7 @@ func (r *Resolver) Resolve(name string) (rules.Resource, error) {
 func (r *Resolver) ResolveGroupResource(gr schema.GroupResource) (rules.Resource, error) {
 	gvks, err := r.deferred.KindsFor(gr.WithVersion(""))
 	if err != nil && !meta.IsNoMatchError(err) {
-		return rules.Resource{}, resolveError(gr.String(), err)
+		return rules.Resource{}, r.resolveError(gr.String(), err)
 	}
 	for _, gvk := range gvks {
 		if gvk.Group != gr.Group {
@@ -87,7 +110,7 @@ func (r *Resolver) ResolveGroupResource(gr schema.GroupResource) (rules.Resource
 		}
 		mapping, err := r.deferred.RESTMapping(gvk.GroupKind())
 		if err != nil {
-			return rules.Resource{}, resolveError(gr.String(), err)
+			return rules.Resource{}, r.resolveError(gr.String(), err)
 		}
 		return rules.Resource{
 			GVR:        mapping.Resource,
@@ -95,7 +118,7 @@ func (r *Resolver) ResolveGroupResource(gr schema.GroupResource) (rules.Resource
 			Namespaced: mapping.Scope.Name() == meta.RESTScopeNameNamespace,
 		}, nil
 	}
-	return rules.Resource{}, &notServedError{name: gr.String()}
+	return rules.Resource{}, &notServedError{name: gr.String(), offline: r.offline}
 }
 
 // kindFor follows kubectl: a name with a version ("deployments.v1.apps")
@@ -114,9 +137,9 @@ func (r *Resolver) kindFor(name string) (schema.GroupVersionKind, error) {
 }
 
 // resolveError is err, from resolving name, as Resolve reports it.
-func resolveError(name string, err error) error {
+func (r *Resolver) resolveError(name string, err error) error {
 	if meta.IsNoMatchError(err) {
-		return &notServedError{name: name}
+		return &notServedError{name: name, suggestion: r.suggest(name), offline: r.offline}
 	}
 	return fmt.Errorf("resolve resource %q: %w", name, err)
 }

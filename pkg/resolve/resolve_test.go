@@ -47,7 +47,9 @@ func TestResolve(t *testing.T) {
 		{name: "deployments.v1.apps", want: "deployments.v1.apps", namespaced: true},
 		{name: "deployments.apps", want: "deployments.v1.apps", namespaced: true},
 		{name: "widgets.example.com", wantErr: `resource "widgets.example.com" not found on the server`, notServed: true},
-		{name: "deployments.v9.apps", wantErr: `resource "deployments.v9.apps" not found on the server`, notServed: true},
+		{name: "deployments.v9.apps", wantErr: `resource "deployments.v9.apps" not found on the server (did you mean "deployments.v1.apps"?)`, notServed: true},
+		{name: "confgmaps", wantErr: `resource "confgmaps" not found on the server (did you mean "configmaps"?)`, notServed: true},
+		{name: "widgets", wantErr: `resource "widgets" not found on the server (a typo, or a CRD that is not installed?)`, notServed: true},
 		{name: "cm", down: refused, wantErr: `resolve resource "cm": ` + refused.Error()},
 		{name: "deployments.v1.apps", down: refused, wantErr: `resolve resource "deployments.v1.apps": ` + refused.Error()},
 	}

@@ -10,9 +10,9 @@ import (
 	"github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/operators"
 	"github.com/google/cel-go/common/types"
+	"k8s.io/apimachinery/pkg/util/version"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"k8s.io/apiserver/pkg/cel/environment"
-	"k8s.io/apimachinery/pkg/util/version"
 )
 
 // CEL variables a rule's expressions read, as in admission policies.

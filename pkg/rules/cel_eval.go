@@ -103,32 +103,32 @@ func (c *Compiled) whenFails(obj metav1.Object, isNamespace bool, namespaces Nam
 
 // celValues evaluates the rule's cel values from against obj. A value
 // that is not a string, an error, or a result valid rejects sets nothing;
-// the reason is returned in problems.
-func celValues(from map[string]*celExpr, obj metav1.Object, h home, valid func(string) []string) (map[string]string, []string) {
+// the reason is returned in missing.
+func celValues(from map[string]*celExpr, obj metav1.Object, h home, valid func(string) []string) (map[string]string, []missing) {
 	if len(from) == 0 {
 		return nil, nil
 	}
 	needsNamespace := slices.ContainsFunc(slices.Collect(maps.Values(from)), func(e *celExpr) bool { return len(e.namespaceReads) > 0 })
 	object, ns, why := celInput(obj, h.isNamespace, h.namespaces, needsNamespace)
 	var out map[string]string
-	var problems []string
+	var problems []missing
 	for _, k := range slices.Sorted(maps.Keys(from)) {
 		if why != "" {
-			problems = append(problems, fmt.Sprintf("%s: cel: %s", k, why))
+			problems = append(problems, missing{k, "cel: " + why})
 			continue
 		}
 		v, err := from[k].eval(object, ns)
 		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s: cel: %v", k, err))
+			problems = append(problems, missing{k, fmt.Sprintf("cel: %v", err)})
 			continue
 		}
 		s, ok := v.(string)
 		if !ok {
-			problems = append(problems, fmt.Sprintf("%s: cel: yields a %T, not a string", k, v))
+			problems = append(problems, missing{k, fmt.Sprintf("cel: yields a %T, not a string", v)})
 			continue
 		}
 		if msgs := valid(s); len(msgs) > 0 {
-			problems = append(problems, fmt.Sprintf("%s: cel: the value (%d bytes) is not valid: %v", k, len(s), msgs))
+			problems = append(problems, missing{k, fmt.Sprintf("cel: the value (%d bytes) is not valid: %v", len(s), msgs)})
 			continue
 		}
 		out = put(out, k, s)

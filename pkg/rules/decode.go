@@ -274,15 +274,15 @@ func describe(n *yaml.Node) string {
 // edits of the unknown one, such as "resource" for "resources".
 func suggest(unknown string, known []string) string {
 	for _, k := range known {
-		if editDistance(strings.ToLower(unknown), k) <= 2 {
+		if EditDistance(strings.ToLower(unknown), k) <= 2 {
 			return fmt.Sprintf(" (did you mean %q?)", k)
 		}
 	}
 	return ""
 }
 
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
+// EditDistance is the Levenshtein distance between a and b, in bytes.
+func EditDistance(a, b string) int {
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {

@@ -21,6 +21,7 @@ type metadataValues struct {
 	cel           map[string]string       // {cel: "…"}
 	fromNamespace map[string]NamespaceKey // {fromNamespace: {…}}
 	ifAbsent      map[string]bool         // {…, ifAbsent: true}, of any of the above
+	defaults      map[string]string       // {…, default: "…"}, of a computed form
 	kind          string                  // annotationKind or labelKind
 }
 
@@ -48,6 +49,9 @@ type valueForm struct {
 	doc string
 	// value is the JSON Schema of the field's value for a key of kind.
 	value func(kind string) *jsonSchema
+	// computed forms read their value from a source that may lack it; they
+	// accept a default, set when it does.
+	computed bool
 }
 
 // valueForms are the value forms of annotations and labels, in the order
@@ -64,7 +68,8 @@ var valueForms = []valueForm{
 	{name: "jsonPath", how: "{jsonPath: '{.path.to.field}'} to read it from the object",
 		doc: "The value read from the object with a kubectl JSONPath template. When the field is missing " +
 			"(or, for a label, is no valid label value) the key is not set.",
-		value: func(string) *jsonSchema { return ref(defJSONPath) },
+		value:    func(string) *jsonSchema { return ref(defJSONPath) },
+		computed: true,
 		decode: func(d *decoder, v *yaml.Node, p, key string, into *metadataValues) {
 			if tmpl, ok := d.jsonPathValue(v, p); ok {
 				into.jsonPath = put(into.jsonPath, key, tmpl)
@@ -73,7 +78,8 @@ var valueForms = []valueForm{
 	{name: "cel", how: `{cel: "…"} to compute it with a CEL expression`,
 		doc: "The string a CEL expression yields for the object, read as in admission policies (object, namespaceObject). " +
 			"Any other result, an error or (for a label) no valid label value leaves the key unset.",
-		value: func(string) *jsonSchema { return &jsonSchema{Type: "string", MinLength: 1} },
+		value:    func(string) *jsonSchema { return &jsonSchema{Type: "string", MinLength: 1} },
+		computed: true,
 		decode: func(d *decoder, v *yaml.Node, p, key string, into *metadataValues) {
 			if src, ok := d.celValue(v, p); ok {
 				into.cel = put(into.cel, key, src)
@@ -82,7 +88,8 @@ var valueForms = []valueForm{
 	{name: "fromNamespace", how: "{fromNamespace: {label: KEY}} to read a label (or annotation) of its namespace",
 		doc: "The value of a label or annotation of the object's namespace (of the Namespace itself, for the namespaces " +
 			"resource); it follows the namespace when that changes.",
-		value: func(string) *jsonSchema { return ref(defFromNamespace) },
+		value:    func(string) *jsonSchema { return ref(defFromNamespace) },
+		computed: true,
 		decode: func(d *decoder, v *yaml.Node, p, key string, into *metadataValues) {
 			if k, ok := d.fromNamespace(v, p); ok {
 				into.fromNamespace = put(into.fromNamespace, key, k)
@@ -105,15 +112,32 @@ var valueFormsHow = func() string {
 	for _, f := range valueForms {
 		parts = append(parts, f.how)
 	}
-	return "a string, " + strings.Join(parts, ", or ") + " (any mapping may add ifAbsent: true, to set the key only where it is absent)"
+	return "a string, " + strings.Join(parts, ", or ") + " (any mapping may add ifAbsent: true, to set the key only where it is absent; " +
+		"a computed one, " + strings.Join(computedFormNames, " or ") + `, may add default: "…", set when its source is missing)`
+}()
+
+// computedFormNames are the names of the computed valueForms, which take a
+// default.
+var computedFormNames = func() []string {
+	var out []string
+	for _, f := range valueForms {
+		if f.computed {
+			out = append(out, f.name)
+		}
+	}
+	return out
 }()
 
 // ifAbsentField is the field that, next to any of valueForms, makes the
 // key set only where it is absent.
 const ifAbsentField = "ifAbsent"
 
+// defaultField is the field that, next to a computed value form, gives the
+// value set when its source is missing.
+const defaultField = "default"
+
 // valueFields are the fields a value mapping may hold.
-var valueFields = append(slices.Clone(valueFormNames), ifAbsentField)
+var valueFields = append(slices.Clone(valueFormNames), ifAbsentField, defaultField)
 
 // put sets m[k] to v, making m when nil.
 func put[V any](m map[string]V, k string, v V) map[string]V {
@@ -161,19 +185,27 @@ func (d *decoder) metadata(n *yaml.Node, path, kind string) metadataValues {
 // exactly one of valueForms.
 func (d *decoder) valueForm(n *yaml.Node, p, key string, into *metadataValues) {
 	if !slices.ContainsFunc(valueFormNames, func(name string) bool { return hasKey(n, name) }) {
-		if hasKey(n, ifAbsentField) {
+		switch {
+		case hasKey(n, ifAbsentField):
 			d.errorf(n, p, "ifAbsent says when to set a value, but none is given: add %s", strings.Join(valueFormNames, ", "))
-			return
+		case hasKey(n, defaultField):
+			d.errorf(n, p, "default is set when a computed value's source is missing, but none is given: add %s", strings.Join(computedFormNames, ", "))
+		default:
+			d.errorf(n, p, "value must be %s; got a mapping", valueFormsHow)
 		}
-		d.errorf(n, p, "value must be %s; got a mapping", valueFormsHow)
 		return
 	}
 	var given []string
+	var def *yaml.Node
 	d.fields(n, p, valueFields, func(name, fp string, v *yaml.Node) {
-		if name == ifAbsentField {
+		switch name {
+		case ifAbsentField:
 			if d.boolean(v, fp) {
 				into.ifAbsent = put(into.ifAbsent, key, true)
 			}
+			return
+		case defaultField:
+			def = v
 			return
 		}
 		given = append(given, name)
@@ -190,7 +222,31 @@ func (d *decoder) valueForm(n *yaml.Node, p, key string, into *metadataValues) {
 		delete(into.cel, key)
 		delete(into.fromNamespace, key)
 		delete(into.ifAbsent, key)
+		return
 	}
+	if def != nil && len(given) == 1 {
+		d.defaultValue(def, fieldPath(p, defaultField), key, given[0], into)
+	}
+}
+
+// defaultValue decodes v, the default given at path p next to form, the
+// value form of key.
+func (d *decoder) defaultValue(v *yaml.Node, p, key, form string, into *metadataValues) {
+	if !slices.Contains(computedFormNames, form) {
+		d.errorf(v, p, "a %s is always set, so it takes no default; a default goes with a computed value: %s", form, strings.Join(computedFormNames, ", "))
+		return
+	}
+	s, ok := d.value(v, p)
+	if !ok {
+		return
+	}
+	if into.kind == labelKind {
+		for _, msg := range validation.IsValidLabelValue(s) {
+			d.errorf(v, p, "invalid label value %q: %s", s, msg)
+			return
+		}
+	}
+	into.defaults = put(into.defaults, key, s)
 }
 
 // boolean expects a YAML boolean: true or false.

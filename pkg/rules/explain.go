@@ -35,6 +35,9 @@ type Want struct {
 	// IfAbsent says Value is set only where the key is absent (or the
 	// controller's own).
 	IfAbsent bool `json:"ifAbsent,omitempty"`
+	// Defaulted says why Value is the rule's default: the source of the
+	// computed value is missing.
+	Defaulted string `json:"defaulted,omitempty"`
 }
 
 // Explain returns, for every rule of t in file order, whether it selects
@@ -78,7 +81,7 @@ func wants(e *Evaluation) []Want {
 	} {
 		var ws []Want
 		for k, v := range kind.set {
-			ws = append(ws, Want{Kind: kind.name, Key: k, Value: &v, IfAbsent: kind.ifAbsent[k]})
+			ws = append(ws, Want{Kind: kind.name, Key: k, Value: &v, IfAbsent: kind.ifAbsent[k], Defaulted: e.Defaulted(kind.name, k)})
 		}
 		for _, k := range kind.remove {
 			ws = append(ws, Want{Kind: kind.name, Key: k})

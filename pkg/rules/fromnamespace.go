@@ -151,17 +151,17 @@ func changed(a, b map[string]string, keys []string) bool {
 // namespaceValues reads the values of from in home, the object's namespace
 // (the object itself for a Namespace; nil when there is none, or it is not
 // known, why says). A key home does not carry, or whose value is not
-// valid, sets nothing; the reason is returned in problems.
-func namespaceValues(from map[string]NamespaceKey, home metav1.Object, why string, valid func(string) []string) (map[string]string, []string) {
+// valid, sets nothing; it is returned in missing.
+func namespaceValues(from map[string]NamespaceKey, home metav1.Object, why string, valid func(string) []string) (map[string]string, []missing) {
 	if len(from) == 0 {
 		return nil, nil
 	}
 	var out map[string]string
-	var problems []string
+	var miss []missing
 	for _, k := range slices.Sorted(maps.Keys(from)) {
 		src := from[k]
 		if home == nil {
-			problems = append(problems, fmt.Sprintf("%s: fromNamespace %s: %s", k, src, why))
+			miss = append(miss, missing{k, fmt.Sprintf("fromNamespace %s: %s", src, why)})
 			continue
 		}
 		m := home.GetLabels()
@@ -170,19 +170,16 @@ func namespaceValues(from map[string]NamespaceKey, home metav1.Object, why strin
 		}
 		v, ok := m[src.Key]
 		if !ok {
-			problems = append(problems, fmt.Sprintf("%s: fromNamespace: namespace %q has no %s", k, home.GetName(), src))
+			miss = append(miss, missing{k, fmt.Sprintf("fromNamespace: namespace %q has no %s", home.GetName(), src)})
 			continue
 		}
 		if msgs := valid(v); len(msgs) > 0 {
-			problems = append(problems, fmt.Sprintf("%s: fromNamespace: the value of %s (%d bytes) is not valid: %v", k, src, len(v), msgs))
+			miss = append(miss, missing{k, fmt.Sprintf("fromNamespace: the value of %s (%d bytes) is not valid: %v", src, len(v), msgs)})
 			continue
 		}
-		if out == nil {
-			out = map[string]string{}
-		}
-		out[k] = v
+		out = put(out, k, v)
 	}
-	return out, problems
+	return out, miss
 }
 
 // home returns the namespace whose keys fromNamespace reads for obj, an

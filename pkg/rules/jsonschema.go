@@ -178,14 +178,20 @@ func valueSchema(kind string) *jsonSchema {
 	literal.Description = "A literal value. Quote values YAML would read as another type: \"True\", \"1\"."
 	s := &jsonSchema{Description: "The value of " + aKind(kind) + ": " + valueFormsHow + ".", OneOf: []*jsonSchema{literal}}
 	for _, f := range valueForms {
-		s.OneOf = append(s.OneOf, &jsonSchema{
+		form := &jsonSchema{
 			Type: "object", Description: f.doc, Required: []string{f.name}, AdditionalProperties: closed,
 			Properties: map[string]*jsonSchema{
 				f.name: f.value(kind),
 				ifAbsentField: {Type: "boolean",
 					Description: "true sets the key only on objects that lack it: a present value is never changed."},
 			},
-		})
+		}
+		if f.computed {
+			def := literalSchema(kind)
+			def.Description = "The value set when the source is missing, instead of leaving the key unset."
+			form.Properties[defaultField] = def
+		}
+		s.OneOf = append(s.OneOf, form)
 	}
 	return s
 }

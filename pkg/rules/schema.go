@@ -95,21 +95,21 @@ var ruleSchema = mapping[Rule]{
 		doc:    "enforce (the default) writes what the rule wants; audit only reports what it would change, in logs, metrics and events.",
 		value:  &jsonSchema{Type: "string", Enum: modes, Default: ModeEnforce},
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.Mode = d.mode(v, p) }},
-	{name: "annotations", fills: []string{"Annotations", "AnnotationsFrom", "AnnotationsCEL", "AnnotationsFromNamespace", "AnnotationsIfAbsent"}, sets: true,
+	{name: "annotations", fills: []string{"Annotations", "AnnotationsFrom", "AnnotationsCEL", "AnnotationsFromNamespace", "AnnotationsIfAbsent", "AnnotationsDefault"}, sets: true,
 		doc:   "Annotations to set; a key's value is " + valueFormsHow + ".",
 		value: metadataSchema(annotationKind),
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) {
 			m := d.metadata(v, p, annotationKind)
-			r.Annotations, r.AnnotationsFrom, r.AnnotationsFromNamespace = m.literal, m.jsonPath, m.fromNamespace
-			r.AnnotationsCEL, r.AnnotationsIfAbsent = m.cel, m.ifAbsent
+			r.Annotations, r.AnnotationsFrom, r.AnnotationsCEL, r.AnnotationsFromNamespace = m.literal, m.jsonPath, m.cel, m.fromNamespace
+			r.AnnotationsIfAbsent, r.AnnotationsDefault = m.ifAbsent, m.defaults
 		}},
-	{name: "labels", fills: []string{"Labels", "LabelsFrom", "LabelsCEL", "LabelsFromNamespace", "LabelsIfAbsent"}, sets: true,
+	{name: "labels", fills: []string{"Labels", "LabelsFrom", "LabelsCEL", "LabelsFromNamespace", "LabelsIfAbsent", "LabelsDefault"}, sets: true,
 		doc:   "Labels to set; a key's value is " + valueFormsHow + ".",
 		value: metadataSchema(labelKind),
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) {
 			m := d.metadata(v, p, labelKind)
-			r.Labels, r.LabelsFrom, r.LabelsFromNamespace = m.literal, m.jsonPath, m.fromNamespace
-			r.LabelsCEL, r.LabelsIfAbsent = m.cel, m.ifAbsent
+			r.Labels, r.LabelsFrom, r.LabelsCEL, r.LabelsFromNamespace = m.literal, m.jsonPath, m.cel, m.fromNamespace
+			r.LabelsIfAbsent, r.LabelsDefault = m.ifAbsent, m.defaults
 		}},
 	{name: "removeAnnotations", fills: []string{"RemoveAnnotations"}, sets: true,
 		doc:    "Annotation keys to delete, whoever set them.",

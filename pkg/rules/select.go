@@ -156,39 +156,40 @@ func anyGlob(globs []string, s string) bool {
 }
 
 // values evaluates templates against obj. A template whose field is
-// missing, or whose result is not a valid value, sets nothing; the reason
-// is returned in problems.
-func values(from map[string]*template, obj metav1.Object, valid func(string) []string) (map[string]string, []string) {
+// missing, or whose result is not a valid value, sets nothing; it is
+// returned in missing.
+func values(from map[string]*template, obj metav1.Object, valid func(string) []string) (map[string]string, []missing) {
 	if len(from) == 0 {
 		return nil, nil
 	}
 	u, ok := obj.(runtime.Unstructured)
 	if !ok {
-		return nil, []string{fmt.Sprintf("the cache holds only the metadata of %T; values cannot be read", obj)}
+		var miss []missing
+		for _, k := range slices.Sorted(maps.Keys(from)) {
+			miss = append(miss, missing{k, fmt.Sprintf("the cache holds only the metadata of %T; values cannot be read", obj)})
+		}
+		return nil, miss
 	}
 	content := u.UnstructuredContent()
 	var out map[string]string
-	var problems []string
+	var miss []missing
 	for k, t := range from {
 		var buf bytes.Buffer
 		t.mu.Lock()
 		err := t.jp.Execute(&buf, content)
 		t.mu.Unlock()
 		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s: %v", k, err))
+			miss = append(miss, missing{k, err.Error()})
 			continue
 		}
 		v := buf.String()
 		if msgs := valid(v); len(msgs) > 0 {
-			problems = append(problems, fmt.Sprintf("%s: the value read (%d bytes) is not valid: %s", k, len(v), strings.Join(msgs, "; ")))
+			miss = append(miss, missing{k, fmt.Sprintf("the value read (%d bytes) is not valid: %s", len(v), strings.Join(msgs, "; "))})
 			continue
 		}
-		if out == nil {
-			out = map[string]string{}
-		}
-		out[k] = v
+		out = put(out, k, v)
 	}
-	return out, problems
+	return out, miss
 }
 
 // home is the namespace fromNamespace values of an object are read from:
@@ -206,16 +207,14 @@ type home struct {
 // Keys already set by an earlier rule keep their value (file order
 // decides); a different value is reported as a conflict.
 func (c *Compiled) contribute(e *Evaluation, obj metav1.Object, h home) {
-	anns, p1 := values(c.annotationsFrom, obj, validAnnotationValue)
-	lbls, p2 := values(c.labelsFrom, obj, validation.IsValidLabelValue)
-	nsAnns, p3 := namespaceValues(c.AnnotationsFromNamespace, h.obj, h.why, validAnnotationValue)
-	nsLbls, p4 := namespaceValues(c.LabelsFromNamespace, h.obj, h.why, validation.IsValidLabelValue)
-	celAnns, p5 := celValues(c.annotationsCEL, obj, h, validAnnotationValue)
-	celLbls, p6 := celValues(c.labelsCEL, obj, h, validation.IsValidLabelValue)
-	anns, lbls = joined(anns, celAnns), joined(lbls, celLbls)
-	for _, p := range slices.Concat(p1, p2, p3, p4, p5, p6) {
-		e.Problems = append(e.Problems, c.Name+": "+p)
-	}
+	anns, m1 := values(c.annotationsFrom, obj, validAnnotationValue)
+	lbls, m2 := values(c.labelsFrom, obj, validation.IsValidLabelValue)
+	nsAnns, m3 := namespaceValues(c.AnnotationsFromNamespace, h.obj, h.why, validAnnotationValue)
+	nsLbls, m4 := namespaceValues(c.LabelsFromNamespace, h.obj, h.why, validation.IsValidLabelValue)
+	celAnns, m5 := celValues(c.annotationsCEL, obj, h, validAnnotationValue)
+	celLbls, m6 := celValues(c.labelsCEL, obj, h, validation.IsValidLabelValue)
+	anns = e.orDefault(joined(anns, celAnns), slices.Concat(m1, m3, m5), c.AnnotationsDefault, c.Name, annotationKind)
+	lbls = e.orDefault(joined(lbls, celLbls), slices.Concat(m2, m4, m6), c.LabelsDefault, c.Name, labelKind)
 	e.Desired.Annotations = e.merge(e.Desired.Annotations, c.Annotations, anns, nsAnns, c.Name, annotationKind)
 	e.Desired.Labels = e.merge(e.Desired.Labels, c.Labels, lbls, nsLbls, c.Name, labelKind)
 	e.Desired.IfAbsentAnnotations = e.ifAbsent(e.Desired.IfAbsentAnnotations, e.Desired.Annotations, c.AnnotationsIfAbsent, c.Name, annotationKind,
@@ -275,6 +274,7 @@ type Evaluation struct {
 
 	setBy     map[string]string // kind/key → rule that set it
 	removedBy map[string]string // kind/key → first rule that removes it
+	defaulted map[string]string // kind/key → why a rule's default is set
 }
 
 // Audited is what one rule in audit mode wants of an object.

@@ -122,6 +122,14 @@ type Rule struct {
 	// LabelsIfAbsent ("labels", the keys given ifAbsent: true) are set only
 	// on objects that lack them, as AnnotationsIfAbsent.
 	LabelsIfAbsent map[string]bool
+	// AnnotationsDefault ("annotations", the keys given default: "…" next
+	// to a computed value, as in {jsonPath: '{.spec.x}', default: "unknown"})
+	// are set to the default when the value's source is missing: the field,
+	// the namespace's key, or the namespace itself.
+	AnnotationsDefault map[string]string
+	// LabelsDefault ("labels", the keys given default: "…") are set to the
+	// default when the value's source is missing, as AnnotationsDefault.
+	LabelsDefault map[string]string
 	// RemoveAnnotations ("removeAnnotations") are deleted, whoever set them.
 	RemoveAnnotations []string
 	// RemoveLabels ("removeLabels") are deleted, whoever set them.

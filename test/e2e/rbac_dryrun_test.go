@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -12,17 +13,20 @@ import (
 // server does not serve).
 func TestRBACServerDryRun(t *testing.T) {
 	ns := env.NewNamespace(t)
-	for _, tc := range []struct {
+	for i, tc := range []struct {
 		name  string
 		flags []string
 		want  []string
 	}{
 		{"defaults", nil, []string{"kind: ClusterRole\n", "kind: Role\n", "- leases"}},
 		{"events and admission policies", []string{"--events", "--admission-policies"}, []string{"- mutatingadmissionpolicies", "- events"}},
-		{"no leader election", []string{"--leader-election=false", "--name", "other"}, []string{"name: other"}},
+		{"no leader election", []string{"--leader-election=false"}, []string{"kind: ClusterRoleBinding"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			args := append([]string{"rbac", "--rules", rulesPath(), "-n", ns, "--kubeconfig", env.Kubeconfig}, tc.flags...)
+			// A name of its own: the ClusterRole named kube-annotator
+			// another test applied would conflict with this field manager.
+			name := fmt.Sprintf("%s-%d", ns, i)
+			args := append([]string{"rbac", "--rules", rulesPath(), "-n", ns, "--name", name, "--kubeconfig", env.Kubeconfig}, tc.flags...)
 			manifests, stderr, code := runCLI(t, args...)
 			if code != 0 {
 				t.Fatalf("rbac %v: exit %d: %s", tc.flags, code, stderr)

@@ -35,7 +35,9 @@ func TestShardedRunStatic(t *testing.T) {
 			procs = append(procs, startRun(t, "--rules", rulesPath(), "-n", ns, "--kubeconfig", e.Kubeconfig,
 				"--shard", strconv.Itoa(i), "--total-shards", "3"))
 		}
-		took := waitWorkloadsOn(t, e, ns, "", 90*time.Second)
+		defer explainShards(t, e, ns, procs)
+		// 20 s on an idle machine; slower, not stuck, under load.
+		took := waitWorkloadsProgressing(t, e, ns, 30*time.Second, 4*time.Minute)
 		for _, p := range procs {
 			p.WaitMetric(t, 10*time.Second, "kube_annotator_informers_synced", float64(len(workloads)))
 		}
@@ -225,4 +227,71 @@ func renderWithComponent(t *testing.T, component string) string {
 		t.Fatalf("kubectl kustomize deploy/ with deploy/%s: %v", component, err)
 	}
 	return rendered
+}
+
+// explainShards logs, when t failed, what each of the sharded replicas
+// procs says of itself and up to 10 objects of ns without the shipped
+// rules' annotation: which replica fell behind, and why, when the
+// objects did not converge.
+func explainShards(t *testing.T, e *h.Env, ns string, procs []*h.Process) {
+	if !t.Failed() {
+		return
+	}
+	for i, p := range procs {
+		body, err := p.ReadMetrics()
+		if err != nil {
+			t.Logf("replica %d: no metrics: %v", i, err)
+			continue
+		}
+		t.Logf("replica %d: cached %v, workqueue_depth %v, writes %v (errors %v), list/watch errors %v, received %v, dropped %v",
+			i, h.MetricValue(body, "kube_annotator_cached_objects", nil), h.MetricValue(body, "workqueue_depth", nil),
+			h.MetricValue(body, "kube_annotator_writes_total", map[string]string{"result": "success"}),
+			h.MetricValue(body, "kube_annotator_writes_total", map[string]string{"result": "error"}),
+			h.MetricValue(body, "kube_annotator_list_watch_errors_total", nil),
+			h.MetricValue(body, "kube_annotator_shard_objects_received_total", nil),
+			h.MetricValue(body, "kube_annotator_shard_objects_dropped_total", nil))
+		out, _ := p.ReadLog()
+		lines := strings.Split(out, "\n")
+		errs := 0
+		for _, l := range lines {
+			if strings.HasPrefix(l, "E") || strings.Contains(l, "Watch close") || strings.Contains(l, "too old") {
+				if errs++; errs <= 5 {
+					t.Logf("replica %d logged: %s", i, l)
+				}
+			}
+		}
+		t.Logf("replica %d: %d error or watch-close lines", i, errs)
+	}
+	n := 0
+	for _, o := range listWorkloads(t, e, ns, "") {
+		if o.Annotations[sampleKey] != sampleValue && n < 10 {
+			n++
+			t.Logf("not annotated: %s %s/%s uid %s resourceVersion %s created %v", o.Kind, o.Namespace, o.Name, o.UID, o.ResourceVersion, o.CreationTimestamp.Time)
+		}
+	}
+}
+
+// waitWorkloadsProgressing is waitWorkloadsOn for a heavily loaded
+// machine: it waits while the number of annotated objects of ns grows,
+// and fails once it stood still for stall, or after limit. A slow
+// convergence passes; a stuck one fails within stall of getting stuck.
+func waitWorkloadsProgressing(t *testing.T, e *h.Env, ns string, stall, limit time.Duration) time.Duration {
+	t.Helper()
+	start, moved := time.Now(), time.Now()
+	last := -1
+	for {
+		done, total := workloadsAnnotatedOn(t, e, ns, "")
+		switch {
+		case total > 0 && done == total:
+			return time.Since(start)
+		case done != last:
+			last, moved = done, time.Now()
+		case time.Since(moved) > stall:
+			t.Fatalf("%d of %d objects annotated after %v, none more in the last %v", done, total, time.Since(start).Round(time.Second), stall)
+		}
+		if time.Since(start) > limit {
+			t.Fatalf("%d of %d objects annotated after %v", done, total, limit)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }

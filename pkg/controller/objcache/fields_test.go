@@ -38,7 +38,7 @@ func TestObjectTransform(t *testing.T) {
 		{name: "a path through a list keeps the list", fields: append(meta, []string{"spec", "template", "spec", "containers", "image"}),
 			want: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
 				"metadata": map[string]any{"name": "web", "labels": map[string]any{"app": "web"}},
-				"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"image": "x"}}}}}}},
+				"spec":     map[string]any{"template": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"image": "x"}}}}}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

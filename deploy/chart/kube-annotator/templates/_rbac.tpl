@@ -1,0 +1,107 @@
+{{/*
+The ClusterRole's and Role's rules, as `kube-annotator rbac` computes them
+for the same rules (test/chart proves it for every ci/ values file).
+Resource names resolve through files/resources.yaml, which is what the
+rbac command's resolver answers for every name of every resource a
+Kubernetes API server serves (generated: make chart-resources). A name it
+does not hold is taken as resource.group, namespaced, as rbac takes a
+custom resource the cluster does not serve yet.
+*/}}
+
+{{/* kube-annotator.resolve: dict name, where, table -> {group, resource, namespaced} as YAML. */}}
+{{- define "kube-annotator.resolve" -}}
+{{- $known := index .table .name }}
+{{- if $known }}
+{{- toYaml $known }}
+{{- else if contains "." .name }}
+{{- $parts := splitList "." .name }}
+{{- $group := rest $parts | join "." }}
+{{- if and (gt (len $parts) 2) (regexMatch "^v[0-9]+((alpha|beta)[0-9]+)?$" (index $parts 1)) }}
+{{- $group = rest (rest $parts) | join "." }}
+{{- end }}
+group: {{ $group | quote }}
+resource: {{ first $parts | quote }}
+namespaced: true
+{{- else }}
+{{- fail (printf "%s: %q is not a Kubernetes resource the chart knows; name a custom resource by its plural and group, e.g. frigates.ship.nwiizo.dev" .where .name) }}
+{{- end }}
+{{- end }}
+
+{{/* kube-annotator.grants: {groups: {group: [resources]}, watchNamespaces: bool} as YAML. */}}
+{{- define "kube-annotator.grants" -}}
+{{- $table := .Files.Get "files/resources.yaml" | fromYaml }}
+{{- $targets := list }}
+{{- if not .Values.rules.existingConfigMap }}
+{{- range $i, $rule := .Values.rules.inline.rules }}
+{{- range $j, $name := $rule.resources }}
+{{- $targets = append $targets (dict "name" $name "where" (printf "rules.inline.rules[%d].resources[%d]" $i $j) "selectsByNamespace" (not (empty (get $rule "namespaceSelector")))) }}
+{{- end }}
+{{- end }}
+{{- else if and .Values.rbac.create (empty .Values.rbac.extraResources) }}
+{{- fail (printf "rbac.extraResources: list the resources the rules in ConfigMap %q name (or set rbac.create=false and grant them yourself)" .Values.rules.existingConfigMap) }}
+{{- end }}
+{{- /* The chart cannot see whether these are selected by namespace labels: it grants what that needs. */}}
+{{- range $i, $name := .Values.rbac.extraResources }}
+{{- $targets = append $targets (dict "name" $name "where" (printf "rbac.extraResources[%d]" $i) "selectsByNamespace" true) }}
+{{- end }}
+{{- $groups := dict }}
+{{- $watchNamespaces := false }}
+{{- range $targets }}
+{{- $r := include "kube-annotator.resolve" (dict "name" .name "where" .where "table" $table) | fromYaml }}
+{{- $_ := set $groups $r.group (append (index $groups $r.group | default list) $r.resource) }}
+{{- if or $r.namespaced .selectsByNamespace }}
+{{- $watchNamespaces = true }}
+{{- end }}
+{{- end }}
+groups: {{ toJson $groups }}
+watchNamespaces: {{ $watchNamespaces }}
+{{- end }}
+
+{{/* kube-annotator.clusterRules: get, list, watch and patch on the ruled resources, one rule per API group; then namespaces, events, admission policies. */}}
+{{- define "kube-annotator.clusterRules" -}}
+{{- $grants := include "kube-annotator.grants" . | fromYaml }}
+{{- range $group := keys $grants.groups | sortAlpha }}
+- apiGroups: [{{ $group | quote }}]
+  resources: {{ index $grants.groups $group | uniq | sortAlpha | toJson }}
+  verbs: [get, list, watch, patch]
+{{- end }}
+{{- if and $grants.watchNamespaces (not (has "namespaces" (index $grants.groups "" | default list))) }}
+- apiGroups: [""]
+  resources: [namespaces]
+  verbs: [list, watch]
+{{- end }}
+{{- if .Values.events }}
+- apiGroups: [events.k8s.io]
+  resources: [events]
+  verbs: [create, patch]
+{{- end }}
+{{- if .Values.admissionPolicies.enabled }}
+- apiGroups: [admissionregistration.k8s.io]
+  resources: [mutatingadmissionpolicies, mutatingadmissionpolicybindings]
+  verbs: [list, create, patch, delete]
+{{- end }}
+{{- end }}
+
+{{/* kube-annotator.roleRules: in the release's namespace, the record's ConfigMap and the Leases of leader election or of the shard group. */}}
+{{- define "kube-annotator.roleRules" -}}
+- apiGroups: [""]
+  resources: [configmaps]
+  verbs: [create]
+- apiGroups: [""]
+  resources: [configmaps]
+  resourceNames: [{{ printf "%s-resources" .Values.fieldManager | quote }}]
+  verbs: [get, update]
+{{- if eq .Values.sharding.mode "none" }}
+- apiGroups: [coordination.k8s.io]
+  resources: [leases]
+  verbs: [create]
+- apiGroups: [coordination.k8s.io]
+  resources: [leases]
+  resourceNames: [{{ include "kube-annotator.leaseName" . | quote }}]
+  verbs: [get, update]
+{{- else if eq .Values.sharding.mode "group" }}
+- apiGroups: [coordination.k8s.io]
+  resources: [leases]
+  verbs: [create, get, list, watch, update, delete]
+{{- end }}
+{{- end }}

@@ -1,0 +1,73 @@
+package resolve
+
+import (
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/staticdiscovery"
+)
+
+// NewOffline returns a Resolver that asks no server: it knows the built-in
+// resources of the Kubernetes version the client library was built for
+// and the custom resources the CustomResourceDefinitions in crdFiles
+// define (see staticdiscovery), and resolves names among them as New does
+// among a cluster's. Its ErrNotServed errors say so.
+func NewOffline(crdFiles ...string) (*Resolver, error) {
+	builtIn, err := staticdiscovery.BuiltIn()
+	if err != nil {
+		return nil, err
+	}
+	crds, err := staticdiscovery.ReadCRDs(crdFiles...)
+	if err != nil {
+		return nil, err
+	}
+	d, err := staticdiscovery.New(append(slices.Clone(builtIn), crds...)...)
+	if err != nil {
+		return nil, err
+	}
+	r := New(d)
+	r.offline = true
+	return r, nil
+}
+
+// Offline reports whether r asks no server (NewOffline).
+func (r *Resolver) Offline() bool { return r.offline }
+
+// suggest returns the served name closest to name, the way it is written
+// (plain, or with a group), within two edits (one for short names); or "".
+func (r *Resolver) suggest(name string) string {
+	_, lists, _ := r.cached.ServerGroupsAndResources() // what discovery answered, if only in part
+	name = strings.ToLower(name)
+	dotted := strings.Contains(name, ".")
+	best, bestDist := "", 2
+	if len(name) <= 4 {
+		bestDist = 1
+	}
+	for _, l := range lists {
+		gv, err := schema.ParseGroupVersion(l.GroupVersion)
+		if err != nil {
+			continue
+		}
+		for _, res := range l.APIResources {
+			if strings.Contains(res.Name, "/") {
+				continue // a subresource
+			}
+			candidates := append([]string{res.Name, res.SingularName}, res.ShortNames...)
+			switch {
+			case dotted && gv.Group == "":
+				continue // the core group's resources have no dotted names
+			case dotted:
+				candidates = []string{res.Name + "." + gv.Group, res.Name + "." + gv.Version + "." + gv.Group}
+			}
+			for _, c := range candidates {
+				if d := rules.EditDistance(name, c); c != "" && d > 0 && d <= bestDist && (best == "" || d < bestDist) {
+					best, bestDist = c, d
+				}
+			}
+		}
+	}
+	return best
+}

@@ -1,0 +1,42 @@
+// Command chart-package packages deploy/chart/kube-annotator as `helm
+// package` does, reproducibly: every file in the archive is dated --mtime,
+// so the same sources and version give the same bytes (make chart-package).
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/kube-annotator/kube-annotator/test/chart"
+)
+
+func main() {
+	version := flag.String("version", "", "Build version as `git describe` prints it (vX.Y.Z on a tag)")
+	mtime := flag.String("mtime", "", "Date of every file in the archive, in Unix seconds (e.g. the last commit's)")
+	out := flag.String("out", "dist", "Directory to write the archive to")
+	flag.Parse()
+	if err := run(*version, *mtime, *out); err != nil {
+		fmt.Fprintln(os.Stderr, "chart-package:", err)
+		os.Exit(1)
+	}
+}
+
+func run(version, mtime, out string) error {
+	secs, err := strconv.ParseInt(mtime, 10, 64)
+	if err != nil {
+		return fmt.Errorf("--mtime %q: want Unix seconds", mtime)
+	}
+	ch, err := chart.Load()
+	if err != nil {
+		return err
+	}
+	path, err := chart.Package(ch, version, time.Unix(secs, 0), out)
+	if err != nil {
+		return err
+	}
+	fmt.Println(path)
+	return nil
+}

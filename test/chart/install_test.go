@@ -1,0 +1,110 @@
+package chart
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"helm.sh/helm/v4/pkg/action"
+	"helm.sh/helm/v4/pkg/kube"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+
+	h "github.com/kube-annotator/kube-annotator/test/harness"
+)
+
+const release = "ka"
+
+// helmConfig is Helm's action configuration for the control plane, with
+// releases stored as Secrets in ns, as the helm command stores them.
+func helmConfig(t *testing.T, ns string) *action.Configuration {
+	t.Helper()
+	flags := genericclioptions.NewConfigFlags(false)
+	flags.KubeConfig = &env.Kubeconfig
+	flags.Namespace = &ns
+	cfg := action.NewConfiguration()
+	if err := cfg.Init(flags, ns, "secret"); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// The chart installs, upgrades with other values and uninstalls with
+// Helm's own actions on a real API server. Between them the controller
+// runs with the arguments the chart gives its Pods, as the chart's
+// ServiceAccount, and annotates; what uninstalling leaves behind is exactly
+// what docs/helm.md says stays: the record ConfigMap, the leader Lease and
+// the keys on the objects. The metrics the alerts and the dashboard read
+// are among those the controller exports.
+func TestInstallUpgradeUninstall(t *testing.T) {
+	installMonitoringCRDs(t)
+	objNS, ns := env.NewNamespace(t), env.NewNamespace(t)
+	env.Create(t, h.Deployments, objNS, h.Deployment(t, objNS, "web", 1))
+	before := snapshot(t)
+	cfg := helmConfig(t, ns)
+	ch, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	install := action.NewInstall(cfg)
+	install.ReleaseName, install.Namespace = release, ns
+	install.WaitStrategy, install.Timeout = kube.HookOnlyStrategy, time.Minute
+	install.ServerSideApply = true // as the helm command does
+	if _, err := install.RunWithContext(t.Context(), ch, map[string]any{}); err != nil {
+		t.Fatalf("helm install: %v", err)
+	}
+	p := runController(t, ns)
+	env.WaitForAnnotation(t, 30*time.Second, h.Deployments, objNS, "web", "sample-controller", "True")
+	scraped := scrapeAndStop(t, p)
+
+	upgraded := map[string]any{
+		"replicas": 3,
+		"sharding": map[string]any{"mode": "group"},
+		"events":   true,
+		"rules": map[string]any{"inline": map[string]any{"rules": []any{map[string]any{
+			"name": "workloads", "resources": []any{"deployments"},
+			"annotations": map[string]any{"sample-controller": "True"}, "labels": map[string]any{"team": "platform"},
+		}}}},
+		"prometheusRule": map[string]any{"enabled": true},
+		"serviceMonitor": map[string]any{"enabled": true},
+		"dashboard":      map[string]any{"enabled": true},
+	}
+	upgrade := action.NewUpgrade(cfg)
+	upgrade.Namespace = ns
+	upgrade.WaitStrategy, upgrade.Timeout = kube.HookOnlyStrategy, time.Minute
+	if _, err := upgrade.RunWithContext(t.Context(), release, ch, upgraded); err != nil {
+		t.Fatalf("helm upgrade: %v", err)
+	}
+	now := snapshot(t)
+	for _, o := range []string{
+		"monitoring.coreos.com/v1/prometheusrules " + ns + "/ka-kube-annotator",
+		"monitoring.coreos.com/v1/servicemonitors " + ns + "/ka-kube-annotator",
+		"/v1/configmaps " + ns + "/ka-kube-annotator-dashboard",
+		"policy/v1/poddisruptionbudgets " + ns + "/ka-kube-annotator",
+	} {
+		if !now[o] {
+			t.Errorf("after the upgrade, no %s", o)
+		}
+	}
+	p = runController(t, ns)
+	waitForLabel(t, objNS, "web", "team", "platform")
+	scraped += scrapeAndStop(t, p)
+
+	uninstall := action.NewUninstall(cfg)
+	uninstall.WaitStrategy, uninstall.Timeout = kube.HookOnlyStrategy, time.Minute
+	uninstall.DeletionPropagation = "background" // as the helm command does
+	if _, err := uninstall.Run(release); err != nil {
+		t.Fatalf("helm uninstall: %v", err)
+	}
+	left := snapshot(t).minus(before)
+	want := []string{"/v1/configmaps " + ns + "/kube-annotator-resources", "coordination.k8s.io/v1/leases " + ns + "/ka-kube-annotator"}
+	if !slices.Equal(left, want) {
+		t.Errorf("after helm uninstall, new objects:\n%s\nwant only the record and the leader Lease:\n%s", strings.Join(left, "\n"), strings.Join(want, "\n"))
+	}
+	web := env.Get(t, h.Deployments, objNS, "web")
+	if web.GetAnnotations()["sample-controller"] != "True" || web.GetLabels()["team"] != "platform" {
+		t.Errorf("after helm uninstall, web lost its keys: %v %v", web.GetAnnotations(), web.GetLabels())
+	}
+	checkMetricNames(t, scraped)
+}
