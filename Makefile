@@ -47,28 +47,38 @@ install-plugin: build ## Install as PREFIX/bin/kubectl-annotator (PREFIX=/usr/lo
 	install -m 0755 bin/kube-annotator $(DESTDIR)$(PREFIX)/bin/kubectl-annotator
 	install -m 0755 deploy/krew/kubectl_complete-annotator $(DESTDIR)$(PREFIX)/bin/kubectl_complete-annotator
 
-PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
-.PHONY: dist
-dist: ## Build the kubectl plugin archives for deploy/krew into dist/ (kubectl-annotator and kubectl_complete-annotator)
-	@rm -rf dist && mkdir -p dist
-	@for p in $(PLATFORMS); do \
-		os=$${p%/*}; arch=$${p#*/}; d=dist/kubectl-annotator_$${os}_$${arch}; \
-		echo "building $$d.tar.gz"; \
-		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch go build -trimpath -ldflags '$(LDFLAGS)' -o $$d/kubectl-annotator . && \
-		install -m 0755 deploy/krew/kubectl_complete-annotator $$d/ && \
-		tar -czf $$d.tar.gz -C $$d kubectl-annotator kubectl_complete-annotator && rm -rf $$d || exit 1; \
-	done
+# goreleaser and cyclonedx-gomod, built from the versions pinned in
+# hack/tools/goreleaser/go.mod.
+TOOLS := $(CURDIR)/bin/tools
+.PHONY: release-tools
+release-tools:
+	cd hack/tools/goreleaser && go build -o $(TOOLS)/ github.com/goreleaser/goreleaser/v2 github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod
+
+IMAGE_REPO ?= ghcr.io/kube-annotator/kube-annotator
+.PHONY: release
+release: release-tools ## Build release VERSION=vX.Y.Z into dist/: plugin archives, image (OCI index), install.yaml, krew manifest, SBOMs, checksums (docs/release.md)
+	VERSION=$(VERSION) IMAGE_REPO=$(IMAGE_REPO) TOOLS=$(TOOLS) hack/release.sh
+
+.PHONY: release-verify
+release-verify: release-tools ## Build the release twice (dist/, build/verify/dist) and check the bytes are identical (RELEASE_VERIFY_COLD=1: second from an empty build cache)
+	IMAGE_REPO=$(IMAGE_REPO) TOOLS=$(TOOLS) hack/release-verify.sh
 
 IMAGE ?= kube-annotator:$(VERSION)
 ARCH ?= amd64
 .PHONY: image
-image: ## Build the container image into dist/kube-annotator-image.tar (OCI layout; no container engine needed)
+image: ## Build the container image for ARCH into dist/kube-annotator-image.tar (OCI layout; no container engine needed)
 	CGO_ENABLED=0 GOOS=linux GOARCH=$(ARCH) go build -trimpath -ldflags '$(LDFLAGS) -s -w' -o bin/linux_$(ARCH)/kube-annotator .
-	cd hack/tools/image && go run . build --binary $(CURDIR)/bin/linux_$(ARCH)/kube-annotator --arch $(ARCH) --tag $(IMAGE) --out $(CURDIR)/dist/kube-annotator-image.tar
+	cd hack/tools/image && go run . build --binary linux/$(ARCH)=$(CURDIR)/bin/linux_$(ARCH)/kube-annotator --tag $(IMAGE) \
+		--version $(VERSION) --revision $(COMMIT) --out $(CURDIR)/dist/kube-annotator-image.tar
 
 .PHONY: image-verify
 image-verify: image ## Check that the image runs as non-root and that its entrypoint runs `version`
 	cd hack/tools/image && go run . verify --image $(CURDIR)/dist/kube-annotator-image.tar
+
+.PHONY: install-yaml
+install-yaml: ## Render deploy/ into dist/install.yaml with the image IMAGE=REGISTRY/kube-annotator:TAG (no kustomize binary needed)
+	cd hack/tools/render && go run . --dir $(CURDIR)/deploy --image $(IMAGE) --out $(CURDIR)/dist/install.yaml \
+		--header 'kube-annotator $(VERSION), image $(IMAGE): kubectl apply --server-side -f install.yaml'
 
 .PHONY: run
 run: ## Run the controller against your current kubeconfig (RULES=rules.yaml)

@@ -23,24 +23,19 @@ func TestMakeHelpIntoAPipe(t *testing.T) {
 }
 
 // make install-plugin installs kubectl_complete-annotator beside the
-// plugin, and make dist puts it in every archive, where the krew manifest
-// says what to do with it: kubectl completes "kubectl annotator" through it.
+// plugin, and make release (.goreleaser.yaml) puts it in every archive,
+// where the krew manifest says what to do with it: kubectl completes
+// "kubectl annotator" through it.
 func TestPluginCompletionShipped(t *testing.T) {
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Skip("no make")
 	}
-	for _, target := range []string{"install-plugin", "dist"} {
-		out, err := exec.Command("make", "--no-print-directory", "-n", target, "PREFIX=/p", "PLATFORMS=linux/amd64").Output()
-		if err != nil {
-			t.Fatalf("make -n %s: %v", target, err)
-		}
-		want := "install -m 0755 deploy/krew/kubectl_complete-annotator /p/bin/kubectl_complete-annotator"
-		if target == "dist" {
-			want = "kubectl-annotator kubectl_complete-annotator"
-		}
-		if !strings.Contains(string(out), want) {
-			t.Errorf("make -n %s lacks %q:\n%s", target, want, out)
-		}
+	out, err := exec.Command("make", "--no-print-directory", "-n", "install-plugin", "PREFIX=/p").Output()
+	if err != nil {
+		t.Fatalf("make -n install-plugin: %v", err)
+	}
+	if want := "install -m 0755 deploy/krew/kubectl_complete-annotator /p/bin/kubectl_complete-annotator"; !strings.Contains(string(out), want) {
+		t.Errorf("make -n install-plugin lacks %q:\n%s", want, out)
 	}
 	script, err := os.ReadFile("deploy/krew/kubectl_complete-annotator")
 	if err != nil {
@@ -52,11 +47,14 @@ func TestPluginCompletionShipped(t *testing.T) {
 	if !strings.HasPrefix(string(script), "#!/bin/sh\n") || !strings.Contains(string(script), "\nexec kubectl-annotator __complete \"$@\"\n") {
 		t.Errorf("deploy/krew/kubectl_complete-annotator does not run kubectl-annotator __complete:\n%s", script)
 	}
-	manifest, err := os.ReadFile("deploy/krew/annotator.yaml")
+	config, err := os.ReadFile(".goreleaser.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(manifest), "caveats:") || !strings.Contains(string(manifest), "kubectl_complete-annotator") {
-		t.Errorf("deploy/krew/annotator.yaml does not say how to link kubectl_complete-annotator")
+	if !strings.Contains(string(config), "- src: deploy/krew/kubectl_complete-annotator\n") {
+		t.Errorf(".goreleaser.yaml does not put kubectl_complete-annotator in the archives")
+	}
+	if !strings.Contains(string(config), "caveats: |") || !strings.Contains(string(config), "/kubectl_complete-annotator\" \\\n") {
+		t.Errorf(".goreleaser.yaml's krew manifest does not say how to link kubectl_complete-annotator")
 	}
 }

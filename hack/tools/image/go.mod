@@ -4,7 +4,10 @@ module github.com/kube-annotator/kube-annotator/hack/tools/image
 
 go 1.26.0
 
-require github.com/google/go-containerregistry v0.22.1
+require (
+	github.com/CycloneDX/cyclonedx-go v0.9.3
+	github.com/google/go-containerregistry v0.22.1
+)
 
 require (
 	github.com/klauspost/compress v1.19.2 // indirect

@@ -2,12 +2,14 @@ package main
 
 import (
 	"archive/tar"
+	"debug/elf"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -15,18 +17,16 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 )
 
-// verify checks the image in the OCI layout tar file: it runs as a
-// non-root user, and its entrypoint runs `version`.
+// verify checks each image of the index in the OCI layout tar file: it
+// runs as a non-root user, its entrypoint is a binary for its platform, and
+// where that platform is the host's, the entrypoint runs `version`.
 func verify(image string) error {
 	dir, err := os.MkdirTemp("", "kube-annotator-image-verify-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	if err := untar(image, dir); err != nil {
-		return err
-	}
-	idx, err := layout.ImageIndexFromPath(dir)
+	idx, err := openIndex(image, dir)
 	if err != nil {
 		return err
 	}
@@ -34,16 +34,52 @@ func verify(image string) error {
 	if err != nil {
 		return err
 	}
-	if len(im.Manifests) != 1 {
-		return fmt.Errorf("%s: want one image, found %d", image, len(im.Manifests))
+	if len(im.Manifests) == 0 {
+		return fmt.Errorf("%s: the image index holds no image", image)
 	}
-	img, err := idx.Image(im.Manifests[0].Digest)
+	for _, desc := range im.Manifests {
+		if desc.Platform == nil {
+			return fmt.Errorf("%s: image %s has no platform", image, desc.Digest)
+		}
+		img, err := idx.Image(desc.Digest)
+		if err != nil {
+			return err
+		}
+		if err := verifyImage(img, *desc.Platform, dir); err != nil {
+			return fmt.Errorf("%s: %s: %w", image, desc.Platform, err)
+		}
+	}
+	return nil
+}
+
+// openIndex untars the OCI layout tar file image into dir and returns the
+// image index its index.json names, the one `build` writes.
+func openIndex(image, dir string) (v1.ImageIndex, error) {
+	if err := untar(image, dir); err != nil {
+		return nil, err
+	}
+	outer, err := layout.ImageIndexFromPath(dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	om, err := outer.IndexManifest()
+	if err != nil {
+		return nil, err
+	}
+	if len(om.Manifests) != 1 || !om.Manifests[0].MediaType.IsIndex() {
+		return nil, fmt.Errorf("%s: want index.json to name one image index, found %d manifests", image, len(om.Manifests))
+	}
+	return outer.ImageIndex(om.Manifests[0].Digest)
+}
+
+// verifyImage checks one platform's image.
+func verifyImage(img v1.Image, want v1.Platform, dir string) error {
 	cfg, err := img.ConfigFile()
 	if err != nil {
 		return err
+	}
+	if cfg.OS != want.OS || cfg.Architecture != want.Architecture {
+		return fmt.Errorf("config says %s/%s", cfg.OS, cfg.Architecture)
 	}
 	user := strings.SplitN(cfg.Config.User, ":", 2)[0]
 	if n, err := strconv.Atoi(user); err != nil || n == 0 {
@@ -52,9 +88,16 @@ func verify(image string) error {
 	if len(cfg.Config.Entrypoint) == 0 {
 		return errors.New("image has no entrypoint")
 	}
-	entry := filepath.Join(dir, "entrypoint")
+	entry := filepath.Join(dir, "entrypoint-"+want.Architecture)
 	if err := extract(img, cfg.Config.Entrypoint[0], entry); err != nil {
 		return err
+	}
+	if err := checkMachine(entry, want.Architecture); err != nil {
+		return err
+	}
+	if want.OS != runtime.GOOS || want.Architecture != runtime.GOARCH {
+		fmt.Printf("%s: user %s, entrypoint %v, a %s binary (not run on %s/%s)\n", want, cfg.Config.User, cfg.Config.Entrypoint, want.Architecture, runtime.GOOS, runtime.GOARCH)
+		return nil
 	}
 	out, err := exec.Command(entry, append(cfg.Config.Entrypoint[1:], "version")...).CombinedOutput()
 	if err != nil {
@@ -63,7 +106,26 @@ func verify(image string) error {
 	if !strings.HasPrefix(string(out), "kube-annotator ") {
 		return fmt.Errorf("entrypoint %v version printed %q", cfg.Config.Entrypoint, out)
 	}
-	fmt.Printf("%s: user %s, entrypoint %v: %s", image, cfg.Config.User, cfg.Config.Entrypoint, out)
+	fmt.Printf("%s: user %s, entrypoint %v: %s", want, cfg.Config.User, cfg.Config.Entrypoint, out)
+	return nil
+}
+
+// checkMachine checks that the ELF file path is for the Go architecture
+// arch.
+func checkMachine(path, arch string) error {
+	machines := map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}
+	want, ok := machines[arch]
+	if !ok {
+		return fmt.Errorf("architecture %s: want amd64 or arm64", arch)
+	}
+	f, err := elf.Open(path)
+	if err != nil {
+		return fmt.Errorf("entrypoint: %w", err)
+	}
+	defer f.Close()
+	if f.Machine != want {
+		return fmt.Errorf("entrypoint is a binary for %s, want %s", f.Machine, want)
+	}
 	return nil
 }
 

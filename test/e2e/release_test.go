@@ -1,0 +1,111 @@
+package e2e
+
+import (
+	"archive/tar"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	h "github.com/kube-annotator/kube-annotator/test/harness"
+)
+
+// A release's install.yaml (make release, or make release-verify, writes
+// dist/) applies to a real API server, and its Deployment runs the
+// release's image by tag and by the digest of the image index in
+// dist/kube-annotator-image.tar. The control plane has no kubelet, so the
+// image is not run here; make release runs it with `image verify`.
+func TestReleaseInstallYAML(t *testing.T) {
+	dist := filepath.Join(h.RepoRoot(), "dist")
+	manifest, err := os.ReadFile(filepath.Join(dist, "install.yaml"))
+	if errors.Is(err, os.ErrNotExist) {
+		t.Skip("dist/install.yaml does not exist: run `make release VERSION=vX.Y.Z` or `make release-verify` first")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	digest := imageIndexDigest(t, filepath.Join(dist, "kube-annotator-image.tar"))
+	if recorded, err := os.ReadFile(filepath.Join(dist, "kube-annotator-image.digest")); err != nil || strings.TrimSpace(string(recorded)) != digest {
+		t.Errorf("dist/kube-annotator-image.digest = %q (%v), want the image index's digest %s", recorded, err, digest)
+	}
+	images := regexp.MustCompile(`(?m)^\s+image: (\S+)$`).FindAllStringSubmatch(string(manifest), -1)
+	if len(images) != 1 {
+		t.Fatalf("install.yaml names %d images, want 1: %q", len(images), images)
+	}
+	ref := images[0][1]
+	if !regexp.MustCompile(`^[^@]+/kube-annotator:v\d+\.\d+\.\d+[^@]*@` + regexp.QuoteMeta(digest) + `$`).MatchString(ref) {
+		t.Errorf("install.yaml's image is %q, want REGISTRY/kube-annotator:vX.Y.Z@%s", ref, digest)
+	}
+
+	if out, err := kubectl(t, string(manifest), "apply", "--server-side", "--force-conflicts", "-f", "-"); err != nil {
+		t.Fatalf("apply dist/install.yaml: %v\n%s", err, out)
+	}
+	// deploy/'s image again, for the tests that apply deploy/ after this one.
+	t.Cleanup(func() { applyDeploy(t) })
+
+	dep := env.Get(t, h.Deployments, "kube-annotator", "kube-annotator")
+	containers, _, _ := unstructured.NestedSlice(dep.Object, "spec", "template", "spec", "containers")
+	if len(containers) != 1 {
+		t.Fatalf("Deployment kube-annotator has %d containers, want 1", len(containers))
+	}
+	if got, _, _ := unstructured.NestedString(containers[0].(map[string]any), "image"); got != ref {
+		t.Errorf("the applied Deployment runs %q, want %q", got, ref)
+	}
+	cm := env.Get(t, h.ConfigMaps, "kube-annotator", "kube-annotator-rules")
+	if data, _, _ := unstructured.NestedString(cm.Object, "data", "rules.yaml"); !strings.Contains(data, "frigates.ship.nwiizo.dev") {
+		t.Errorf("ConfigMap kube-annotator-rules does not hold rules.yaml: %q", data)
+	}
+	for _, kind := range []string{"serviceaccount/kube-annotator", "service/kube-annotator-metrics", "role/kube-annotator", "rolebinding/kube-annotator"} {
+		if out, err := kubectl(t, "", "get", "-n", "kube-annotator", kind, "-o", "name"); err != nil {
+			t.Errorf("after applying install.yaml: %v\n%s", err, out)
+		}
+	}
+	for _, kind := range []string{"clusterrole/kube-annotator", "clusterrolebinding/kube-annotator"} {
+		if out, err := kubectl(t, "", "get", kind, "-o", "name"); err != nil {
+			t.Errorf("after applying install.yaml: %v\n%s", err, out)
+		}
+	}
+}
+
+// imageIndexDigest reads the OCI layout tar file path and returns the
+// digest of the one image index its index.json names.
+func imageIndexDigest(t *testing.T, path string) string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tr := tar.NewReader(f)
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			t.Fatalf("%s has no index.json", path)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hdr.Name != "index.json" {
+			continue
+		}
+		var index struct {
+			Manifests []struct {
+				MediaType string `json:"mediaType"`
+				Digest    string `json:"digest"`
+			} `json:"manifests"`
+		}
+		if err := json.NewDecoder(tr).Decode(&index); err != nil {
+			t.Fatalf("%s: index.json: %v", path, err)
+		}
+		if len(index.Manifests) != 1 || index.Manifests[0].MediaType != "application/vnd.oci.image.index.v1+json" {
+			t.Fatalf("%s: index.json names %+v, want one image index", path, index.Manifests)
+		}
+		return index.Manifests[0].Digest
+	}
+}
