@@ -208,7 +208,7 @@ var errFromNamespace = errors.New("a value read from the namespace is kept in sy
 // ruleKeys lists what c sets, annotations then labels, each sorted.
 func ruleKeys(c *rules.Compiled) []*key {
 	var out []*key
-	add := func(kind string, literal, from map[string]string, fromNamespace map[string]rules.NamespaceKey, ifAbsent map[string]bool, defaults map[string]string) {
+	add := func(kind string, literal, from, cel map[string]string, fromNamespace map[string]rules.NamespaceKey, ifAbsent map[string]bool, defaults map[string]string) {
 		var keys []*key
 		for name, v := range literal {
 			keys = append(keys, &key{kind: kind, name: name, literal: &v, val: value{present: "true", text: quote(v)}})
@@ -220,6 +220,16 @@ func ruleKeys(c *rules.Compiled) []*key {
 				k.val.present += " && " + validValue(kind, k.val.text)
 				k.val = k.val.orDefault(defaults, name)
 			}
+			keys = append(keys, k)
+		}
+		for name, expr := range cel {
+			// The same expression, in the same variables; a result that is
+			// no string, or no valid value, sets nothing. (An error fails
+			// the policy, which is ignored: the controller sets the key.)
+			k := &key{kind: kind, name: name, from: expr,
+				val: value{present: fmt.Sprintf("type(%s) == string", "("+expr+")"), text: "(" + expr + ")"}}
+			k.val.present += " && " + validValue(kind, k.val.text)
+			k.val = k.val.orDefault(defaults, name)
 			keys = append(keys, k)
 		}
 		for name := range fromNamespace {
@@ -235,8 +245,8 @@ func ruleKeys(c *rules.Compiled) []*key {
 		slices.SortFunc(keys, func(a, b *key) int { return strings.Compare(a.name, b.name) })
 		out = append(out, keys...)
 	}
-	add("annotation", c.Annotations, c.AnnotationsFrom, c.AnnotationsFromNamespace, c.AnnotationsIfAbsent, c.AnnotationsDefault)
-	add("label", c.Labels, c.LabelsFrom, c.LabelsFromNamespace, c.LabelsIfAbsent, c.LabelsDefault)
+	add("annotation", c.Annotations, c.AnnotationsFrom, c.AnnotationsCEL, c.AnnotationsFromNamespace, c.AnnotationsIfAbsent, c.AnnotationsDefault)
+	add("label", c.Labels, c.LabelsFrom, c.LabelsCEL, c.LabelsFromNamespace, c.LabelsIfAbsent, c.LabelsDefault)
 	return out
 }
 

@@ -252,6 +252,19 @@ func TestTranslate(t *testing.T) {
 				{name: "the rest is set", gvr: configMaps, obj: cm("ns", "x", map[string]string{"old": "o"}, nil, nil),
 					wantAnns: map[string]string{"old": "o", "y": "z", marker: "y"}, controller: []string{"old", "w"}},
 			}},
+		{name: "CEL conditions and values",
+			rules: "rules:\n- {name: big, resources: [deployments], when: 'object.spec.replicas > 2', labels: {size: big}, " +
+				"annotations: {example.com/id: {cel: \"object.metadata.namespace + '/' + object.metadata.name\"}, n: {cel: 'object.spec.replicas'}}}\n" +
+				"- {name: prod, resources: [deployments], when: \"namespaceObject.metadata.?labels[?'env'].orValue('') == 'prod'\", annotations: {env: prod}}\n",
+			policies: []string{"big", "prod"},
+			requests: []request{
+				{name: "small: not selected", gvr: deployments, obj: deployment("ns", "d", 1, "nginx")},
+				{name: "big: selected, the string value set, the number not", gvr: deployments, obj: deployment("ns", "d", 3, "nginx"),
+					wantAnns:   map[string]string{"example.com/id": "ns/d", depMarker: "example.com/id,label:size"},
+					wantLabels: map[string]string{"size": "big"}},
+				{name: "in a prod namespace", gvr: deployments, obj: deployment("ns", "d", 1, "nginx"), ns: map[string]string{"env": "prod"},
+					wantAnns: map[string]string{"env": "prod", depMarker: "env"}},
+			}},
 		{name: "values from the namespace are the controller's",
 			rules: "rules:\n- {name: ns, resources: [configmaps], annotations: {team: {fromNamespace: {label: team}}, a: '1'}, labels: {t: {fromNamespace: {annotation: t}}}}\n" +
 				"- {name: later, resources: [configmaps], selector: app, annotations: {team: x}}\n",

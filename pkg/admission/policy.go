@@ -71,6 +71,9 @@ func conditions(c *rules.Compiled) ([]condition, error) {
 		}
 		out = append(out, condition{"selector", s})
 	}
+	if c.When != "" && !c.WhenReadsNamespace() {
+		out = append(out, condition{"when", "(" + c.When + ")"})
+	}
 	return out, nil
 }
 
@@ -99,6 +102,9 @@ func selects(c *rules.Compiled) (string, error) {
 			return "", err
 		}
 		terms = append(terms, ns)
+	}
+	if c.WhenReadsNamespace() {
+		terms = append(terms, "("+c.When+")")
 	}
 	return "(" + strings.Join(terms, " && ") + ")", nil
 }
@@ -247,6 +253,11 @@ func (tr *translator) spec(r *rule, vars []admissionregistrationv1.Variable, ent
 	}
 	if nsCEL != "" {
 		cond += " && " + nsCEL
+	}
+	if r.WhenReadsNamespace() {
+		// The condition reads namespaceObject, which matchConditions
+		// do not see.
+		cond += " && (" + r.When + ")"
 	}
 	expr := fmt.Sprintf("%s ? Object{metadata: Object.metadata{%s}} : Object{}", cond, strings.Join(parts, ", "))
 	return &admissionregistrationv1.MutatingAdmissionPolicySpec{

@@ -85,7 +85,7 @@ func (t *Target) Evaluate(obj metav1.Object, namespaces Namespaces) *Evaluation 
 		return t.static
 	}
 	e := &Evaluation{}
-	var h home
+	h := home{namespaces: namespaces, isNamespace: t.isNamespaces()}
 	if t.ReadsNamespaces {
 		h.obj, h.why = t.home(obj, namespaces)
 	}
@@ -253,7 +253,7 @@ func Compile(name string, f *File, resolve ResolveFunc) (set *Set, unresolved []
 		static := true
 		for _, r := range t.Rules {
 			t.ReadsObjects = t.ReadsObjects || r.ReadsObject()
-			t.NeedsNamespaceLabels = t.NeedsNamespaceLabels || r.NamespaceSelector != ""
+			t.NeedsNamespaceLabels = t.NeedsNamespaceLabels || r.NamespaceSelector != "" || r.readsNamespaceObject()
 			t.ReadsNamespaces = t.ReadsNamespaces || r.ReadsNamespace()
 			static = static && !r.Selective() && !r.ReadsObject() && !r.ReadsNamespace()
 		}
@@ -304,8 +304,8 @@ func staticConflicts(t *Target) []FieldError {
 			fromNS      map[string]NamespaceKey
 			remove      []string
 		}{
-			{annotationKind, "annotations", r.Annotations, r.AnnotationsFrom, r.AnnotationsFromNamespace, r.RemoveAnnotations},
-			{labelKind, "labels", r.Labels, r.LabelsFrom, r.LabelsFromNamespace, r.RemoveLabels},
+			{annotationKind, "annotations", r.Annotations, joined(r.AnnotationsFrom, r.AnnotationsCEL), r.AnnotationsFromNamespace, r.RemoveAnnotations},
+			{labelKind, "labels", r.Labels, joined(r.LabelsFrom, r.LabelsCEL), r.LabelsFromNamespace, r.RemoveLabels},
 		} {
 			for _, k := range sortedKeys(kind.set) {
 				add(kind.name, k, strconv.Quote(kind.set[k]), kind.field+"."+k)

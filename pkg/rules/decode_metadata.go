@@ -18,6 +18,7 @@ import (
 type metadataValues struct {
 	literal       map[string]string       // a string
 	jsonPath      map[string]string       // {jsonPath: '…'}
+	cel           map[string]string       // {cel: "…"}
 	fromNamespace map[string]NamespaceKey // {fromNamespace: {…}}
 	ifAbsent      map[string]bool         // {…, ifAbsent: true}, of any of the above
 	defaults      map[string]string       // {…, default: "…"}, of a computed form
@@ -72,6 +73,16 @@ var valueForms = []valueForm{
 		decode: func(d *decoder, v *yaml.Node, p, key string, into *metadataValues) {
 			if tmpl, ok := d.jsonPathValue(v, p); ok {
 				into.jsonPath = put(into.jsonPath, key, tmpl)
+			}
+		}},
+	{name: "cel", how: `{cel: "…"} to compute it with a CEL expression`,
+		doc: "The string a CEL expression yields for the object, read as in admission policies (object, namespaceObject). " +
+			"Any other result, an error or (for a label) no valid label value leaves the key unset.",
+		value:    func(string) *jsonSchema { return &jsonSchema{Type: "string", MinLength: 1} },
+		computed: true,
+		decode: func(d *decoder, v *yaml.Node, p, key string, into *metadataValues) {
+			if src, ok := d.celValue(v, p); ok {
+				into.cel = put(into.cel, key, src)
 			}
 		}},
 	{name: "fromNamespace", how: "{fromNamespace: {label: KEY}} to read a label (or annotation) of its namespace",
@@ -208,6 +219,7 @@ func (d *decoder) valueForm(n *yaml.Node, p, key string, into *metadataValues) {
 		d.errorf(n, p, "gives both %s; a value is read one way", strings.Join(given, " and "))
 		delete(into.literal, key)
 		delete(into.jsonPath, key)
+		delete(into.cel, key)
 		delete(into.fromNamespace, key)
 		delete(into.ifAbsent, key)
 		return

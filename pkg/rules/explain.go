@@ -45,7 +45,7 @@ type Want struct {
 // it only reads obj.
 func (t *Target) Explain(obj metav1.Object, namespaces Namespaces) []Verdict {
 	excluded, ns := t.excludedBy(obj)
-	var h home
+	h := home{namespaces: namespaces, isNamespace: t.isNamespaces()}
 	if t.ReadsNamespaces {
 		h.obj, h.why = t.home(obj, namespaces)
 	}

@@ -87,6 +87,10 @@ func (c *Compiled) namespaceKeys() (labelKeys, annotationKeys []string) {
 			}
 		}
 	}
+	for _, e := range c.celExprs() {
+		_, a := metadataKeys(e.namespaceReads)
+		annotationKeys = append(annotationKeys, a...)
+	}
 	return labelKeys, annotationKeys
 }
 

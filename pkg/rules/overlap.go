@@ -121,8 +121,8 @@ func differing(a, b *Rule) []string {
 		aNS, bNS             map[string]NamespaceKey
 		aRm, bRm             []string
 	}{
-		{annotationKind, a.Annotations, b.Annotations, a.AnnotationsFrom, b.AnnotationsFrom, a.AnnotationsFromNamespace, b.AnnotationsFromNamespace, a.RemoveAnnotations, b.RemoveAnnotations},
-		{labelKind, a.Labels, b.Labels, a.LabelsFrom, b.LabelsFrom, a.LabelsFromNamespace, b.LabelsFromNamespace, a.RemoveLabels, b.RemoveLabels},
+		{annotationKind, a.Annotations, b.Annotations, joined(a.AnnotationsFrom, a.AnnotationsCEL), joined(b.AnnotationsFrom, b.AnnotationsCEL), a.AnnotationsFromNamespace, b.AnnotationsFromNamespace, a.RemoveAnnotations, b.RemoveAnnotations},
+		{labelKind, a.Labels, b.Labels, joined(a.LabelsFrom, a.LabelsCEL), joined(b.LabelsFrom, b.LabelsCEL), a.LabelsFromNamespace, b.LabelsFromNamespace, a.RemoveLabels, b.RemoveLabels},
 	} {
 		wa, wb := wanted(kind.aSet, kind.aJP, kind.aNS, kind.aRm), wanted(kind.bSet, kind.bJP, kind.bNS, kind.bRm)
 		for _, k := range sortedKeys(wa) {

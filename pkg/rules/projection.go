@@ -20,6 +20,11 @@ type Projection struct {
 	// which can read any field, annotations and labels included: nothing
 	// may be dropped, and the cache keeps whole objects.
 	Whole bool
+	// Fields are, when Whole is set, the paths of the fields the rules
+	// read (each a list of field names from the object's root, as CEL's
+	// AST tells them): a cache may drop every other field but apiVersion,
+	// kind and metadata. Nil keeps every field, as JSONPath can read any.
+	Fields [][]string
 	// Annotations are the annotation keys the rules set or remove, and
 	// the ControlAnnotations, which every object may carry.
 	Annotations sets.Set[string]
@@ -35,10 +40,10 @@ func (t *Target) Projection() Projection {
 	p := t.Reads()
 	for _, r := range t.Rules {
 		p.Annotations.Insert(sortedKeys(r.Annotations)...)
-		p.Annotations.Insert(sortedKeys(r.AnnotationsFrom)...)
+		p.Annotations.Insert(sortedKeys(joined(r.AnnotationsFrom, r.AnnotationsCEL))...)
 		p.Annotations.Insert(slices.Collect(maps.Keys(r.AnnotationsFromNamespace))...)
 		p.Labels.Insert(sortedKeys(r.Labels)...)
-		p.Labels.Insert(sortedKeys(r.LabelsFrom)...)
+		p.Labels.Insert(sortedKeys(joined(r.LabelsFrom, r.LabelsCEL))...)
 		p.Labels.Insert(slices.Collect(maps.Keys(r.LabelsFromNamespace))...)
 	}
 	return p
@@ -50,7 +55,7 @@ func (t *Target) Projection() Projection {
 // object that lacks a key the rules only set gets that key set, whatever
 // value it had: deciding without it can only find more to change.
 func (t *Target) Reads() Projection {
-	p := Projection{Whole: t.ReadsObjects, Annotations: sets.New(ControlAnnotations...), Labels: sets.New[string]()}
+	p := Projection{Whole: t.ReadsObjects, Fields: t.fields(), Annotations: sets.New(ControlAnnotations...), Labels: sets.New[string]()}
 	for _, r := range t.Rules {
 		p.Annotations.Insert(r.RemoveAnnotations...)
 		p.Labels.Insert(r.RemoveLabels...)
@@ -71,9 +76,40 @@ func (t *Target) Reads() Projection {
 // that q needs, so that it can serve q's rules without listing again.
 func (p Projection) Covers(q Projection) bool {
 	if p.Whole {
-		return true
+		return !q.Whole || p.Fields == nil || q.Fields != nil && slices.IndexFunc(q.Fields, func(f []string) bool { return !keepsPath(p.Fields, f) }) < 0
 	}
 	return !q.Whole && p.Annotations.IsSuperset(q.Annotations) && p.Labels.IsSuperset(q.Labels)
+}
+
+// fields returns the field paths the rules of t read, or nil when they
+// may read any (a JSONPath value, or a CEL expression reading the whole
+// object), or read none.
+func (t *Target) fields() [][]string {
+	if !t.ReadsObjects {
+		return nil
+	}
+	out := [][]string{{"apiVersion"}, {"kind"}, {"metadata"}}
+	for _, r := range t.Rules {
+		if len(r.annotationsFrom)+len(r.labelsFrom) > 0 {
+			return nil
+		}
+		for _, e := range r.celExprs() {
+			for _, f := range e.reads {
+				if len(f) == 0 {
+					return nil
+				}
+				if !keepsPath(out, f) {
+					out = append(out, f)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// keepsPath reports whether one of paths is f or a prefix of it.
+func keepsPath(paths [][]string, f []string) bool {
+	return slices.ContainsFunc(paths, func(p []string) bool { return len(p) <= len(f) && slices.Equal(p, f[:len(p)]) })
 }
 
 // Equal reports whether p and q keep the same.

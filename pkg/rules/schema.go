@@ -86,6 +86,11 @@ var ruleSchema = mapping[Rule]{
 		doc:    "Selects objects whose name matches any of these globs.",
 		value:  globsSchema(),
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.Names = d.globs(v, p) }},
+	{name: "when", fills: []string{"When"},
+		doc: "Selects objects for which this CEL expression, as in admission policies, yields true. It reads object " +
+			"and namespaceObject (the object's Namespace; null for a cluster-scoped object), e.g. object.spec.replicas > 2.",
+		value:  &jsonSchema{Type: "string", MinLength: 1},
+		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.When = d.when(v, p); d.lineOf(p, v) }},
 	{name: "mode", fills: []string{"Mode"},
 		doc:    "enforce (the default) writes what the rule wants; audit only reports what it would change, in logs, metrics and events.",
 		value:  &jsonSchema{Type: "string", Enum: modes, Default: ModeEnforce},
@@ -95,20 +100,20 @@ var ruleSchema = mapping[Rule]{
 			": \"true\"; false applies the rule to them too.",
 		value:  &jsonSchema{Type: "boolean", Default: true},
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.OptOutLocked = !d.boolean(v, p) }},
-	{name: "annotations", fills: []string{"Annotations", "AnnotationsFrom", "AnnotationsFromNamespace", "AnnotationsIfAbsent", "AnnotationsDefault"}, sets: true,
+	{name: "annotations", fills: []string{"Annotations", "AnnotationsFrom", "AnnotationsCEL", "AnnotationsFromNamespace", "AnnotationsIfAbsent", "AnnotationsDefault"}, sets: true,
 		doc:   "Annotations to set; a key's value is " + valueFormsHow + ".",
 		value: metadataSchema(annotationKind),
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) {
 			m := d.metadata(v, p, annotationKind)
-			r.Annotations, r.AnnotationsFrom, r.AnnotationsFromNamespace = m.literal, m.jsonPath, m.fromNamespace
+			r.Annotations, r.AnnotationsFrom, r.AnnotationsCEL, r.AnnotationsFromNamespace = m.literal, m.jsonPath, m.cel, m.fromNamespace
 			r.AnnotationsIfAbsent, r.AnnotationsDefault = m.ifAbsent, m.defaults
 		}},
-	{name: "labels", fills: []string{"Labels", "LabelsFrom", "LabelsFromNamespace", "LabelsIfAbsent", "LabelsDefault"}, sets: true,
+	{name: "labels", fills: []string{"Labels", "LabelsFrom", "LabelsCEL", "LabelsFromNamespace", "LabelsIfAbsent", "LabelsDefault"}, sets: true,
 		doc:   "Labels to set; a key's value is " + valueFormsHow + ".",
 		value: metadataSchema(labelKind),
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) {
 			m := d.metadata(v, p, labelKind)
-			r.Labels, r.LabelsFrom, r.LabelsFromNamespace = m.literal, m.jsonPath, m.fromNamespace
+			r.Labels, r.LabelsFrom, r.LabelsCEL, r.LabelsFromNamespace = m.literal, m.jsonPath, m.cel, m.fromNamespace
 			r.LabelsIfAbsent, r.LabelsDefault = m.ifAbsent, m.defaults
 		}},
 	{name: "removeAnnotations", fills: []string{"RemoveAnnotations"}, sets: true,

@@ -26,10 +26,11 @@ var fieldExamples = map[string]string{
 	"namespaceSelector": "env=prod",
 	"selector":          "app=web",
 	"names":             `["web-*"]`,
+	"when":              "object.spec.replicas > 2",
 	"mode":              "audit",
 	"allowOptOut":       "false",
-	"annotations":       "{owner: web, team: {jsonPath: '{.metadata.labels.team}', default: none}, cost: {fromNamespace: {annotation: example.com/cost}}, psa: {value: baseline, ifAbsent: true}}",
-	"labels":            "{owner: web, team: {jsonPath: '{.metadata.labels.team}', default: none}, tier: {fromNamespace: {label: tier}}, psa: {value: baseline, ifAbsent: true}}",
+	"annotations":       "{owner: web, team: {jsonPath: '{.metadata.labels.team}', default: none}, id: {cel: 'object.metadata.name'}, cost: {fromNamespace: {annotation: example.com/cost}}, psa: {value: baseline, ifAbsent: true}}",
+	"labels":            "{owner: web, team: {jsonPath: '{.metadata.labels.team}', default: none}, id: {cel: 'object.metadata.name'}, tier: {fromNamespace: {label: tier}}, psa: {value: baseline, ifAbsent: true}}",
 	"removeAnnotations": "[deprecated.example.com/flag]",
 	"removeLabels":      "[legacy]",
 }

@@ -27,6 +27,8 @@ type Compiled struct {
 
 	selector, namespaceSelector labels.Selector
 	annotationsFrom, labelsFrom map[string]*template
+	when                        *celExpr
+	annotationsCEL, labelsCEL   map[string]*celExpr
 }
 
 // template is a parsed JSONPath template. Executing one is not safe for
@@ -55,6 +57,17 @@ func compileRule(r Rule, index int) (*Compiled, error) {
 	if c.labelsFrom, err = templates(r.LabelsFrom); err != nil {
 		return nil, err
 	}
+	if r.When != "" {
+		if c.when, err = compileCEL(r.When, boolType); err != nil {
+			return nil, fmt.Errorf("when: %w", err)
+		}
+	}
+	if c.annotationsCEL, err = compileCELs(r.AnnotationsCEL); err != nil {
+		return nil, fmt.Errorf("annotations: %w", err)
+	}
+	if c.labelsCEL, err = compileCELs(r.LabelsCEL); err != nil {
+		return nil, fmt.Errorf("labels: %w", err)
+	}
 	return c, nil
 }
 
@@ -74,7 +87,9 @@ func templates(from map[string]string) (map[string]*template, error) {
 }
 
 // ReadsObject reports whether the rule reads values from the object.
-func (c *Compiled) ReadsObject() bool { return len(c.annotationsFrom)+len(c.labelsFrom) > 0 }
+func (c *Compiled) ReadsObject() bool {
+	return len(c.annotationsFrom)+len(c.labelsFrom) > 0 || len(c.celExprs()) > 0
+}
 
 // Selects reports whether the rule applies to obj. isNamespace says obj is
 // a Namespace, which is matched by its own name and labels.
@@ -86,6 +101,15 @@ func (c *Compiled) Selects(obj metav1.Object, isNamespace bool, namespaces Names
 // selection fields that obj fails, named as in the file — or "" when it
 // applies. isNamespace is as for Selects.
 func (c *Compiled) Unselected(obj metav1.Object, isNamespace bool, namespaces Namespaces) string {
+	if why := c.unselectedBy(obj, isNamespace, namespaces); why != "" {
+		return why
+	}
+	return c.whenFails(obj, isNamespace, namespaces)
+}
+
+// unselectedBy returns why the rule's label, name and namespace criteria
+// do not select obj, or "".
+func (c *Compiled) unselectedBy(obj metav1.Object, isNamespace bool, namespaces Namespaces) string {
 	if c.selector != nil && !c.selector.Matches(labels.Set(obj.GetLabels())) {
 		return fmt.Sprintf("selector %q does not match the object's labels", c.Selector)
 	}
@@ -173,6 +197,10 @@ func values(from map[string]*template, obj metav1.Object, valid func(string) []s
 type home struct {
 	obj metav1.Object
 	why string
+	// namespaces and isNamespace are what CEL values need to read
+	// namespaceObject.
+	namespaces  Namespaces
+	isNamespace bool
 }
 
 // contribute adds what the rule wants of obj, whose namespace is h, to d.
@@ -183,8 +211,10 @@ func (c *Compiled) contribute(e *Evaluation, obj metav1.Object, h home) {
 	lbls, m2 := values(c.labelsFrom, obj, validation.IsValidLabelValue)
 	nsAnns, m3 := namespaceValues(c.AnnotationsFromNamespace, h.obj, h.why, validAnnotationValue)
 	nsLbls, m4 := namespaceValues(c.LabelsFromNamespace, h.obj, h.why, validation.IsValidLabelValue)
-	anns = e.orDefault(anns, slices.Concat(m1, m3), c.AnnotationsDefault, c.Name, annotationKind)
-	lbls = e.orDefault(lbls, slices.Concat(m2, m4), c.LabelsDefault, c.Name, labelKind)
+	celAnns, m5 := celValues(c.annotationsCEL, obj, h, validAnnotationValue)
+	celLbls, m6 := celValues(c.labelsCEL, obj, h, validation.IsValidLabelValue)
+	anns = e.orDefault(joined(anns, celAnns), slices.Concat(m1, m3, m5), c.AnnotationsDefault, c.Name, annotationKind)
+	lbls = e.orDefault(joined(lbls, celLbls), slices.Concat(m2, m4, m6), c.LabelsDefault, c.Name, labelKind)
 	e.Desired.Annotations = e.merge(e.Desired.Annotations, c.Annotations, anns, nsAnns, c.Name, annotationKind)
 	e.Desired.Labels = e.merge(e.Desired.Labels, c.Labels, lbls, nsLbls, c.Name, labelKind)
 	e.Desired.IfAbsentAnnotations = e.ifAbsent(e.Desired.IfAbsentAnnotations, e.Desired.Annotations, c.AnnotationsIfAbsent, c.Name, annotationKind,
@@ -194,6 +224,16 @@ func (c *Compiled) contribute(e *Evaluation, obj metav1.Object, h home) {
 	e.Desired.RemoveLabels = append(e.Desired.RemoveLabels, c.RemoveLabels...)
 	e.removedBy = attribute(e.removedBy, annotationKind, c.RemoveAnnotations, c.Name)
 	e.removedBy = attribute(e.removedBy, labelKind, c.RemoveLabels, c.Name)
+}
+
+// joined returns the keys of a and b, which share none; a when b is empty.
+func joined(a, b map[string]string) map[string]string {
+	if len(b) == 0 {
+		return a
+	}
+	out := maps.Clone(b)
+	maps.Copy(out, a)
+	return out
 }
 
 // attribute records rule as the remover of keys of kind, unless an earlier

@@ -58,6 +58,7 @@ func unsettled(rules []Rule) []FieldError {
 	reported := map[int]bool{}
 	for _, res := range resourceGroups(rules) {
 		out = append(out, cycles(rules, res.rules, res.namespaces, reported)...)
+		out = append(out, whenUnsettled(rules, res)...)
 	}
 	return out
 }
@@ -122,7 +123,7 @@ func labelWrites(r *Rule) map[string]labelWrite {
 	for k, v := range r.Labels {
 		out[k] = labelWrite{value: v}
 	}
-	for k := range r.LabelsFrom {
+	for k := range joined(r.LabelsFrom, r.LabelsCEL) {
 		out[k] = labelWrite{how: "read from the object"}
 	}
 	for k, from := range r.LabelsFromNamespace {

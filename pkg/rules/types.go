@@ -71,6 +71,11 @@ type Rule struct {
 	Selector string
 	// Names ("names") selects objects whose name matches any of these globs.
 	Names []string
+	// When ("when") is a CEL condition, as in admission policies: the rule
+	// selects only objects for which it yields true. It reads object (the
+	// object) and namespaceObject (its Namespace's metadata; null for a
+	// cluster-scoped object).
+	When string
 	// Mode ("mode") is what the rule does with the objects it selects:
 	// "enforce" (the default) writes what it wants; "audit" only reports
 	// what it would change, in logs, metrics and events, and never writes.
@@ -88,6 +93,10 @@ type Rule struct {
 	// are set to the value read from the object with that kubectl JSONPath
 	// template.
 	AnnotationsFrom map[string]string
+	// AnnotationsCEL ("annotations", the keys given {cel: "…"}) are set to
+	// the string a CEL expression yields for the object, which it reads as
+	// When does. Any other result, or an error, leaves the key unset.
+	AnnotationsCEL map[string]string
 	// AnnotationsFromNamespace ("annotations", the keys given
 	// {fromNamespace: {label: KEY}} or {fromNamespace: {annotation: KEY}})
 	// are set to the value of that label or annotation of the object's
@@ -101,6 +110,10 @@ type Rule struct {
 	// LabelsFrom ("labels", the keys given {jsonPath: '{.spec.foo}'}) are set
 	// to the value read from the object, as AnnotationsFrom.
 	LabelsFrom map[string]string
+	// LabelsCEL ("labels", the keys given {cel: "…"}) are set to the string
+	// a CEL expression yields, as AnnotationsCEL; one that is no valid label
+	// value leaves the key unset.
+	LabelsCEL map[string]string
 	// LabelsFromNamespace ("labels", the keys given {fromNamespace: …}) are
 	// set to the value read from the object's namespace, as
 	// AnnotationsFromNamespace.
@@ -132,7 +145,7 @@ type Rule struct {
 // resources.
 func (r *Rule) Selective() bool {
 	return len(r.Namespaces) > 0 || len(r.ExcludeNamespaces) > 0 || r.NamespaceSelector != "" ||
-		r.Selector != "" || len(r.Names) > 0
+		r.Selector != "" || len(r.Names) > 0 || r.When != ""
 }
 
 // equalRule reports whether two rules are the same.

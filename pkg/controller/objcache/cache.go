@@ -148,9 +148,14 @@ func WholeObjectTransform(manager string) cache.TransformFunc {
 // RelevantUpdate reports whether an update can change what sync decides:
 // a change of the labels and annotations the cache keeps (those the rules
 // read and those this controller owns) or of this controller's ownership
-// record. Any update of a whole object is relevant, as rules read its
-// values.
+// record. An update of an object kept with its fields is relevant when
+// what the cache keeps of it changed.
 func RelevantUpdate(oldObj, newObj any) bool {
+	if o, ok := oldObj.(*unstructured.Unstructured); ok {
+		if n, ok := newObj.(*unstructured.Unstructured); ok {
+			return !sameContent(o, n)
+		}
+	}
 	o, ok1 := oldObj.(*cachedMetadata)
 	n, ok2 := newObj.(*cachedMetadata)
 	if !ok1 || !ok2 {

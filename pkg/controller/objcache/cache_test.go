@@ -134,7 +134,8 @@ func TestRelevantUpdate(t *testing.T) {
 			m.ManagedFields[1] = fixture.Entry(reconcile.FieldManager, "b", "c")
 		}), true},
 		{"our entry gone", base(nil), base(func(m *metav1.PartialObjectMetadata) { m.ManagedFields = m.ManagedFields[:1] }), true},
-		{"whole objects", fixture.ConfigMap("ns", "x", nil), fixture.ConfigMap("ns", "x", nil), true},
+		{"objects: only the version", withVersion(fixture.ConfigMap("ns", "x", nil), "1", "a"), withVersion(fixture.ConfigMap("ns", "x", nil), "2", "a"), false},
+		{"objects: a field kept", withVersion(fixture.ConfigMap("ns", "x", nil), "1", "a"), withVersion(fixture.ConfigMap("ns", "x", nil), "2", "b"), true},
 		{"old not metadata", "x", base(nil), true},
 		{"tombstone", cache.DeletedFinalStateUnknown{Obj: base(nil)}, base(nil), true},
 	}
@@ -145,6 +146,13 @@ func TestRelevantUpdate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withVersion sets u's resourceVersion and data.x.
+func withVersion(u *unstructured.Unstructured, version, x string) *unstructured.Unstructured {
+	u.SetResourceVersion(version)
+	u.Object["data"] = map[string]any{"x": x}
+	return u
 }
 
 func TestIsResync(t *testing.T) {

@@ -1,0 +1,81 @@
+package objcache
+
+import (
+	"maps"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/cache"
+)
+
+// ObjectTransform is the transform of the cache of objects whose rules
+// read their fields: WholeObjectTransform's, and, when fields is not nil,
+// it keeps of each object only those field paths (see
+// rules.Projection.Fields), dropping the rest of its content.
+func ObjectTransform(manager string, fields [][]string) cache.TransformFunc {
+	whole := WholeObjectTransform(manager)
+	if fields == nil {
+		return whole
+	}
+	return func(obj any) (any, error) {
+		obj, err := whole(obj)
+		if err != nil {
+			return obj, err
+		}
+		if u, ok := obj.(*unstructured.Unstructured); ok {
+			u.Object = keepFields(u.Object, fields)
+		}
+		return obj, nil
+	}
+}
+
+// keepFields returns the parts of content at paths: a new map, sharing
+// the values it keeps with content.
+func keepFields(content map[string]any, paths [][]string) map[string]any {
+	out := map[string]any{}
+	for _, p := range paths {
+		copyPath(out, content, p)
+	}
+	return out
+}
+
+// copyPath copies the value at path p of from into into, making the maps
+// on the way. A value that is not a map on the way is copied whole.
+func copyPath(into, from map[string]any, p []string) {
+	v, ok := from[p[0]]
+	if !ok {
+		return
+	}
+	sub, isMap := v.(map[string]any)
+	if len(p) == 1 || !isMap {
+		into[p[0]] = v
+		return
+	}
+	dst, ok := into[p[0]].(map[string]any)
+	if !ok {
+		dst = map[string]any{}
+		into[p[0]] = dst
+	}
+	copyPath(dst, sub, p[1:])
+}
+
+// sameContent reports whether two versions of a cached object hold the
+// same content but for their resourceVersion: an update that changed only
+// fields the cache dropped.
+func sameContent(a, b *unstructured.Unstructured) bool {
+	return equality.Semantic.DeepEqual(withoutVersion(a.Object), withoutVersion(b.Object))
+}
+
+// withoutVersion returns content without metadata.resourceVersion, sharing
+// the rest with it.
+func withoutVersion(content map[string]any) map[string]any {
+	md, ok := content["metadata"].(map[string]any)
+	if !ok {
+		return content
+	}
+	out := maps.Clone(content)
+	md = maps.Clone(md)
+	delete(md, "resourceVersion")
+	out["metadata"] = md
+	return out
+}

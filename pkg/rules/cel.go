@@ -1,0 +1,240 @@
+package rules
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/ast"
+	"github.com/google/cel-go/common/operators"
+	"github.com/google/cel-go/common/types"
+	"k8s.io/apimachinery/pkg/util/version"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"k8s.io/apiserver/pkg/cel/environment"
+)
+
+// CEL variables a rule's expressions read, as in admission policies.
+const (
+	// celObject is the object the rule is evaluated on.
+	celObject = "object"
+	// celNamespaceObject is the object's Namespace, null for a
+	// cluster-scoped object; the controller knows its metadata only.
+	celNamespaceObject = "namespaceObject"
+)
+
+// Result types of CEL expressions.
+var (
+	boolType   = types.BoolType
+	stringType = types.StringType
+)
+
+// celEnv is the API server's CEL environment for stored expressions (the
+// one admission policies are evaluated in, with the Kubernetes libraries),
+// extended with the variables rules read.
+var celEnv = sync.OnceValues(func() (*cel.Env, error) {
+	set, err := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()).Extend(environment.VersionedOptions{
+		IntroducedVersion: version.MajorMinor(1, 0),
+		EnvOptions: []cel.EnvOption{
+			cel.Variable(celObject, cel.DynType),
+			cel.Variable(celNamespaceObject, cel.DynType),
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return set.Env(environment.StoredExpressions)
+})
+
+// celExpr is a compiled CEL expression of a rule: a when condition or a
+// cel value.
+type celExpr struct {
+	source  string
+	program cel.Program
+	// reads are the paths of the object's fields the expression reads,
+	// each a list of field names from the object's root; an empty path
+	// reads the whole object.
+	reads [][]string
+	// namespaceReads are the paths it reads of namespaceObject.
+	namespaceReads [][]string
+}
+
+// compileCEL compiles src, which must yield want (types.BoolType for a
+// condition, types.StringType for a value) or dyn, and bounds its
+// evaluation by the API server's per-call cost limit.
+func compileCEL(src string, want *types.Type) (*celExpr, error) {
+	env, err := celEnv()
+	if err != nil {
+		return nil, fmt.Errorf("CEL environment: %w", err)
+	}
+	checked, iss := env.Compile(src)
+	if iss.Err() != nil {
+		var msgs []string
+		for _, e := range iss.Errors() {
+			msgs = append(msgs, fmt.Sprintf("column %d: %s", e.Location.Column()+1, e.Message))
+		}
+		return nil, errors.New(strings.Join(msgs, "; "))
+	}
+	out := checked.OutputType()
+	if !out.IsExactType(want) && !out.IsExactType(types.DynType) {
+		return nil, fmt.Errorf("must yield a %s, but yields a %s", want, out)
+	}
+	prg, err := env.Program(checked,
+		cel.CostLimit(celconfig.PerCallLimit),
+		cel.InterruptCheckFrequency(celconfig.CheckFrequency))
+	if err != nil {
+		return nil, err
+	}
+	e := &celExpr{source: src, program: prg}
+	walkReads(checked.NativeRep().Expr(), e)
+	return e, nil
+}
+
+// eval evaluates e with the object's content and its namespace's metadata
+// (nil for none).
+func (e *celExpr) eval(object, namespace map[string]any) (any, error) {
+	var ns any = types.NullValue
+	if namespace != nil {
+		ns = namespace
+	}
+	v, _, err := e.program.Eval(map[string]any{celObject: object, celNamespaceObject: ns})
+	if err != nil {
+		return nil, err
+	}
+	return v.Value(), nil
+}
+
+// walkReads adds to e the object paths that x reads. A chain of field
+// selections, optional selections and constant indexes rooted at object
+// is one read of its deepest field; "'k' in path" reads path.k.
+func walkReads(x ast.Expr, e *celExpr) {
+	if p, ok := objectPath(x, celObject); ok {
+		e.reads = append(e.reads, p)
+		return
+	}
+	if p, ok := objectPath(x, celNamespaceObject); ok {
+		e.namespaceReads = append(e.namespaceReads, p)
+		return
+	}
+	if x.Kind() == ast.CallKind && x.AsCall().FunctionName() == operators.In {
+		args := x.AsCall().Args()
+		if k, ok := constString(args[0]); ok {
+			if p, ok := objectPath(args[1], celObject); ok {
+				e.reads = append(e.reads, append(p, k))
+				return
+			}
+			if p, ok := objectPath(args[1], celNamespaceObject); ok {
+				e.namespaceReads = append(e.namespaceReads, append(p, k))
+				return
+			}
+		}
+	}
+	for _, c := range children(x) {
+		walkReads(c, e)
+	}
+}
+
+// objectPath returns the field path x reads from the variable root, when
+// x is a chain of selections rooted at it.
+func objectPath(x ast.Expr, root string) ([]string, bool) {
+	switch x.Kind() {
+	case ast.IdentKind:
+		return []string{}, x.AsIdent() == root
+	case ast.SelectKind:
+		s := x.AsSelect()
+		p, ok := objectPath(s.Operand(), root)
+		return append(p, s.FieldName()), ok
+	case ast.CallKind:
+		c := x.AsCall()
+		switch c.FunctionName() {
+		case operators.Index, operators.OptIndex, operators.OptSelect:
+			args := c.Args()
+			k, isConst := constString(args[1])
+			if !isConst {
+				return nil, false
+			}
+			p, ok := objectPath(args[0], root)
+			return append(p, k), ok
+		}
+	}
+	return nil, false
+}
+
+// constString returns the value of x, when x is a string literal.
+func constString(x ast.Expr) (string, bool) {
+	if x.Kind() != ast.LiteralKind {
+		return "", false
+	}
+	s, ok := x.AsLiteral().Value().(string)
+	return s, ok
+}
+
+// children returns the subexpressions of x.
+func children(x ast.Expr) []ast.Expr {
+	switch x.Kind() {
+	case ast.SelectKind:
+		return []ast.Expr{x.AsSelect().Operand()}
+	case ast.CallKind:
+		c := x.AsCall()
+		out := c.Args()
+		if c.IsMemberFunction() {
+			out = append([]ast.Expr{c.Target()}, out...)
+		}
+		return out
+	case ast.ListKind:
+		return x.AsList().Elements()
+	case ast.MapKind:
+		var out []ast.Expr
+		for _, en := range x.AsMap().Entries() {
+			out = append(out, en.AsMapEntry().Key(), en.AsMapEntry().Value())
+		}
+		return out
+	case ast.StructKind:
+		var out []ast.Expr
+		for _, f := range x.AsStruct().Fields() {
+			out = append(out, f.AsStructField().Value())
+		}
+		return out
+	case ast.ComprehensionKind:
+		c := x.AsComprehension()
+		return []ast.Expr{c.IterRange(), c.AccuInit(), c.LoopCondition(), c.LoopStep(), c.Result()}
+	}
+	return nil
+}
+
+// volatile returns what e reads that every write of the controller
+// changes, so that what it decides would never settle, or "".
+func (e *celExpr) volatile() string {
+	for _, p := range e.reads {
+		switch {
+		case len(p) == 0:
+			return "the whole object"
+		case p[0] != "metadata":
+		case len(p) == 1:
+			return "object.metadata"
+		case len(p) == 2 && (p[1] == "labels" || p[1] == "annotations"):
+			return "all of object.metadata." + p[1]
+		case p[1] == "managedFields" || p[1] == "resourceVersion":
+			return "object.metadata." + p[1]
+		}
+	}
+	return ""
+}
+
+// metadataKeys returns the label and annotation keys that paths read by
+// name.
+func metadataKeys(paths [][]string) (labelKeys, annotationKeys []string) {
+	for _, p := range paths {
+		if len(p) < 3 || p[0] != "metadata" {
+			continue
+		}
+		switch p[1] {
+		case "labels":
+			labelKeys = append(labelKeys, p[2])
+		case "annotations":
+			annotationKeys = append(annotationKeys, p[2])
+		}
+	}
+	return labelKeys, annotationKeys
+}

@@ -1,0 +1,137 @@
+package rules
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// compileCELs compiles the cel values of a rule, by key.
+func compileCELs(from map[string]string) (map[string]*celExpr, error) {
+	if len(from) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]*celExpr, len(from))
+	for k, src := range from {
+		e, err := compileCEL(src, stringType)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", k, err)
+		}
+		out[k] = e
+	}
+	return out, nil
+}
+
+// celExprs returns the rule's CEL expressions: its when condition and
+// its cel values.
+func (c *Compiled) celExprs() []*celExpr {
+	var out []*celExpr
+	if c.when != nil {
+		out = append(out, c.when)
+	}
+	for _, m := range []map[string]*celExpr{c.annotationsCEL, c.labelsCEL} {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			out = append(out, m[k])
+		}
+	}
+	return out
+}
+
+// readsNamespaceObject reports whether a CEL expression of the rule reads
+// namespaceObject.
+func (c *Compiled) readsNamespaceObject() bool {
+	return slices.ContainsFunc(c.celExprs(), func(e *celExpr) bool { return len(e.namespaceReads) > 0 })
+}
+
+// WhenReadsNamespace reports whether the rule's when condition reads
+// namespaceObject.
+func (c *Compiled) WhenReadsNamespace() bool {
+	return c.when != nil && len(c.when.namespaceReads) > 0
+}
+
+// celInput returns what the rule's CEL expressions read of obj: its
+// content, and the metadata of its Namespace (nil for a cluster-scoped
+// object or a Namespace, as admission gives them); or why they cannot be
+// read.
+func celInput(obj metav1.Object, isNamespace bool, namespaces Namespaces, needsNamespace bool) (object, namespace map[string]any, why string) {
+	u, ok := obj.(runtime.Unstructured)
+	if !ok {
+		return nil, nil, fmt.Sprintf("the cache holds only the metadata of %T; CEL cannot read the object", obj)
+	}
+	object = u.UnstructuredContent()
+	ns := obj.GetNamespace()
+	if !needsNamespace || isNamespace || ns == "" {
+		return object, nil, ""
+	}
+	m, ok := namespaces.lookup(ns)
+	if !ok {
+		return nil, nil, fmt.Sprintf("namespace %q is not known", ns)
+	}
+	md := map[string]any{"name": m.GetName()}
+	if l := m.GetLabels(); l != nil {
+		md["labels"] = l
+	}
+	if a := m.GetAnnotations(); a != nil {
+		md["annotations"] = a
+	}
+	return object, map[string]any{"metadata": md}, ""
+}
+
+// whenFails returns why the rule's when condition does not hold for obj,
+// or "" when it does (or the rule has none). An error, or a result other
+// than true, leaves the object unselected.
+func (c *Compiled) whenFails(obj metav1.Object, isNamespace bool, namespaces Namespaces) string {
+	if c.when == nil {
+		return ""
+	}
+	object, ns, why := celInput(obj, isNamespace, namespaces, len(c.when.namespaceReads) > 0)
+	if why != "" {
+		return fmt.Sprintf("when %q: %s", c.When, why)
+	}
+	v, err := c.when.eval(object, ns)
+	if err != nil {
+		return fmt.Sprintf("when %q: %v", c.When, err)
+	}
+	if b, ok := v.(bool); !ok || !b {
+		return fmt.Sprintf("when %q is %v", c.When, v)
+	}
+	return ""
+}
+
+// celValues evaluates the rule's cel values from against obj. A value
+// that is not a string, an error, or a result valid rejects sets nothing;
+// the reason is returned in missing.
+func celValues(from map[string]*celExpr, obj metav1.Object, h home, valid func(string) []string) (map[string]string, []missing) {
+	if len(from) == 0 {
+		return nil, nil
+	}
+	needsNamespace := slices.ContainsFunc(slices.Collect(maps.Values(from)), func(e *celExpr) bool { return len(e.namespaceReads) > 0 })
+	object, ns, why := celInput(obj, h.isNamespace, h.namespaces, needsNamespace)
+	var out map[string]string
+	var problems []missing
+	for _, k := range slices.Sorted(maps.Keys(from)) {
+		if why != "" {
+			problems = append(problems, missing{k, "cel: " + why})
+			continue
+		}
+		v, err := from[k].eval(object, ns)
+		if err != nil {
+			problems = append(problems, missing{k, fmt.Sprintf("cel: %v", err)})
+			continue
+		}
+		s, ok := v.(string)
+		if !ok {
+			problems = append(problems, missing{k, fmt.Sprintf("cel: yields a %T, not a string", v)})
+			continue
+		}
+		if msgs := valid(s); len(msgs) > 0 {
+			problems = append(problems, missing{k, fmt.Sprintf("cel: the value (%d bytes) is not valid: %v", len(s), msgs)})
+			continue
+		}
+		out = put(out, k, s)
+	}
+	return out, problems
+}
