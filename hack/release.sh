@@ -47,7 +47,7 @@ if [[ -z $(git remote) ]]; then
 fi
 PATH="$TOOLS:$PATH" GORELEASER_CURRENT_TAG="$VERSION" GOCACHE="${RELEASE_GOCACHE:-$(go env GOCACHE)}" \
 	"$TOOLS/goreleaser" release --clean --skip=publish,validate,announce --config .goreleaser.yaml
-g=build/release/goreleaser
+g=$PWD/build/release/goreleaser
 cp "$g"/kubectl-annotator_*.tar.gz "$g"/kubectl-annotator_*.cdx.json "$DIST"/
 cp "$g/krew/annotator.yaml" "$DIST/annotator.krew.yaml"
 
