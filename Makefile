@@ -161,7 +161,7 @@ chart-resources: envtest-assets ## Regenerate the chart's table of resource name
 CHART_MTIME ?= $(or $(SOURCE_DATE_EPOCH),$(shell git log -1 --format=%ct -- $(CHART_DIR) 2>/dev/null),0)
 .PHONY: chart-package
 chart-package: ## Package the Helm chart into dist/kube-annotator-<version>.tgz, the same bytes for the same sources (VERSION=vX.Y.Z gives chart X.Y.Z)
-	cd test/chart && go run ./cmd/chart-package --version '$(VERSION)' --mtime '$(CHART_MTIME)' --out '$(CURDIR)/dist'
+	cd test/chart && go run ./cmd/chart-package --version '$(VERSION)' --mtime '$(CHART_MTIME)' --out '$(or $(CHART_DIST),$(CURDIR)/dist)'
 
 .PHONY: crd
 crd: ## Regenerate deploy/crd with Kubebuilder and controller-gen

@@ -70,10 +70,10 @@ digest=$(cat "$DIST/kube-annotator-image.digest")
 Rendered from deploy/ of commit $COMMIT by make release.")
 
 # The Helm chart, when the repository has one.
-if [[ -f deploy/chart/Chart.yaml ]]; then
+if [[ -f deploy/chart/kube-annotator/Chart.yaml ]]; then
 	make --no-print-directory chart-package VERSION="$VERSION" IMAGE_REPO="$IMAGE_REPO" IMAGE_DIGEST="$digest" CHART_DIST="$DIST"
 else
-	echo "release: deploy/chart/Chart.yaml does not exist: no Helm chart in this release" >&2
+	echo "release: deploy/chart/kube-annotator/Chart.yaml does not exist: no Helm chart in this release" >&2
 fi
 
 # One checksums file for every artifact.
