@@ -86,11 +86,18 @@ func kubectl(t *testing.T, stdin string, args ...string) (string, error) {
 // and expects exit 0. On the shared control plane, unless args name one,
 // the controllers of one test keep their record in a namespace of that
 // test's own: the shared one lists what other tests wrote, which a
-// controller that watches every namespace would prune meanwhile.
+// controller that watches every namespace would prune meanwhile. On a
+// control plane of the test's own (args name a --kubeconfig), the record
+// stays in "default", out of the namespace whose ConfigMaps the test
+// counts (outside a cluster it would follow -n).
 func startRun(t *testing.T, args ...string) *h.Process {
 	t.Helper()
-	if !slices.Contains(args, "--record-namespace") && !slices.Contains(args, "--kubeconfig") {
-		args = append(args, "--record-namespace", recordNamespace(t))
+	if !slices.Contains(args, "--record-namespace") {
+		ns := "default"
+		if !slices.Contains(args, "--kubeconfig") {
+			ns = recordNamespace(t)
+		}
+		args = append(args, "--record-namespace", ns)
 	}
 	return h.StartRun(t, binary, append([]string{"--kubeconfig", env.Kubeconfig}, args...)...)
 }
