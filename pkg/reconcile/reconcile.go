@@ -102,15 +102,7 @@ func Decide(t *rules.Target, obj patch.Object, nsLabels rules.Namespaces, nsIgno
 	owned, forfeited := forfeit(owned, obj, manager, ev.Desired)
 	d.Change = patch.PlanMarked(obj.GetAnnotations(), obj.GetLabels(), owned, marker, ev.Desired)
 	d.Change = patch.Unmark(d.Change, obj.GetAnnotations(), marker, forfeited)
-	if d.Change.Empty() {
-		return d, nil
-	}
-	requests, err := patch.Requests(obj, d.Change)
-	if err != nil {
-		return Decision{}, err
-	}
-	d.Requests = requests
-	return d, nil
+	return withRequests(d, obj)
 }
 
 // decideLocked completes d for obj, an object that opts out: only the
@@ -123,6 +115,12 @@ func decideLocked(d Decision, t *rules.Target, obj patch.Object, nsLabels rules.
 	}
 	ev := locked.Evaluate(obj, nsLabels)
 	d.Change = patch.PlanMarked(obj.GetAnnotations(), obj.GetLabels(), patch.Owned{}, marker, ev.Desired)
+	return withRequests(d, obj)
+}
+
+// withRequests completes d with the requests that make its change on obj;
+// an empty change needs none.
+func withRequests(d Decision, obj patch.Object) (Decision, error) {
 	if d.Change.Empty() {
 		return d, nil
 	}
