@@ -11,7 +11,7 @@ import (
 // A record without a format version (the previous release's) and one of
 // format 1 are read, and stamped with format 1 at their next write; one
 // of a newer format is refused, never misread nor written.
-func TestFormat(t *testing.T) {
+func TestRecordFormat(t *testing.T) {
 	tests := []struct {
 		name, format string
 		wantErr      string
@@ -57,7 +57,7 @@ func TestFormat(t *testing.T) {
 }
 
 // A record this release creates carries its format.
-func TestFormatOfANewRecord(t *testing.T) {
+func TestRecordFormatOfANewRecord(t *testing.T) {
 	client := fake.NewClientset()
 	r := New(client.CoreV1(), "ns", "m", "")
 	if err := r.Ensure(t.Context(), pods); err != nil {
