@@ -22,8 +22,8 @@ func whenUnsettled(rules []Rule, group resourceGroup) []FieldError {
 			name string
 			keys []map[string]string
 		}{
-			{annotationKind, []map[string]string{r.Annotations, r.AnnotationsFrom, r.AnnotationsCEL, keysOf(r.AnnotationsFromNamespace)}},
-			{labelKind, []map[string]string{r.Labels, r.LabelsFrom, r.LabelsCEL, keysOf(r.LabelsFromNamespace)}},
+			{annotationKind, []map[string]string{r.Annotations, r.AnnotationsFrom, r.AnnotationsCEL, keysOf(r.AnnotationsFromNamespace), keysOf(r.AnnotationsFromRelated)}},
+			{labelKind, []map[string]string{r.Labels, r.LabelsFrom, r.LabelsCEL, keysOf(r.LabelsFromNamespace), keysOf(r.LabelsFromRelated)}},
 		} {
 			for _, m := range kind.keys {
 				for k := range m {
