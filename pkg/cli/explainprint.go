@@ -51,6 +51,9 @@ func printExplained(w io.Writer, output string, x *explained) error {
 		fmt.Fprintf(tw, "  %s (%s)\tselects; wants:\n", v.Rule, v.Mode)
 		for _, want := range v.Wants {
 			fmt.Fprintf(tw, "    %s %s\t%s\n", want.Kind, want.Key, valueOrRemoved(want.Value))
+			if want.Input != "" {
+				fmt.Fprintf(tw, "      read from the %s\n", want.Input)
+			}
 			if want.Defaulted != "" {
 				fmt.Fprintf(tw, "      the default, as the source is missing: %s\n", want.Defaulted)
 			}

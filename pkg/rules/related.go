@@ -68,6 +68,19 @@ func (s *RelatedSource) RefOf(obj metav1.Object) string {
 	return name
 }
 
+// ReadBy reports whether rule r reads values from the objects of s; the
+// rbac command asks it of each rule, to grant watching them.
+func (s *RelatedSource) ReadBy(r *Rule) bool {
+	for _, m := range []map[string]RelatedKey{r.AnnotationsFromRelated, r.LabelsFromRelated} {
+		for _, k := range m {
+			if k.From == s.Field {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // RelatedKey is a label or annotation of a related object that a rule
 // reads a value from: {fromNode: {label: KEY}}.
 type RelatedKey struct {
@@ -94,8 +107,14 @@ type Related func(namespace, name string) (metav1.Object, bool)
 // missing, for want of a way to read the related objects.
 func (s *Set) Relate(src *RelatedSource, find Related) {
 	for _, t := range s.Targets {
-		t.related = put(t.related, src.Field, find)
+		t.Relate(src, find)
 	}
+}
+
+// Relate makes the rules of t read the related objects of src through
+// find, as Set.Relate does for every target of a set.
+func (t *Target) Relate(src *RelatedSource, find Related) {
+	t.related = put(t.related, src.Field, find)
 }
 
 // RelatedSources returns the sources the rules of t read values from.
