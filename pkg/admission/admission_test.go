@@ -31,7 +31,7 @@ var (
 	namespaces  = rulestest.Namespaces.GVR
 	deployments = rulestest.Deployments.GVR
 	// served are the resources the tests' cluster serves.
-	served = []rules.Resource{rulestest.ConfigMaps, rulestest.Namespaces, rulestest.Deployments}
+	served = []rules.Resource{rulestest.ConfigMaps, rulestest.Namespaces, rulestest.Deployments, rulestest.Pods}
 )
 
 func options() Options {
@@ -284,6 +284,14 @@ func TestTranslate(t *testing.T) {
 			requests: []request{
 				{name: "the literal only", gvr: configMaps, obj: cm("ns", "x", nil, nil, nil),
 					wantAnns: map[string]string{"a": "1", marker: "a"}, controller: []string{"team", "t"}},
+			}},
+		{name: "values from a Pod's Node are the controller's",
+			rules:    "rules:\n- {name: zone, resources: [pods], annotations: {zone: {fromNode: {label: topology.kubernetes.io/zone}, default: unknown}, a: '1'}}\n",
+			policies: []string{"zone"},
+			notes:    []string{"rule zone: annotations.zone: " + errFromRelated.Error() + "; the controller sets it"},
+			requests: []request{
+				{name: "the literal only, not the default", gvr: pods, obj: pod("ns", "p"),
+					wantAnns: map[string]string{"a": "1", podMarker: "a"}, controller: []string{"zone"}},
 			}},
 	}
 	for _, tc := range tests {

@@ -177,6 +177,9 @@ func explainIn(ctx context.Context, dyn dynamic.Interface, t *rules.Target, ns, 
 	if err != nil {
 		return nil, err
 	}
+	if err := scan.RelatedOf(ctx, dyn, t, obj); err != nil {
+		return nil, err
+	}
 	x, err := reconcile.Explain(t, obj, nsLabels, nsIgnored, manager)
 	if err != nil {
 		return nil, fmt.Errorf("explain %s: %w", ref, err)

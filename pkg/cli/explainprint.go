@@ -89,6 +89,9 @@ func printVerdict(w io.Writer, v rules.Verdict) {
 			fmt.Fprintf(w, "      computed by %s\n", want.From)
 			printInputs(w, "        reading ", want.Inputs)
 		}
+		if want.Input != "" {
+			fmt.Fprintf(w, "      read from the %s\n", want.Input)
+		}
 		if want.Defaulted != "" {
 			fmt.Fprintf(w, "      the default, as the source is missing: %s\n", want.Defaulted)
 		}

@@ -129,6 +129,9 @@ type Controller struct {
 	// namespaces runs while a rule selects by namespace labels or a
 	// namespaced resource is ruled (see rules.NeedsNamespaces).
 	namespaces *resourceInformer
+	// related run while a rule reads values from related objects, by
+	// rules.RelatedSource.Field (see nodes.go).
+	related map[string]*resourceInformer
 }
 
 // NewController returns a controller that watches metadata and writes
@@ -245,6 +248,7 @@ func (c *Controller) fail(err error) {
 
 func (c *Controller) setRules(ctx context.Context, set *rules.Set) error {
 	c.initRules(set)
+	c.relate(set)
 	return c.transition(ctx, observed{rules: set, resolve: c.opts.Resolver.ResolveGroupResource})
 }
 

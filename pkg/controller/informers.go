@@ -45,7 +45,9 @@ func (c *Controller) startInformer(ctx context.Context, t *rules.Target) (*resou
 		ns = c.opts.Namespace
 	}
 	ri := &resourceInformer{gvr: t.GVR, projection: t.Projection()}
-	inf, err := c.newInformer(t.Resource, ns, &ri.projection, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, true, ri)
+	indexers := relatedIndexers(t.GVR.GroupResource())
+	indexers[cache.NamespaceIndex] = cache.MetaNamespaceIndexFunc
+	inf, err := c.newInformer(t.Resource, ns, &ri.projection, indexers, true, ri)
 	if err != nil {
 		return nil, err
 	}

@@ -169,7 +169,10 @@ func (c *Controller) update(ctx context.Context, o observed) (stop []*resourceIn
 			stop = append(stop, s.fresh)
 		}
 	}
-	return c.runNamespaces(ctx, stop)
+	if stop, err = c.runNamespaces(ctx, stop); err != nil {
+		return stop, err
+	}
+	return c.runRelated(ctx, stop)
 }
 
 // drop ends the lifecycle of r, which the rules do not name and the
@@ -376,7 +379,8 @@ func (c *Controller) stopAll() {
 	if c.namespaces != nil {
 		stop = append(stop, c.namespaces)
 	}
-	c.resources, c.namespaces = map[schema.GroupResource]*resource{}, nil
+	stop = append(stop, c.relatedInformers()...)
+	c.resources, c.namespaces, c.related = map[schema.GroupResource]*resource{}, nil, nil
 	c.mu.Unlock()
 	for _, ri := range stop {
 		ri.stop()

@@ -42,7 +42,7 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 	if c.expect.pending(key, rv) {
 		return nil // our last write's echo has not reached the cache yet
 	}
-	if !c.waitNamespaces(ctx, e.target) {
+	if !c.waitNamespaces(ctx, e.target) || !c.waitRelated(ctx, e.target) {
 		return nil // stopping: a restart syncs the object
 	}
 	d, err := reconcile.Decide(e.target, obj, c.namespaceLabels, c.namespaceIgnored, c.opts.FieldManager)

@@ -41,8 +41,9 @@ type Target struct {
 	// namespaces (fromNamespace); NamespaceKeys says which.
 	ReadsNamespaces bool
 
-	static   *Evaluation // what every object gets, when no rule selects or reads
-	excluded []string    // namespace globs no rule applies in
+	static   *Evaluation        // what every object gets, when no rule selects or reads
+	excluded []string           // namespace globs no rule applies in
+	related  map[string]Related // by RelatedSource.Field: see Set.Relate
 }
 
 // nothing is the evaluation of an object no rule selects.
@@ -85,7 +86,7 @@ func (t *Target) Evaluate(obj metav1.Object, namespaces Namespaces) *Evaluation 
 		return t.static
 	}
 	e := &Evaluation{}
-	h := home{namespaces: namespaces, isNamespace: t.isNamespaces()}
+	h := home{namespaces: namespaces, isNamespace: t.isNamespaces(), related: t.related}
 	if t.ReadsNamespaces {
 		h.obj, h.why = t.home(obj, namespaces)
 	}
@@ -306,10 +307,11 @@ func staticConflicts(t *Target) []FieldError {
 			name, field string
 			set, from   map[string]string
 			fromNS      map[string]NamespaceKey
+			related     map[string]RelatedKey
 			remove      []string
 		}{
-			{annotationKind, "annotations", r.Annotations, joined(r.AnnotationsFrom, r.AnnotationsCEL), r.AnnotationsFromNamespace, r.RemoveAnnotations},
-			{labelKind, "labels", r.Labels, joined(r.LabelsFrom, r.LabelsCEL), r.LabelsFromNamespace, r.RemoveLabels},
+			{annotationKind, "annotations", r.Annotations, joined(r.AnnotationsFrom, r.AnnotationsCEL), r.AnnotationsFromNamespace, r.AnnotationsFromRelated, r.RemoveAnnotations},
+			{labelKind, "labels", r.Labels, joined(r.LabelsFrom, r.LabelsCEL), r.LabelsFromNamespace, r.LabelsFromRelated, r.RemoveLabels},
 		} {
 			for _, k := range sortedKeys(kind.set) {
 				add(kind.name, k, strconv.Quote(kind.set[k]), kind.field+"."+k)
@@ -319,6 +321,9 @@ func staticConflicts(t *Target) []FieldError {
 			}
 			for _, k := range slices.Sorted(maps.Keys(kind.fromNS)) {
 				add(kind.name, k, "read from the namespace's "+kind.fromNS[k].String(), kind.field+"."+k)
+			}
+			for _, k := range slices.Sorted(maps.Keys(kind.related)) {
+				add(kind.name, k, "read from "+kind.related[k].Source().What+"'s "+kind.related[k].String(), kind.field+"."+k)
 			}
 			for i, k := range kind.remove {
 				add(kind.name, k, "removed", fmt.Sprintf("remove%s[%d]", strings.ToUpper(kind.field[:1])+kind.field[1:], i))

@@ -46,6 +46,9 @@ type Want struct {
 	// with their values, where explain can name them.
 	From   string  `json:"from,omitempty"`
 	Inputs []Input `json:"inputs,omitempty"`
+	// Input says where Value was read, for a value read from a related
+	// object: `label "topology.kubernetes.io/zone" of Node "node-1"`.
+	Input string `json:"input,omitempty"`
 }
 
 // Explain returns, for every rule of t in file order, whether it selects
@@ -53,7 +56,7 @@ type Want struct {
 // it only reads obj.
 func (t *Target) Explain(obj metav1.Object, namespaces Namespaces) []Verdict {
 	excluded, ns := t.excludedBy(obj)
-	h := home{namespaces: namespaces, isNamespace: t.isNamespaces()}
+	h := home{namespaces: namespaces, isNamespace: t.isNamespaces(), related: t.related}
 	if t.ReadsNamespaces {
 		h.obj, h.why = t.home(obj, namespaces)
 	}
@@ -98,7 +101,8 @@ func wants(e *Evaluation) []Want {
 	} {
 		var ws []Want
 		for k, v := range kind.set {
-			ws = append(ws, Want{Kind: kind.name, Key: k, Value: &v, IfAbsent: kind.ifAbsent[k], Defaulted: e.Defaulted(kind.name, k)})
+			ws = append(ws, Want{Kind: kind.name, Key: k, Value: &v, IfAbsent: kind.ifAbsent[k], Defaulted: e.Defaulted(kind.name, k),
+				Input: e.Input(kind.name, k)})
 		}
 		for _, k := range kind.remove {
 			ws = append(ws, Want{Kind: kind.name, Key: k})

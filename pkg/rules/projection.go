@@ -42,9 +42,11 @@ func (t *Target) Projection() Projection {
 		p.Annotations.Insert(sortedKeys(r.Annotations)...)
 		p.Annotations.Insert(sortedKeys(joined(r.AnnotationsFrom, r.AnnotationsCEL))...)
 		p.Annotations.Insert(slices.Collect(maps.Keys(r.AnnotationsFromNamespace))...)
+		p.Annotations.Insert(slices.Collect(maps.Keys(r.AnnotationsFromRelated))...)
 		p.Labels.Insert(sortedKeys(r.Labels)...)
 		p.Labels.Insert(sortedKeys(joined(r.LabelsFrom, r.LabelsCEL))...)
 		p.Labels.Insert(slices.Collect(maps.Keys(r.LabelsFromNamespace))...)
+		p.Labels.Insert(slices.Collect(maps.Keys(r.LabelsFromRelated))...)
 	}
 	return p
 }
@@ -92,6 +94,11 @@ func (t *Target) fields() [][]string {
 	for _, r := range t.Rules {
 		if len(r.annotationsFrom)+len(r.labelsFrom) > 0 {
 			return nil
+		}
+		for _, f := range r.relatedRefs() {
+			if !keepsPath(out, f) {
+				out = append(out, f)
+			}
 		}
 		for _, e := range r.celExprs() {
 			for _, f := range e.reads {

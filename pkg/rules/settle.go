@@ -131,6 +131,9 @@ func labelWrites(r *Rule) map[string]labelWrite {
 	for k, from := range r.LabelsFromNamespace {
 		out[k] = labelWrite{how: "read from the namespace's " + from.String()}
 	}
+	for k, from := range r.LabelsFromRelated {
+		out[k] = labelWrite{how: "read from " + from.Source().What + "'s " + from.String()}
+	}
 	for k := range r.LabelsIfAbsent {
 		w := out[k]
 		w.ifAbsent = true

@@ -96,8 +96,8 @@ func metadataSetters(rules []Rule, group []int) map[string]int {
 			name string
 			keys []map[string]string
 		}{
-			{annotationKind, []map[string]string{r.Annotations, r.AnnotationsFrom, r.AnnotationsCEL, keysOf(r.AnnotationsFromNamespace)}},
-			{labelKind, []map[string]string{r.Labels, r.LabelsFrom, r.LabelsCEL, keysOf(r.LabelsFromNamespace)}},
+			{annotationKind, []map[string]string{r.Annotations, r.AnnotationsFrom, r.AnnotationsCEL, keysOf(r.AnnotationsFromNamespace), keysOf(r.AnnotationsFromRelated)}},
+			{labelKind, []map[string]string{r.Labels, r.LabelsFrom, r.LabelsCEL, keysOf(r.LabelsFromNamespace), keysOf(r.LabelsFromRelated)}},
 		} {
 			for _, m := range kind.keys {
 				for k := range m {
