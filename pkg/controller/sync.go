@@ -36,6 +36,7 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 	if obj == nil {
 		c.expect.forget(key) // deleted, or no longer watched: nothing to do
 		c.stats.forget(key)
+		c.fights.Forget(key.queued())
 		return nil
 	}
 	rv := obj.GetResourceVersion()
@@ -56,6 +57,10 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 				return fmt.Errorf("%s carries keys the controller owns, but its resource is not recorded: %v", key, err)
 			}
 		}
+		return nil
+	}
+	if wait := c.holdFight(ctx, key, obj, d); wait > 0 {
+		c.queue.AddAfter(key.queued(), wait) // another writer reverts it: back off
 		return nil
 	}
 
@@ -81,6 +86,9 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 	}
 	e.informer.forbidden.Store(false)
 	c.expect.record(key, rv, res.ResourceVersion)
+	if res.ResourceVersion != rv {
+		c.fights.Wrote(key.queued())
+	}
 	c.countKeys(d)
 	if logger := klog.FromContext(ctx).V(2); logger.Enabled() {
 		logger.Info("Patched metadata", "key", key.String(), "change", summary)

@@ -34,7 +34,7 @@ type Fight struct {
 	// Keys are the keys fought over, each with the rule that wants it.
 	Keys []Key `json:"keys"`
 	// Wait is how long the controller's next write to the object waits.
-	Wait time.Duration `json:"wait,omitempty"`
+	Wait time.Duration `json:"-"`
 }
 
 // Key is one key fought over.
