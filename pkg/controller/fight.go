@@ -23,12 +23,12 @@ func newFights(clk clock.PassiveClock, m *metrics.Metrics) *fight.Detector[queue
 	})
 }
 
-// holdFight is asked before a write of d to obj: it returns how long the
-// write must wait because the object is in a fight (0 for any other
-// object), and reports a fight that starts, or goes on, in a log line, a
-// Warning event on obj and metrics.
-func (c *Controller) holdFight(ctx context.Context, key Key, obj objcache.Object, d reconcile.Decision) time.Duration {
-	v := c.fights.Hold(key.queued())
+// holdFight is asked before a write of d, whose change hashes to change,
+// to obj: it returns how long the write must wait because the object is
+// in a fight (0 for any other object), and reports a fight that starts,
+// or goes on, in a log line, a Warning event on obj and metrics.
+func (c *Controller) holdFight(ctx context.Context, key Key, obj objcache.Object, d reconcile.Decision, change fight.Change) time.Duration {
+	v := c.fights.Hold(key.queued(), change)
 	if v.Report != fight.None {
 		c.reportFight(ctx, key, obj, d, v)
 	}

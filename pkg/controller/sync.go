@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
+	"github.com/kube-annotator/kube-annotator/pkg/fight"
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -59,7 +60,8 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 		}
 		return nil
 	}
-	if wait := c.holdFight(ctx, key, obj, d); wait > 0 {
+	change := fight.ChangeOf(d.Change)
+	if wait := c.holdFight(ctx, key, obj, d, change); wait > 0 {
 		c.queue.AddAfter(key.queued(), wait) // another writer reverts it: back off
 		return nil
 	}
@@ -87,7 +89,7 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 	e.informer.forbidden.Store(false)
 	c.expect.record(key, rv, res.ResourceVersion)
 	if res.ResourceVersion != rv {
-		c.fights.Wrote(key.queued())
+		c.fights.Wrote(key.queued(), change)
 	}
 	c.countKeys(d)
 	if logger := klog.FromContext(ctx).V(2); logger.Enabled() {

@@ -4,15 +4,20 @@
 // to that object back, exponentially, while they do. No check of the
 // rules can see such a loop: the rules settle, the other writer does not.
 //
-// An object is in a fight when a write to it would be the (Writes+1)th
-// within Window. Its next write then waits BackoffBase after the last one,
-// and each write after that doubles the wait, up to BackoffMax. The fight
-// ends, and the wait with it, when Quiet passes without a write to it.
+// Only writes that make the same change as the write before them count:
+// that is what a revert loop looks like (set team=a, set team=a again …),
+// where rules reloaded or an object relabelled by a user make different
+// changes. An object is in a fight when such a write would be the
+// (Writes+1)th within Window. Its next write then waits BackoffBase after
+// the last one, and each write after that doubles the wait, up to
+// BackoffMax. The fight ends, and the wait with it, when Quiet passes
+// without a write to the object, or when a write makes another change.
 //
 // What the detector keeps is tiny and only for objects written recently:
-// the first write to an object leaves a 64-bit fingerprint and a time for
-// at most two Windows; a second write within Window makes a small state,
-// dropped Quiet after the object's last write.
+// the first write to an object leaves a 64-bit fingerprint, a time and a
+// hash of the change for at most two Windows; a second write within
+// Window makes a small state, dropped a Window after the object's last
+// write, or Quiet after it in a fight.
 package fight
 
 import (
@@ -73,17 +78,24 @@ type Detector[K comparable] struct {
 
 	mu sync.Mutex
 	// recent and older are the objects written once, as fingerprints,
-	// with the time of that write (UnixNano): recent since rotated,
-	// older in the Window before.
-	recent, older map[uint64]int64
+	// with that write: recent since rotated, older in the Window before.
+	recent, older map[uint64]first
 	rotated       time.Time
 	// states are the objects written more than once within Window, and
 	// those in a fight.
 	states map[K]*state
 }
 
+// first is an object's first write.
+type first struct {
+	at     int64 // UnixNano
+	change Change
+}
+
 // state is what the detector keeps of an object written more than once.
 type state struct {
+	// change is the change each of the writes made.
+	change Change
 	// writes are the times of the last Writes writes (UnixNano), a ring
 	// whose oldest entry is at next.
 	writes [Writes]int64
@@ -104,19 +116,20 @@ func NewDetector[K comparable](clk clock.PassiveClock, ended func(K)) *Detector[
 	}
 	return &Detector[K]{
 		clock: clk, ended: ended, seed: maphash.MakeSeed(),
-		recent: map[uint64]int64{}, older: map[uint64]int64{},
+		recent: map[uint64]first{}, older: map[uint64]first{},
 		rotated: clk.Now(), states: map[K]*state{},
 	}
 }
 
-// Hold is asked before a write to k: it returns how long the write must
-// wait, and whether to report a fight. Objects not in a fight never wait.
-func (d *Detector[K]) Hold(k K) Verdict {
+// Hold is asked before a write of change to k: it returns how long the
+// write must wait, and whether to report a fight. Objects not in a fight
+// never wait, nor does a change other than the one fought over.
+func (d *Detector[K]) Hold(k K, change Change) Verdict {
 	now := d.clock.Now().UnixNano()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	s := d.live(k, now)
-	if s == nil {
+	if s == nil || s.change != change {
 		return Verdict{}
 	}
 	v := Verdict{Writes: s.within(now)}
@@ -132,32 +145,35 @@ func (d *Detector[K]) Hold(k K) Verdict {
 	return v
 }
 
-// Wrote is told of each write that changed k.
-func (d *Detector[K]) Wrote(k K) {
+// Wrote is told of each write that changed k, with the change it made.
+func (d *Detector[K]) Wrote(k K, change Change) {
 	now := d.clock.Now().UnixNano()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.rotate(now)
-	if s := d.live(k, now); s != nil {
-		s.add(now)
-		if s.backoff > 0 {
-			s.backoff = min(2*s.backoff, BackoffMax)
-		}
-		return
-	}
 	f := maphash.Comparable(d.seed, k)
-	first, ok := d.recent[f]
-	if !ok {
-		first, ok = d.older[f]
+	if s := d.live(k, now); s != nil {
+		if s.change == change {
+			s.add(now)
+			if s.backoff > 0 {
+				s.backoff = min(2*s.backoff, BackoffMax)
+			}
+			return
+		}
+		d.drop(k) // another change: the count starts again
 	}
-	if !ok || now-first > int64(Window) {
-		d.recent[f] = now
+	prev, ok := d.recent[f]
+	if !ok {
+		prev, ok = d.older[f]
+	}
+	if !ok || now-prev.at > int64(Window) || prev.change != change {
+		d.recent[f] = first{now, change}
 		return
 	}
 	delete(d.recent, f)
 	delete(d.older, f)
-	s := &state{}
-	s.add(first)
+	s := &state{change: change}
+	s.add(prev.at)
 	s.add(now)
 	d.states[k] = s
 }
@@ -225,9 +241,9 @@ func (d *Detector[K]) rotate(now int64) {
 	if since < Window {
 		return
 	}
-	d.older, d.recent = d.recent, map[uint64]int64{}
+	d.older, d.recent = d.recent, map[uint64]first{}
 	if since >= 2*Window {
-		d.older = map[uint64]int64{}
+		d.older = map[uint64]first{}
 	}
 	d.rotated = time.Unix(0, now)
 }

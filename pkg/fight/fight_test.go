@@ -7,6 +7,8 @@ import (
 	"time"
 
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/kube-annotator/kube-annotator/pkg/patch"
 )
 
 // step is one thing that happens to object "a" (or to key, when set),
@@ -15,7 +17,9 @@ type step struct {
 	after time.Duration
 	op    string // "hold", "wrote", "sweep", "forget"
 	key   string
-	want  Verdict // of "hold"
+	// change is what "hold" and "wrote" change; 0 stands for 1.
+	change Change
+	want   Verdict // of "hold"
 }
 
 func hold(after time.Duration, want Verdict) step { return step{after: after, op: "hold", want: want} }
@@ -72,6 +76,15 @@ func TestDetector(t *testing.T) {
 		{name: "forgetting an object in a fight ends it",
 			steps: append(fight, hold(0, Verdict{Wait: s, Report: Started, Writes: 3}), step{op: "forget"}, hold(0, Verdict{})),
 			ended: []string{"a"}},
+		{name: "writes of other changes are no fight: rules reloaded, a user relabelling",
+			steps: []step{wrote(0), {op: "wrote", change: 2}, wrote(0), {op: "wrote", change: 2}, hold(0, Verdict{})}},
+		{name: "only the writes since the change last differed count",
+			steps:  []step{{op: "wrote", change: 2}, wrote(0), wrote(0), hold(0, Verdict{Writes: 2})},
+			states: 1},
+		{name: "another change is not held in a fight, and ends it",
+			steps: append(fight, hold(0, Verdict{Wait: s, Report: Started, Writes: 3}),
+				step{op: "hold", change: 2, want: Verdict{}}, step{op: "wrote", change: 2}, hold(0, Verdict{})),
+			ended: []string{"a"}},
 		{name: "objects are counted apart",
 			steps: []step{wrote(0), {op: "wrote", key: "b"}, wrote(s), {op: "wrote", key: "c"}, wrote(0),
 				{op: "hold", key: "b", want: Verdict{}}, hold(0, Verdict{Wait: s, Report: Started, Writes: 3})},
@@ -97,17 +110,20 @@ func run(t *testing.T, d *Detector[string], clk *clocktesting.FakePassiveClock, 
 	t.Helper()
 	for i, st := range steps {
 		clk.SetTime(clk.Now().Add(st.after))
-		k := st.key
+		k, change := st.key, st.change
 		if k == "" {
 			k = "a"
 		}
+		if change == 0 {
+			change = 1
+		}
 		switch st.op {
 		case "hold":
-			if got := d.Hold(k); got != st.want {
+			if got := d.Hold(k, change); got != st.want {
 				t.Fatalf("step %d: Hold(%s) = %+v, want %+v", i, k, got, st.want)
 			}
 		case "wrote":
-			d.Wrote(k)
+			d.Wrote(k, change)
 		case "sweep":
 			d.Sweep()
 		case "forget":
@@ -128,13 +144,13 @@ func TestDetectorBackoffCapAndReports(t *testing.T) {
 	reports := map[Report][]time.Duration{}
 	start := clk.Now()
 	for clk.Now().Sub(start) < time.Hour {
-		v := d.Hold("a")
+		v := d.Hold("a", 1)
 		if v.Report != None {
 			reports[v.Report] = append(reports[v.Report], clk.Now().Sub(start).Round(time.Minute))
 		}
 		waits = append(waits, v.Wait)
 		clk.SetTime(clk.Now().Add(v.Wait))
-		d.Wrote("a")
+		d.Wrote("a", 1)
 	}
 	want := []time.Duration{1, 2, 4, 8, 16, 32, 64, 128, 256}
 	for i, w := range want {
@@ -163,7 +179,7 @@ func TestDetectorKeepsLittle(t *testing.T) {
 	clk := clocktesting.NewFakePassiveClock(time.Unix(1000, 0))
 	d := NewDetector[string](clk, nil)
 	for i := range 1000 {
-		d.Wrote(fmt.Sprint(i))
+		d.Wrote(fmt.Sprint(i), 1)
 	}
 	if states, _ := d.Len(); states != 0 {
 		t.Errorf("%d states after one write to each object, want 0", states)
@@ -193,7 +209,7 @@ func BenchmarkFirstWrite(b *testing.B) {
 	runtime.ReadMemStats(&before)
 	b.ResetTimer()
 	for _, k := range keys {
-		d.Wrote(k)
+		d.Wrote(k, 1)
 	}
 	b.StopTimer()
 	runtime.GC()
@@ -201,4 +217,27 @@ func BenchmarkFirstWrite(b *testing.B) {
 	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(b.N), "heap-B/object")
 	runtime.KeepAlive(d)
 	runtime.KeepAlive(keys)
+}
+
+func TestChangeOf(t *testing.T) {
+	v := func(s string) *string { return &s }
+	base := patch.Change{Annotations: map[string]*string{"a": v("1"), "b": nil}, Labels: map[string]*string{"l": v("x")}}
+	tests := []struct {
+		name string
+		ch   patch.Change
+		same bool
+	}{
+		{"the same change, built anew", patch.Change{Labels: map[string]*string{"l": v("x")}, Annotations: map[string]*string{"b": nil, "a": v("1")}}, true},
+		{"another value", patch.Change{Annotations: map[string]*string{"a": v("2"), "b": nil}, Labels: map[string]*string{"l": v("x")}}, false},
+		{"a deletion is not an empty value", patch.Change{Annotations: map[string]*string{"a": v("1"), "b": v("")}, Labels: map[string]*string{"l": v("x")}}, false},
+		{"a label is not an annotation", patch.Change{Annotations: map[string]*string{"a": v("1"), "b": nil, "l": v("x")}}, false},
+		{"a key fewer", patch.Change{Annotations: map[string]*string{"a": v("1")}, Labels: map[string]*string{"l": v("x")}}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ChangeOf(tc.ch) == ChangeOf(base); got != tc.same {
+				t.Errorf("ChangeOf(%v) == ChangeOf(%v): %v, want %v", tc.ch, base, got, tc.same)
+			}
+		})
+	}
 }
