@@ -187,8 +187,8 @@ func (d *Detector[K]) Forget(k K) {
 
 // Sweep drops the states that expired (a fight's Quiet after its last
 // write, a Window for an object not in a fight) and the fingerprints
-// older than Window; call it about every Window, so that
-// fights end on time when nothing is written any more.
+// older than Window; call it about every Window, so that fights end on
+// time when nothing is written any more.
 func (d *Detector[K]) Sweep() {
 	now := d.clock.Now().UnixNano()
 	d.mu.Lock()
