@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
@@ -57,6 +58,7 @@ func printExplained(w io.Writer, output string, x *explained) error {
 			fmt.Fprintf(tw, "  %s %s\trules %s and %s want different values; %s wins\n", c.Kind, c.Key, c.Kept, c.Dropped, c.Kept)
 		}
 	}
+	printFight(tw, x, time.Now())
 	printKeyChanges(tw, "\nWhat run would change:", x.Changes)
 	if len(x.Audit) > 0 {
 		printKeyChanges(tw, "\nWhat rules in audit mode would change (not written):", x.Audit)

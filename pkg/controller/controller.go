@@ -40,6 +40,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/retry"
+	"github.com/kube-annotator/kube-annotator/pkg/fight"
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -111,6 +112,7 @@ type Controller struct {
 	failures *retry.FailureLog
 	expect   *expectations
 	stats    *ruleStats
+	fights   *fight.Detector[queued]
 	writer   *reconcile.Writer
 	// failed carries a setup error of SetRules to Run, which stops on it.
 	failed chan error
@@ -172,6 +174,7 @@ func NewController(client dynamic.Interface, metadataClient metadata.Interface, 
 		failures:  retry.NewFailureLog(clock.RealClock{}, retry.FailureLogInterval),
 		expect:    newExpectations(),
 		stats:     newRuleStats(opts.Metrics),
+		fights:    newFights(clock.RealClock{}, opts.Metrics),
 		shared:    objcache.NewInterner(),
 		failed:    make(chan error, 1),
 		set:       &rules.Set{},
@@ -208,6 +211,7 @@ func (c *Controller) Run(ctx context.Context) (err error) {
 		wg.Go(func() { wait.UntilWithContext(ctx, c.runWorker, time.Second) })
 	}
 	wg.Go(func() { c.runPrunes(ctx) })
+	wg.Go(func() { wait.UntilWithContext(ctx, func(context.Context) { c.fights.Sweep() }, fight.Window) })
 	go c.watchSynced(ctx)
 
 	select {
