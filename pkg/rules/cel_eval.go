@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // compileCELs compiles the cel values of a rule, by key.
@@ -52,12 +51,20 @@ func (c *Compiled) WhenReadsNamespace() bool {
 	return c.when != nil && len(c.when.namespaceReads) > 0
 }
 
+// objectContent is an object whose fields CEL can read: an
+// *unstructured.Unstructured, or what a cache keeps of one.
+type objectContent interface {
+	// UnstructuredContent returns the object's fields, as JSON decodes
+	// them, but that maps of strings may be map[string]string.
+	UnstructuredContent() map[string]any
+}
+
 // celInput returns what the rule's CEL expressions read of obj: its
 // content, and the metadata of its Namespace (nil for a cluster-scoped
 // object or a Namespace, as admission gives them); or why they cannot be
 // read.
 func celInput(obj metav1.Object, isNamespace bool, namespaces Namespaces, needsNamespace bool) (object, namespace map[string]any, why string) {
-	u, ok := obj.(runtime.Unstructured)
+	u, ok := obj.(objectContent)
 	if !ok {
 		return nil, nil, fmt.Sprintf("the cache holds only the metadata of %T; CEL cannot read the object", obj)
 	}
