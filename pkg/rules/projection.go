@@ -60,6 +60,9 @@ func (t *Target) Reads() Projection {
 		p.Annotations.Insert(r.RemoveAnnotations...)
 		p.Labels.Insert(r.RemoveLabels...)
 		p.Labels.Insert(selectorKeys(r.selector)...)
+		celLabels, celAnnotations := r.celKeys()
+		p.Labels.Insert(celLabels...)
+		p.Annotations.Insert(celAnnotations...)
 		if t.isNamespaces() {
 			// A Namespace is selected by its own labels, and fromNamespace
 			// reads its own labels and annotations.
