@@ -2,11 +2,15 @@ package controller
 
 import (
 	_ "embed"
-	"encoding/json"
+	"fmt"
+	goruntime "runtime"
+	"strconv"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
@@ -31,6 +35,7 @@ var deploymentJSON []byte
 var syncDecideCases = []struct{ name, rules string }{
 	{"literal", "rules:\n- {name: r, resources: [deployments], labels: {size: big}}\n"},
 	{"when", "rules:\n- {name: r, resources: [deployments], when: 'object.spec.replicas > 2', labels: {size: big}}\n"},
+	{"when-metadata", "rules:\n- {name: r, resources: [deployments], when: \"object.metadata.labels['tier'] == 'frontend'\", labels: {size: big}}\n"},
 	{"cel", "rules:\n- {name: r, resources: [deployments], labels: {size: {cel: \"object.spec.replicas > 2 ? 'big' : 'small'\"}}}\n"},
 	{"when+cel", "rules:\n- {name: r, resources: [deployments], when: \"object.metadata.labels['tier'] == 'frontend'\", " +
 		"labels: {size: {cel: \"object.spec.replicas > 2 ? 'big' : 'small'\"}}}\n"},
@@ -38,7 +43,8 @@ var syncDecideCases = []struct{ name, rules string }{
 
 // BenchmarkSyncDecide measures what sync decides for one Deployment, the
 // per-sync cost of the rules: a literal rule, the same with a when
-// condition, a value computed in CEL, and both. Each decides on the
+// condition (on a field of the spec, or on a label, which a metadata cache
+// keeps), a value computed in CEL, and both. Each decides on the
 // Deployment as its informer caches it — the metadata cache's projection
 // for the literal rule, the object cache's projected fields for the
 // others — and must find nothing to change. (Target: when and cel ≤ 2×
@@ -82,14 +88,15 @@ func TestDecideOnCachedDeployment(t *testing.T) {
 	}
 }
 
-// wholeDeployment returns the Deployment of deploymentJSON.
+// wholeDeployment returns the Deployment of deploymentJSON, decoded as
+// the dynamic client decodes it.
 func wholeDeployment(t testing.TB) *unstructured.Unstructured {
 	t.Helper()
-	u := &unstructured.Unstructured{}
-	if err := json.Unmarshal(deploymentJSON, &u.Object); err != nil {
+	obj, _, err := unstructured.UnstructuredJSONScheme.Decode(deploymentJSON, nil, nil)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return u
+	return obj.(*unstructured.Unstructured)
 }
 
 // cachedDeployment returns the Deployment of deploymentJSON as the
@@ -101,7 +108,7 @@ func cachedDeployment(b testing.TB, t *rules.Target) patch.Object {
 	var obj any
 	var err error
 	if keep.Whole {
-		obj, err = objcache.ObjectTransform(reconcile.FieldManager, t.Resource, keep.Fields, objcache.NewInterner())(u)
+		obj, err = objcache.ObjectTransform(reconcile.FieldManager, t.Resource, &keep, objcache.NewInterner())(u)
 	} else {
 		obj, err = objcache.MetadataTransform(reconcile.FieldManager, t.Resource, &keep, objcache.NewInterner())(fixture.Partial(u))
 	}
@@ -109,4 +116,61 @@ func cachedDeployment(b testing.TB, t *rules.Target) patch.Object {
 		b.Fatal(err)
 	}
 	return obj.(patch.Object)
+}
+
+// BenchmarkCachedDeploymentHeap reports the live heap per cached
+// Deployment of deploymentJSON (10,000 of them, each with its own name,
+// UID and resourceVersion) as the informer caches it for a literal rule,
+// for a when condition on a label (a metadata cache), on a field of the
+// spec (the object cache, keeping the fields read), and for a JSONPath
+// value (whole objects).
+func BenchmarkCachedDeploymentHeap(b *testing.B) {
+	const n = 10000
+	for _, bc := range []struct{ name, rules string }{
+		syncDecideCases[0], syncDecideCases[2], syncDecideCases[1],
+		{"jsonPath", "rules:\n- {name: r, resources: [deployments], labels: {size: {jsonPath: '{.metadata.labels.size}'}}}\n"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			target := rulestest.Compile(b, bc.rules, rulestest.Deployments).Targets[rulestest.Deployments.GVR]
+			for b.Loop() {
+				transform := cacheTransform(target)
+				store := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+				before := fixture.LiveHeap()
+				for i := range n {
+					obj, err := transform(numberedDeployment(b, i, !target.Projection().Whole))
+					if err == nil {
+						err = store.Add(obj)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(fixture.LiveHeap()-before)/n, "B/object")
+				goruntime.KeepAlive(store)
+			}
+		})
+	}
+}
+
+// cacheTransform returns the transform of the informer of t's resource.
+func cacheTransform(t *rules.Target) cache.TransformFunc {
+	keep := t.Projection()
+	if keep.Whole {
+		return objcache.ObjectTransform(reconcile.FieldManager, t.Resource, &keep, objcache.NewInterner())
+	}
+	return objcache.MetadataTransform(reconcile.FieldManager, t.Resource, &keep, objcache.NewInterner())
+}
+
+// numberedDeployment returns the Deployment of deploymentJSON, decoded as
+// the dynamic client decodes it, with a name, UID and resourceVersion of
+// its own; as the metadata client decodes it when metadataOnly is set.
+func numberedDeployment(b *testing.B, i int, metadataOnly bool) any {
+	u := wholeDeployment(b)
+	u.SetName(fmt.Sprintf("checkout-%d", i))
+	u.SetUID(types.UID(fmt.Sprintf("5c0f3e0a-4be4-4c1f-9a38-%012d", i)))
+	u.SetResourceVersion(strconv.Itoa(48213377 + i))
+	if metadataOnly {
+		return fixture.Partial(u)
+	}
+	return u
 }

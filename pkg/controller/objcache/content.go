@@ -12,8 +12,10 @@ import (
 // as they are, without converting the object's managedFields on every
 // sync; and the fields the rules read, in content, which CEL reads. The
 // metadata in content shares the annotations and labels of the
-// cachedMetadata (as map[string]string, which CEL reads as they are) and
-// has no managedFields, which no rule may read.
+// cachedMetadata (as map[string]string, which CEL reads as they are: only
+// the keys the rules name or the controller owns, as the metadata cache
+// keeps them, for CEL reads keys only by name) and has no managedFields,
+// which no rule may read.
 //
 // It is read only, as every cached object: its content is shared with
 // the cache too.
@@ -45,18 +47,20 @@ func (o *cachedObject) DeepCopyObject() runtime.Object {
 
 // newCachedObject returns what the cache keeps of u, an object of kind:
 // the fields at paths (which include metadata) and its metadata as the
-// metadata cache keeps it, with all its annotations and labels and
+// metadata cache keeps it, with the annotations and labels keys keeps and
 // manager's managedFields entries, values shared through shared.
-func newCachedObject(kind *kindOf, manager string, u *unstructured.Unstructured, paths [][]string, shared *Interner) *cachedObject {
+func newCachedObject(kind *kindOf, manager string, u *unstructured.Unstructured, paths [][]string, keys projector, shared *Interner) *cachedObject {
+	own := ownManagedFields(u.GetManagedFields(), manager)
+	anns, lbls := keys.project(u.GetAnnotations(), u.GetLabels(), own)
 	o := &cachedObject{cachedMetadata: cachedMetadata{
 		kind:            kind,
 		name:            u.GetName(),
 		namespace:       shared.string(u.GetNamespace()),
 		uid:             u.GetUID(),
 		resourceVersion: u.GetResourceVersion(),
-		labels:          shared.stringMap(u.GetLabels()),
-		annotations:     shared.stringMap(u.GetAnnotations()),
-		managedFields:   shared.managedFields(ownManagedFields(u.GetManagedFields(), manager)),
+		labels:          shared.stringMap(lbls),
+		annotations:     shared.stringMap(anns),
+		managedFields:   shared.managedFields(own),
 	}}
 	o.content = keepFields(u.Object, paths)
 	if md, ok := o.content["metadata"].(map[string]any); ok {

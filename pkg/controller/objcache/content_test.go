@@ -5,9 +5,11 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 )
 
@@ -15,7 +17,7 @@ import (
 // the managedFields of kubectl and of this controller, changed by f.
 func deployment(f func(md, spec map[string]any)) *unstructured.Unstructured {
 	md := map[string]any{"name": "web", "namespace": "team", "uid": "u-1", "resourceVersion": "7", "generation": int64(2),
-		"labels": map[string]any{"app": "web"}, "annotations": map[string]any{"a": "1"},
+		"labels": map[string]any{"app": "web"}, "annotations": map[string]any{"a": "1", "kubectl.kubernetes.io/last-applied-configuration": "{}"},
 		"managedFields": append(fixture.Owned("kubectl", "a"), fixture.Owned(reconcile.FieldManager, "b")...)}
 	spec := map[string]any{"replicas": int64(3), "paused": false}
 	if f != nil {
@@ -25,8 +27,10 @@ func deployment(f func(md, spec map[string]any)) *unstructured.Unstructured {
 		"metadata": md, "spec": spec, "status": map[string]any{"replicas": int64(3)}}}
 }
 
-// replicasOnly are the fields a rule reading object.spec.replicas keeps.
-var replicasOnly = [][]string{{"apiVersion"}, {"kind"}, {"metadata"}, {"spec", "replicas"}}
+// replicasOnly is what a cache keeps for rules that read
+// object.spec.replicas, set annotation a and select by label app.
+var replicasOnly = &rules.Projection{Whole: true, Fields: [][]string{{"apiVersion"}, {"kind"}, {"metadata"}, {"spec", "replicas"}},
+	Annotations: sets.New("a"), Labels: sets.New("app")}
 
 // transformed returns u as a cache of replicasOnly keeps it.
 func transformed(t *testing.T, u *unstructured.Unstructured) *cachedObject {
@@ -39,8 +43,9 @@ func transformed(t *testing.T, u *unstructured.Unstructured) *cachedObject {
 }
 
 // TestCachedObjectReads checks that a cached object reads as metadata the
-// way the metadata cache's objects do, with only this controller's
-// managedFields, and that the transform passes it through.
+// way the metadata cache's objects do, with only the annotations and
+// labels the rules name and this controller's managedFields, and that the
+// transform passes it through.
 func TestCachedObjectReads(t *testing.T) {
 	o := transformed(t, deployment(nil))
 	if o.GetName() != "web" || o.GetNamespace() != "team" || o.GetUID() != "u-1" || o.GetResourceVersion() != "7" {

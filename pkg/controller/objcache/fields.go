@@ -11,24 +11,25 @@ import (
 )
 
 // ObjectTransform is the transform of the cache of objects of r whose
-// rules read their fields. When fields is nil (a JSONPath value may read
-// any field), it is WholeObjectTransform's, which keeps whole
+// rules read their fields. When keep has no Fields (a JSONPath value may
+// read any field), it is WholeObjectTransform's, which keeps whole
 // *unstructured.Unstructured objects. Else it keeps of each object only
 // those field paths (see rules.Projection.Fields) and its metadata as the
-// metadata cache keeps it, as a *cachedObject (see newCachedObject),
-// values shared through shared. It is idempotent, as MetadataTransform.
-func ObjectTransform(manager string, r rules.Resource, fields [][]string, shared *Interner) cache.TransformFunc {
-	whole := WholeObjectTransform(manager)
-	if fields == nil {
-		return whole
+// metadata cache keeps it, with the annotations and labels keep names or
+// manager owns, as a *cachedObject (see newCachedObject), values shared
+// through shared. It is idempotent, as MetadataTransform.
+func ObjectTransform(manager string, r rules.Resource, keep *rules.Projection, shared *Interner) cache.TransformFunc {
+	if keep.Fields == nil {
+		return WholeObjectTransform(manager)
 	}
 	kind := &kindOf{gvk: r.GVR.GroupVersion().WithKind(r.Kind)}
+	keys := newProjector(&rules.Projection{Annotations: keep.Annotations, Labels: keep.Labels}, manager, r)
 	return func(obj any) (any, error) {
 		u, ok := obj.(*unstructured.Unstructured)
 		if !ok {
 			return obj, nil // a *cachedObject, transformed already, or a tombstone
 		}
-		return newCachedObject(kind, manager, u, fields, shared), nil
+		return newCachedObject(kind, manager, u, keep.Fields, keys, shared), nil
 	}
 }
 

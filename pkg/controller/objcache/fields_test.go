@@ -5,9 +5,11 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 )
 
@@ -45,7 +47,8 @@ func TestObjectTransform(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ObjectTransform(reconcile.FieldManager, rulestest.Deployments, tc.fields, NewInterner())(in())
+			got, err := ObjectTransform(reconcile.FieldManager, rulestest.Deployments,
+				&rules.Projection{Whole: true, Fields: tc.fields, Annotations: sets.New[string](), Labels: sets.New("app")}, NewInterner())(in())
 			if err != nil {
 				t.Fatal(err)
 			}
