@@ -52,10 +52,21 @@ func (c *Compiled) celKeys() (labelKeys, annotationKeys []string) {
 	return labelKeys, annotationKeys
 }
 
-// metadataContent returns what a CEL expression reading only what
-// readsMetadataOnly allows reads of obj, an object as a metadata cache
-// keeps it: its metadata in a new map, sharing its annotations and labels.
-func metadataContent(obj metav1.Object) map[string]any {
+// readsKind reports whether exprs read the object's apiVersion or kind.
+func readsKind(exprs []*celExpr) bool {
+	for _, e := range exprs {
+		if slices.ContainsFunc(e.reads, func(p []string) bool { return len(p) == 1 }) {
+			return true
+		}
+	}
+	return false
+}
+
+// metadataContent returns what CEL expressions reading only what
+// readsMetadataOnly allows read of obj, an object as a metadata cache
+// keeps it: its metadata in a new map, sharing its annotations and
+// labels, and its apiVersion and kind when withKind is set.
+func metadataContent(obj metav1.Object, withKind bool) map[string]any {
 	md := map[string]any{"name": obj.GetName()}
 	if ns := obj.GetNamespace(); ns != "" {
 		md["namespace"] = ns
@@ -70,7 +81,7 @@ func metadataContent(obj metav1.Object) map[string]any {
 		md["annotations"] = a
 	}
 	out := map[string]any{"metadata": md}
-	if k, ok := obj.(interface{ GetObjectKind() schema.ObjectKind }); ok {
+	if k, ok := obj.(interface{ GetObjectKind() schema.ObjectKind }); ok && withKind {
 		if gvk := k.GetObjectKind().GroupVersionKind(); !gvk.Empty() {
 			out["apiVersion"], out["kind"] = gvk.GroupVersion().String(), gvk.Kind
 		}
