@@ -84,3 +84,30 @@ func desired(ev *rules.Evaluation) map[string]string {
 	}
 	return out
 }
+
+// TestProjectionOfFieldsCoversKeys checks that a cache of the fields CEL
+// reads, which keeps only the annotations and labels its rules name,
+// cannot serve rules that name another key.
+func TestProjectionOfFieldsCoversKeys(t *testing.T) {
+	projection := func(rule string) rules.Projection {
+		set := rulestest.Compile(t, "rules:\n- {name: r, resources: [deployments], when: 'object.spec.replicas > 2', "+rule+"}\n", rulestest.Deployments)
+		return set.Targets[rulestest.Deployments.GVR].Projection()
+	}
+	kept := projection("labels: {size: big}, annotations: {a: b}")
+	for _, tc := range []struct {
+		name, rule string
+		want       bool
+	}{
+		{"the same", "labels: {size: big}, annotations: {a: b}", true},
+		{"fewer keys", "annotations: {a: b}", true},
+		{"another label", "labels: {size: big, tier: web}", false},
+		{"a selector", "selector: app=web, labels: {size: big}", false},
+		{"another annotation", "labels: {size: big}, annotations: {c: d}", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := kept.Covers(projection(tc.rule)); got != tc.want {
+				t.Errorf("Covers() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
