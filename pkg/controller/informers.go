@@ -105,7 +105,7 @@ func (c *Controller) newInformer(r rules.Resource, ns string, keep *rules.Projec
 			ListWithContextFunc:  func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return rc.List(ctx, o) },
 			WatchFuncWithContext: rc.Watch,
 		}
-		client, example, transform = c.client, &unstructured.Unstructured{}, objcache.ObjectTransform(c.opts.FieldManager, keep.Fields)
+		client, example, transform = c.client, &unstructured.Unstructured{}, objcache.ObjectTransform(c.opts.FieldManager, r, keep, c.shared)
 	} else {
 		rc := c.metadata.Resource(r.GVR).Namespace(ns)
 		lw = &cache.ListWatch{

@@ -32,8 +32,9 @@ type Target struct {
 	Resource
 	// Rules are the rules that name the resource, in file order.
 	Rules []*Compiled
-	// ReadsObjects is set when a rule reads values from objects, so that
-	// the cache must keep whole objects rather than their metadata.
+	// ReadsObjects is set when a rule reads fields of objects beyond what
+	// a metadata cache keeps (see Compiled.ReadsFields), so that the cache
+	// must keep objects with their fields rather than their metadata.
 	ReadsObjects bool
 	// NeedsNamespaceLabels is set when a rule selects by namespace labels.
 	NeedsNamespaceLabels bool
@@ -257,7 +258,7 @@ func Compile(name string, f *File, resolve ResolveFunc) (set *Set, unresolved []
 		conflicts = append(conflicts, whenUnsettled(f.Rules, t.ruleIndexes(), reads, whenReported)...)
 		static := true
 		for _, r := range t.Rules {
-			t.ReadsObjects = t.ReadsObjects || r.ReadsObject()
+			t.ReadsObjects = t.ReadsObjects || r.ReadsFields()
 			t.NeedsNamespaceLabels = t.NeedsNamespaceLabels || r.NamespaceSelector != "" || r.readsNamespaceObject()
 			t.ReadsNamespaces = t.ReadsNamespaces || r.ReadsNamespace()
 			static = static && !r.Selective() && !r.ReadsObject() && !r.ReadsNamespace()

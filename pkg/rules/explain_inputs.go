@@ -67,7 +67,7 @@ func (c *Compiled) source(kind, key string, obj metav1.Object, h home) (string, 
 // celInputs returns the fields e reads of obj and of its namespace, each
 // once, sorted; none when they cannot be read.
 func celInputs(e *celExpr, obj metav1.Object, h home) []Input {
-	object, ns, why := celInput(obj, h.isNamespace, h.namespaces, len(e.namespaceReads) > 0)
+	object, ns, why := celInput(obj, h.isNamespace, h.namespaces, e)
 	if why != "" {
 		return nil
 	}
@@ -134,7 +134,7 @@ func valueAt(content map[string]any, path []string) *string {
 		switch m := v.(type) {
 		case map[string]any:
 			v, ok = m[f]
-		case map[string]string: // a namespace's labels and annotations
+		case map[string]string: // labels and annotations of a namespace, or of a cached object
 			v, ok = m[f]
 		}
 		if !ok {

@@ -22,8 +22,8 @@ import (
 )
 
 // Object is an object as the cache keeps it: a *cachedMetadata from a
-// metadata informer, or an *unstructured.Unstructured when rules read
-// values from whole objects.
+// metadata informer; a *cachedObject when rules read named fields of
+// objects; an *unstructured.Unstructured when they may read any.
 type Object interface {
 	metav1.Object
 	runtime.Object
@@ -154,6 +154,11 @@ func RelevantUpdate(oldObj, newObj any) bool {
 	if o, ok := oldObj.(*unstructured.Unstructured); ok {
 		if n, ok := newObj.(*unstructured.Unstructured); ok {
 			return !sameContent(o, n)
+		}
+	}
+	if o, ok := oldObj.(*cachedObject); ok {
+		if n, ok := newObj.(*cachedObject); ok {
+			return !sameCachedObject(o, n)
 		}
 	}
 	o, ok1 := oldObj.(*cachedMetadata)
