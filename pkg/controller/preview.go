@@ -51,7 +51,7 @@ func (c *Controller) Preview(set *rules.Set) Preview {
 	c.mu.RUnlock()
 	for _, t := range set.SortedTargets() {
 		ri := informers[t.GVR.GroupResource()].ri
-		if ri == nil || ri.gvr != t.GVR || !ri.projection.Covers(t.Reads()) {
+		if ri == nil || ri.gvr != t.GVR || !ri.projection.Covers(t.Reads()) || !ri.servesAll(t.Reads) {
 			p.Unknown = append(p.Unknown, t.GVR)
 			continue
 		}
