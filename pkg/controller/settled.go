@@ -23,7 +23,7 @@ import (
 func (c *Controller) withInitialList(ri *resourceInformer, h cache.ResourceEventHandlerFuncs) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, isInInitialList bool) {
-			if isInInitialList && c.settled(ri, obj) {
+			if isInInitialList && !c.enqueueInitialList && c.settled(ri, obj) {
 				return
 			}
 			h.AddFunc(obj)
