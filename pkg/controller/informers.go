@@ -252,18 +252,16 @@ func (ri *resourceInformer) widen(ctx context.Context, t *rules.Target) bool {
 
 // servable reports whether the cache keeps what e's target needs of e.obj
 // (objcache.Serves). When it does not, the informer is marked stale and
-// built again, listing every object, whose adds sync them.
+// built again at once, listing every object, whose adds sync them.
 func (c *Controller) servable(ctx context.Context, e cachedEntry) bool {
 	if objcache.Serves(e.obj, e.target.Projection) {
 		return true
 	}
 	if !e.informer.stale.Swap(true) {
 		klog.FromContext(ctx).Info("Cache lacks a value the rules need; listing again", "resource", rules.GVRString(e.informer.gvr))
-		go func() {
-			if err := c.transition(ctx, observed{}); err != nil {
-				c.fail(err)
-			}
-		}()
+		if err := c.transition(ctx, observed{}); err != nil {
+			c.fail(err)
+		}
 	}
 	return false
 }
