@@ -213,7 +213,8 @@ func (s *Set) SortedTargets() []*Target {
 // Two rules that select every object of one resource and want different
 // things of one key are a conflict: Compile returns an *Error naming both.
 // So are rules whose selectors test each other's labels in a cycle (see
-// unsettled) on one resource that they name in different ways, which
+// unsettled), and a when condition that reads a key a rule sets (see
+// whenUnsettled), on one resource that they name in different ways, which
 // Parse cannot tell is one.
 // (Rules that select only some objects may never meet; when they do, file
 // order decides, and Evaluate reports it.)
@@ -246,10 +247,13 @@ func Compile(name string, f *File, resolve ResolveFunc) (set *Set, unresolved []
 		}
 	}
 	var conflicts []FieldError
-	reported := map[int]bool{}
-	for _, t := range set.SortedTargets() {
+	reported, whenReported := map[int]bool{}, map[string]bool{}
+	targets := set.SortedTargets()
+	reads := compiledWhenReads(targets)
+	for _, t := range targets {
 		conflicts = append(conflicts, staticConflicts(t)...)
 		conflicts = append(conflicts, cycles(f.Rules, t.ruleIndexes(), t.isNamespaces(), reported)...)
+		conflicts = append(conflicts, whenUnsettled(f.Rules, t.ruleIndexes(), reads, whenReported)...)
 		static := true
 		for _, r := range t.Rules {
 			t.ReadsObjects = t.ReadsObjects || r.ReadsObject()
