@@ -15,7 +15,7 @@ import (
 // rules want are decided where they arrive, in the event handler, and not
 // enqueued. After a restart on a converged cluster the work queue then
 // stays empty: client-go's queue keeps its maps at the size of its largest
-// burst once drained (some 230 bytes per object), and each enqueued object
+// burst once drained (over 100 bytes per object), and each enqueued object
 // costs a worker's Get, Done and Forget, all to send nothing.
 
 // withInitialList returns h, whose adds enqueue, with adds of ri's initial
