@@ -118,6 +118,9 @@ type Controller struct {
 	failed chan error
 	// shared holds the values cached objects share.
 	shared *objcache.Interner
+	// enqueueInitialList enqueues every object of an initial list, as
+	// before settled decided them: only to measure what that saves.
+	enqueueInitialList bool
 
 	// mu guards the lifecycle of the resources: update changes it, the
 	// workers read it. No informer is stopped, and so waited for, under

@@ -228,9 +228,9 @@ func (c *Controller) enforce(ctx context.Context, t *rules.Target, o observed, s
 		r.gen++
 		c.enqueueAll(t.GVR, r.informer)
 	}
-	if r.informer != nil && !r.informer.serves(t) {
-		// The cache lacks what the rules now need (keys it dropped, or
-		// whole objects), keeps whole objects the rules no longer read, or
+	if r.informer != nil && !r.informer.serves(t) && !r.informer.widen(ctx, t) {
+		// The cache lacks what the rules now need (whole objects, or values
+		// of keys it dropped), keeps whole objects the rules no longer read, or
 		// lists another version: build it again, listing every object.
 		logger.Info("Rebuilding informer", "resource", rules.GVRString(t.GVR), "reason", "the rules need another part of each object, or another version")
 		if r.informer.gvr != t.GVR {

@@ -40,6 +40,9 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 		c.fights.Forget(key.queued())
 		return nil
 	}
+	if !c.servable(ctx, e) {
+		return nil // its informer lists every object again, and they are synced then
+	}
 	rv := obj.GetResourceVersion()
 	if c.expect.pending(key, rv) {
 		return nil // our last write's echo has not reached the cache yet
