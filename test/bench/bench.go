@@ -162,6 +162,9 @@ func (b *bench) shapePhases(ctx context.Context, runners []*runner, ka *runner, 
 	}
 	for round := 1; round <= b.opts.rounds; round++ {
 		for _, r := range runners {
+			if !b.opts.measured(r.name) {
+				continue
+			}
 			run, err := b.measure(ctx, r, round)
 			if err != nil {
 				return fmt.Errorf("round %d, %s: %w", round, r.name, err)

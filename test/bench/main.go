@@ -115,6 +115,14 @@ type options struct {
 	// shards, when not 0, is the number of replicas the sharding phases
 	// split the objects among.
 	shards int
+	// profileDir, when set, is where a CPU profile of kube-apiserver is
+	// written for each run, over its first profileFor.
+	profileDir string
+	profileFor time.Duration
+	// variants are more kube-annotator runners; runners, when not empty,
+	// the runners the rounds run.
+	variants []variant
+	runners  []string
 }
 
 // shapes are the shapes of objects the benchmark measures with.
@@ -171,6 +179,17 @@ func parseFlags(args []string) (options, error) {
 	fs.Int64Var(&o.goMemLimit, "gomemlimit", 0, "GOMEMLIMIT in bytes for kube-annotator while its memory is measured, as deploy/ sets it from the memory limit (268435456 for 256Mi); 0 leaves it unset")
 	fs.BoolVar(&o.realistic, "realistic", false, "measure everything again with realistic objects: ten labels, four annotations among which a 3 KB kubectl last-applied-configuration, managedFields of kubectl and Helm")
 	fs.IntVar(&o.shards, "shards", 0, "measure sharding instead of the four runners: 1 kube-annotator replica vs this many, as static shards and as a shard group, and a group growing by one and shrinking back (0: off)")
+	fs.StringVar(&o.profileDir, "apiserver-profile", "", "directory to write a CPU profile of kube-apiserver into for each run of each runner, over its first --apiserver-profile-for (empty: none; profiling costs the API server some CPU)")
+	fs.DurationVar(&o.profileFor, "apiserver-profile-for", 10*time.Second, "how long each kube-apiserver CPU profile lasts, from the runner's start")
+	fs.Func("variant", "one more runner, repeatable: NAME=BINARY[,ENV=VALUE|,--flag=value]..., kube-annotator `run` from BINARY (empty: --binary) with that environment and those flags added", func(s string) error {
+		v, err := parseVariant(s)
+		o.variants = append(o.variants, v)
+		return err
+	})
+	fs.Func("runners", "comma-separated runners the rounds run (default: all, among which each --variant)", func(s string) error {
+		o.runners = strings.Split(s, ",")
+		return nil
+	})
 	fs.BoolVar(&o.crCacheReads, "cr-cache-reads", false, "let the controller-runtime baseline read unstructured objects from its cache instead of its default GET to the API server")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -217,6 +236,9 @@ func (o options) validate() error {
 	}
 	if o.shards > 0 && len(o.memoryObjects) > 0 {
 		errs = append(errs, errors.New("--memory-objects cannot be used with --shards, which measures sharding only"))
+	}
+	if o.profileDir != "" && (o.profileFor < time.Second || o.profileFor > profileLimit) {
+		errs = append(errs, fmt.Errorf("--apiserver-profile-for must be between 1s and %v, got %v", profileLimit, o.profileFor))
 	}
 	if o.latency < 0 {
 		errs = append(errs, fmt.Errorf("--latency must not be negative, got %d", o.latency))

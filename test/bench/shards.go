@@ -185,28 +185,6 @@ func (rs replicas) peakRSS() []int64 {
 	return vs
 }
 
-// cpuTimes are the CPU seconds, user and system, that the control plane's
-// processes have used.
-type cpuTimes struct{ apiServer, etcd float64 }
-
-func (c cpuTimes) sub(before cpuTimes) cpuTimes {
-	return cpuTimes{apiServer: c.apiServer - before.apiServer, etcd: c.etcd - before.etcd}
-}
-
-// controlPlaneCPU reads the CPU time kube-apiserver and etcd have used
-// since they started, from their own metrics.
-func (b *bench) controlPlaneCPU(ctx context.Context) (cpuTimes, error) {
-	api, err := b.env.ServerMetric(ctx, "process_cpu_seconds_total", nil)
-	if err != nil {
-		return cpuTimes{}, fmt.Errorf("kube-apiserver CPU: %w", err)
-	}
-	body, err := get(ctx, b.env.EtcdURL()+"/metrics")
-	if err != nil {
-		return cpuTimes{}, fmt.Errorf("etcd CPU: %w", err)
-	}
-	return cpuTimes{apiServer: api, etcd: h.MetricValue(body, "process_cpu_seconds_total", nil)}, nil
-}
-
 // shardRun is one run of one setup.
 type shardRun struct {
 	setup           string
