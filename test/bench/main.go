@@ -123,6 +123,10 @@ type options struct {
 	// the runners the rounds run.
 	variants []variant
 	runners  []string
+	// clients are the benchmark's own requests in flight while it seeds
+	// and resets; etcdQuota is etcd's --quota-backend-bytes.
+	clients   int
+	etcdQuota int64
 }
 
 // shapes are the shapes of objects the benchmark measures with.
@@ -159,7 +163,7 @@ func parseFlags(args []string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.StringVar(&o.binary, "binary", "bin/kube-annotator", "kube-annotator binary to measure (make build)")
-	fs.IntVar(&o.objects, "objects", 10000, "objects to seed, a quarter each of deployments, replicasets, pods and frigates (up to 100000)")
+	fs.IntVar(&o.objects, "objects", 10000, "objects to seed, a quarter each of deployments, replicasets, pods and frigates (up to 1000000)")
 	fs.IntVar(&o.rounds, "rounds", 3, "rounds of raw, raw-metadata, controller-runtime, kube-annotator (with --shards: of 1 replica, static shards, a shard group, resharding); the tables show medians (0: measure memory only)")
 	fs.IntVar(&o.workers, "workers", 8, "workers of every runner")
 	fs.DurationVar(&o.steady, "steady", 30*time.Second, "how long writes are counted in steady state, and again after a restart")
@@ -190,6 +194,8 @@ func parseFlags(args []string) (options, error) {
 		o.runners = strings.Split(s, ",")
 		return nil
 	})
+	fs.IntVar(&o.clients, "clients", defaultClients, "the benchmark's own requests in flight while it seeds, resets and deletes objects")
+	fs.Int64Var(&o.etcdQuota, "etcd-quota-bytes", defaultEtcdQuota, "etcd's --quota-backend-bytes: every object, its revisions until the API server compacts them (every 5 min) and their free pages must fit")
 	fs.BoolVar(&o.crCacheReads, "cr-cache-reads", false, "let the controller-runtime baseline read unstructured objects from its cache instead of its default GET to the API server")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -201,8 +207,14 @@ func parseFlags(args []string) (options, error) {
 }
 
 // maxObjects bounds what the benchmark seeds, so that a typo cannot fill
-// the machine.
-const maxObjects = 100000
+// the machine. A million small objects take some 2–3 GiB in kube-apiserver's
+// watch cache and as much in etcd.
+const maxObjects = 1000000
+
+// defaultEtcdQuota is etcd's quota unless --etcd-quota-bytes says
+// otherwise: realistic objects fill etcd's default (2 GiB) before the API
+// server's compaction frees it.
+const defaultEtcdQuota = 8 << 30
 
 func (o options) validate() error {
 	var errs []error
@@ -239,6 +251,12 @@ func (o options) validate() error {
 	}
 	if o.profileDir != "" && (o.profileFor < time.Second || o.profileFor > profileLimit) {
 		errs = append(errs, fmt.Errorf("--apiserver-profile-for must be between 1s and %v, got %v", profileLimit, o.profileFor))
+	}
+	if o.clients < 1 {
+		errs = append(errs, fmt.Errorf("--clients must be at least 1, got %d", o.clients))
+	}
+	if o.etcdQuota < 2<<30 {
+		errs = append(errs, fmt.Errorf("--etcd-quota-bytes must be at least %d (2 GiB, etcd's default), got %d", int64(2<<30), o.etcdQuota))
 	}
 	if o.latency < 0 {
 		errs = append(errs, fmt.Errorf("--latency must not be negative, got %d", o.latency))

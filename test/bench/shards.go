@@ -176,6 +176,15 @@ func (rs replicas) cpu() []float64 {
 	return vs
 }
 
+// rss is each replica's RSS now, in KiB.
+func (rs replicas) rss() []int64 {
+	vs := make([]int64, len(rs))
+	for i, r := range rs {
+		vs[i] = r.rss()
+	}
+	return vs
+}
+
 // peakRSS is each replica's peak RSS in KiB, once it has exited.
 func (rs replicas) peakRSS() []int64 {
 	vs := make([]int64, len(rs))
@@ -200,6 +209,8 @@ type shardRun struct {
 	reshards        float64       // the replicas' informer rebuilds (a group's handovers)
 	informers       int           // sharded informers: resources × replicas, 0 for 1 replica
 	peakRSS         []int64       // KiB
+	restRSS         []int64       // KiB, settle after every object was annotated
+	server          serverState   // kube-apiserver's once every object was annotated
 }
 
 func (r shardRun) objectsPerSecond() float64 { return float64(r.objects) / r.converge.Seconds() }
@@ -235,6 +246,9 @@ func (b *bench) measureShards(ctx context.Context, ka *runner, s shardSetup, rou
 		return res, err
 	}
 	res.control = after.sub(before)
+	if res.server, err = b.serverNow(ctx); err != nil {
+		return res, err
+	}
 	if res.cached, err = rs.cached(ctx); err != nil {
 		return res, err
 	}
@@ -255,6 +269,7 @@ func (b *bench) measureShards(ctx context.Context, ka *runner, s shardSetup, rou
 	if res.run, err = w.close(ctx); err != nil {
 		return res, err
 	}
+	res.restRSS = rs.rss()
 	if err := rs.stop(); err != nil {
 		return res, err
 	}
