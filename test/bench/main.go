@@ -4,7 +4,7 @@
 //
 // It seeds --objects objects (Deployments and ReplicaSets with no replicas,
 // Pods, Frigates: a quarter each, over a few namespaces), then, for
-// --rounds rounds, runs each of four runners in turn, each annotating
+// --rounds rounds, runs each of five runners in turn, each annotating
 // every object with sample-controller: "True" using --workers workers:
 //
 //   - raw: this program's "raw" subcommand; one paginated list of each
@@ -13,6 +13,9 @@
 //   - raw-metadata: the same through the metadata client, whose lists and
 //     patches the API server answers with the objects' metadata only, in
 //     protobuf: the least any program can do.
+//   - raw-metadata-watch: the same, watching the resources' metadata
+//     meanwhile, as a controller does: it receives the event of each of
+//     its own writes, which the API server converts to metadata for it.
 //   - controller-runtime: test/bench/crrunner, the controller a Kubebuilder
 //     user would write (its own module, so that controller-runtime never
 //     enters the product).
@@ -33,7 +36,12 @@
 // must serve no write during --steady of steady state, nor during --steady
 // after a restart. Between runs the annotation is removed from every object.
 // Request counts are the API server's own (apiserver_request_total) on the
-// four resources, taken after the reset so that it is not counted.
+// four resources, taken after the reset so that it is not counted; so is
+// the CPU time kube-apiserver and etcd spend on each runner
+// (process_cpu_seconds_total on their /metrics, from just before its start
+// until every object is annotated). --apiserver-profile writes a CPU
+// profile of kube-apiserver for each run; --variant adds other builds or
+// settings of kube-annotator as runners, --runners picks the runners.
 //
 // Then, for kube-annotator alone, in fresh processes once converged: its Go
 // heap (from its metrics endpoint; also with GOGC=10, which keeps it close

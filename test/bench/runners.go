@@ -67,6 +67,7 @@ func (b *bench) newRunners(bins builtRunners) ([]*runner, error) {
 	runners := []*runner{
 		{name: rawRunner, bin: bins.raw, args: []string{rawCommand, "--kubeconfig", b.env.Kubeconfig, "--workers", workers}},
 		{name: rawMetadataRunner, bin: bins.raw, args: []string{rawCommand, "--metadata", "--kubeconfig", b.env.Kubeconfig, "--workers", workers}},
+		{name: rawMetadataWatchRunner, bin: bins.raw, args: []string{rawCommand, "--metadata", "--watch", "--kubeconfig", b.env.Kubeconfig, "--workers", workers}},
 		{name: crRunner, controller: true, bin: bins.cr, args: crArgs},
 		{name: kaRunner, controller: true, bin: binary, args: []string{
 			"run", "--rules", b.rules, "--kubeconfig", b.env.Kubeconfig, "--workers", workers,

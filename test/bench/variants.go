@@ -35,7 +35,7 @@ func parseVariant(s string) (variant, error) {
 			return variant{}, fmt.Errorf("--variant %q: %q is neither ENV=VALUE nor --flag=value", s, f)
 		}
 	}
-	if slices.Contains([]string{rawRunner, rawMetadataRunner, crRunner, kaRunner}, name) {
+	if slices.Contains([]string{rawRunner, rawMetadataRunner, rawMetadataWatchRunner, crRunner, kaRunner}, name) {
 		return variant{}, fmt.Errorf("--variant %q: %s names a runner already", s, name)
 	}
 	return v, nil
