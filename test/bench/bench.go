@@ -52,7 +52,7 @@ func run(ctx context.Context, o options) (err error) {
 		}
 		_ = os.RemoveAll(b.dir)
 	}()
-	bins, err := buildRunners(ctx, b.dir)
+	bins, err := buildRunners(ctx, b.dir, o.measured(crRunner))
 	if err != nil {
 		return err
 	}

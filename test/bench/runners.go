@@ -117,8 +117,9 @@ type builtRunners struct{ raw, cr string }
 // it is) and the controller-runtime baseline (test/bench/crrunner, its own
 // module) into dir. They are built as `make build` builds kube-annotator,
 // with no cgo, which alone adds some 30 MiB to a process's RSS, so that
-// the runners' peak RSS compare.
-func buildRunners(ctx context.Context, dir string) (builtRunners, error) {
+// the runners' peak RSS compare. withCR false skips the controller-runtime
+// baseline, which --runners leaves out.
+func buildRunners(ctx context.Context, dir string, withCR bool) (builtRunners, error) {
 	start := time.Now()
 	root := h.RepoRoot()
 	bins := builtRunners{raw: filepath.Join(dir, "raw"), cr: filepath.Join(dir, "crrunner")}
@@ -127,6 +128,9 @@ func buildRunners(ctx context.Context, dir string) (builtRunners, error) {
 		{root, "./test/bench", bins.raw},
 		{filepath.Join(root, "test", "bench", "crrunner"), ".", bins.cr},
 	} {
+		if build.out == bins.cr && !withCR {
+			continue
+		}
 		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", build.out, build.pkg)
 		cmd.Dir = build.dir
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
