@@ -136,6 +136,11 @@ BENCHFLAGS ?=
 bench: build envtest-assets ## Benchmark against the raw PATCH loop and a controller-runtime runner on a local control plane (BENCHFLAGS=--objects 100000 …)
 	go run ./test/bench --binary bin/kube-annotator $(BENCHFLAGS)
 
+SCALE_OBJECTS ?= 300000
+.PHONY: bench-scale
+bench-scale: build envtest-assets ## Measure 1 replica, 3 static shards and a group at SCALE_OBJECTS small objects, on a quiet machine (~1 h at 300k)
+	go run ./test/bench --binary bin/kube-annotator --shards 3 --objects $(SCALE_OBJECTS) --rounds 1 --latency 0 --timeout 3h --clients 32 --etcd-quota-bytes 17179869184 $(BENCHFLAGS)
+
 FUZZTIME ?= 60s
 .PHONY: fuzz
 fuzz: ## Fuzz the rules parser and compiler and the desired-state computation, FUZZTIME per target (not part of make test)

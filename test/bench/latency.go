@@ -84,7 +84,7 @@ func (b *bench) createAnnotated(ctx context.Context, ref objectRef, obj *unstruc
 // deleteAll deletes refs and waits until the benchmark's watch has seen
 // them go.
 func (b *bench) deleteAll(ctx context.Context, refs []objectRef) error {
-	err := forEach(ctx, len(refs), clientParallelism, func(ctx context.Context, i int) error {
+	err := forEach(ctx, len(refs), b.opts.clients, func(ctx context.Context, i int) error {
 		ref := refs[i]
 		if err := b.dynamic.Resource(ref.resource).Namespace(ref.namespace).Delete(ctx, ref.name, metav1.DeleteOptions{}); err != nil {
 			return fmt.Errorf("delete %s: %w", ref, err)

@@ -4,7 +4,7 @@
 //
 // It seeds --objects objects (Deployments and ReplicaSets with no replicas,
 // Pods, Frigates: a quarter each, over a few namespaces), then, for
-// --rounds rounds, runs each of four runners in turn, each annotating
+// --rounds rounds, runs each of five runners in turn, each annotating
 // every object with sample-controller: "True" using --workers workers:
 //
 //   - raw: this program's "raw" subcommand; one paginated list of each
@@ -13,6 +13,9 @@
 //   - raw-metadata: the same through the metadata client, whose lists and
 //     patches the API server answers with the objects' metadata only, in
 //     protobuf: the least any program can do.
+//   - raw-metadata-watch: the same, watching the resources' metadata
+//     meanwhile, as a controller does: it receives the event of each of
+//     its own writes, which the API server converts to metadata for it.
 //   - controller-runtime: test/bench/crrunner, the controller a Kubebuilder
 //     user would write (its own module, so that controller-runtime never
 //     enters the product).
@@ -33,7 +36,12 @@
 // must serve no write during --steady of steady state, nor during --steady
 // after a restart. Between runs the annotation is removed from every object.
 // Request counts are the API server's own (apiserver_request_total) on the
-// four resources, taken after the reset so that it is not counted.
+// four resources, taken after the reset so that it is not counted; so is
+// the CPU time kube-apiserver and etcd spend on each runner
+// (process_cpu_seconds_total on their /metrics, from just before its start
+// until every object is annotated). --apiserver-profile writes a CPU
+// profile of kube-apiserver for each run; --variant adds other builds or
+// settings of kube-annotator as runners, --runners picks the runners.
 //
 // Then, for kube-annotator alone, in fresh processes once converged: its Go
 // heap (from its metrics endpoint; also with GOGC=10, which keeps it close
@@ -115,6 +123,18 @@ type options struct {
 	// shards, when not 0, is the number of replicas the sharding phases
 	// split the objects among.
 	shards int
+	// profileDir, when set, is where a CPU profile of kube-apiserver is
+	// written for each run, over its first profileFor.
+	profileDir string
+	profileFor time.Duration
+	// variants are more kube-annotator runners; runners, when not empty,
+	// the runners the rounds run.
+	variants []variant
+	runners  []string
+	// clients are the benchmark's own requests in flight while it seeds
+	// and resets; etcdQuota is etcd's --quota-backend-bytes.
+	clients   int
+	etcdQuota int64
 }
 
 // shapes are the shapes of objects the benchmark measures with.
@@ -151,7 +171,7 @@ func parseFlags(args []string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.StringVar(&o.binary, "binary", "bin/kube-annotator", "kube-annotator binary to measure (make build)")
-	fs.IntVar(&o.objects, "objects", 10000, "objects to seed, a quarter each of deployments, replicasets, pods and frigates (up to 100000)")
+	fs.IntVar(&o.objects, "objects", 10000, "objects to seed, a quarter each of deployments, replicasets, pods and frigates (up to 1000000)")
 	fs.IntVar(&o.rounds, "rounds", 3, "rounds of raw, raw-metadata, controller-runtime, kube-annotator (with --shards: of 1 replica, static shards, a shard group, resharding); the tables show medians (0: measure memory only)")
 	fs.IntVar(&o.workers, "workers", 8, "workers of every runner")
 	fs.DurationVar(&o.steady, "steady", 30*time.Second, "how long writes are counted in steady state, and again after a restart")
@@ -171,6 +191,19 @@ func parseFlags(args []string) (options, error) {
 	fs.Int64Var(&o.goMemLimit, "gomemlimit", 0, "GOMEMLIMIT in bytes for kube-annotator while its memory is measured, as deploy/ sets it from the memory limit (268435456 for 256Mi); 0 leaves it unset")
 	fs.BoolVar(&o.realistic, "realistic", false, "measure everything again with realistic objects: ten labels, four annotations among which a 3 KB kubectl last-applied-configuration, managedFields of kubectl and Helm")
 	fs.IntVar(&o.shards, "shards", 0, "measure sharding instead of the four runners: 1 kube-annotator replica vs this many, as static shards and as a shard group, and a group growing by one and shrinking back (0: off)")
+	fs.StringVar(&o.profileDir, "apiserver-profile", "", "directory to write a CPU profile of kube-apiserver into for each run of each runner, over its first --apiserver-profile-for (empty: none; profiling costs the API server some CPU)")
+	fs.DurationVar(&o.profileFor, "apiserver-profile-for", 10*time.Second, "how long each kube-apiserver CPU profile lasts, from the runner's start")
+	fs.Func("variant", "one more runner, repeatable: NAME=BINARY[,ENV=VALUE|,--flag=value]..., kube-annotator `run` from BINARY (empty: --binary) with that environment and those flags added", func(s string) error {
+		v, err := parseVariant(s)
+		o.variants = append(o.variants, v)
+		return err
+	})
+	fs.Func("runners", "comma-separated runners the rounds run (default: all, among which each --variant)", func(s string) error {
+		o.runners = strings.Split(s, ",")
+		return nil
+	})
+	fs.IntVar(&o.clients, "clients", defaultClients, "the benchmark's own requests in flight while it seeds, resets and deletes objects")
+	fs.Int64Var(&o.etcdQuota, "etcd-quota-bytes", defaultEtcdQuota, "etcd's --quota-backend-bytes: every object, its revisions until the API server compacts them (every 5 min) and their free pages must fit")
 	fs.BoolVar(&o.crCacheReads, "cr-cache-reads", false, "let the controller-runtime baseline read unstructured objects from its cache instead of its default GET to the API server")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -182,8 +215,14 @@ func parseFlags(args []string) (options, error) {
 }
 
 // maxObjects bounds what the benchmark seeds, so that a typo cannot fill
-// the machine.
-const maxObjects = 100000
+// the machine. A million small objects take some 2–3 GiB in kube-apiserver's
+// watch cache and as much in etcd.
+const maxObjects = 1000000
+
+// defaultEtcdQuota is etcd's quota unless --etcd-quota-bytes says
+// otherwise: realistic objects fill etcd's default (2 GiB) before the API
+// server's compaction frees it.
+const defaultEtcdQuota = 8 << 30
 
 func (o options) validate() error {
 	var errs []error
@@ -217,6 +256,15 @@ func (o options) validate() error {
 	}
 	if o.shards > 0 && len(o.memoryObjects) > 0 {
 		errs = append(errs, errors.New("--memory-objects cannot be used with --shards, which measures sharding only"))
+	}
+	if o.profileDir != "" && (o.profileFor < time.Second || o.profileFor > profileLimit) {
+		errs = append(errs, fmt.Errorf("--apiserver-profile-for must be between 1s and %v, got %v", profileLimit, o.profileFor))
+	}
+	if o.clients < 1 {
+		errs = append(errs, fmt.Errorf("--clients must be at least 1, got %d", o.clients))
+	}
+	if o.etcdQuota < 2<<30 {
+		errs = append(errs, fmt.Errorf("--etcd-quota-bytes must be at least %d (2 GiB, etcd's default), got %d", int64(2<<30), o.etcdQuota))
 	}
 	if o.latency < 0 {
 		errs = append(errs, fmt.Errorf("--latency must not be negative, got %d", o.latency))

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	h "github.com/kube-annotator/kube-annotator/test/harness"
@@ -13,6 +16,9 @@ type requestCounts struct {
 	patch, get, list, watch int
 	// writes are every write verb: POST, PUT, PATCH, DELETE, DELETECOLLECTION.
 	writes int
+	// other are the requests on every other resource, by verb and
+	// resource, for the log.
+	other string
 }
 
 // runResult is one run of one runner.
@@ -36,6 +42,10 @@ type runResult struct {
 	// cpu is the CPU time, user and system, in seconds, the process used
 	// from its start until every object was annotated.
 	cpu float64
+	// control is the CPU time kube-apiserver and etcd used over the same
+	// time: from just before the process's start until every object was
+	// annotated.
+	control cpuTimes
 }
 
 func (r runResult) objectsPerSecond() float64 {
@@ -59,7 +69,12 @@ func (b *bench) measure(ctx context.Context, r *runner, round int) (runResult, e
 	if err != nil {
 		return res, err
 	}
+	before, err := b.controlPlaneCPU(ctx)
+	if err != nil {
+		return res, err
+	}
 	logf("Round %d: starting %s", round, r.name)
+	prof := b.startProfile(ctx, fmt.Sprintf("%s-%s-%d", b.shape.name, r.name, round))
 	c, err := b.start(r, fmt.Sprint(round), nil)
 	if err != nil {
 		return res, err
@@ -77,14 +92,26 @@ func (b *bench) measure(ctx context.Context, r *runner, round int) (runResult, e
 	if r.controller {
 		res.cpu = c.cpu()
 	}
+	after, err := b.controlPlaneCPU(ctx)
+	if err != nil {
+		return res, err
+	}
+	res.control = after.sub(before)
 	if err := sleep(ctx, settle); err != nil {
 		return res, err
 	}
 	if res.run, err = w.close(ctx); err != nil {
 		return res, err
 	}
-	logf("%s: first object annotated %.1fs after its start, every object after %.1fs (%.0f objects/s); %d PATCH, %d GET, %d LIST, %d WATCH",
-		r.name, res.first.Seconds(), res.converge.Seconds(), res.objectsPerSecond(), res.run.patch, res.run.get, res.run.list, res.run.watch)
+	logf("%s: first object annotated %.1fs after its start, every object after %.1fs (%.0f objects/s); %d PATCH, %d GET, %d LIST, %d WATCH; kube-apiserver's CPU %.1fs, etcd's %.1fs",
+		r.name, res.first.Seconds(), res.converge.Seconds(), res.objectsPerSecond(), res.run.patch, res.run.get, res.run.list, res.run.watch,
+		res.control.apiServer, res.control.etcd)
+	if len(res.run.other) > 0 {
+		logf("  other requests: %s", res.run.other)
+	}
+	if err := prof.wait(); err != nil {
+		return res, err
+	}
 
 	if !r.controller {
 		if err := c.wait(stopTimeout); err != nil {
@@ -189,6 +216,7 @@ func (w *window) close(ctx context.Context) (requestCounts, error) {
 		list:   d.Count("LIST", names...) - ownList,
 		watch:  d.Count("WATCH", names...) - ownWatch,
 		writes: d.Writes(names...),
+		other:  otherRequests(d, names),
 	}, nil
 }
 
@@ -202,4 +230,17 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// otherRequests lists the requests of d on resources other than names,
+// e.g. "2 GET configmaps, 1 LIST namespaces", in a stable order.
+func otherRequests(d h.Requests, names []string) string {
+	var parts []string
+	for k, v := range d {
+		if v > 0 && !slices.Contains(names, k.Resource) {
+			parts = append(parts, fmt.Sprintf("%.0f %s %s", v, k.Verb, cmp.Or(k.Resource, "(none)")))
+		}
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ", ")
 }

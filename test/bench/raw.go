@@ -33,7 +33,12 @@ func rawMain(args []string) int {
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the cluster")
 	workers := fs.Int("workers", 8, "patches in flight")
 	viaMetadata := fs.Bool("metadata", false, "list and patch through the metadata client instead of the dynamic client")
+	echo := fs.Bool("watch", false, "with --metadata: also watch the resources' metadata, from before the list until the events of every write were received")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *echo && !*viaMetadata {
+		fmt.Fprintln(os.Stderr, "raw: --watch needs --metadata")
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -44,7 +49,18 @@ func rawMain(args []string) int {
 		fmt.Fprintln(os.Stderr, "raw:", err)
 		return 1
 	}
+	var watched *echoWatch
+	if *echo {
+		if watched, err = startEchoWatch(ctx, c.(metadataClient).client); err != nil {
+			fmt.Fprintln(os.Stderr, "raw:", err)
+			return 1
+		}
+		defer watched.stop()
+	}
 	listed, patched, err := rawAnnotate(ctx, c, max(*workers, 1))
+	if err == nil && watched != nil {
+		err = watched.await(ctx, patched)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "raw:", err)
 		return 1

@@ -53,6 +53,8 @@ var (
 	colList      column = func(r runResult) *float64 { return val(float64(r.run.list)) }
 	colRSS       column = func(r runResult) *float64 { return val(float64(r.peakRSS) / 1024) }
 	colCPU       column = func(r runResult) *float64 { return val(r.cpu / float64(r.objects) * 10000) }
+	colAPICPU    column = func(r runResult) *float64 { return val(r.control.apiServer / float64(r.objects) * 10000) }
+	colEtcdCPU   column = func(r runResult) *float64 { return val(r.control.etcd / float64(r.objects) * 10000) }
 	colSteady    column = func(r runResult) *float64 { return writes(r.steady) }
 	colRestarted column = func(r runResult) *float64 { return writes(r.restart) }
 	colRestRSS   column = func(r runResult) *float64 {
@@ -81,8 +83,6 @@ func (s *shapeResults) median(runner string, col column) *float64 {
 	return medianOf(vs)
 }
 
-var runnerOrder = []string{rawRunner, rawMetadataRunner, crRunner, kaRunner}
-
 func (s *shapeResults) printSummary(w io.Writer, o options) {
 	rounds := 0
 	for _, run := range s.runs {
@@ -96,7 +96,7 @@ func (s *shapeResults) printSummary(w io.Writer, o options) {
 	fmt.Fprintln(w, "| runner | first (s) | converge (s) | objects/s | ÷ raw | ÷ raw-metadata | ÷ controller-runtime | PATCH | GET | LIST | writes in steady state | writes after restart |")
 	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	rawRate, rawMetaRate, crRate := s.median(rawRunner, colRate), s.median(rawMetadataRunner, colRate), s.median(crRunner, colRate)
-	for _, name := range runnerOrder {
+	for _, name := range s.runnerNames() {
 		rate := s.median(name, colRate)
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name,
 			num(s.median(name, colFirst), 1), num(s.median(name, colConverge), 1), num(rate, 0),
@@ -108,11 +108,12 @@ func (s *shapeResults) printSummary(w io.Writer, o options) {
 	fmt.Fprintln(w, "| runner | CPU (s) per 10k objects | ÷ raw | ÷ raw-metadata | peak RSS (MiB) | ÷ controller-runtime | RSS at rest (MiB) |")
 	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
 	rawCPU, rawMetaCPU, crRSS := s.median(rawRunner, colCPU), s.median(rawMetadataRunner, colCPU), s.median(crRunner, colRSS)
-	for _, name := range runnerOrder {
+	for _, name := range s.runnerNames() {
 		cpu, rss := s.median(name, colCPU), s.median(name, colRSS)
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", name,
 			num(cpu, 2), ratio(cpu, rawCPU), ratio(cpu, rawMetaCPU), num(rss, 1), ratio(rss, crRSS), num(s.median(name, colRestRSS), 1))
 	}
+	s.printControlPlane(w)
 	fmt.Fprintf(w, `
 first, converge: from the runner's start until the benchmark's watch saw the first object, and every object, annotated.
 objects/s: objects ÷ converge.
@@ -121,14 +122,16 @@ PATCH, GET, LIST: requests the API server served on the four resources from the 
 Writes: during %v of steady state, and during %v after a restart; both should be 0 (controllers only: the raw loops exit when done).
   kube-annotator runs with --resync-period %v, so each window holds at least one resync of every object.
 CPU: user and system time of the runner's process from its start until every object was annotated (the raw loops: until they exited).
+kube-apiserver, etcd: their process_cpu_seconds_total from just before the runner's start until every object was annotated;
+  ratios per run (each run ÷ the raw-metadata run of its round), then their median.
 Peak RSS: of the runner's first process; RSS at rest: at the end of steady state. controller-runtime: %s.
 `, settle, o.steady, o.steady, o.steady, reads)
 }
 
 func (s *shapeResults) printRuns(w io.Writer) {
 	fmt.Fprintf(w, "\n### Every run, %s objects\n\n", s.shape)
-	fmt.Fprintln(w, "| runner | round | first (s) | converge (s) | objects/s | PATCH | GET | LIST | WATCH | CPU (s) | steady state: writes, GET, LIST | after restart: writes, GET, LIST | peak RSS (MiB) | RSS at rest (MiB) | after restart: peak RSS (MiB) |")
-	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	fmt.Fprintln(w, "| runner | round | first (s) | converge (s) | objects/s | PATCH | GET | LIST | WATCH | CPU (s) | kube-apiserver CPU (s) | etcd CPU (s) | steady state: writes, GET, LIST | after restart: writes, GET, LIST | peak RSS (MiB) | RSS at rest (MiB) | after restart: peak RSS (MiB) |")
+	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	for _, run := range s.runs {
 		restRSS, restartRSS := "n/a", "n/a"
 		if run.steady != nil {
@@ -137,9 +140,9 @@ func (s *shapeResults) printRuns(w io.Writer) {
 		if run.restart != nil {
 			restartRSS = mib(run.restartRSS)
 		}
-		fmt.Fprintf(w, "| %s | %d | %.1f | %.1f | %.0f | %d | %d | %d | %d | %.1f | %s | %s | %s | %s | %s |\n", run.runner, run.round,
+		fmt.Fprintf(w, "| %s | %d | %.1f | %.1f | %.0f | %d | %d | %d | %d | %.1f | %.1f | %.1f | %s | %s | %s | %s | %s |\n", run.runner, run.round,
 			run.first.Seconds(), run.converge.Seconds(), run.objectsPerSecond(), run.run.patch, run.run.get, run.run.list, run.run.watch,
-			run.cpu, triple(run.steady), triple(run.restart), mib(run.peakRSS), restRSS, restartRSS)
+			run.cpu, run.control.apiServer, run.control.etcd, triple(run.steady), triple(run.restart), mib(run.peakRSS), restRSS, restartRSS)
 	}
 	fmt.Fprintln(w, "\nWATCH: watch requests that ended in the window (the API server counts a watch when it ends).")
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -24,6 +25,8 @@ type runner struct {
 	controller bool
 	bin        string
 	args       []string
+	// env is added to the runner's environment.
+	env []string
 }
 
 // The runners' names, in the order in which each round runs them.
@@ -39,7 +42,7 @@ const (
 // extra arguments come last.
 func (b *bench) start(r *runner, tag string, env []string, extra ...string) (*child, error) {
 	log := filepath.Join(b.dir, r.name+"-"+tag+".log")
-	return startChild(r.name, log, env, r.bin, append(append([]string{}, r.args...), extra...)...)
+	return startChild(r.name, log, append(slices.Clone(r.env), env...), r.bin, append(append([]string{}, r.args...), extra...)...)
 }
 
 // newRunners returns the four runners, in the order in which each round
@@ -61,16 +64,28 @@ func (b *bench) newRunners(bins builtRunners) ([]*runner, error) {
 	if b.opts.crCacheReads {
 		crArgs = append(crArgs, "--cache-reads")
 	}
-	return []*runner{
+	runners := []*runner{
 		{name: rawRunner, bin: bins.raw, args: []string{rawCommand, "--kubeconfig", b.env.Kubeconfig, "--workers", workers}},
 		{name: rawMetadataRunner, bin: bins.raw, args: []string{rawCommand, "--metadata", "--kubeconfig", b.env.Kubeconfig, "--workers", workers}},
+		{name: rawMetadataWatchRunner, bin: bins.raw, args: []string{rawCommand, "--metadata", "--watch", "--kubeconfig", b.env.Kubeconfig, "--workers", workers}},
 		{name: crRunner, controller: true, bin: bins.cr, args: crArgs},
 		{name: kaRunner, controller: true, bin: binary, args: []string{
 			"run", "--rules", b.rules, "--kubeconfig", b.env.Kubeconfig, "--workers", workers,
 			// Every steady-state window then holds a resync of every object.
 			"--resync-period", b.opts.steady.String(),
 		}},
-	}, nil
+	}
+	variants, err := b.variantRunners(runners[len(runners)-1])
+	if err != nil {
+		return nil, err
+	}
+	runners = append(runners, variants...)
+	for _, name := range b.opts.runners {
+		if !slices.ContainsFunc(runners, func(r *runner) bool { return r.name == name }) {
+			return nil, fmt.Errorf("--runners: no runner %q; there are %s", name, strings.Join(runnerNames(runners), ", "))
+		}
+	}
+	return runners, nil
 }
 
 // rulesYAML targets the benchmark's four resources, as the shipped
@@ -102,8 +117,9 @@ type builtRunners struct{ raw, cr string }
 // it is) and the controller-runtime baseline (test/bench/crrunner, its own
 // module) into dir. They are built as `make build` builds kube-annotator,
 // with no cgo, which alone adds some 30 MiB to a process's RSS, so that
-// the runners' peak RSS compare.
-func buildRunners(ctx context.Context, dir string) (builtRunners, error) {
+// the runners' peak RSS compare. withCR false skips the controller-runtime
+// baseline, which --runners leaves out.
+func buildRunners(ctx context.Context, dir string, withCR bool) (builtRunners, error) {
 	start := time.Now()
 	root := h.RepoRoot()
 	bins := builtRunners{raw: filepath.Join(dir, "raw"), cr: filepath.Join(dir, "crrunner")}
@@ -112,6 +128,9 @@ func buildRunners(ctx context.Context, dir string) (builtRunners, error) {
 		{root, "./test/bench", bins.raw},
 		{filepath.Join(root, "test", "bench", "crrunner"), ".", bins.cr},
 	} {
+		if build.out == bins.cr && !withCR {
+			continue
+		}
 		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", build.out, build.pkg)
 		cmd.Dir = build.dir
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")

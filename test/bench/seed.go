@@ -13,9 +13,9 @@ import (
 	h "github.com/kube-annotator/kube-annotator/test/harness"
 )
 
-// clientParallelism bounds the benchmark's own requests in flight while it
-// seeds, resets and cleans up.
-const clientParallelism = 16
+// defaultClients bounds the benchmark's own requests in flight while it
+// seeds, resets and cleans up, unless --clients says otherwise.
+const defaultClients = 16
 
 // createNamespaces creates the seed and latency namespaces, each with the
 // "default" ServiceAccount that Pods need (no controller creates it here).
@@ -39,14 +39,14 @@ func (b *bench) createNamespaces(ctx context.Context) error {
 // the benchmark's watch has seen them all.
 func (b *bench) seed(ctx context.Context, total int) error {
 	from := b.objects
-	logf("Seeding %d %s objects (%d to %d) with %d clients in parallel", total-from, b.shape.name, from, total, clientParallelism)
+	logf("Seeding %d %s objects (%d to %d) with %d clients in parallel", total-from, b.shape.name, from, total, b.opts.clients)
 	start := time.Now()
 	var created atomic.Int64
 	stop := progress(5*time.Second, func() {
 		n := created.Load()
 		logf("  seeded %d/%d (%.0f objects/s)", n, total-from, float64(n)/time.Since(start).Seconds())
 	})
-	err := forEach(ctx, total-from, clientParallelism, func(ctx context.Context, i int) error {
+	err := forEach(ctx, total-from, b.opts.clients, func(ctx context.Context, i int) error {
 		r, ref := seedRef(from + i)
 		if err := b.shape.create(ctx, b.dynamic, r, ref); err != nil {
 			return fmt.Errorf("create %s: %w", ref, err)
@@ -105,7 +105,7 @@ func (b *bench) reset(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	err = forEach(ctx, len(annotated), clientParallelism, func(ctx context.Context, i int) error {
+	err = forEach(ctx, len(annotated), b.opts.clients, func(ctx context.Context, i int) error {
 		ref := annotated[i]
 		_, err := b.dynamic.Resource(ref.resource).Namespace(ref.namespace).Patch(ctx, ref.name, types.MergePatchType, unsetPatch, metav1.PatchOptions{})
 		if err != nil {
@@ -123,7 +123,7 @@ func (b *bench) reset(ctx context.Context) error {
 	if len(left) > 0 {
 		return fmt.Errorf("reset: %d objects still annotated after removing it, e.g. %s", len(left), left[0])
 	}
-	if err := b.tracker.waitFor(ctx, "reset", time.Minute, b.tracker.is(b.objects, 0), nil); err != nil {
+	if err := b.tracker.waitFor(ctx, "reset", b.opts.timeout, b.tracker.is(b.objects, 0), nil); err != nil {
 		return err
 	}
 	logf("Reset: removed the annotation from %d objects in %v; none has it", len(annotated), since(start))

@@ -176,6 +176,15 @@ func (rs replicas) cpu() []float64 {
 	return vs
 }
 
+// rss is each replica's RSS now, in KiB.
+func (rs replicas) rss() []int64 {
+	vs := make([]int64, len(rs))
+	for i, r := range rs {
+		vs[i] = r.rss()
+	}
+	return vs
+}
+
 // peakRSS is each replica's peak RSS in KiB, once it has exited.
 func (rs replicas) peakRSS() []int64 {
 	vs := make([]int64, len(rs))
@@ -183,28 +192,6 @@ func (rs replicas) peakRSS() []int64 {
 		vs[i] = r.peakRSS()
 	}
 	return vs
-}
-
-// cpuTimes are the CPU seconds, user and system, that the control plane's
-// processes have used.
-type cpuTimes struct{ apiServer, etcd float64 }
-
-func (c cpuTimes) sub(before cpuTimes) cpuTimes {
-	return cpuTimes{apiServer: c.apiServer - before.apiServer, etcd: c.etcd - before.etcd}
-}
-
-// controlPlaneCPU reads the CPU time kube-apiserver and etcd have used
-// since they started, from their own metrics.
-func (b *bench) controlPlaneCPU(ctx context.Context) (cpuTimes, error) {
-	api, err := b.env.ServerMetric(ctx, "process_cpu_seconds_total", nil)
-	if err != nil {
-		return cpuTimes{}, fmt.Errorf("kube-apiserver CPU: %w", err)
-	}
-	body, err := get(ctx, b.env.EtcdURL()+"/metrics")
-	if err != nil {
-		return cpuTimes{}, fmt.Errorf("etcd CPU: %w", err)
-	}
-	return cpuTimes{apiServer: api, etcd: h.MetricValue(body, "process_cpu_seconds_total", nil)}, nil
 }
 
 // shardRun is one run of one setup.
@@ -222,6 +209,8 @@ type shardRun struct {
 	reshards        float64       // the replicas' informer rebuilds (a group's handovers)
 	informers       int           // sharded informers: resources × replicas, 0 for 1 replica
 	peakRSS         []int64       // KiB
+	restRSS         []int64       // KiB, settle after every object was annotated
+	server          serverState   // kube-apiserver's once every object was annotated
 }
 
 func (r shardRun) objectsPerSecond() float64 { return float64(r.objects) / r.converge.Seconds() }
@@ -257,6 +246,9 @@ func (b *bench) measureShards(ctx context.Context, ka *runner, s shardSetup, rou
 		return res, err
 	}
 	res.control = after.sub(before)
+	if res.server, err = b.serverNow(ctx); err != nil {
+		return res, err
+	}
 	if res.cached, err = rs.cached(ctx); err != nil {
 		return res, err
 	}
@@ -277,6 +269,7 @@ func (b *bench) measureShards(ctx context.Context, ka *runner, s shardSetup, rou
 	if res.run, err = w.close(ctx); err != nil {
 		return res, err
 	}
+	res.restRSS = rs.rss()
 	if err := rs.stop(); err != nil {
 		return res, err
 	}

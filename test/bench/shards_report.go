@@ -33,6 +33,7 @@ func (r *shardResults) print(w io.Writer, shape string) {
 	if len(r.runs) > 0 {
 		r.printSummary(w, shape)
 		r.printRuns(w, shape)
+		r.printScale(w, shape)
 	}
 	if len(r.reshards) > 0 {
 		r.printReshards(w)
