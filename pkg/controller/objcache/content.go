@@ -45,15 +45,16 @@ func (o *cachedObject) DeepCopyObject() runtime.Object {
 	return &cachedObject{cachedMetadata: *md, content: content}
 }
 
-// newCachedObject returns what the cache keeps of u, an object of kind:
+// newCachedObject returns what the cache keeps of u, an object of keys' kind:
 // the fields at paths (which include metadata) and its metadata as the
 // metadata cache keeps it, with the annotations and labels keys keeps and
 // manager's managedFields entries, values shared through shared.
-func newCachedObject(kind *kindOf, manager string, u *unstructured.Unstructured, paths [][]string, keys projector, shared *Interner) *cachedObject {
+func newCachedObject(manager string, u *unstructured.Unstructured, paths [][]string, keys *projector, shared *Interner) *cachedObject {
 	own := ownManagedFields(u.GetManagedFields(), manager)
-	anns, lbls := keys.project(u.GetAnnotations(), u.GetLabels(), own)
+	var buf [32]uint64
+	anns, lbls, dropped := keys.project(u.GetAnnotations(), u.GetLabels(), own, buf[:0])
 	o := &cachedObject{cachedMetadata: cachedMetadata{
-		kind:            kind,
+		proj:            shared.projected(keys, dropped),
 		name:            u.GetName(),
 		namespace:       shared.string(u.GetNamespace()),
 		uid:             u.GetUID(),

@@ -22,14 +22,13 @@ func ObjectTransform(manager string, r rules.Resource, keep *rules.Projection, s
 	if keep.Fields == nil {
 		return WholeObjectTransform(manager)
 	}
-	kind := &kindOf{gvk: r.GVR.GroupVersion().WithKind(r.Kind)}
 	keys := newProjector(&rules.Projection{Annotations: keep.Annotations, Labels: keep.Labels}, manager, r)
 	return func(obj any) (any, error) {
 		u, ok := obj.(*unstructured.Unstructured)
 		if !ok {
 			return obj, nil // a *cachedObject, transformed already, or a tombstone
 		}
-		return newCachedObject(kind, manager, u, keep.Fields, keys, shared), nil
+		return newCachedObject(manager, u, keep.Fields, keys, shared), nil
 	}
 }
 
