@@ -31,11 +31,12 @@ type Preview struct {
 
 // Preview decides, for every cached object of the resources set rules, what
 // set would change on it, as sync would decide it (reconcile.Decide, with
-// the namespaces as cached); and, for every cached object of a recorded
+// the namespaces and related objects as cached); and, for every cached object of a recorded
 // resource that set no longer names, what its prune would delete. It reads
 // only the caches and writes nothing.
 func (c *Controller) Preview(set *rules.Set) Preview {
 	p := Preview{PerRule: map[string]int{}}
+	c.relate(set) // Nodes as cached too: none while no rule in force reads them
 	toPrune := reconcile.ToPrune(c.opts.Record.Recorded(), set)
 	c.mu.RLock()
 	type cachedBy struct {

@@ -27,7 +27,7 @@ namespaced: true
 {{- end }}
 {{- end }}
 
-{{/* kube-annotator.grants: {groups: {group: [resources]}, watchNamespaces: bool} as YAML. */}}
+{{/* kube-annotator.grants: {groups: {group: [resources]}, watchNamespaces: bool, watchNodes: bool} as YAML. */}}
 {{- define "kube-annotator.grants" -}}
 {{- $table := .Files.Get "files/resources.yaml" | fromYaml }}
 {{- $targets := list }}
@@ -53,8 +53,22 @@ namespaced: true
 {{- $watchNamespaces = true }}
 {{- end }}
 {{- end }}
+{{- /* A value read from a Pod's Node (fromNode) needs the Nodes watched. */}}
+{{- $watchNodes := false }}
+{{- if not .Values.rules.existingConfigMap }}
+{{- range $rule := .Values.rules.inline.rules }}
+{{- range $field := list "annotations" "labels" }}
+{{- range $key, $v := (get $rule $field | default dict) }}
+{{- if and (kindIs "map" $v) (hasKey $v "fromNode") }}
+{{- $watchNodes = true }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
 groups: {{ toJson $groups }}
 watchNamespaces: {{ $watchNamespaces }}
+watchNodes: {{ $watchNodes }}
 {{- end }}
 
 {{/* kube-annotator.clusterRules: get, list, watch and patch on the ruled resources, one rule per API group; then namespaces, events, admission policies. */}}
@@ -68,6 +82,11 @@ watchNamespaces: {{ $watchNamespaces }}
 {{- if and $grants.watchNamespaces (not (has "namespaces" (index $grants.groups "" | default list))) }}
 - apiGroups: [""]
   resources: [namespaces]
+  verbs: [list, watch]
+{{- end }}
+{{- if and $grants.watchNodes (not (has "nodes" (index $grants.groups "" | default list))) }}
+- apiGroups: [""]
+  resources: [nodes]
   verbs: [list, watch]
 {{- end }}
 {{- if .Values.events }}
