@@ -205,10 +205,16 @@ func (tr *translator) collect(set *rules.Set) error {
 // set at admission.
 var errFromNamespace = errors.New("a value read from the namespace is kept in sync by the controller only")
 
+// errFromRelated is why a value read from a related object (fromNode) is
+// not set at admission: a policy reads the object and its namespace only,
+// and a Pod is bound to its Node after it is created.
+var errFromRelated = errors.New("a value read from the Pod's Node is set by the controller only: admission policies cannot read a Node, and a Pod has none yet when it is created")
+
 // ruleKeys lists what c sets, annotations then labels, each sorted.
 func ruleKeys(c *rules.Compiled) []*key {
 	var out []*key
-	add := func(kind string, literal, from, cel map[string]string, fromNamespace map[string]rules.NamespaceKey, ifAbsent map[string]bool, defaults map[string]string) {
+	add := func(kind string, literal, from, cel map[string]string, fromNamespace map[string]rules.NamespaceKey, related map[string]rules.RelatedKey,
+		ifAbsent map[string]bool, defaults map[string]string) {
 		var keys []*key
 		for name, v := range literal {
 			keys = append(keys, &key{kind: kind, name: name, literal: &v, val: value{present: "true", text: quote(v)}})
@@ -239,14 +245,17 @@ func ruleKeys(c *rules.Compiled) []*key {
 			// does: the controller keeps such keys in sync on its own.
 			keys = append(keys, &key{kind: kind, name: name, err: errFromNamespace})
 		}
+		for name := range related {
+			keys = append(keys, &key{kind: kind, name: name, err: errFromRelated})
+		}
 		for _, k := range keys {
 			k.ifAbsent = ifAbsent[k.name]
 		}
 		slices.SortFunc(keys, func(a, b *key) int { return strings.Compare(a.name, b.name) })
 		out = append(out, keys...)
 	}
-	add("annotation", c.Annotations, c.AnnotationsFrom, c.AnnotationsCEL, c.AnnotationsFromNamespace, c.AnnotationsIfAbsent, c.AnnotationsDefault)
-	add("label", c.Labels, c.LabelsFrom, c.LabelsCEL, c.LabelsFromNamespace, c.LabelsIfAbsent, c.LabelsDefault)
+	add("annotation", c.Annotations, c.AnnotationsFrom, c.AnnotationsCEL, c.AnnotationsFromNamespace, c.AnnotationsFromRelated, c.AnnotationsIfAbsent, c.AnnotationsDefault)
+	add("label", c.Labels, c.LabelsFrom, c.LabelsCEL, c.LabelsFromNamespace, c.LabelsFromRelated, c.LabelsIfAbsent, c.LabelsDefault)
 	return out
 }
 

@@ -31,7 +31,7 @@ var (
 	namespaces  = rulestest.Namespaces.GVR
 	deployments = rulestest.Deployments.GVR
 	// served are the resources the tests' cluster serves.
-	served = []rules.Resource{rulestest.ConfigMaps, rulestest.Namespaces, rulestest.Deployments}
+	served = []rules.Resource{rulestest.ConfigMaps, rulestest.Namespaces, rulestest.Deployments, rulestest.Pods}
 )
 
 func options() Options {
@@ -101,6 +101,12 @@ func TestTranslate(t *testing.T) {
 					wantLabels: map[string]string{"tier": "web"}},
 				{name: "an existing marker is kept, merged", gvr: configMaps, obj: cm("ns", "x", map[string]string{"team": "a", "example.com/x": "y", marker: "old,team"}, nil, nil),
 					wantAnns:   map[string]string{"team": "a", "example.com/x": "y", marker: "label:tier,old,team"},
+					wantLabels: map[string]string{"tier": "web"}},
+				{name: "a marker of format 1 named is merged", gvr: configMaps, obj: cm("ns", "x", map[string]string{marker: "format:1,old"}, nil, nil),
+					wantAnns:   map[string]string{"team": "a", "example.com/x": "y", marker: "example.com/x,format:1,label:tier,old,team"},
+					wantLabels: map[string]string{"tier": "web"}},
+				{name: "a marker of a newer format is left as it is", gvr: configMaps, obj: cm("ns", "x", map[string]string{marker: "old,format:2"}, nil, nil),
+					wantAnns:   map[string]string{"team": "a", "example.com/x": "y", marker: "old,format:2"},
 					wantLabels: map[string]string{"tier": "web"}},
 				{name: "a deployment", gvr: deployments, obj: deployment("ns", "d", 1, "nginx"),
 					wantAnns:   map[string]string{"team": "a", "example.com/x": "y", depMarker: "example.com/x,label:tier,team"},
@@ -278,6 +284,14 @@ func TestTranslate(t *testing.T) {
 			requests: []request{
 				{name: "the literal only", gvr: configMaps, obj: cm("ns", "x", nil, nil, nil),
 					wantAnns: map[string]string{"a": "1", marker: "a"}, controller: []string{"team", "t"}},
+			}},
+		{name: "values from a Pod's Node are the controller's",
+			rules:    "rules:\n- {name: zone, resources: [pods], annotations: {zone: {fromNode: {label: topology.kubernetes.io/zone}, default: unknown}, a: '1'}}\n",
+			policies: []string{"zone"},
+			notes:    []string{"rule zone: annotations.zone: " + errFromRelated.Error() + "; the controller sets it"},
+			requests: []request{
+				{name: "the literal only, not the default", gvr: pods, obj: pod("ns", "p"),
+					wantAnns: map[string]string{"a": "1", podMarker: "a"}, controller: []string{"zone"}},
 			}},
 	}
 	for _, tc := range tests {

@@ -214,6 +214,9 @@ func connect(ctx context.Context, path string, cf *clusterFlags) (*session, erro
 	if err != nil {
 		return nil, err
 	}
+	if err := scan.Related(ctx, dyn, c.set); err != nil {
+		return nil, err
+	}
 	return &session{compiled: c, path: path, dynamic: dyn, metadata: metadataClient, nsLabels: nsLabels, nsIgnored: nsIgnored}, nil
 }
 

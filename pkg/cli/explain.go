@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,6 +26,10 @@ type explained struct {
 	Namespace string `json:"namespace,omitempty"`
 	Name      string `json:"name"`
 	reconcile.Explanation
+	// Fight is the last fight over the object the controller reported,
+	// if any; FightUnknown says why explain cannot tell.
+	Fight        *fightSeen `json:"fight,omitempty"`
+	FightUnknown string     `json:"fightUnknown,omitempty"`
 }
 
 func (e *env) newExplainCommand() *cobra.Command {
@@ -177,11 +182,18 @@ func explainIn(ctx context.Context, dyn dynamic.Interface, t *rules.Target, ns, 
 	if err != nil {
 		return nil, err
 	}
+	if err := scan.RelatedOf(ctx, dyn, t, obj); err != nil {
+		return nil, err
+	}
 	x, err := reconcile.Explain(t, obj, nsLabels, nsIgnored, manager)
 	if err != nil {
 		return nil, fmt.Errorf("explain %s: %w", ref, err)
 	}
-	return &explained{Resource: rules.GVRString(t.GVR), Namespace: ns, Name: name, Explanation: x}, nil
+	out := &explained{Resource: rules.GVRString(t.GVR), Namespace: ns, Name: name, Explanation: x}
+	if out.Fight, err = fightOf(ctx, dyn, ns, obj.GetUID(), time.Now()); err != nil {
+		out.FightUnknown = err.Error()
+	}
+	return out, nil
 }
 
 // targetOf returns the target of set for gr, at whatever version the rules

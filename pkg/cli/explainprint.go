@@ -7,10 +7,12 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
 // encode writes v to w as output says, json or yaml.
@@ -44,20 +46,7 @@ func printExplained(w io.Writer, output string, x *explained) error {
 	}
 	fmt.Fprintln(tw, "\nRules:")
 	for _, v := range x.Rules {
-		if !v.Selects {
-			fmt.Fprintf(tw, "  %s (%s)\tdoes not select: %s\n", v.Rule, v.Mode, v.Reason)
-			continue
-		}
-		fmt.Fprintf(tw, "  %s (%s)\tselects; wants:\n", v.Rule, v.Mode)
-		for _, want := range v.Wants {
-			fmt.Fprintf(tw, "    %s %s\t%s\n", want.Kind, want.Key, valueOrRemoved(want.Value))
-			if want.Defaulted != "" {
-				fmt.Fprintf(tw, "      the default, as the source is missing: %s\n", want.Defaulted)
-			}
-		}
-		for _, p := range v.Problems {
-			fmt.Fprintf(tw, "    value not read: %s\n", p)
-		}
+		printVerdict(tw, v)
 	}
 	fmt.Fprintln(tw, "\nKeys (owners from managedFields):")
 	for _, k := range x.Keys {
@@ -69,11 +58,61 @@ func printExplained(w io.Writer, output string, x *explained) error {
 			fmt.Fprintf(tw, "  %s %s\trules %s and %s want different values; %s wins\n", c.Kind, c.Key, c.Kept, c.Dropped, c.Kept)
 		}
 	}
+	printFight(tw, x, time.Now())
 	printKeyChanges(tw, "\nWhat run would change:", x.Changes)
 	if len(x.Audit) > 0 {
 		printKeyChanges(tw, "\nWhat rules in audit mode would change (not written):", x.Audit)
 	}
 	return tw.Flush()
+}
+
+// printVerdict writes what one rule makes of the object: whether it
+// selects it, its when condition with the fields it read, and the keys it
+// wants, each computed value with how it is computed and from what.
+func printVerdict(w io.Writer, v rules.Verdict) {
+	if !v.Selects {
+		fmt.Fprintf(w, "  %s (%s)\tdoes not select: %s\n", v.Rule, v.Mode, v.Reason)
+	} else {
+		fmt.Fprintf(w, "  %s (%s)\tselects; wants:\n", v.Rule, v.Mode)
+	}
+	if v.When != nil && v.Selects {
+		fmt.Fprintf(w, "    when %q holds\n", v.When.Expression)
+	}
+	if v.When != nil {
+		printInputs(w, "      reading ", v.When.Inputs)
+	}
+	for _, want := range v.Wants {
+		suffix := ""
+		if want.IfAbsent {
+			suffix = "\tonly where absent"
+		}
+		fmt.Fprintf(w, "    %s %s\t%s%s\n", want.Kind, want.Key, valueOrRemoved(want.Value), suffix)
+		if want.From != "" {
+			fmt.Fprintf(w, "      computed by %s\n", want.From)
+			printInputs(w, "        reading ", want.Inputs)
+		}
+		if want.Input != "" {
+			fmt.Fprintf(w, "      read from the %s\n", want.Input)
+		}
+		if want.Defaulted != "" {
+			fmt.Fprintf(w, "      the default, as the source is missing: %s\n", want.Defaulted)
+		}
+	}
+	for _, p := range v.Problems {
+		fmt.Fprintf(w, "    value not read: %s\n", p)
+	}
+}
+
+// printInputs writes each input on a line of its own after prefix: the
+// field and its value, or "absent".
+func printInputs(w io.Writer, prefix string, inputs []rules.Input) {
+	for _, in := range inputs {
+		v := "absent"
+		if in.Value != nil {
+			v = "= " + *in.Value
+		}
+		fmt.Fprintf(w, "%s%s %s\n", prefix, in.Field, v)
+	}
 }
 
 func printKeyChanges(w io.Writer, title string, changes []reconcile.KeyChange) {

@@ -97,7 +97,7 @@ func (e *env) rbac(path string, o rbacOptions, cf *clusterFlags) error {
 	if o.admission {
 		fmt.Fprintln(e.Err, admissionWarning)
 	}
-	o.namespace, o.resources, o.watchNamespaces = ns, grs, watchesNamespaces(file, resolved)
+	o.namespace, o.resources, o.watchNamespaces, o.related = ns, grs, watchesNamespaces(file, resolved), relatedResources(file)
 	out, err := rbacManifests(o)
 	if err != nil {
 		return err
@@ -164,6 +164,19 @@ func watchesNamespaces(file *rules.File, resolved map[string]rules.Resource) boo
 	return false
 }
 
+// relatedResources returns the resources of the related objects that the
+// rules read values from (fromNode: nodes), which the controller lists and
+// watches.
+func relatedResources(file *rules.File) []schema.GroupResource {
+	var out []schema.GroupResource
+	for _, src := range rules.RelatedSources() {
+		if slices.ContainsFunc(file.Rules, func(r rules.Rule) bool { return src.ReadBy(&r) }) {
+			out = append(out, src.Resource.GVR.GroupResource())
+		}
+	}
+	return out
+}
+
 // rbacOptions say what rbacManifests grants.
 type rbacOptions struct {
 	name, namespace string
@@ -174,6 +187,9 @@ type rbacOptions struct {
 	// (namespaceSelector) and opt-outs: list and watch, and no patch
 	// unless namespaces are among resources.
 	watchNamespaces bool
+	// related are the resources of related objects that rules read values
+	// from (nodes, for fromNode): list and watch, unless among resources.
+	related []schema.GroupResource
 	// record names the ConfigMap that records the resources written to.
 	record         string
 	leases, events bool
@@ -230,6 +246,11 @@ func clusterRules(o rbacOptions) []*rbacv1ac.PolicyRuleApplyConfiguration {
 	}
 	if o.watchNamespaces && !slices.Contains(byGroup[""], "namespaces") {
 		out = append(out, policyRule("", []string{"namespaces"}, "list", "watch"))
+	}
+	for _, gr := range o.related {
+		if !slices.Contains(byGroup[gr.Group], gr.Resource) {
+			out = append(out, policyRule(gr.Group, []string{gr.Resource}, "list", "watch"))
+		}
 	}
 	if o.events {
 		out = append(out, policyRule("events.k8s.io", []string{"events"}, "create", "patch"))

@@ -53,6 +53,12 @@ func TestRBACManifestsClusterRole(t *testing.T) {
 			want: []map[string][]string{rule("", []string{"pods"}, controllerVerbs...), rule("", []string{"namespaces"}, "list", "watch")}},
 		{name: "ruled namespaces are patched", opts: rbacOptions{resources: []schema.GroupResource{pods, namespaces}, watchNamespaces: true},
 			want: []map[string][]string{rule("", []string{"namespaces", "pods"}, controllerVerbs...)}},
+		{name: "Nodes a rule reads values from are read only", opts: rbacOptions{resources: []schema.GroupResource{pods}, watchNamespaces: true,
+			related: relatedResources(&rules.File{Rules: []rules.Rule{{Resources: []string{"pods"},
+				LabelsFromRelated: map[string]rules.RelatedKey{"zone": {From: "fromNode", Kind: "label", Key: "zone"}}}}})},
+			want: []map[string][]string{rule("", []string{"pods"}, controllerVerbs...), rule("", []string{"namespaces"}, "list", "watch"), rule("", []string{"nodes"}, "list", "watch")}},
+		{name: "ruled Nodes are patched", opts: rbacOptions{resources: []schema.GroupResource{pods, {Resource: "nodes"}}, related: []schema.GroupResource{{Resource: "nodes"}}},
+			want: []map[string][]string{rule("", []string{"nodes", "pods"}, controllerVerbs...)}},
 		{name: "events", opts: rbacOptions{resources: []schema.GroupResource{pods}, events: true},
 			want: []map[string][]string{rule("", []string{"pods"}, controllerVerbs...), rule("events.k8s.io", []string{"events"}, "create", "patch")}},
 	}

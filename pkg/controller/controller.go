@@ -40,6 +40,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/retry"
+	"github.com/kube-annotator/kube-annotator/pkg/fight"
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -111,11 +112,15 @@ type Controller struct {
 	failures *retry.FailureLog
 	expect   *expectations
 	stats    *ruleStats
+	fights   *fight.Detector[queued]
 	writer   *reconcile.Writer
 	// failed carries a setup error of SetRules to Run, which stops on it.
 	failed chan error
 	// shared holds the values cached objects share.
 	shared *objcache.Interner
+	// enqueueInitialList enqueues every object of an initial list, as
+	// before settled decided them: only to measure what that saves.
+	enqueueInitialList bool
 
 	// mu guards the lifecycle of the resources: update changes it, the
 	// workers read it. No informer is stopped, and so waited for, under
@@ -129,6 +134,9 @@ type Controller struct {
 	// namespaces runs while a rule selects by namespace labels or a
 	// namespaced resource is ruled (see rules.NeedsNamespaces).
 	namespaces *resourceInformer
+	// related run while a rule reads values from related objects, by
+	// rules.RelatedSource.Field (see nodes.go).
+	related map[string]*resourceInformer
 }
 
 // NewController returns a controller that watches metadata and writes
@@ -169,6 +177,7 @@ func NewController(client dynamic.Interface, metadataClient metadata.Interface, 
 		failures:  retry.NewFailureLog(clock.RealClock{}, retry.FailureLogInterval),
 		expect:    newExpectations(),
 		stats:     newRuleStats(opts.Metrics),
+		fights:    newFights(clock.RealClock{}, opts.Metrics),
 		shared:    objcache.NewInterner(),
 		failed:    make(chan error, 1),
 		set:       &rules.Set{},
@@ -205,6 +214,7 @@ func (c *Controller) Run(ctx context.Context) (err error) {
 		wg.Go(func() { wait.UntilWithContext(ctx, c.runWorker, time.Second) })
 	}
 	wg.Go(func() { c.runPrunes(ctx) })
+	wg.Go(func() { wait.UntilWithContext(ctx, func(context.Context) { c.fights.Sweep() }, fight.Window) })
 	go c.watchSynced(ctx)
 
 	select {
@@ -245,6 +255,7 @@ func (c *Controller) fail(err error) {
 
 func (c *Controller) setRules(ctx context.Context, set *rules.Set) error {
 	c.initRules(set)
+	c.relate(set)
 	return c.transition(ctx, observed{rules: set, resolve: c.opts.Resolver.ResolveGroupResource})
 }
 

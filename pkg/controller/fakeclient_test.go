@@ -24,8 +24,8 @@ import (
 // The fake API server of this package's tests: a dynamic client whose merge patches move the
 // resourceVersion, seen through a metadata client as well.
 
-// newClient returns a fake dynamic client that serves configmaps and
-// namespaces and holds objs. Unlike the fake's own, its merge patches give
+// newClient returns a fake dynamic client that serves configmaps,
+// namespaces, pods and nodes and holds objs. Unlike the fake's own, its merge patches give
 // the object a new resourceVersion, as the API server does: the
 // controller relies on it to tell its own write's echo from a stale cache.
 func newClient(objs ...*unstructured.Unstructured) *dynamicfake.FakeDynamicClient {
@@ -34,7 +34,7 @@ func newClient(objs ...*unstructured.Unstructured) *dynamicfake.FakeDynamicClien
 		ros[i] = o
 	}
 	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{configMaps: "ConfigMapList", namespaces: "NamespaceList"}, ros...)
+		map[schema.GroupVersionResource]string{configMaps: "ConfigMapList", namespaces: "NamespaceList", pods: "PodList", nodes: "NodeList"}, ros...)
 	var rv atomic.Int64
 	rv.Store(100)
 	client.PrependReactor("patch", "*", func(action k8stesting.Action) (bool, runtime.Object, error) {

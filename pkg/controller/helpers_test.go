@@ -214,7 +214,7 @@ func drain(ch chan string) []string {
 }
 
 // value returns the value of a counter or gauge.
-func value(t *testing.T, m prometheus.Metric) float64 {
+func value(t testing.TB, m prometheus.Metric) float64 {
 	t.Helper()
 	var d dto.Metric
 	if err := m.Write(&d); err != nil {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -29,13 +30,21 @@ type resourceInformer struct {
 	// needed when the informer was built.
 	projection rules.Projection
 	informer   cache.SharedIndexInformer
-	cancel     context.CancelFunc
-	done       chan struct{}
+	// ctx lives as long as the informer runs; set before it starts.
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
 	// gone is set, without c.mu, when a list or watch answered NotFound.
 	gone atomic.Bool
 	// forbidden is set, without c.mu, when a list, watch or write
 	// answered Forbidden, and cleared by a successful write.
 	forbidden atomic.Bool
+	// projecting is the cache transform of a metadata informer, whose
+	// projection widens (widen); nil for an informer of whole objects.
+	projecting *objcache.Projecting
+	// stale is set, without c.mu, when a cached object lacks the value of
+	// a key the rules need: the informer must list its objects again.
+	stale atomic.Bool
 }
 
 // startInformer starts the informer for t under ctx.
@@ -45,11 +54,13 @@ func (c *Controller) startInformer(ctx context.Context, t *rules.Target) (*resou
 		ns = c.opts.Namespace
 	}
 	ri := &resourceInformer{gvr: t.GVR, projection: t.Projection()}
-	inf, err := c.newInformer(t.Resource, ns, &ri.projection, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, true, ri)
+	indexers := relatedIndexers(t.GVR.GroupResource())
+	indexers[cache.NamespaceIndex] = cache.MetaNamespaceIndexFunc
+	inf, err := c.newInformer(t.Resource, ns, &ri.projection, indexers, true, ri)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := inf.AddEventHandler(c.handlerFor(klog.FromContext(ctx), t.GVR)); err != nil {
+	if _, err := inf.AddEventHandler(c.withInitialList(ri, c.handlerFor(klog.FromContext(ctx), t.GVR))); err != nil {
 		return nil, fmt.Errorf("informer of %s: event handler: %w", rules.GVRString(t.GVR), err)
 	}
 	ri.run(ctx, inf)
@@ -71,8 +82,9 @@ func (c *Controller) enqueueAll(gvr schema.GroupVersionResource, ri *resourceInf
 
 // run runs inf, the informer of ri, until ctx ends or ri is stopped.
 func (ri *resourceInformer) run(ctx context.Context, inf cache.SharedIndexInformer) {
-	ctx, ri.cancel = context.WithCancel(ctx)
+	ri.ctx, ri.cancel = context.WithCancel(ctx)
 	ri.informer, ri.done = inf, make(chan struct{})
+	ctx = ri.ctx
 	go func() {
 		defer close(ri.done)
 		inf.RunWithContext(ctx)
@@ -103,14 +115,15 @@ func (c *Controller) newInformer(r rules.Resource, ns string, keep *rules.Projec
 			ListWithContextFunc:  func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return rc.List(ctx, o) },
 			WatchFuncWithContext: rc.Watch,
 		}
-		client, example, transform = c.client, &unstructured.Unstructured{}, objcache.ObjectTransform(c.opts.FieldManager, keep.Fields)
+		client, example, transform = c.client, &unstructured.Unstructured{}, objcache.ObjectTransform(c.opts.FieldManager, r, keep, c.shared)
 	} else {
 		rc := c.metadata.Resource(r.GVR).Namespace(ns)
 		lw = &cache.ListWatch{
 			ListWithContextFunc:  func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return rc.List(ctx, o) },
 			WatchFuncWithContext: rc.Watch,
 		}
-		client, example, transform = c.metadata, &metav1.PartialObjectMetadata{}, objcache.MetadataTransform(c.opts.FieldManager, r, keep, c.shared)
+		ri.projecting = objcache.NewProjecting(c.opts.FieldManager, r, keep, c.shared)
+		client, example, transform = c.metadata, &metav1.PartialObjectMetadata{}, ri.projecting.Transform
 	}
 	lw = retry.UntilAnswered(lw, rules.GVRString(r.GVR), retry.InformerBackoff)
 	if sharded {
@@ -218,6 +231,54 @@ func (c *Controller) handlerFor(logger klog.Logger, gvr schema.GroupVersionResou
 	}
 }
 
+// widen makes the metadata cache of ri keep, from now on, what t's rules
+// need besides what it keeps, instead of listing every object again: the
+// objects it cached before keep what they kept, and remember which keys
+// they dropped. For the usual reload, one whose rules set a key the
+// objects do not carry yet, that is enough: the key is known to be absent.
+// A sync that finds an object which carried a key the rules now need, and
+// so lacks its value, marks ri stale and has it built again (servable). It
+// reports false when the cache must be built again now: it keeps, or t's
+// rules read, whole objects, or it is stale. c.mu is held.
+func (ri *resourceInformer) widen(ctx context.Context, t *rules.Target) bool {
+	if ri.projecting == nil || ri.gvr != t.GVR || ri.projection.Whole || t.ReadsObjects || ri.stale.Load() {
+		return false
+	}
+	need := t.Projection()
+	p := rules.Projection{Annotations: ri.projection.Annotations.Union(need.Annotations), Labels: ri.projection.Labels.Union(need.Labels)}
+	ri.projecting.Widen(p)
+	ri.projection = p
+	klog.FromContext(ctx).Info("Widening cache", "resource", rules.GVRString(t.GVR), "annotations", sets.List(p.Annotations), "labels", sets.List(p.Labels))
+	return true
+}
+
+// servable reports whether the cache keeps what e's target needs of e.obj
+// (objcache.Serves). When it does not, the informer is marked stale and
+// built again at once, listing every object, whose adds sync them.
+func (c *Controller) servable(ctx context.Context, e cachedEntry) bool {
+	if objcache.Serves(e.obj, e.target.Projection) {
+		return true
+	}
+	if !e.informer.stale.Swap(true) {
+		klog.FromContext(ctx).Info("Cache lacks a value the rules need; listing again", "resource", rules.GVRString(e.informer.gvr))
+		if err := c.transition(ctx, observed{}); err != nil {
+			c.fail(err)
+		}
+	}
+	return false
+}
+
+// servesAll reports whether every object ri caches serves need
+// (objcache.Serves).
+func (ri *resourceInformer) servesAll(need func() rules.Projection) bool {
+	for _, obj := range ri.informer.GetStore().List() {
+		if o, ok := obj.(objcache.Object); ok && !objcache.Serves(o, need) {
+			return false
+		}
+	}
+	return true
+}
+
 // cannotServe reports whether the cache of ri lacks what t's rules need:
 // keys, or whole objects, its projection did not keep. It must then be
 // built again, listing every object. A cache of whole objects cannot
@@ -225,7 +286,7 @@ func (c *Controller) handlerFor(logger klog.Logger, gvr schema.GroupVersionResou
 // A cache that keeps more than t needs serves t as it is: the keys no
 // rule needs any more go when it is next built.
 func (ri *resourceInformer) cannotServe(t *rules.Target) bool {
-	return ri.projection.Whole != t.ReadsObjects || !ri.keeps(t)
+	return ri.projection.Whole != t.ReadsObjects || !ri.keeps(t) || ri.stale.Load()
 }
 
 // keeps reports whether the cache of ri keeps all that t's rules read.

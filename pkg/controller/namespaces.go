@@ -34,8 +34,14 @@ func (c *Controller) startNamespaces(ctx context.Context) (*resourceInformer, er
 	if err != nil {
 		return nil, err
 	}
-	_, err = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) { c.enqueueNamespace(obj, everyTarget) },
+	_, err = inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
+		// No object is synced before the initial list of namespaces is
+		// in the cache (waitNamespaces): its adds change no decision.
+		AddFunc: func(obj any, isInInitialList bool) {
+			if !isInInitialList {
+				c.enqueueNamespace(obj, everyTarget)
+			}
+		},
 		UpdateFunc: func(oldObj, newObj any) {
 			o, ok1 := oldObj.(objcache.Object)
 			n, ok2 := newObj.(objcache.Object)

@@ -39,19 +39,21 @@ func (c *Controller) Preview(set *rules.Set) Preview {
 	toPrune := reconcile.ToPrune(c.opts.Record.Recorded(), set)
 	c.mu.RLock()
 	type cachedBy struct {
-		ri  *resourceInformer
-		res rules.Resource
+		ri   *resourceInformer
+		res  rules.Resource
+		keep rules.Projection
 	}
 	informers := map[schema.GroupResource]cachedBy{}
 	for gr, r := range c.resources {
 		if r.informer != nil {
-			informers[gr] = cachedBy{r.informer, r.target.Resource}
+			informers[gr] = cachedBy{r.informer, r.target.Resource, r.informer.projection}
 		}
 	}
 	c.mu.RUnlock()
 	for _, t := range set.SortedTargets() {
-		ri := informers[t.GVR.GroupResource()].ri
-		if ri == nil || ri.gvr != t.GVR || !ri.projection.Covers(t.Reads()) {
+		cb := informers[t.GVR.GroupResource()]
+		ri := cb.ri
+		if ri == nil || ri.gvr != t.GVR || !cb.keep.Covers(t.Reads()) || !ri.servesAll(t.Reads) {
 			p.Unknown = append(p.Unknown, t.GVR)
 			continue
 		}

@@ -2,10 +2,12 @@ package controller
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/klog/v2/ktesting"
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
@@ -13,10 +15,11 @@ import (
 	"github.com/kube-annotator/kube-annotator/test/testutil"
 )
 
-// A reload whose rules read a key the cache dropped rebuilds the informer,
-// which lists again and keeps the key: here, an annotation to remove. One
-// that needs less keeps the informer.
-func TestSetRulesRebuildsWhenProjectionWidens(t *testing.T) {
+// A reload whose rules read a key the cache dropped widens the cache; the
+// sync of an object that carried the key finds its value unknown, and the
+// informer is built again, listing every object, which keep the key: here,
+// an annotation to remove. One that needs less keeps the informer.
+func TestSetRulesRebuildsWhenADroppedKeyIsNeeded(t *testing.T) {
 	obj := fixture.ConfigMap("ns", "x", map[string]string{"a": "1", "b": "2"})
 	client := newClient(obj)
 	_, ctx := ktesting.NewTestContext(t)
@@ -30,10 +33,11 @@ func TestSetRulesRebuildsWhenProjectionWidens(t *testing.T) {
 	}
 
 	c.SetRules(ctx, fixture.Compile(t, "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}, removeAnnotations: [b]}\n"))
+	testutil.WaitFor(t, 10*time.Second, "the informer to be built again", func() bool {
+		ri := informerOf(c, configMaps)
+		return ri != nil && ri.informer != first
+	})
 	second := informerOf(c, configMaps).informer
-	if second == first {
-		t.Fatalf("the informer was kept, although the rules now read annotation b")
-	}
 	want := []patchCall{merge("ns", "x", `{"metadata":{"annotations":{"b":null}}}`)}
 	testutil.WaitFor(t, 10*time.Second, "b to be removed", func() bool { return len(patches(client)) == 1 })
 	if got := patches(client); !reflect.DeepEqual(got, want) {
@@ -44,6 +48,43 @@ func TestSetRulesRebuildsWhenProjectionWidens(t *testing.T) {
 	if informerOf(c, configMaps).informer != second {
 		t.Errorf("the informer was rebuilt, although the rules need less than it keeps")
 	}
+}
+
+// A reload whose rules set or remove keys that no cached object carries
+// keeps the informer, which lists nothing again: the cache knows the keys
+// are absent. The objects are synced, and the cache keeps the new keys
+// from then on.
+func TestSetRulesWidensWithoutListing(t *testing.T) {
+	x := fixture.ConfigMap("ns", "x", map[string]string{"other": "o"})
+	y := fixture.ConfigMap("ns", "y", nil)
+	client := newClient(x, y)
+	_, ctx := ktesting.NewTestContext(t)
+	c := newController(client, Options{})
+	c.SetRules(ctx, fixture.Compile(t, "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n"))
+	runController(t, ctx, c)
+	testutil.WaitFor(t, 10*time.Second, "caches to sync", c.HasSynced)
+	testutil.WaitFor(t, 10*time.Second, "the objects to be annotated", func() bool { return len(patches(client)) == 2 })
+	first, lists := informerOf(c, configMaps).informer, countLists(client)
+
+	c.SetRules(ctx, fixture.Compile(t, "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1', k: '2'}, removeAnnotations: [gone]}\n"))
+	testutil.WaitFor(t, 10*time.Second, "k to be set", func() bool { return len(patches(client)) == 4 })
+	if informerOf(c, configMaps).informer != first || countLists(client) != lists {
+		t.Errorf("the informer was built again (%d more lists), although no object carries k", countLists(client)-lists)
+	}
+	if got := patches(client)[2:]; !slices.Contains(got, merge("ns", "x", `{"metadata":{"annotations":{"k":"2"}}}`)) {
+		t.Errorf("patches after the reload = %+v, want k set on x and y", got)
+	}
+}
+
+// countLists counts the lists the client served.
+func countLists(client *dynamicfake.FakeDynamicClient) int {
+	n := 0
+	for _, a := range client.Actions() {
+		if a.GetVerb() == "list" {
+			n++
+		}
+	}
+	return n
 }
 
 // A preview of rules that read a key the cache dropped cannot count the

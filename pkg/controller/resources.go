@@ -169,7 +169,10 @@ func (c *Controller) update(ctx context.Context, o observed) (stop []*resourceIn
 			stop = append(stop, s.fresh)
 		}
 	}
-	return c.runNamespaces(ctx, stop)
+	if stop, err = c.runNamespaces(ctx, stop); err != nil {
+		return stop, err
+	}
+	return c.runRelated(ctx, stop)
 }
 
 // drop ends the lifecycle of r, which the rules do not name and the
@@ -225,9 +228,9 @@ func (c *Controller) enforce(ctx context.Context, t *rules.Target, o observed, s
 		r.gen++
 		c.enqueueAll(t.GVR, r.informer)
 	}
-	if r.informer != nil && !r.informer.serves(t) {
-		// The cache lacks what the rules now need (keys it dropped, or
-		// whole objects), keeps whole objects the rules no longer read, or
+	if r.informer != nil && !r.informer.serves(t) && !r.informer.widen(ctx, t) {
+		// The cache lacks what the rules now need (whole objects, or values
+		// of keys it dropped), keeps whole objects the rules no longer read, or
 		// lists another version: build it again, listing every object.
 		logger.Info("Rebuilding informer", "resource", rules.GVRString(t.GVR), "reason", "the rules need another part of each object, or another version")
 		if r.informer.gvr != t.GVR {
@@ -376,7 +379,8 @@ func (c *Controller) stopAll() {
 	if c.namespaces != nil {
 		stop = append(stop, c.namespaces)
 	}
-	c.resources, c.namespaces = map[schema.GroupResource]*resource{}, nil
+	stop = append(stop, c.relatedInformers()...)
+	c.resources, c.namespaces, c.related = map[schema.GroupResource]*resource{}, nil, nil
 	c.mu.Unlock()
 	for _, ri := range stop {
 		ri.stop()

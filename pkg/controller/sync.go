@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
+	"github.com/kube-annotator/kube-annotator/pkg/fight"
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -36,13 +37,17 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 	if obj == nil {
 		c.expect.forget(key) // deleted, or no longer watched: nothing to do
 		c.stats.forget(key)
+		c.fights.Forget(key.queued())
 		return nil
+	}
+	if !c.servable(ctx, e) {
+		return nil // its informer lists every object again, and they are synced then
 	}
 	rv := obj.GetResourceVersion()
 	if c.expect.pending(key, rv) {
 		return nil // our last write's echo has not reached the cache yet
 	}
-	if !c.waitNamespaces(ctx, e.target) {
+	if !c.waitNamespaces(ctx, e.target) || !c.waitRelated(ctx, e.target) {
 		return nil // stopping: a restart syncs the object
 	}
 	d, err := reconcile.Decide(e.target, obj, c.namespaceLabels, c.namespaceIgnored, c.opts.FieldManager)
@@ -56,6 +61,11 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 				return fmt.Errorf("%s carries keys the controller owns, but its resource is not recorded: %v", key, err)
 			}
 		}
+		return nil
+	}
+	change := fight.ChangeOf(d.Change)
+	if wait := c.holdFight(ctx, key, obj, d, change); wait > 0 {
+		c.queue.AddAfter(key.queued(), wait) // another writer reverts it: back off
 		return nil
 	}
 
@@ -81,6 +91,9 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 	}
 	e.informer.forbidden.Store(false)
 	c.expect.record(key, rv, res.ResourceVersion)
+	if res.ResourceVersion != rv {
+		c.fights.Wrote(key.queued(), change)
+	}
 	c.countKeys(d)
 	if logger := klog.FromContext(ctx).V(2); logger.Enabled() {
 		logger.Info("Patched metadata", "key", key.String(), "change", summary)

@@ -19,6 +19,11 @@ func (c *Controller) HasSynced() bool {
 			return false
 		}
 	}
+	for _, ri := range c.relatedInformers() {
+		if !ri.informer.HasSynced() {
+			return false
+		}
+	}
 	return c.namespaces == nil || c.namespaces.informer.HasSynced()
 }
 

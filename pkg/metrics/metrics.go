@@ -62,6 +62,8 @@ type Metrics struct {
 	PerRule RuleMetrics
 	// Guard describe reloads held by --max-changes.
 	Guard GuardMetrics
+	// Fight describe objects another writer keeps reverting.
+	Fight FightMetrics
 	// Workqueue provides the work queue's metrics to client-go.
 	Workqueue workqueue.MetricsProvider
 }
@@ -124,6 +126,8 @@ func New() *Metrics {
 	m.Registry.MustRegister(m.PerRule.collectors()...)
 	m.Guard = newGuardMetrics()
 	m.Registry.MustRegister(m.Guard.collectors()...)
+	m.Fight = newFightMetrics()
+	m.Registry.MustRegister(m.Fight.collectors()...)
 	wq := newWorkqueueMetrics()
 	m.Workqueue = wq
 	for _, r := range []string{Success, Failure} {
@@ -147,6 +151,7 @@ func (m *Metrics) InitResource(resource string) {
 		m.Writes.WithLabelValues(resource, r)
 	}
 	m.Conflicts.WithLabelValues(resource)
+	m.Fight.Fighting.WithLabelValues(resource)
 	for _, scope := range []string{ScopeObject, ScopeNamespace} {
 		m.PerRule.Ignored.WithLabelValues(resource, scope)
 	}

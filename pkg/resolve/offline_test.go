@@ -79,8 +79,8 @@ func TestNewOfflineBadCRD(t *testing.T) {
 }
 
 // Offline, Compile finds what only resolving names shows: conflicts
-// between rules that apply to every object, and cycles between rules that
-// name one resource in two ways.
+// between rules that apply to every object, and cycles and conditions on
+// each other's keys between rules that name one resource in two ways.
 func TestCompileOffline(t *testing.T) {
 	tests := []struct {
 		name, content string
@@ -96,6 +96,10 @@ func TestCompileOffline(t *testing.T) {
 			content: "rules:\n- {name: a, resources: [deploy], selector: '!x', labels: {y: '1'}}\n" +
 				"- {name: b, resources: [deployments.v1.apps], selector: '!y', labels: {x: '1'}}\n",
 			want: []string{`rules[0].selector: tests label "x", set by rules[1] (b)`}},
+		{name: "a condition on a key set through another name",
+			content: "rules:\n- {name: a, resources: [deploy], when: \"!has(object.metadata.labels.x)\", annotations: {y: '1'}}\n" +
+				"- {name: b, resources: [deployments.v1.apps], labels: {x: '1'}}\n",
+			want: []string{`rules[0].when: "!has(object.metadata.labels.x)" reads label/x, which rules[1] (b) sets`}},
 		{name: "a custom resource",
 			content: "rules:\n- {name: a, resources: [frigates.ship.nwiizo.dev], annotations: {k: a}}\n- {name: b, resources: [frigate], annotations: {k: b}}\n",
 			want:    []string{"conflicts with rules[0] (a)", "frigates.v1beta1.ship.nwiizo.dev"}},

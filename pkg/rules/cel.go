@@ -10,6 +10,7 @@ import (
 	"github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/operators"
 	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/interpreter"
 	"k8s.io/apimachinery/pkg/util/version"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"k8s.io/apiserver/pkg/cel/environment"
@@ -94,16 +95,35 @@ func compileCEL(src string, want *types.Type) (*celExpr, error) {
 // eval evaluates e with the object's content and its namespace's metadata
 // (nil for none).
 func (e *celExpr) eval(object, namespace map[string]any) (any, error) {
-	var ns any = types.NullValue
-	if namespace != nil {
-		ns = namespace
-	}
-	v, _, err := e.program.Eval(map[string]any{celObject: object, celNamespaceObject: ns})
+	v, _, err := e.program.Eval(&celActivation{object: object, namespace: namespace})
 	if err != nil {
 		return nil, err
 	}
 	return v.Value(), nil
 }
+
+// celActivation is the variables of an evaluation: object, and
+// namespaceObject (null when namespace is nil).
+type celActivation struct {
+	object, namespace map[string]any
+}
+
+// ResolveName returns the value of the variable name.
+func (a *celActivation) ResolveName(name string) (any, bool) {
+	switch name {
+	case celObject:
+		return a.object, true
+	case celNamespaceObject:
+		if a.namespace == nil {
+			return types.NullValue, true
+		}
+		return a.namespace, true
+	}
+	return nil, false
+}
+
+// Parent returns nil: an activation of rules has no parent.
+func (a *celActivation) Parent() interpreter.Activation { return nil }
 
 // walkReads adds to e the object paths that x reads. A chain of field
 // selections, optional selections and constant indexes rooted at object

@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // compileCELs compiles the cel values of a rule, by key.
@@ -52,16 +51,29 @@ func (c *Compiled) WhenReadsNamespace() bool {
 	return c.when != nil && len(c.when.namespaceReads) > 0
 }
 
-// celInput returns what the rule's CEL expressions read of obj: its
-// content, and the metadata of its Namespace (nil for a cluster-scoped
+// objectContent is an object whose fields CEL can read: an
+// *unstructured.Unstructured, or what a cache keeps of one.
+type objectContent interface {
+	// UnstructuredContent returns the object's fields, as JSON decodes
+	// them, but that maps of strings may be map[string]string.
+	UnstructuredContent() map[string]any
+}
+
+// celInput returns what exprs, CEL expressions of a rule, read of obj: its
+// content (its metadata, from a metadata cache, when they read no more),
+// and the metadata of its Namespace (nil for a cluster-scoped
 // object or a Namespace, as admission gives them); or why they cannot be
 // read.
-func celInput(obj metav1.Object, isNamespace bool, namespaces Namespaces, needsNamespace bool) (object, namespace map[string]any, why string) {
-	u, ok := obj.(runtime.Unstructured)
-	if !ok {
+func celInput(obj metav1.Object, isNamespace bool, namespaces Namespaces, exprs ...*celExpr) (object, namespace map[string]any, why string) {
+	switch u, ok := obj.(objectContent); {
+	case ok:
+		object = u.UnstructuredContent()
+	case readsMetadataOnly(exprs):
+		object = metadataContent(obj, readsKind(exprs))
+	default:
 		return nil, nil, fmt.Sprintf("the cache holds only the metadata of %T; CEL cannot read the object", obj)
 	}
-	object = u.UnstructuredContent()
+	needsNamespace := slices.ContainsFunc(exprs, func(e *celExpr) bool { return len(e.namespaceReads) > 0 })
 	ns := obj.GetNamespace()
 	if !needsNamespace || isNamespace || ns == "" {
 		return object, nil, ""
@@ -87,7 +99,7 @@ func (c *Compiled) whenFails(obj metav1.Object, isNamespace bool, namespaces Nam
 	if c.when == nil {
 		return ""
 	}
-	object, ns, why := celInput(obj, isNamespace, namespaces, len(c.when.namespaceReads) > 0)
+	object, ns, why := celInput(obj, isNamespace, namespaces, c.when)
 	if why != "" {
 		return fmt.Sprintf("when %q: %s", c.When, why)
 	}
@@ -108,8 +120,7 @@ func celValues(from map[string]*celExpr, obj metav1.Object, h home, valid func(s
 	if len(from) == 0 {
 		return nil, nil
 	}
-	needsNamespace := slices.ContainsFunc(slices.Collect(maps.Values(from)), func(e *celExpr) bool { return len(e.namespaceReads) > 0 })
-	object, ns, why := celInput(obj, h.isNamespace, h.namespaces, needsNamespace)
+	object, ns, why := celInput(obj, h.isNamespace, h.namespaces, slices.Collect(maps.Values(from))...)
 	var out map[string]string
 	var problems []missing
 	for _, k := range slices.Sorted(maps.Keys(from)) {

@@ -32,8 +32,9 @@ type Target struct {
 	Resource
 	// Rules are the rules that name the resource, in file order.
 	Rules []*Compiled
-	// ReadsObjects is set when a rule reads values from objects, so that
-	// the cache must keep whole objects rather than their metadata.
+	// ReadsObjects is set when a rule reads fields of objects beyond what
+	// a metadata cache keeps (see Compiled.ReadsFields), so that the cache
+	// must keep objects with their fields rather than their metadata.
 	ReadsObjects bool
 	// NeedsNamespaceLabels is set when a rule selects by namespace labels.
 	NeedsNamespaceLabels bool
@@ -41,8 +42,9 @@ type Target struct {
 	// namespaces (fromNamespace); NamespaceKeys says which.
 	ReadsNamespaces bool
 
-	static   *Evaluation // what every object gets, when no rule selects or reads
-	excluded []string    // namespace globs no rule applies in
+	static   *Evaluation        // what every object gets, when no rule selects or reads
+	excluded []string           // namespace globs no rule applies in
+	related  map[string]Related // by RelatedSource.Field: see Set.Relate
 }
 
 // nothing is the evaluation of an object no rule selects.
@@ -85,7 +87,7 @@ func (t *Target) Evaluate(obj metav1.Object, namespaces Namespaces) *Evaluation 
 		return t.static
 	}
 	e := &Evaluation{}
-	h := home{namespaces: namespaces, isNamespace: t.isNamespaces()}
+	h := home{namespaces: namespaces, isNamespace: t.isNamespaces(), related: t.related}
 	if t.ReadsNamespaces {
 		h.obj, h.why = t.home(obj, namespaces)
 	}
@@ -213,7 +215,8 @@ func (s *Set) SortedTargets() []*Target {
 // Two rules that select every object of one resource and want different
 // things of one key are a conflict: Compile returns an *Error naming both.
 // So are rules whose selectors test each other's labels in a cycle (see
-// unsettled) on one resource that they name in different ways, which
+// unsettled), and a when condition that reads a key a rule sets (see
+// whenUnsettled), on one resource that they name in different ways, which
 // Parse cannot tell is one.
 // (Rules that select only some objects may never meet; when they do, file
 // order decides, and Evaluate reports it.)
@@ -246,13 +249,16 @@ func Compile(name string, f *File, resolve ResolveFunc) (set *Set, unresolved []
 		}
 	}
 	var conflicts []FieldError
-	reported := map[int]bool{}
-	for _, t := range set.SortedTargets() {
+	reported, whenReported := map[int]bool{}, map[string]bool{}
+	targets := set.SortedTargets()
+	reads := compiledWhenReads(targets)
+	for _, t := range targets {
 		conflicts = append(conflicts, staticConflicts(t)...)
 		conflicts = append(conflicts, cycles(f.Rules, t.ruleIndexes(), t.isNamespaces(), reported)...)
+		conflicts = append(conflicts, whenUnsettled(f.Rules, t.ruleIndexes(), reads, whenReported)...)
 		static := true
 		for _, r := range t.Rules {
-			t.ReadsObjects = t.ReadsObjects || r.ReadsObject()
+			t.ReadsObjects = t.ReadsObjects || r.ReadsFields()
 			t.NeedsNamespaceLabels = t.NeedsNamespaceLabels || r.NamespaceSelector != "" || r.readsNamespaceObject()
 			t.ReadsNamespaces = t.ReadsNamespaces || r.ReadsNamespace()
 			static = static && !r.Selective() && !r.ReadsObject() && !r.ReadsNamespace()
@@ -302,10 +308,11 @@ func staticConflicts(t *Target) []FieldError {
 			name, field string
 			set, from   map[string]string
 			fromNS      map[string]NamespaceKey
+			related     map[string]RelatedKey
 			remove      []string
 		}{
-			{annotationKind, "annotations", r.Annotations, joined(r.AnnotationsFrom, r.AnnotationsCEL), r.AnnotationsFromNamespace, r.RemoveAnnotations},
-			{labelKind, "labels", r.Labels, joined(r.LabelsFrom, r.LabelsCEL), r.LabelsFromNamespace, r.RemoveLabels},
+			{annotationKind, "annotations", r.Annotations, joined(r.AnnotationsFrom, r.AnnotationsCEL), r.AnnotationsFromNamespace, r.AnnotationsFromRelated, r.RemoveAnnotations},
+			{labelKind, "labels", r.Labels, joined(r.LabelsFrom, r.LabelsCEL), r.LabelsFromNamespace, r.LabelsFromRelated, r.RemoveLabels},
 		} {
 			for _, k := range sortedKeys(kind.set) {
 				add(kind.name, k, strconv.Quote(kind.set[k]), kind.field+"."+k)
@@ -315,6 +322,9 @@ func staticConflicts(t *Target) []FieldError {
 			}
 			for _, k := range slices.Sorted(maps.Keys(kind.fromNS)) {
 				add(kind.name, k, "read from the namespace's "+kind.fromNS[k].String(), kind.field+"."+k)
+			}
+			for _, k := range slices.Sorted(maps.Keys(kind.related)) {
+				add(kind.name, k, "read from "+kind.related[k].Source().What+"'s "+kind.related[k].String(), kind.field+"."+k)
 			}
 			for i, k := range kind.remove {
 				add(kind.name, k, "removed", fmt.Sprintf("remove%s[%d]", strings.ToUpper(kind.field[:1])+kind.field[1:], i))

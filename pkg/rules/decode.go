@@ -110,8 +110,10 @@ func (d *decoder) rule(n *yaml.Node, path string) Rule {
 	if seen := ruleSchema.decode(d, n, path, &r); !ruleSchema.setsSome(seen) {
 		d.errorf(n, path, "sets nothing: give %s", setters)
 	}
-	d.setAndRemove(n, path+".removeAnnotations", r.RemoveAnnotations, r.Annotations, joined(r.AnnotationsFrom, r.AnnotationsCEL), keysOf(r.AnnotationsFromNamespace))
-	d.setAndRemove(n, path+".removeLabels", r.RemoveLabels, r.Labels, joined(r.LabelsFrom, r.LabelsCEL), keysOf(r.LabelsFromNamespace))
+	d.setAndRemove(n, path+".removeAnnotations", r.RemoveAnnotations, r.Annotations, joined(r.AnnotationsFrom, r.AnnotationsCEL), keysOf(r.AnnotationsFromNamespace),
+		keysOf(r.AnnotationsFromRelated))
+	d.setAndRemove(n, path+".removeLabels", r.RemoveLabels, r.Labels, joined(r.LabelsFrom, r.LabelsCEL), keysOf(r.LabelsFromNamespace), keysOf(r.LabelsFromRelated))
+	d.relatedFor(n, path, &r)
 	return r
 }
 

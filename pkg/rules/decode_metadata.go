@@ -20,6 +20,7 @@ type metadataValues struct {
 	jsonPath      map[string]string       // {jsonPath: '…'}
 	cel           map[string]string       // {cel: "…"}
 	fromNamespace map[string]NamespaceKey // {fromNamespace: {…}}
+	fromRelated   map[string]RelatedKey   // {fromNode: {…}}, of relatedSources
 	ifAbsent      map[string]bool         // {…, ifAbsent: true}, of any of the above
 	defaults      map[string]string       // {…, default: "…"}, of a computed form
 	kind          string                  // annotationKind or labelKind
@@ -95,6 +96,21 @@ var valueForms = []valueForm{
 				into.fromNamespace = put(into.fromNamespace, key, k)
 			}
 		}},
+	relatedForm(NodeSource, "{fromNode: {label: KEY}} to read a label (or annotation) of a Pod's Node",
+		"The value of a label or annotation of the Node a Pod runs on (spec.nodeName), for pods only; it follows the Node "+
+			"when that changes, and is set once a Pod not yet scheduled is."),
+}
+
+// relatedForm is the value form that reads a label or annotation of the
+// related objects of src.
+func relatedForm(src *RelatedSource, how, doc string) valueForm {
+	return valueForm{name: src.Field, how: how, doc: doc, computed: true,
+		value: func(string) *jsonSchema { return ref(src.Field) },
+		decode: func(d *decoder, v *yaml.Node, p, key string, into *metadataValues) {
+			if k, ok := d.relatedKey(v, p, src); ok {
+				into.fromRelated = put(into.fromRelated, key, k)
+			}
+		}}
 }
 
 // valueFormNames are the fields of valueForms.
@@ -221,6 +237,7 @@ func (d *decoder) valueForm(n *yaml.Node, p, key string, into *metadataValues) {
 		delete(into.jsonPath, key)
 		delete(into.cel, key)
 		delete(into.fromNamespace, key)
+		delete(into.fromRelated, key)
 		delete(into.ifAbsent, key)
 		return
 	}

@@ -20,6 +20,9 @@ type Verdict struct {
 	// Reason says, when the rule does not apply, which of its selection
 	// fields the object fails, or that --exclude-namespaces leaves it out.
 	Reason string `json:"reason,omitempty"`
+	// When is the rule's when condition, with what it read, when the
+	// object passes the rule's other selection fields.
+	When *Condition `json:"when,omitempty"`
 	// Wants are the keys the rule wants of the object, when it applies.
 	Wants []Want `json:"wants,omitempty"`
 	// Problems are values the rule could not read from the object.
@@ -38,6 +41,14 @@ type Want struct {
 	// Defaulted says why Value is the rule's default: the source of the
 	// computed value is missing.
 	Defaulted string `json:"defaulted,omitempty"`
+	// From says how Value is computed (cel, jsonPath or fromNamespace, as
+	// in the file); empty for a literal. Inputs are the fields it reads,
+	// with their values, where explain can name them.
+	From   string  `json:"from,omitempty"`
+	Inputs []Input `json:"inputs,omitempty"`
+	// Input says where Value was read, for a value read from a related
+	// object: `label "topology.kubernetes.io/zone" of Node "node-1"`.
+	Input string `json:"input,omitempty"`
 }
 
 // Explain returns, for every rule of t in file order, whether it selects
@@ -45,7 +56,7 @@ type Want struct {
 // it only reads obj.
 func (t *Target) Explain(obj metav1.Object, namespaces Namespaces) []Verdict {
 	excluded, ns := t.excludedBy(obj)
-	h := home{namespaces: namespaces, isNamespace: t.isNamespaces()}
+	h := home{namespaces: namespaces, isNamespace: t.isNamespaces(), related: t.related}
 	if t.ReadsNamespaces {
 		h.obj, h.why = t.home(obj, namespaces)
 	}
@@ -58,9 +69,18 @@ func (t *Target) Explain(obj metav1.Object, namespaces Namespaces) []Verdict {
 		default:
 			v.Reason = r.Unselected(obj, t.isNamespaces(), namespaces)
 		}
-		if v.Selects = v.Reason == ""; v.Selects {
+		v.Selects = v.Reason == ""
+		if excluded == "" && r.unselectedBy(obj, t.isNamespaces(), namespaces) == "" {
+			v.When = r.condition(obj, h, v.Selects)
+		}
+		if v.Selects {
 			w := r.alone(obj, h)
 			v.Wants, v.Problems = wants(w), w.Problems
+			for i, want := range v.Wants {
+				if want.Value != nil {
+					v.Wants[i].From, v.Wants[i].Inputs = r.source(want.Kind, want.Key, obj, h)
+				}
+			}
 		}
 		out = append(out, v)
 	}
@@ -81,7 +101,8 @@ func wants(e *Evaluation) []Want {
 	} {
 		var ws []Want
 		for k, v := range kind.set {
-			ws = append(ws, Want{Kind: kind.name, Key: k, Value: &v, IfAbsent: kind.ifAbsent[k], Defaulted: e.Defaulted(kind.name, k)})
+			ws = append(ws, Want{Kind: kind.name, Key: k, Value: &v, IfAbsent: kind.ifAbsent[k], Defaulted: e.Defaulted(kind.name, k),
+				Input: e.Input(kind.name, k)})
 		}
 		for _, k := range kind.remove {
 			ws = append(ws, Want{Kind: kind.name, Key: k})

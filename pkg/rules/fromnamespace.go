@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,30 +44,43 @@ var namespaceKeyKinds = []string{labelKind, annotationKind}
 // fromNamespace decodes {label: KEY} or {annotation: KEY}, the value of a
 // fromNamespace value form.
 func (d *decoder) fromNamespace(n *yaml.Node, p string) (NamespaceKey, bool) {
+	kind, key, ok := d.objectKey(n, p, "the namespace")
+	return NamespaceKey{Kind: kind, Key: key}, ok
+}
+
+// objectKey decodes {label: KEY} or {annotation: KEY}, found at path p:
+// one key of another object, named in errors by of ("the namespace").
+func (d *decoder) objectKey(n *yaml.Node, p, of string) (kind, key string, ok bool) {
 	if n.Kind != yaml.MappingNode {
 		d.errorf(n, p, "must be {label: KEY} or {annotation: KEY}, got %s", describe(n))
-		return NamespaceKey{}, false
+		return "", "", false
 	}
-	var out NamespaceKey
-	ok := false
-	seen := d.fields(n, p, namespaceKeyKinds, func(kind, fp string, v *yaml.Node) {
-		key, isStr := d.str(v, fp)
+	seen := d.fields(n, p, namespaceKeyKinds, func(k, fp string, v *yaml.Node) {
+		s, isStr := d.str(v, fp)
 		if !isStr {
 			return
 		}
 		before := len(d.errs)
-		d.metadataKey(v.Line, fp, kind, key)
-		out, ok = NamespaceKey{Kind: kind, Key: key}, len(d.errs) == before
+		d.metadataKey(v.Line, fp, k, s)
+		kind, key, ok = k, s, len(d.errs) == before
 	})
 	switch {
 	case seen[labelKind] && seen[annotationKind]:
-		d.errorf(n, p, "gives both label and annotation; read one key of the namespace")
-		return NamespaceKey{}, false
+		d.errorf(n, p, "gives both label and annotation; read one key of %s", of)
+		return "", "", false
 	case !seen[labelKind] && !seen[annotationKind]:
-		d.errorf(n, p, "must name the namespace's key to read: {label: KEY} or {annotation: KEY}")
-		return NamespaceKey{}, false
+		d.errorf(n, p, "must name %s key to read: {label: KEY} or {annotation: KEY}", possessive(of))
+		return "", "", false
 	}
-	return out, ok
+	return kind, key, ok
+}
+
+// possessive is "the namespace's" for "the namespace".
+func possessive(of string) string {
+	if strings.HasSuffix(of, "s") {
+		return of + "'"
+	}
+	return of + "'s"
 }
 
 // ReadsNamespace reports whether the rule reads values from the object's

@@ -115,6 +115,9 @@ func JSONSchema() []byte {
 		defLabelLiteral: {Type: "string", Pattern: labelValuePattern, MaxLength: validation.LabelValueMaxLength,
 			Description: "A label value: at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit; or empty."},
 	}
+	for _, src := range relatedSources {
+		root.Defs[src.Field] = objectKeySchema(src.What)
+	}
 	for _, kind := range []string{annotationKind, labelKind} {
 		root.Defs[keyDef(kind)] = keySchema(kind)
 		root.Defs[valueDef(kind)] = valueSchema(kind)
@@ -204,9 +207,13 @@ func jsonPathSchema() *jsonSchema {
 
 // fromNamespaceSchema is the value of {fromNamespace: …}: one key of the
 // namespace.
-func fromNamespaceSchema() *jsonSchema {
+func fromNamespaceSchema() *jsonSchema { return objectKeySchema("the namespace") }
+
+// objectKeySchema is one key of another object, named by of: the value of
+// {fromNamespace: …} or of a RelatedSource's form.
+func objectKeySchema(of string) *jsonSchema {
 	s := &jsonSchema{Type: "object", Properties: map[string]*jsonSchema{}, AdditionalProperties: closed,
-		Description: "The namespace's key to read: {label: KEY} or {annotation: KEY}."}
+		Description: strings.ToUpper(of[:1]) + possessive(of)[1:] + " key to read: {label: KEY} or {annotation: KEY}."}
 	for _, kind := range namespaceKeyKinds {
 		s.Properties[kind] = ref(keyDef(kind))
 		s.OneOf = append(s.OneOf, &jsonSchema{Required: []string{kind}})

@@ -77,7 +77,7 @@ func TestParseErrors(t *testing.T) {
 			`rules.yaml:7: rules[0].annotations.c: value must be a string, got null; write "" for an empty value`}},
 		{"list and mapping values", head + "    a: [x]\n    b: {x: y}\n    c: 2001-12-14\n", []string{
 			`rules.yaml:5: rules[0].annotations.a: value must be a string, got a list`,
-			`rules.yaml:6: rules[0].annotations.b: value must be a string, {value: "…"}, the same, or {jsonPath: '{.path.to.field}'} to read it from the object, or {cel: "…"} to compute it with a CEL expression, or {fromNamespace: {label: KEY}} to read a label (or annotation) of its namespace (any mapping may add ifAbsent: true, to set the key only where it is absent; a computed one, jsonPath or cel or fromNamespace, may add default: "…", set when its source is missing); got a mapping`,
+			`rules.yaml:6: rules[0].annotations.b: value must be a string, {value: "…"}, the same, or {jsonPath: '{.path.to.field}'} to read it from the object, or {cel: "…"} to compute it with a CEL expression, or {fromNamespace: {label: KEY}} to read a label (or annotation) of its namespace, or {fromNode: {label: KEY}} to read a label (or annotation) of a Pod's Node (any mapping may add ifAbsent: true, to set the key only where it is absent; a computed one, jsonPath or cel or fromNamespace or fromNode, may add default: "…", set when its source is missing); got a mapping`,
 			`rules.yaml:7: rules[0].annotations.c: value must be a string; quote it: "2001-12-14"`}},
 		{"reserved marker keys", head + "    pods.admission.kube-annotator.io/kube-annotator: x\n    admission.kube-annotator.io/x: y\n" +
 			"  removeAnnotations: [Deployments.Apps.admission.kube-annotator.io/x]\n  removeLabels: [pods.admission.kube-annotator.io/x]\n", []string{
@@ -156,7 +156,7 @@ func TestParseErrors(t *testing.T) {
 			`rules.yaml:8: rules[0].labels.team: invalid label value "not valid!": …`,
 			`rules.yaml:8: rules[0].labels.Bad Key: invalid label key: …`,
 			`rules.yaml:9: rules[0].annotations.x.jsonPath: invalid JSONPath template "{.spec": …`,
-			`rules.yaml:9: rules[0].annotations.y: value must be a string, {value: "…"}, the same, or {jsonPath: '{.path.to.field}'} to read it from the object, or {cel: "…"} to compute it with a CEL expression, or {fromNamespace: {label: KEY}} to read a label (or annotation) of its namespace (any mapping may add ifAbsent: true, to set the key only where it is absent; a computed one, jsonPath or cel or fromNamespace, may add default: "…", set when its source is missing); got a mapping`,
+			`rules.yaml:9: rules[0].annotations.y: value must be a string, {value: "…"}, the same, or {jsonPath: '{.path.to.field}'} to read it from the object, or {cel: "…"} to compute it with a CEL expression, or {fromNamespace: {label: KEY}} to read a label (or annotation) of its namespace, or {fromNode: {label: KEY}} to read a label (or annotation) of a Pod's Node (any mapping may add ifAbsent: true, to set the key only where it is absent; a computed one, jsonPath or cel or fromNamespace or fromNode, may add default: "…", set when its source is missing); got a mapping`,
 			`rules.yaml:10: rules[0].removeAnnotations[1]: duplicate key "x"`,
 			`rules.yaml:11: rules[0].removeLabels: must be a list of label keys, got a mapping`,
 		}},

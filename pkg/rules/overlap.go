@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -121,8 +122,10 @@ func differing(a, b *Rule) []string {
 		aNS, bNS             map[string]NamespaceKey
 		aRm, bRm             []string
 	}{
-		{annotationKind, a.Annotations, b.Annotations, joined(a.AnnotationsFrom, a.AnnotationsCEL), joined(b.AnnotationsFrom, b.AnnotationsCEL), a.AnnotationsFromNamespace, b.AnnotationsFromNamespace, a.RemoveAnnotations, b.RemoveAnnotations},
-		{labelKind, a.Labels, b.Labels, joined(a.LabelsFrom, a.LabelsCEL), joined(b.LabelsFrom, b.LabelsCEL), a.LabelsFromNamespace, b.LabelsFromNamespace, a.RemoveLabels, b.RemoveLabels},
+		{annotationKind, a.Annotations, b.Annotations, readFrom(a.AnnotationsFrom, a.AnnotationsCEL, a.AnnotationsFromRelated),
+			readFrom(b.AnnotationsFrom, b.AnnotationsCEL, b.AnnotationsFromRelated), a.AnnotationsFromNamespace, b.AnnotationsFromNamespace, a.RemoveAnnotations, b.RemoveAnnotations},
+		{labelKind, a.Labels, b.Labels, readFrom(a.LabelsFrom, a.LabelsCEL, a.LabelsFromRelated), readFrom(b.LabelsFrom, b.LabelsCEL, b.LabelsFromRelated),
+			a.LabelsFromNamespace, b.LabelsFromNamespace, a.RemoveLabels, b.RemoveLabels},
 	} {
 		wa, wb := wanted(kind.aSet, kind.aJP, kind.aNS, kind.aRm), wanted(kind.bSet, kind.bJP, kind.bNS, kind.bRm)
 		for _, k := range sortedKeys(wa) {
@@ -151,4 +154,19 @@ func wanted(set, from map[string]string, fromNS map[string]NamespaceKey, remove 
 		m[k] = "removed"
 	}
 	return m
+}
+
+// readFrom maps each key a rule reads from the object or a related object
+// to how it reads it: a JSONPath template, a CEL expression, or a related
+// object's key.
+func readFrom(jsonPath, cel map[string]string, related map[string]RelatedKey) map[string]string {
+	out := joined(jsonPath, cel)
+	if len(related) == 0 {
+		return out
+	}
+	out = maps.Clone(out)
+	for k, v := range related {
+		out = put(out, k, v.From+" "+v.String())
+	}
+	return out
 }

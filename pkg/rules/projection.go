@@ -42,9 +42,11 @@ func (t *Target) Projection() Projection {
 		p.Annotations.Insert(sortedKeys(r.Annotations)...)
 		p.Annotations.Insert(sortedKeys(joined(r.AnnotationsFrom, r.AnnotationsCEL))...)
 		p.Annotations.Insert(slices.Collect(maps.Keys(r.AnnotationsFromNamespace))...)
+		p.Annotations.Insert(slices.Collect(maps.Keys(r.AnnotationsFromRelated))...)
 		p.Labels.Insert(sortedKeys(r.Labels)...)
 		p.Labels.Insert(sortedKeys(joined(r.LabelsFrom, r.LabelsCEL))...)
 		p.Labels.Insert(slices.Collect(maps.Keys(r.LabelsFromNamespace))...)
+		p.Labels.Insert(slices.Collect(maps.Keys(r.LabelsFromRelated))...)
 	}
 	return p
 }
@@ -60,6 +62,9 @@ func (t *Target) Reads() Projection {
 		p.Annotations.Insert(r.RemoveAnnotations...)
 		p.Labels.Insert(r.RemoveLabels...)
 		p.Labels.Insert(selectorKeys(r.selector)...)
+		celLabels, celAnnotations := r.celKeys()
+		p.Labels.Insert(celLabels...)
+		p.Annotations.Insert(celAnnotations...)
 		if t.isNamespaces() {
 			// A Namespace is selected by its own labels, and fromNamespace
 			// reads its own labels and annotations.
@@ -74,11 +79,18 @@ func (t *Target) Reads() Projection {
 
 // Covers reports whether a cache that keeps p of every object keeps all
 // that q needs, so that it can serve q's rules without listing again.
+//
+// A cache of whole objects keeps everything; one of the fields read keeps,
+// as a metadata cache does, only the annotations and labels p names.
 func (p Projection) Covers(q Projection) bool {
-	if p.Whole {
-		return !q.Whole || p.Fields == nil || q.Fields != nil && slices.IndexFunc(q.Fields, func(f []string) bool { return !keepsPath(p.Fields, f) }) < 0
+	if p.Whole && p.Fields == nil {
+		return true
 	}
-	return !q.Whole && p.Annotations.IsSuperset(q.Annotations) && p.Labels.IsSuperset(q.Labels)
+	keys := p.Annotations.IsSuperset(q.Annotations) && p.Labels.IsSuperset(q.Labels)
+	if p.Whole {
+		return keys && (!q.Whole || q.Fields != nil && slices.IndexFunc(q.Fields, func(f []string) bool { return !keepsPath(p.Fields, f) }) < 0)
+	}
+	return !q.Whole && keys
 }
 
 // fields returns the field paths the rules of t read, or nil when they
@@ -92,6 +104,11 @@ func (t *Target) fields() [][]string {
 	for _, r := range t.Rules {
 		if len(r.annotationsFrom)+len(r.labelsFrom) > 0 {
 			return nil
+		}
+		for _, f := range r.relatedRefs() {
+			if !keepsPath(out, f) {
+				out = append(out, f)
+			}
 		}
 		for _, e := range r.celExprs() {
 			for _, f := range e.reads {

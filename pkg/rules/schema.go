@@ -100,21 +100,21 @@ var ruleSchema = mapping[Rule]{
 			": \"true\"; false applies the rule to them too.",
 		value:  &jsonSchema{Type: "boolean", Default: true},
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.OptOutLocked = !d.boolean(v, p) }},
-	{name: "annotations", fills: []string{"Annotations", "AnnotationsFrom", "AnnotationsCEL", "AnnotationsFromNamespace", "AnnotationsIfAbsent", "AnnotationsDefault"}, sets: true,
+	{name: "annotations", fills: []string{"Annotations", "AnnotationsFrom", "AnnotationsCEL", "AnnotationsFromNamespace", "AnnotationsFromRelated", "AnnotationsIfAbsent", "AnnotationsDefault"}, sets: true,
 		doc:   "Annotations to set; a key's value is " + valueFormsHow + ".",
 		value: metadataSchema(annotationKind),
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) {
 			m := d.metadata(v, p, annotationKind)
 			r.Annotations, r.AnnotationsFrom, r.AnnotationsCEL, r.AnnotationsFromNamespace = m.literal, m.jsonPath, m.cel, m.fromNamespace
-			r.AnnotationsIfAbsent, r.AnnotationsDefault = m.ifAbsent, m.defaults
+			r.AnnotationsIfAbsent, r.AnnotationsDefault, r.AnnotationsFromRelated = m.ifAbsent, m.defaults, m.fromRelated
 		}},
-	{name: "labels", fills: []string{"Labels", "LabelsFrom", "LabelsCEL", "LabelsFromNamespace", "LabelsIfAbsent", "LabelsDefault"}, sets: true,
+	{name: "labels", fills: []string{"Labels", "LabelsFrom", "LabelsCEL", "LabelsFromNamespace", "LabelsFromRelated", "LabelsIfAbsent", "LabelsDefault"}, sets: true,
 		doc:   "Labels to set; a key's value is " + valueFormsHow + ".",
 		value: metadataSchema(labelKind),
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) {
 			m := d.metadata(v, p, labelKind)
 			r.Labels, r.LabelsFrom, r.LabelsCEL, r.LabelsFromNamespace = m.literal, m.jsonPath, m.cel, m.fromNamespace
-			r.LabelsIfAbsent, r.LabelsDefault = m.ifAbsent, m.defaults
+			r.LabelsIfAbsent, r.LabelsDefault, r.LabelsFromRelated = m.ifAbsent, m.defaults, m.fromRelated
 		}},
 	{name: "removeAnnotations", fills: []string{"RemoveAnnotations"}, sets: true,
 		doc:    "Annotation keys to delete, whoever set them.",

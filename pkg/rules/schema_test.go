@@ -29,8 +29,8 @@ var fieldExamples = map[string]string{
 	"when":              "object.spec.replicas > 2",
 	"mode":              "audit",
 	"allowOptOut":       "false",
-	"annotations":       "{owner: web, team: {jsonPath: '{.metadata.labels.team}', default: none}, id: {cel: 'object.metadata.name'}, cost: {fromNamespace: {annotation: example.com/cost}}, psa: {value: baseline, ifAbsent: true}}",
-	"labels":            "{owner: web, team: {jsonPath: '{.metadata.labels.team}', default: none}, id: {cel: 'object.metadata.name'}, tier: {fromNamespace: {label: tier}}, psa: {value: baseline, ifAbsent: true}}",
+	"annotations":       "{owner: web, team: {jsonPath: '{.metadata.labels.team}', default: none}, id: {cel: 'object.metadata.name'}, cost: {fromNamespace: {annotation: example.com/cost}}, zone: {fromNode: {annotation: example.com/rack}}, psa: {value: baseline, ifAbsent: true}}",
+	"labels":            "{owner: web, team: {jsonPath: '{.metadata.labels.team}', default: none}, id: {cel: 'object.metadata.name'}, tier: {fromNamespace: {label: tier}}, zone: {fromNode: {label: topology.kubernetes.io/zone}}, psa: {value: baseline, ifAbsent: true}}",
 	"removeAnnotations": "[deprecated.example.com/flag]",
 	"removeLabels":      "[legacy]",
 }

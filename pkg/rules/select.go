@@ -86,9 +86,10 @@ func templates(from map[string]string) (map[string]*template, error) {
 	return out, nil
 }
 
-// ReadsObject reports whether the rule reads values from the object.
+// ReadsObject reports whether the rule reads values from the object: with
+// JSONPath, CEL, or the field that names a related object (fromNode).
 func (c *Compiled) ReadsObject() bool {
-	return len(c.annotationsFrom)+len(c.labelsFrom) > 0 || len(c.celExprs()) > 0
+	return len(c.annotationsFrom)+len(c.labelsFrom) > 0 || len(c.celExprs()) > 0 || c.readsRelated()
 }
 
 // Selects reports whether the rule applies to obj. isNamespace says obj is
@@ -201,6 +202,9 @@ type home struct {
 	// namespaceObject.
 	namespaces  Namespaces
 	isNamespace bool
+	// related finds the objects fromNode (a RelatedSource) reads, by
+	// source.
+	related map[string]Related
 }
 
 // contribute adds what the rule wants of obj, whose namespace is h, to d.
@@ -213,10 +217,14 @@ func (c *Compiled) contribute(e *Evaluation, obj metav1.Object, h home) {
 	nsLbls, m4 := namespaceValues(c.LabelsFromNamespace, h.obj, h.why, validation.IsValidLabelValue)
 	celAnns, m5 := celValues(c.annotationsCEL, obj, h, validAnnotationValue)
 	celLbls, m6 := celValues(c.labelsCEL, obj, h, validation.IsValidLabelValue)
-	anns = e.orDefault(joined(anns, celAnns), slices.Concat(m1, m3, m5), c.AnnotationsDefault, c.Name, annotationKind)
-	lbls = e.orDefault(joined(lbls, celLbls), slices.Concat(m2, m4, m6), c.LabelsDefault, c.Name, labelKind)
+	relAnns, inAnns, m7 := relatedValues(c.AnnotationsFromRelated, obj, h.related, validAnnotationValue)
+	relLbls, inLbls, m8 := relatedValues(c.LabelsFromRelated, obj, h.related, validation.IsValidLabelValue)
+	anns = e.orDefault(joined(anns, joined(celAnns, relAnns)), slices.Concat(m1, m3, m5, m7), c.AnnotationsDefault, c.Name, annotationKind)
+	lbls = e.orDefault(joined(lbls, joined(celLbls, relLbls)), slices.Concat(m2, m4, m6, m8), c.LabelsDefault, c.Name, labelKind)
 	e.Desired.Annotations = e.merge(e.Desired.Annotations, c.Annotations, anns, nsAnns, c.Name, annotationKind)
 	e.Desired.Labels = e.merge(e.Desired.Labels, c.Labels, lbls, nsLbls, c.Name, labelKind)
+	e.recordInputs(inAnns, c.Name, annotationKind)
+	e.recordInputs(inLbls, c.Name, labelKind)
 	e.Desired.IfAbsentAnnotations = e.ifAbsent(e.Desired.IfAbsentAnnotations, e.Desired.Annotations, c.AnnotationsIfAbsent, c.Name, annotationKind,
 		c.Annotations, anns, nsAnns)
 	e.Desired.IfAbsentLabels = e.ifAbsent(e.Desired.IfAbsentLabels, e.Desired.Labels, c.LabelsIfAbsent, c.Name, labelKind, c.Labels, lbls, nsLbls)
@@ -275,6 +283,7 @@ type Evaluation struct {
 	setBy     map[string]string // kind/key → rule that set it
 	removedBy map[string]string // kind/key → first rule that removes it
 	defaulted map[string]string // kind/key → why a rule's default is set
+	inputs    map[string]string // kind/key → where a related value was read
 }
 
 // Audited is what one rule in audit mode wants of an object.

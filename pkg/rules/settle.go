@@ -48,17 +48,19 @@ import (
 // namespace and ns are one name, and for Namespaces namespaceSelector
 // tests the object's own labels as selector does. Two spellings of one
 // other resource (deploy, deployments) are not matched here, as the file
-// alone does not say they are the same; Compile finds those cycles once
-// discovery has resolved the names.
+// alone does not say they are the same; Compile finds those cycles, and
+// the conditions on keys set by the other name's rules, once discovery has
+// resolved the names.
 func unsettled(rules []Rule) []FieldError {
 	var out []FieldError
 	for i := range rules {
 		out = append(out, selfUnsettled(&rules[i], i)...)
 	}
-	reported := map[int]bool{}
+	reported, whenReported := map[int]bool{}, map[string]bool{}
+	reads := parsedWhenReads(rules)
 	for _, res := range resourceGroups(rules) {
 		out = append(out, cycles(rules, res.rules, res.namespaces, reported)...)
-		out = append(out, whenUnsettled(rules, res)...)
+		out = append(out, whenUnsettled(rules, res.rules, reads, whenReported)...)
 	}
 	return out
 }
@@ -128,6 +130,9 @@ func labelWrites(r *Rule) map[string]labelWrite {
 	}
 	for k, from := range r.LabelsFromNamespace {
 		out[k] = labelWrite{how: "read from the namespace's " + from.String()}
+	}
+	for k, from := range r.LabelsFromRelated {
+		out[k] = labelWrite{how: "read from " + from.Source().What + "'s " + from.String()}
 	}
 	for k := range r.LabelsIfAbsent {
 		w := out[k]

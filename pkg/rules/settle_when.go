@@ -5,51 +5,69 @@ import (
 	"slices"
 )
 
+// whenReads returns the field paths the when condition of rules[i] reads,
+// or nil when it has none (or it does not compile: the decoder reports that).
+type whenReads func(i int) [][]string
+
+// parsedWhenReads compiles each rule's condition to find what it reads.
+func parsedWhenReads(rules []Rule) whenReads {
+	return func(i int) [][]string {
+		if rules[i].When == "" {
+			return nil
+		}
+		e, err := compileCEL(rules[i].When, boolType)
+		if err != nil {
+			return nil // reported by the decoder
+		}
+		return e.reads
+	}
+}
+
+// compiledWhenReads reads what each compiled rule's condition reads.
+func compiledWhenReads(targets []*Target) whenReads {
+	byIndex := map[int]*Compiled{}
+	for _, t := range targets {
+		for _, c := range t.Rules {
+			byIndex[c.Index] = c
+		}
+	}
+	return func(i int) [][]string {
+		if c := byIndex[i]; c != nil && c.when != nil {
+			return c.when.reads
+		}
+		return nil
+	}
+}
+
 // whenUnsettled reports the when conditions that read a label or
 // annotation that their rule, or another rule on the same resource, sets:
 // the controller's own write would change whether the rule selects the
 // object, as with a selector on the key (see unsettled). Unlike a
 // selector's, a condition's verdict after the write cannot be known from
 // the file, so any such read is refused, across rules too.
-func whenUnsettled(rules []Rule, group resourceGroup) []FieldError {
-	setters := map[string]int{} // kind/key → first rule (index) that sets it
-	for _, i := range group.rules {
-		r := &rules[i]
-		if r.Audit() {
-			continue
-		}
-		for _, kind := range []struct {
-			name string
-			keys []map[string]string
-		}{
-			{annotationKind, []map[string]string{r.Annotations, r.AnnotationsFrom, r.AnnotationsCEL, keysOf(r.AnnotationsFromNamespace)}},
-			{labelKind, []map[string]string{r.Labels, r.LabelsFrom, r.LabelsCEL, keysOf(r.LabelsFromNamespace)}},
-		} {
-			for _, m := range kind.keys {
-				for k := range m {
-					if _, ok := setters[kind.name+"/"+k]; !ok {
-						setters[kind.name+"/"+k] = i
-					}
-				}
-			}
-		}
-	}
+//
+// group holds the indexes of the rules on one resource: by the names they
+// give it (Parse), or by the resource discovery resolved those names to
+// (Compile, which so also finds "deploy" and "deployments" to be one). A
+// condition's read is reported once, whatever groups it is found in;
+// reported records what was.
+func whenUnsettled(rules []Rule, group []int, reads whenReads, reported map[string]bool) []FieldError {
+	setters := metadataSetters(rules, group)
 	var out []FieldError
-	for _, i := range group.rules {
+	for _, i := range group {
 		r := &rules[i]
-		if r.When == "" {
+		p := reads(i)
+		if p == nil {
 			continue
 		}
-		e, err := compileCEL(r.When, boolType)
-		if err != nil {
-			continue // reported by the decoder
-		}
-		labelKeys, annotationKeys := metadataKeys(e.reads)
+		labelKeys, annotationKeys := metadataKeys(p)
 		for _, read := range slices.Concat(prefixed(labelKind, labelKeys), prefixed(annotationKind, annotationKeys)) {
 			w, ok := setters[read]
-			if !ok {
+			key := fmt.Sprintf("%d %s", i, read)
+			if !ok || reported[key] {
 				continue
 			}
+			reported[key] = true
 			who := "the rule sets"
 			if w != i {
 				who = fmt.Sprintf("rules[%d] (%s) sets", w, rules[w].Name)
@@ -63,6 +81,34 @@ func whenUnsettled(rules []Rule, group resourceGroup) []FieldError {
 		}
 	}
 	return out
+}
+
+// metadataSetters returns, by kind/key, the first rule of group (its
+// index) that sets each label and annotation; audit rules set none.
+func metadataSetters(rules []Rule, group []int) map[string]int {
+	setters := map[string]int{}
+	for _, i := range group {
+		r := &rules[i]
+		if r.Audit() {
+			continue
+		}
+		for _, kind := range []struct {
+			name string
+			keys []map[string]string
+		}{
+			{annotationKind, []map[string]string{r.Annotations, r.AnnotationsFrom, r.AnnotationsCEL, keysOf(r.AnnotationsFromNamespace), keysOf(r.AnnotationsFromRelated)}},
+			{labelKind, []map[string]string{r.Labels, r.LabelsFrom, r.LabelsCEL, keysOf(r.LabelsFromNamespace), keysOf(r.LabelsFromRelated)}},
+		} {
+			for _, m := range kind.keys {
+				for k := range m {
+					if _, ok := setters[kind.name+"/"+k]; !ok {
+						setters[kind.name+"/"+k] = i
+					}
+				}
+			}
+		}
+	}
+	return setters
 }
 
 // whenSettleHint says what to write instead of a condition on a key the

@@ -104,6 +104,12 @@ type Rule struct {
 	// and follow it when it changes. A cluster-scoped object has no
 	// namespace: such a key is not set on it, and the problem is logged.
 	AnnotationsFromNamespace map[string]NamespaceKey
+	// AnnotationsFromRelated ("annotations", the keys given
+	// {fromNode: {label: KEY}} or {fromNode: {annotation: KEY}}) are set to
+	// the value of that label or annotation of an object the object names
+	// (see RelatedSource) — a Pod's Node — and follow it when it changes. A
+	// Pod not yet scheduled names no Node: the key is set once it is.
+	AnnotationsFromRelated map[string]RelatedKey
 	// Labels ("labels", the keys given a string) are set to these literal
 	// values.
 	Labels map[string]string
@@ -118,6 +124,10 @@ type Rule struct {
 	// set to the value read from the object's namespace, as
 	// AnnotationsFromNamespace.
 	LabelsFromNamespace map[string]NamespaceKey
+	// LabelsFromRelated ("labels", the keys given {fromNode: …}) are set
+	// to the value read from an object the object names, as
+	// AnnotationsFromRelated.
+	LabelsFromRelated map[string]RelatedKey
 	// AnnotationsIfAbsent ("annotations", the keys given ifAbsent: true, as
 	// in {value: "baseline", ifAbsent: true}) are set only on objects that
 	// lack them: a present key is never changed. A key the controller added

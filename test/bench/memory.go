@@ -149,7 +149,7 @@ func (b *bench) idle(ctx context.Context, ka *runner, tag string, opts idleOptio
 		logf("Latency of %d Pods: p50 %v, p99 %v", len(sorted), percentile(sorted, 0.50), percentile(sorted, 0.99))
 	}
 	if opts.rebuild {
-		if res.rebuild, err = b.rebuild(ctx, readyz, c); err != nil {
+		if res.rebuild, err = b.rebuild(ctx, readyz, "http://"+metricsAddr+"/metrics", c); err != nil {
 			return res, err
 		}
 	}

@@ -6,14 +6,17 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	h "github.com/kube-annotator/kube-annotator/test/harness"
 )
 
 // rebuildResult is what a reload cost whose rules make kube-annotator's
-// caches keep one more label: each informer lists every object again.
+// caches keep one more label, which no object carries: each cache widens
+// without listing again, and every object is synced.
 type rebuildResult struct {
 	objects int
-	// took is the time from the rules file's write until every informer
-	// had synced again.
+	// took is the time from the rules file's write until every object
+	// had been synced again and every informer was synced.
 	took time.Duration
 	// requests are those the API server served meanwhile.
 	requests requestCounts
@@ -24,15 +27,24 @@ type rebuildResult struct {
 var widenedRulesYAML = rulesYAML + "  removeLabels: [bench-rebuild]\n"
 
 // rebuild rewrites the rules file of c, a kube-annotator converged and at
-// rest, with widenedRulesYAML, and measures until c is ready again: its
-// readiness fails while an informer has not synced. The rules file is
-// restored before it returns.
-func (b *bench) rebuild(ctx context.Context, readyz string, c *child) (*rebuildResult, error) {
+// rest, with widenedRulesYAML, and measures until c has synced every
+// object again (kube_annotator_syncs_total, from its metrics) and is
+// ready: its readiness fails while an informer has not synced. The rules
+// file is restored before it returns.
+func (b *bench) rebuild(ctx context.Context, readyz, metrics string, c *child) (*rebuildResult, error) {
 	w, err := b.openWindow(ctx)
 	if err != nil {
 		return nil, err
 	}
 	logf("Reloading rules that make kube-annotator's caches keep one more label, at %d objects", b.objects)
+	syncs := func() (float64, error) {
+		body, err := get(ctx, metrics)
+		return h.MetricValue(body, "kube_annotator_syncs_total", map[string]string{"result": "success"}), err
+	}
+	before, err := syncs()
+	if err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	if err := writeAtomically(b.rules, widenedRulesYAML); err != nil {
 		return nil, err
@@ -42,8 +54,16 @@ func (b *bench) rebuild(ctx context.Context, readyz string, c *child) (*rebuildR
 			logf("  could not restore the rules file: %v", err)
 		}
 	}()
-	if err := waitProbe(ctx, readyz, false, time.Minute, 10*time.Millisecond, c.alive); err != nil {
-		return nil, fmt.Errorf("reload: the informers were not rebuilt: %w", err)
+	for n := before; n < before+float64(b.objects); n, err = syncs() {
+		if err != nil {
+			return nil, fmt.Errorf("reload: %w", err)
+		}
+		if time.Since(start) > b.opts.timeout {
+			return nil, fmt.Errorf("reload: %.0f of %d objects synced after %v", n-before, b.objects, b.opts.timeout)
+		}
+		if err := sleep(ctx, 20*time.Millisecond); err != nil {
+			return nil, err
+		}
 	}
 	if err := waitProbe(ctx, readyz, true, b.opts.timeout, 10*time.Millisecond, c.alive); err != nil {
 		return nil, fmt.Errorf("reload: %w", err)
@@ -55,7 +75,7 @@ func (b *bench) rebuild(ctx context.Context, readyz string, c *child) (*rebuildR
 	if res.requests, err = w.close(ctx); err != nil {
 		return nil, err
 	}
-	logf("Rebuilt the caches of %d objects in %.1fs: %d writes, %d LIST, %d WATCH", b.objects, res.took.Seconds(),
+	logf("Reloaded the rules of %d objects in %.1fs: %d writes, %d LIST, %d WATCH", b.objects, res.took.Seconds(),
 		res.requests.writes, res.requests.list, res.requests.watch)
 	return res, nil
 }

@@ -180,9 +180,9 @@ Projected to %d objects at the last row's heap per object: %.0f MiB of live heap
 `, o.memoryWindow, liveGOGC, liveGOGC, projectedObjects, (base.liveHeap+perObject*projectedObjects)/(1<<20))
 	for _, p := range s.memory {
 		if rb := p.rebuild; rb != nil {
-			fmt.Fprintf(w, "\nA reload whose rules make the caches keep one more label, at %d objects: every informer listed again, "+
-				"and was synced %.1f s after the rules file was written (%d LIST, %d writes).\n",
-				rb.objects, rb.took.Seconds(), rb.requests.list, rb.requests.writes)
+			fmt.Fprintf(w, "\nA reload whose rules make the caches keep one more label, which no object carries, at %d objects: "+
+				"every object was synced again %.1f s after the rules file was written (%d LIST, %d WATCH, %d writes).\n",
+				rb.objects, rb.took.Seconds(), rb.requests.list, rb.requests.watch, rb.requests.writes)
 		}
 	}
 }

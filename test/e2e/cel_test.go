@@ -62,23 +62,39 @@ func TestCEL(t *testing.T) {
 }
 
 // With run --admission-policies, the condition and the value are
-// evaluated at creation.
+// evaluated at creation. Without MutatingAdmissionPolicy v1 (1.35), the
+// create response carries neither, and the controller sets both right
+// after creation.
 func testCELAdmission(t *testing.T) {
-	if !env.Features.MutatingAdmissionPolicyV1 {
-		t.Skip("the API server does not serve MutatingAdmissionPolicy v1")
-	}
 	ns := env.NewNamespace(t)
 	rulesFile := writeFile(t, "rules.yaml", celRules(ns)+probeRule(ns))
-	deletePoliciesAtEnd(t)
-	startRun(t, "--rules", rulesFile, "--admission-policies")
-	waitPolicies(t, ns, 15*time.Second)
-
-	got := env.Create(t, h.Deployments, ns, h.Deployment(t, ns, "big", 3))
-	if l, a := got.GetLabels()["size"], got.GetAnnotations()["example.com/id"]; l != "big" || a != ns+"/big@3" {
-		t.Errorf("created with 3 replicas: size=%q id=%q after admission, want big and %s/big@3", l, a, ns)
+	degraded := !env.Features.MutatingAdmissionPolicyV1
+	if degraded {
+		admissionRunDegraded(t, env, ns, rulesFile)
+	} else {
+		deletePoliciesAtEnd(t)
+		startRun(t, "--rules", rulesFile, "--admission-policies")
+		waitPolicies(t, ns, 15*time.Second)
 	}
-	got = env.Create(t, h.Deployments, ns, h.Deployment(t, ns, "one", 1))
-	if l, a := got.GetLabels()["size"], got.GetAnnotations()["example.com/id"]; l != "" || a != ns+"/one@1" {
-		t.Errorf("created with 1 replica: size=%q id=%q after admission, want none and %s/one@1", l, a, ns)
+	for _, d := range []struct {
+		name             string
+		replicas         int
+		wantSize, wantID string
+	}{
+		{"big", 3, "big", ns + "/big@3"},
+		{"one", 1, "", ns + "/one@1"},
+	} {
+		got := env.Create(t, h.Deployments, ns, h.Deployment(t, ns, d.name, d.replicas))
+		size, hasSize := got.GetLabels()["size"]
+		id, hasID := got.GetAnnotations()["example.com/id"]
+		switch {
+		case degraded && (hasSize || hasID):
+			t.Errorf("created with %d replicas: size=%q id=%q in the create response, want neither without MutatingAdmissionPolicy v1", d.replicas, size, id)
+		case !degraded && (size != d.wantSize || id != d.wantID):
+			t.Errorf("created with %d replicas: size=%q id=%q after admission, want %q and %s", d.replicas, size, id, d.wantSize, d.wantID)
+		}
+		waitMetadata(t, 10*time.Second, h.Deployments, ns, d.name, "size "+d.wantSize+", id "+d.wantID, func(a, l map[string]string) bool {
+			return l["size"] == d.wantSize && a["example.com/id"] == d.wantID
+		})
 	}
 }

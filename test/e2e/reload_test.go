@@ -175,3 +175,50 @@ func TestReloadConfigMapVolumeAndSIGHUP(t *testing.T) {
 	}
 	env.WaitForAnnotation(t, 5*time.Second, h.ConfigMaps, ns, "cm", "volume", "h2")
 }
+
+// A reload whose rules set a key no object carries widens the cache
+// instead of listing again: the API server serves no LIST and no new
+// WATCH of the resource, and every object gets the key. One whose rules
+// remove a key an object carries, whose value the cache dropped, lists
+// again, and the key goes.
+func TestReloadNewKeyWithoutList(t *testing.T) {
+	ns := env.NewNamespace(t)
+	names := []string{"a", "b", "c"}
+	for _, name := range names {
+		env.Create(t, h.ConfigMaps, ns, h.Object("v1", "ConfigMap", ns, name))
+	}
+	env.SetAnnotations(t, h.ConfigMaps, ns, "c", map[string]*string{"stale": h.Ptr("x")})
+	const first = "rules:\n- name: cms\n  resources: [configmaps]\n  annotations: {first: \"1\"}\n"
+	rulesFile := filepath.Join(t.TempDir(), "rules.yaml")
+	replaceFile(t, rulesFile, first)
+	p := startRun(t, "--rules", rulesFile, "-n", ns)
+	for _, name := range names {
+		env.WaitForAnnotation(t, 15*time.Second, h.ConfigMaps, ns, name, "first", "1")
+	}
+	relists := func(before h.Requests) int {
+		d := requests(t).Sub(before)
+		return d.Count("LIST", "configmaps") + d.Count("WATCH", "configmaps")
+	}
+
+	before := requests(t)
+	replaceFile(t, rulesFile, strings.Replace(first, `{first: "1"}`, `{first: "1", second: "2"}`, 1))
+	for _, name := range names {
+		env.WaitForAnnotation(t, 10*time.Second, h.ConfigMaps, ns, name, "second", "2")
+	}
+	if n := relists(before); n != 0 {
+		t.Errorf("the API server served %d LIST or WATCH of configmaps for a reload that sets a new key, want 0", n)
+	}
+	if out := p.Output(t); !strings.Contains(out, "Widening cache") || strings.Contains(out, "Rebuilding informer") {
+		t.Errorf("the log does not say that the cache widened without rebuilding:\n%s", out)
+	}
+
+	before = requests(t)
+	replaceFile(t, rulesFile, strings.Replace(first, `{first: "1"}`, "{first: \"1\", second: \"2\"}\n  removeAnnotations: [stale]", 1))
+	waitFor(t, 10*time.Second, "stale to be removed from c", func() bool {
+		_, has := env.Get(t, h.ConfigMaps, ns, "c").GetAnnotations()["stale"]
+		return !has
+	})
+	if n := relists(before); n == 0 {
+		t.Errorf("no LIST or WATCH of configmaps for a reload that removes a key an object carried: its value was not in the cache")
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"maps"
 	"slices"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,8 +23,8 @@ import (
 )
 
 // Object is an object as the cache keeps it: a *cachedMetadata from a
-// metadata informer, or an *unstructured.Unstructured when rules read
-// values from whole objects.
+// metadata informer; a *cachedObject when rules read named fields of
+// objects; an *unstructured.Unstructured when they may read any.
 type Object interface {
 	metav1.Object
 	runtime.Object
@@ -37,32 +38,78 @@ type Object interface {
 // *cachedMetadata. The metadata client leaves TypeMeta empty; the cached
 // object has the resource's kind, which writes and events need.
 // Everything else the decoder allocated is dropped, and values equal on
-// many objects are shared through shared.
-//
-// It is idempotent, as client-go needs: an informer that streams its
-// initial list transforms each object twice, and what it made passes
-// through.
+// many objects are shared through shared. It is NewProjecting's
+// Transform, for a cache whose projection never widens.
 func MetadataTransform(manager string, r rules.Resource, keep *rules.Projection, shared *Interner) cache.TransformFunc {
-	kind := &kindOf{gvk: r.GVR.GroupVersion().WithKind(r.Kind)}
-	p := newProjector(keep, manager, r)
-	return func(obj any) (any, error) {
-		m, ok := obj.(*metav1.PartialObjectMetadata)
-		if !ok {
-			return obj, nil // a *cachedMetadata, transformed already, or a tombstone
-		}
-		own := ownManagedFields(m.ManagedFields, manager)
-		anns, lbls := p.project(m.Annotations, m.Labels, own)
-		return &cachedMetadata{
-			kind:            kind,
-			name:            m.Name,
-			namespace:       shared.string(m.Namespace),
-			uid:             m.UID,
-			resourceVersion: m.ResourceVersion,
-			labels:          shared.stringMap(lbls),
-			annotations:     shared.stringMap(anns),
-			managedFields:   shared.managedFields(own),
-		}, nil
+	return NewProjecting(manager, r, keep, shared).Transform
+}
+
+// Projecting is the cache transform of a metadata informer
+// (MetadataTransform's), whose projection can be widened while the
+// informer runs, so that a reload whose rules need more keys does not
+// list every object again. Each cached object remembers which keys it
+// dropped (as hashes, shared by the objects that dropped the same); one
+// made before the last Widen serves rules that need a key it dropped only
+// when the key was not on it (Serves).
+type Projecting struct {
+	manager string
+	r       rules.Resource
+	shared  *Interner
+	cur     atomic.Pointer[projector]
+}
+
+// NewProjecting returns the transform of a metadata cache of r's objects
+// that keeps what keep names (every key when keep is nil) and what
+// manager owns.
+func NewProjecting(manager string, r rules.Resource, keep *rules.Projection, shared *Interner) *Projecting {
+	p := &Projecting{manager: manager, r: r, shared: shared}
+	p.cur.Store(newProjector(keep, manager, r))
+	return p
+}
+
+// Widen makes the transform keep what keep names from now on. The objects
+// it made before are marked: Serves checks them against the rules.
+func (p *Projecting) Widen(keep rules.Projection) {
+	p.cur.Swap(newProjector(&keep, p.manager, p.r)).superseded.Store(true)
+}
+
+// Transform is the informer's cache transform. It is idempotent, as
+// client-go needs: an informer that streams its initial list transforms
+// each object twice, and what it made passes through.
+func (p *Projecting) Transform(obj any) (any, error) {
+	m, ok := obj.(*metav1.PartialObjectMetadata)
+	if !ok {
+		return obj, nil // a *cachedMetadata, transformed already, or a tombstone
 	}
+	pr := p.cur.Load()
+	own := ownManagedFields(m.ManagedFields, p.manager)
+	var buf [32]uint64
+	anns, lbls, dropped := pr.project(m.Annotations, m.Labels, own, buf[:0])
+	return &cachedMetadata{
+		proj:            p.shared.projected(pr, dropped),
+		name:            m.Name,
+		namespace:       p.shared.string(m.Namespace),
+		uid:             m.UID,
+		resourceVersion: m.ResourceVersion,
+		labels:          p.shared.stringMap(lbls),
+		annotations:     p.shared.stringMap(anns),
+		managedFields:   p.shared.managedFields(own),
+	}, nil
+}
+
+// Serves reports whether the cache keeps of obj all that the rules need:
+// need, called only for an object made before its cache's projection was
+// last widened, tells what they need. It is false when such an object had
+// a key need names, which was dropped: its value is unknown, and the
+// object must be listed again. An object that lacked the key serves: the
+// key is absent, as the cache says.
+func Serves(obj Object, need func() rules.Projection) bool {
+	o, ok := obj.(*cachedMetadata)
+	if !ok || o.proj == nil || len(o.proj.dropped) == 0 || !o.proj.by.superseded.Load() {
+		return true
+	}
+	n := need()
+	return !o.proj.drops(annotationSeed, n.Annotations) && !o.proj.drops(labelSeed, n.Labels)
 }
 
 // ownManagedFields returns what the cache keeps of an object's
@@ -148,12 +195,18 @@ func WholeObjectTransform(manager string) cache.TransformFunc {
 // RelevantUpdate reports whether an update can change what sync decides:
 // a change of the labels and annotations the cache keeps (those the rules
 // read and those this controller owns) or of this controller's ownership
-// record. An update of an object kept with its fields is relevant when
+// record, or, when n was made by a projector since superseded, a change of
+// the keys it dropped. An update of an object kept with its fields is relevant when
 // what the cache keeps of it changed.
 func RelevantUpdate(oldObj, newObj any) bool {
 	if o, ok := oldObj.(*unstructured.Unstructured); ok {
 		if n, ok := newObj.(*unstructured.Unstructured); ok {
 			return !sameContent(o, n)
+		}
+	}
+	if o, ok := oldObj.(*cachedObject); ok {
+		if n, ok := newObj.(*cachedObject); ok {
+			return !sameCachedObject(o, n)
 		}
 	}
 	o, ok1 := oldObj.(*cachedMetadata)
@@ -162,7 +215,17 @@ func RelevantUpdate(oldObj, newObj any) bool {
 		return true
 	}
 	return !maps.Equal(o.labels, n.labels) || !maps.Equal(o.annotations, n.annotations) ||
-		!slices.EqualFunc(o.managedFields, n.managedFields, sameEntry)
+		!slices.EqualFunc(o.managedFields, n.managedFields, sameEntry) || droppedOther(o, n)
+}
+
+// droppedOther reports whether n, made by a projector since superseded,
+// dropped other keys than o: one of them may be a key the rules now read.
+// (Made by the current projector, n keeps such keys, and the maps tell.)
+func droppedOther(o, n *cachedMetadata) bool {
+	if o.proj == n.proj || n.proj == nil || !n.proj.by.superseded.Load() {
+		return false
+	}
+	return o.proj == nil || !slices.Equal(o.proj.dropped, n.proj.dropped)
 }
 
 // IsResync reports whether an update event is an informer's resync: the

@@ -7,7 +7,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
@@ -23,7 +22,7 @@ func TestMetadataTransform(t *testing.T) {
 	// with managedFields from one without.
 	kept := metav1.ManagedFieldsEntry{Manager: ours.Manager, Operation: ours.Operation, FieldsType: ours.FieldsType, FieldsV1: ours.FieldsV1}
 	slim := func(managedFields ...metav1.ManagedFieldsEntry) *cachedMetadata {
-		return &cachedMetadata{kind: &kindOf{gvk: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}},
+		return &cachedMetadata{proj: configMapsAll,
 			name: "x", namespace: "ns", uid: "u-1", resourceVersion: "7",
 			labels: map[string]string{"l": "1"}, annotations: map[string]string{"a": "1"}, managedFields: managedFields}
 	}

@@ -6,26 +6,30 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
-// ObjectTransform is the transform of the cache of objects whose rules
-// read their fields: WholeObjectTransform's, and, when fields is not nil,
-// it keeps of each object only those field paths (see
-// rules.Projection.Fields), dropping the rest of its content.
-func ObjectTransform(manager string, fields [][]string) cache.TransformFunc {
-	whole := WholeObjectTransform(manager)
-	if fields == nil {
-		return whole
+// ObjectTransform is the transform of the cache of objects of r whose
+// rules read their fields. When keep has no Fields (a JSONPath value may
+// read any field), it is WholeObjectTransform's, which keeps whole
+// *unstructured.Unstructured objects. Else it keeps of each object only
+// those field paths (see rules.Projection.Fields) and its metadata as the
+// metadata cache keeps it, with the annotations and labels keep names or
+// manager owns, as a *cachedObject (see newCachedObject), values shared
+// through shared. It is idempotent, as MetadataTransform.
+func ObjectTransform(manager string, r rules.Resource, keep *rules.Projection, shared *Interner) cache.TransformFunc {
+	if keep.Fields == nil {
+		return WholeObjectTransform(manager)
 	}
+	kind := &kindOf{gvk: r.GVR.GroupVersion().WithKind(r.Kind)}
+	keys := newProjector(&rules.Projection{Annotations: keep.Annotations, Labels: keep.Labels}, manager, r)
 	return func(obj any) (any, error) {
-		obj, err := whole(obj)
-		if err != nil {
-			return obj, err
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return obj, nil // a *cachedObject, transformed already, or a tombstone
 		}
-		if u, ok := obj.(*unstructured.Unstructured); ok {
-			u.Object = keepFields(u.Object, fields)
-		}
-		return obj, nil
+		return newCachedObject(kind, manager, u, keep.Fields, keys, shared), nil
 	}
 }
 

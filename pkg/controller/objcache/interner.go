@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"unsafe"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -23,6 +24,9 @@ type Interner struct {
 	strings map[string]string
 	maps    map[string]map[string]string
 	entries map[string][]metav1.ManagedFieldsEntry
+	// projections are keyed by the projector's address and the hashes
+	// of the keys it dropped.
+	projections map[string]*projected
 }
 
 // Bounds of an Interner's tables: values each, and bytes per value.
@@ -33,9 +37,10 @@ const (
 
 func NewInterner() *Interner {
 	return &Interner{
-		strings: map[string]string{},
-		maps:    map[string]map[string]string{},
-		entries: map[string][]metav1.ManagedFieldsEntry{},
+		strings:     map[string]string{},
+		maps:        map[string]map[string]string{},
+		entries:     map[string][]metav1.ManagedFieldsEntry{},
+		projections: map[string]*projected{},
 	}
 }
 
@@ -79,6 +84,34 @@ func (in *Interner) managedFields(entries []metav1.ManagedFieldsEntry) []metav1.
 		}
 	}
 	return intern(in, in.entries, b, entries)
+}
+
+// projected returns the shared projected of the objects from which by
+// dropped the keys whose hashes are dropped, which it does not keep: it
+// copies them when it stores a new one.
+func (in *Interner) projected(by *projector, dropped []uint64) *projected {
+	if len(dropped)*8 > maxInternedSize {
+		return &projected{by: by, dropped: slices.Clone(dropped)}
+	}
+	var buf [8 + maxInternedSize]byte
+	b := binary.LittleEndian.AppendUint64(buf[:0], uint64(uintptr(unsafe.Pointer(by))))
+	for _, h := range dropped {
+		b = binary.LittleEndian.AppendUint64(b, h)
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if p, ok := in.projections[string(b)]; ok {
+		return p
+	}
+	if len(in.projections) >= maxInterned {
+		clear(in.projections)
+	}
+	p := &projected{by: by}
+	if len(dropped) > 0 {
+		p.dropped = slices.Clone(dropped)
+	}
+	in.projections[string(b)] = p
+	return p
 }
 
 // intern returns the value table holds for key, after storing v there if

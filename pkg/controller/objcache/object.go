@@ -22,7 +22,8 @@ import (
 // with other cached objects, see Interner). Fields it does not keep read
 // as their zero value.
 type cachedMetadata struct {
-	kind            *kindOf
+	// proj is how it was projected, with its kind.
+	proj            *projected
 	name, namespace string
 	uid             types.UID
 	resourceVersion string
@@ -43,7 +44,7 @@ func (k *kindOf) GroupVersionKind() schema.GroupVersionKind   { return k.gvk }
 func (k *kindOf) SetGroupVersionKind(schema.GroupVersionKind) { panic(readOnly) }
 
 // GetObjectKind returns the object's kind; it is read only.
-func (o *cachedMetadata) GetObjectKind() schema.ObjectKind { return o.kind }
+func (o *cachedMetadata) GetObjectKind() schema.ObjectKind { return &o.proj.by.kind }
 
 // DeepCopyObject returns a copy that shares nothing with o.
 func (o *cachedMetadata) DeepCopyObject() runtime.Object {

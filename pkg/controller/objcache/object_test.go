@@ -15,7 +15,7 @@ import (
 )
 
 func cachedConfigMap() *cachedMetadata {
-	return &cachedMetadata{kind: &kindOf{gvk: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}},
+	return &cachedMetadata{proj: configMapsAll,
 		name: "x", namespace: "ns", uid: "u-1", resourceVersion: "7",
 		labels: map[string]string{"l": "1"}, annotations: map[string]string{"a": "1"},
 		managedFields: []metav1.ManagedFieldsEntry{fixture.Entry("kube-annotator", "a")}}
@@ -78,3 +78,6 @@ func TestCachedMetadataDeepCopy(t *testing.T) {
 		t.Errorf("changing the copy changed the original")
 	}
 }
+
+// configMapsAll is how a cache that keeps every key projects ConfigMaps.
+var configMapsAll = &projected{by: &projector{all: true, kind: kindOf{gvk: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}}}}

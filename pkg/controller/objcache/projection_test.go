@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 	"unsafe"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/cache"
@@ -67,23 +67,27 @@ func TestProject(t *testing.T) {
 		anns, lbls         map[string]string
 		own                []metav1.ManagedFieldsEntry
 		wantAnns, wantLbls map[string]string
+		wantDropped        int
 	}{
-		{"named keys only", keep, anns, lbls, nil, map[string]string{"a": "1"}, map[string]string{"app": "web"}},
+		{"named keys only", keep, anns, lbls, nil, map[string]string{"a": "1"}, map[string]string{"app": "web"}, 4},
 		{"and the keys we own", keep, anns, lbls, ours,
-			map[string]string{"a": "1", "old": "o"}, map[string]string{"app": "web", "mine": "m"}},
-		{"nothing kept", keep, map[string]string{"user": "u"}, map[string]string{"theirs": "t"}, nil, nil, nil},
-		{"no annotations, no labels", keep, nil, nil, ours, nil, nil},
+			map[string]string{"a": "1", "old": "o"}, map[string]string{"app": "web", "mine": "m"}, 2},
+		{"nothing kept", keep, map[string]string{"user": "u"}, map[string]string{"theirs": "t"}, nil, nil, nil, 2},
+		{"no annotations, no labels", keep, nil, nil, ours, nil, nil, 0},
 		{"the admission marker and the keys it lists", keep, marked, map[string]string{"marked": "m", "theirs": "t"}, nil,
-			map[string]string{"a": "1", "set": "s", marker: "set,label:marked"}, map[string]string{"marked": "m"}},
-		{"everything when keep is nil", nil, anns, lbls, nil, anns, lbls},
-		{"everything when keep is whole", &rules.Projection{Whole: true}, anns, lbls, nil, anns, lbls},
+			map[string]string{"a": "1", "set": "s", marker: "set,label:marked"}, map[string]string{"marked": "m"}, 2},
+		{"everything when keep is nil", nil, anns, lbls, nil, anns, lbls, 0},
+		{"everything when keep is whole", &rules.Projection{Whole: true}, anns, lbls, nil, anns, lbls, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			gotAnns, gotLbls := newProjector(tc.keep, reconcile.FieldManager, rulestest.ConfigMaps).project(tc.anns, tc.lbls, tc.own)
+			gotAnns, gotLbls, dropped := newProjector(tc.keep, reconcile.FieldManager, rulestest.ConfigMaps).project(tc.anns, tc.lbls, tc.own, nil)
 			if len(gotAnns)+len(tc.wantAnns) > 0 && !reflect.DeepEqual(gotAnns, tc.wantAnns) ||
 				len(gotLbls)+len(tc.wantLbls) > 0 && !reflect.DeepEqual(gotLbls, tc.wantLbls) {
 				t.Errorf("project() = %v, %v; want %v, %v", gotAnns, gotLbls, tc.wantAnns, tc.wantLbls)
+			}
+			if len(dropped) != tc.wantDropped || !slices.IsSorted(dropped) {
+				t.Errorf("project() dropped %d keys (sorted: %v), want %d", len(dropped), slices.IsSorted(dropped), tc.wantDropped)
 			}
 		})
 	}
@@ -94,10 +98,10 @@ func TestKeepKeysReadsOwnershipOnlyWhenNeeded(t *testing.T) {
 	calls := 0
 	owned := func() map[string]bool { calls++; return map[string]bool{"b": true} }
 	m := map[string]string{"a": "1"}
-	if got := keepKeys(m, sets.New("a"), owned); !reflect.DeepEqual(got, m) || calls != 0 {
+	if got, _ := keepKeys(m, sets.New("a"), owned, annotationSeed, nil); !reflect.DeepEqual(got, m) || calls != 0 {
 		t.Errorf("keepKeys() = %v after %d ownership reads, want %v after none", got, calls, m)
 	}
-	if got := keepKeys(map[string]string{"a": "1", "b": "2", "c": "3"}, sets.New("a"), owned); !reflect.DeepEqual(got, map[string]string{"a": "1", "b": "2"}) || calls != 1 {
+	if got, _ := keepKeys(map[string]string{"a": "1", "b": "2", "c": "3"}, sets.New("a"), owned, annotationSeed, nil); !reflect.DeepEqual(got, map[string]string{"a": "1", "b": "2"}) || calls != 1 {
 		t.Errorf("keepKeys() = %v after %d ownership reads, want a and b after one", got, calls)
 	}
 }
@@ -118,13 +122,16 @@ func TestMetadataTransformProjects(t *testing.T) {
 	}
 	in := realistic(1, true)
 	got := once(in.DeepCopy())
-	want := &cachedMetadata{kind: &kindOf{gvk: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}},
+	want := &cachedMetadata{proj: got.proj,
 		name: in.Name, namespace: in.Namespace, uid: in.UID, resourceVersion: in.ResourceVersion,
 		annotations: map[string]string{"a": "1"}, labels: map[string]string{"team": "payments"},
 		managedFields: []metav1.ManagedFieldsEntry{{Manager: reconcile.FieldManager, Operation: metav1.ManagedFieldsOperationUpdate,
 			FieldsType: "FieldsV1", FieldsV1: in.ManagedFields[2].FieldsV1}}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("MetadataTransform() =\n%s\nwant\n%s", testutil.MustJSON(got), testutil.MustJSON(want))
+	}
+	if got.proj.by.all || len(got.proj.dropped) != 13 || got.proj.by.kind.gvk.Kind != "ConfigMap" {
+		t.Errorf("MetadataTransform() kept %+v, want a projector of ConfigMaps that dropped 13 keys", got.proj)
 	}
 	if again := once(got); !reflect.DeepEqual(again, got) {
 		t.Errorf("MetadataTransform() is not idempotent:\n%s\nthen\n%s", testutil.MustJSON(got), testutil.MustJSON(again))
@@ -137,6 +144,7 @@ func TestMetadataTransformProjects(t *testing.T) {
 		"annotations":   {got.annotations, other.annotations},
 		"labels":        {got.labels, other.labels},
 		"managedFields": {got.managedFields, other.managedFields},
+		"projections":   {got.proj, other.proj},
 	} {
 		if reflect.ValueOf(pair[0]).UnsafePointer() != reflect.ValueOf(pair[1]).UnsafePointer() {
 			t.Errorf("two objects keep two equal %s, want one shared", what)

@@ -1,0 +1,21 @@
+package admission
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
+)
+
+// pods and podMarker are the resource and marker of the test of values
+// read from a Pod's Node, which admission leaves to the controller.
+var pods = rulestest.Pods.GVR
+
+const podMarker = "pods.admission.kube-annotator.io/kube-annotator"
+
+// pod is a Pod not yet scheduled, as it is created.
+func pod(ns, name string) *corev1.Pod {
+	return &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}}}
+}

@@ -1,0 +1,279 @@
+// Package fight tells when the controller and another writer take turns
+// changing one object — a GitOps tool's self-heal, a second annotator
+// that reverts the keys the rules set — and holds the controller's writes
+// to that object back, exponentially, while they do. No check of the
+// rules can see such a loop: the rules settle, the other writer does not.
+//
+// Only writes that make the same change as the write before them count:
+// that is what a revert loop looks like (set team=a, set team=a again …),
+// where rules reloaded or an object relabelled by a user make different
+// changes. An object is in a fight when such a write would be the
+// (Writes+1)th within Window. Its next write then waits BackoffBase after
+// the last one, and each write after that doubles the wait, up to
+// BackoffMax. The fight ends, and the wait with it, when Quiet passes
+// without a write to the object, or when a write makes another change.
+//
+// What the detector keeps is tiny and only for objects written recently:
+// the first write to an object leaves a 64-bit fingerprint, a time and a
+// hash of the change for at most two Windows; a second write within
+// Window makes a small state, dropped a Window after the object's last
+// write, or Quiet after it in a fight.
+package fight
+
+import (
+	"hash/maphash"
+	"sync"
+	"time"
+
+	"k8s.io/utils/clock"
+)
+
+const (
+	// Window is the period in which more than Writes writes to one
+	// object are a fight.
+	Window = time.Minute
+	// Writes is how many writes to one object within Window are not yet
+	// a fight.
+	Writes = 3
+	// BackoffBase is how long the first write held back in a fight waits
+	// after the last write; each write after it doubles the wait.
+	BackoffBase = time.Second
+	// BackoffMax caps the wait between two writes to an object in a fight.
+	BackoffMax = 5 * time.Minute
+	// Quiet is how long an object must go without a write for its fight
+	// to end. It is longer than BackoffMax, so that a fight that goes on
+	// does not end between two of its writes. A fight that goes on is
+	// reported again every Quiet.
+	Quiet = 10 * time.Minute
+)
+
+// Report says why Hold reports a fight.
+type Report int
+
+const (
+	// None: nothing to report.
+	None Report = iota
+	// Started: the object has just entered a fight.
+	Started
+	// Continues: the fight goes on; its last report is Quiet old.
+	Continues
+)
+
+// Verdict is what Hold decides for a write.
+type Verdict struct {
+	// Wait is how long the write must wait; 0 lets it go now.
+	Wait time.Duration
+	// Report says whether to report the fight now.
+	Report Report
+	// Writes is how many writes were made to the object within Window.
+	Writes int
+}
+
+// Detector counts writes per object and holds the writes to objects in a
+// fight back. It is safe for concurrent use. K identifies an object.
+type Detector[K comparable] struct {
+	clock clock.PassiveClock
+	ended func(K)
+	seed  maphash.Seed
+
+	mu sync.Mutex
+	// recent and older are the objects written once, as fingerprints,
+	// with that write: recent since rotated, older in the Window before.
+	recent, older map[uint64]first
+	rotated       time.Time
+	// states are the objects written more than once within Window, and
+	// those in a fight.
+	states map[K]*state
+}
+
+// first is an object's first write.
+type first struct {
+	at     int64 // UnixNano
+	change Change
+}
+
+// state is what the detector keeps of an object written more than once.
+type state struct {
+	// change is the change each of the writes made.
+	change Change
+	// writes are the times of the last Writes writes (UnixNano), a ring
+	// whose oldest entry is at next.
+	writes [Writes]int64
+	next   uint8
+	n      uint8
+	// backoff is the wait after the last write; 0 until a fight starts.
+	backoff time.Duration
+	// reported is when the fight was last reported (UnixNano).
+	reported int64
+}
+
+// NewDetector returns a detector reading time from clk; ended, if not
+// nil, is called (under the detector's lock, so it must not call it back)
+// with each object whose fight ends, or is forgotten, after it started.
+func NewDetector[K comparable](clk clock.PassiveClock, ended func(K)) *Detector[K] {
+	if ended == nil {
+		ended = func(K) {}
+	}
+	return &Detector[K]{
+		clock: clk, ended: ended, seed: maphash.MakeSeed(),
+		recent: map[uint64]first{}, older: map[uint64]first{},
+		rotated: clk.Now(), states: map[K]*state{},
+	}
+}
+
+// Hold is asked before a write of change to k: it returns how long the
+// write must wait, and whether to report a fight. Objects not in a fight
+// never wait, nor does a change other than the one fought over.
+func (d *Detector[K]) Hold(k K, change Change) Verdict {
+	now := d.clock.Now().UnixNano()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s := d.live(k, now)
+	if s == nil || s.change != change {
+		return Verdict{}
+	}
+	v := Verdict{Writes: s.within(now)}
+	switch {
+	case s.backoff == 0 && v.Writes < Writes:
+		return v
+	case s.backoff == 0:
+		s.backoff, s.reported, v.Report = BackoffBase, now, Started
+	case now-s.reported >= int64(Quiet):
+		s.reported, v.Report = now, Continues
+	}
+	v.Wait = max(0, time.Duration(s.last()+int64(s.backoff)-now))
+	return v
+}
+
+// Wrote is told of each write that changed k, with the change it made.
+func (d *Detector[K]) Wrote(k K, change Change) {
+	now := d.clock.Now().UnixNano()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.rotate(now)
+	f := maphash.Comparable(d.seed, k)
+	if s := d.live(k, now); s != nil {
+		if s.change == change {
+			s.add(now)
+			if s.backoff > 0 {
+				s.backoff = min(2*s.backoff, BackoffMax)
+			}
+			return
+		}
+		d.drop(k) // another change: the count starts again
+	}
+	prev, ok := d.recent[f]
+	if !ok {
+		prev, ok = d.older[f]
+	}
+	if !ok || now-prev.at > int64(Window) || prev.change != change {
+		d.recent[f] = first{now, change}
+		return
+	}
+	delete(d.recent, f)
+	delete(d.older, f)
+	s := &state{change: change}
+	s.add(prev.at)
+	s.add(now)
+	d.states[k] = s
+}
+
+// Forget drops what the detector knows of k, e.g. once it is deleted.
+func (d *Detector[K]) Forget(k K) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.drop(k)
+}
+
+// Sweep drops the states that expired (a fight's Quiet after its last
+// write, a Window for an object not in a fight) and the fingerprints
+// older than Window; call it about every Window, so that fights end on
+// time when nothing is written any more.
+func (d *Detector[K]) Sweep() {
+	now := d.clock.Now().UnixNano()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.rotate(now)
+	for k, s := range d.states {
+		if s.expired(now) {
+			d.drop(k)
+		}
+	}
+}
+
+// Len returns how many objects have a state, and how many of them are in
+// a fight.
+func (d *Detector[K]) Len() (states, fighting int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, s := range d.states {
+		if s.backoff > 0 {
+			fighting++
+		}
+	}
+	return len(d.states), fighting
+}
+
+// live returns k's state, or nil when it has none or it expired (then it
+// is dropped).
+func (d *Detector[K]) live(k K, now int64) *state {
+	s := d.states[k]
+	if s != nil && s.expired(now) {
+		d.drop(k)
+		return nil
+	}
+	return s
+}
+
+func (d *Detector[K]) drop(k K) {
+	if s, ok := d.states[k]; ok {
+		delete(d.states, k)
+		if s.backoff > 0 {
+			d.ended(k)
+		}
+	}
+}
+
+// rotate moves the fingerprints of first writes a Window old to older,
+// dropping those that were there.
+func (d *Detector[K]) rotate(now int64) {
+	since := time.Duration(now - d.rotated.UnixNano())
+	if since < Window {
+		return
+	}
+	d.older, d.recent = d.recent, map[uint64]first{}
+	if since >= 2*Window {
+		d.older = map[uint64]first{}
+	}
+	d.rotated = time.Unix(0, now)
+}
+
+func (s *state) add(t int64) {
+	s.writes[s.next] = t
+	s.next = (s.next + 1) % Writes
+	s.n = min(s.n+1, Writes)
+}
+
+// last is the time of the last write.
+func (s *state) last() int64 { return s.writes[(s.next+Writes-1)%Writes] }
+
+// within counts the writes within Window before now.
+func (s *state) within(now int64) int {
+	n := 0
+	for i := range int(s.n) {
+		if now-s.writes[(int(s.next)+Writes-1-i)%Writes] <= int64(Window) {
+			n++
+		}
+	}
+	return n
+}
+
+// expired reports a state that can be dropped: a fight Quiet after its
+// last write, and an object not in a fight a Window after its last write
+// (no write of it is within Window any more).
+func (s *state) expired(now int64) bool {
+	if s.backoff == 0 {
+		return now-s.last() > int64(Window)
+	}
+	return now-s.last() > int64(Quiet)
+}

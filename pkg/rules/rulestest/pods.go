@@ -1,0 +1,11 @@
+package rulestest
+
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
+)
+
+// Pods is the resource whose objects name a related object, their Node
+// (rules.NodeSource), for tests of fromNode.
+var Pods = rules.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod", Namespaced: true}
