@@ -51,7 +51,8 @@ func (c *Controller) settled(ri *resourceInformer, obj any) bool {
 	}
 	key := Key{GVR: ri.gvr, Namespace: o.GetNamespace(), Name: o.GetName()}
 	t := c.ruledBy(ri)
-	if t == nil || !c.namespacesReady(t) && !c.waitNamespaces(ri.ctx, t) {
+	if t == nil || !c.namespacesReady(t) && !c.waitNamespaces(ri.ctx, t) ||
+		!c.relatedReady(t) && !c.waitRelated(ri.ctx, t) {
 		return false
 	}
 	if !objcache.Serves(o, t.Projection) || c.expect.pending(key, o.GetResourceVersion()) {
