@@ -56,7 +56,7 @@ release-tools:
 
 IMAGE_REPO ?= ghcr.io/kube-annotator/kube-annotator
 .PHONY: release
-release: release-tools ## Build release VERSION=vX.Y.Z into dist/: plugin archives, image (OCI index), install.yaml, krew manifest, SBOMs, checksums (docs/release.md)
+release: release-tools ## Build release VERSION=vX.Y.Z into dist/: plugin archives, image (OCI index), install.yaml, Helm chart, krew manifest, SBOMs, checksums (docs/release.md)
 	VERSION=$(VERSION) IMAGE_REPO=$(IMAGE_REPO) TOOLS=$(TOOLS) hack/release.sh
 
 .PHONY: release-verify
@@ -161,7 +161,8 @@ chart-resources: envtest-assets ## Regenerate the chart's table of resource name
 CHART_MTIME ?= $(or $(SOURCE_DATE_EPOCH),$(shell git log -1 --format=%ct -- $(CHART_DIR) 2>/dev/null),0)
 .PHONY: chart-package
 chart-package: ## Package the Helm chart into dist/kube-annotator-<version>.tgz, the same bytes for the same sources (VERSION=vX.Y.Z gives chart X.Y.Z)
-	cd test/chart && go run ./cmd/chart-package --version '$(VERSION)' --mtime '$(CHART_MTIME)' --out '$(or $(CHART_DIST),$(CURDIR)/dist)'
+	cd test/chart && go run ./cmd/chart-package --version '$(VERSION)' --mtime '$(CHART_MTIME)' --out '$(or $(CHART_DIST),$(CURDIR)/dist)' \
+		--image-repo '$(IMAGE_REPO)' --image-digest '$(IMAGE_DIGEST)'
 
 .PHONY: crd
 crd: ## Regenerate deploy/crd with Kubebuilder and controller-gen

@@ -215,7 +215,11 @@ func (tr *translator) values(r *rule) ([]admissionregistrationv1.Variable, map[s
 		admissionregistrationv1.Variable{Name: "marker", Expression: fmt.Sprintf(
 			`request.resource.resource + (request.resource.group == "" ? "" : "." + request.resource.group) + %s`,
 			quote("."+patch.MarkerDomain+"/"+tr.opts.FieldManager))})
-	entries["annotation"] = append(entries["annotation"], "?string(variables.marker): variables.added.size() > 0 ? "+
+	// A marker of a newer format than patch.MarkerFormat is left as it is
+	// (patch.MarkerReadable): the keys are set, but not listed in it.
+	entries["annotation"] = append(entries["annotation"], "?string(variables.marker): variables.added.size() > 0 && "+
+		fmt.Sprintf(`!object.metadata.?annotations[?string(variables.marker)].orValue("").split(",").exists(e, e.trim().startsWith(%s) && e.trim() != %s) ? `,
+			quote(patch.MarkerFormatPrefix), quote(patch.MarkerFormatPrefix+patch.MarkerFormat))+
 		`optional.of((object.metadata.?annotations[?string(variables.marker)].orValue("").split(",") + variables.added).filter(k, k != "").distinct().sort().join(",")) : optional.none()`)
 	return vars, entries, nil
 }

@@ -56,13 +56,14 @@ func IsMarker(key string) bool {
 
 // ParseMarker returns the keys a marker's value lists: comma-separated
 // annotation keys, and label keys prefixed with MarkerLabel. Empty entries
-// are ignored.
+// and the format entry (MarkerFormatPrefix) are ignored; check the format
+// first with MarkerReadable.
 func ParseMarker(value string) Owned {
 	var o Owned
 	for entry := range strings.SplitSeq(value, ",") {
 		entry = strings.TrimSpace(entry)
 		switch {
-		case entry == "":
+		case entry == "", strings.HasPrefix(entry, MarkerFormatPrefix):
 		case strings.HasPrefix(entry, MarkerLabel):
 			if k := strings.TrimPrefix(entry, MarkerLabel); k != "" {
 				o.Labels = addKey(o.Labels, k)
@@ -100,10 +101,11 @@ func OwnedOrMarked(managedFields []metav1.ManagedFieldsEntry, manager string, an
 // MarkedKeys returns the keys that the marker annotation marker (from
 // MarkerKey; "" for none) lists on an object with annotations: keys an
 // admission policy set, which count as owned, as though the field manager
-// had written them. The marker itself is never among them.
+// had written them. The marker itself is never among them, nor any key of
+// a marker of a newer format (MarkerReadable).
 func MarkedKeys(annotations map[string]string, marker string) Owned {
 	value, ok := annotations[marker]
-	if marker == "" || !ok {
+	if marker == "" || !ok || !MarkerReadable(value) {
 		return Owned{}
 	}
 	o := ParseMarker(value)
@@ -124,6 +126,7 @@ func (o Owned) Union(p Owned) Owned {
 // is not empty, it also rewrites the marker to list only the listed keys
 // that remain after the change, or deletes the marker when none does; an
 // object that needs no other change is never written for its marker alone.
+// A marker of a newer format (MarkerReadable) is left as it is.
 func PlanMarked(annotations, labels map[string]string, owned Owned, marker string, d Desired) Change {
 	value, marked := annotations[marker]
 	if marker == "" || !marked {
@@ -134,7 +137,7 @@ func PlanMarked(annotations, labels map[string]string, owned Owned, marker strin
 		delete(owned.Annotations, marker)
 	}
 	change := Plan(annotations, labels, owned, d)
-	if change.Empty() {
+	if change.Empty() || !MarkerReadable(value) {
 		return change
 	}
 	listed := MarkedKeys(annotations, marker)
@@ -155,9 +158,10 @@ func PlanMarked(annotations, labels map[string]string, owned Owned, marker strin
 // since, and so are no longer the field manager's. Unlike PlanMarked, it
 // writes the marker even when change is otherwise empty, once: a key that
 // stays listed would be deleted as owned when no rule wants it any more.
+// A marker of a newer format (MarkerReadable) is left as it is.
 func Unmark(change Change, annotations map[string]string, marker string, gone Owned) Change {
 	value, marked := annotations[marker]
-	if marker == "" || !marked || len(gone.Annotations)+len(gone.Labels) == 0 {
+	if marker == "" || !marked || len(gone.Annotations)+len(gone.Labels) == 0 || !MarkerReadable(value) {
 		return change
 	}
 	if v, changed := change.Annotations[marker]; changed {

@@ -15,6 +15,7 @@
 // every rule (rules.IgnoreAnnotation):
 //
 //	data:
+//	  format: "1"
 //	  fieldManager: kube-annotator
 //	  resources: |
 //	    deployments.apps
@@ -29,6 +30,9 @@
 // with "-n NS" by a process limited to namespace NS (run -n NS). Each
 // process prunes the lines of its scope: a process limited to NS those
 // with "-n NS"; one that watches every namespace all of them.
+//
+// The format key holds the version of this format (see Format); a record
+// without it is of format 1, and one of a newer format is refused.
 package record
 
 import (
@@ -271,6 +275,9 @@ func (r *Record) read(ctx context.Context) (*corev1.ConfigMap, map[Entry]bool, e
 	if got := cm.Data[FieldManagerKey]; got != r.manager {
 		return nil, nil, fmt.Errorf("record %s: data.%s is %q, not %q: refusing to use another field manager's record", r.Ref(), FieldManagerKey, got, r.manager)
 	}
+	if err := checkFormat(cm.Data[FormatKey]); err != nil {
+		return nil, nil, fmt.Errorf("record %s: %w", r.Ref(), err)
+	}
 	entries, err := parse(cm.Data[ResourcesKey])
 	if err != nil {
 		return nil, nil, fmt.Errorf("record %s: data.%s: %w", r.Ref(), ResourcesKey, err)
@@ -302,16 +309,17 @@ func parse(text string) (map[Entry]bool, error) {
 	return entries, nil
 }
 
-// encode returns data, a copy, with the record's keys set to manager and
-// entries, sorted one a line.
+// encode returns data, a copy, with the record's keys set to Format,
+// manager and entries, sorted one a line.
 func encode(data map[string]string, manager string, entries map[Entry]bool) map[string]string {
 	lines := make([]string, 0, len(entries))
 	for e := range entries {
 		lines = append(lines, e.String()+"\n")
 	}
 	slices.Sort(lines)
-	out := make(map[string]string, len(data)+2)
+	out := make(map[string]string, len(data)+3)
 	maps.Copy(out, data)
+	out[FormatKey] = Format
 	out[FieldManagerKey] = manager
 	out[ResourcesKey] = strings.Join(lines, "")
 	return out

@@ -76,7 +76,8 @@ func NewGroup(client kubernetes.Interface, cfg GroupConfig) *Group {
 // ctx ends; it returns once the Leases are listed.
 func (g *Group) Join(ctx context.Context) error {
 	lease := &coordinationv1.Lease{
-		ObjectMeta: metav1.ObjectMeta{Name: g.cfg.LeaseName, Namespace: g.cfg.Namespace, Labels: map[string]string{GroupLabel: g.cfg.Name}},
+		ObjectMeta: metav1.ObjectMeta{Name: g.cfg.LeaseName, Namespace: g.cfg.Namespace, Labels: map[string]string{GroupLabel: g.cfg.Name},
+			Annotations: map[string]string{FormatAnnotation: Format}},
 		Spec: coordinationv1.LeaseSpec{
 			HolderIdentity:       ptr.To(g.cfg.ID),
 			LeaseDurationSeconds: ptr.To(int32((g.cfg.LeaseDuration + time.Second - 1) / time.Second)),
@@ -128,10 +129,7 @@ func (g *Group) Peers(now time.Time) ([]Peer, error) {
 			l.Spec.RenewTime.Add(time.Duration(*l.Spec.LeaseDurationSeconds)*time.Second).Before(now) {
 			continue
 		}
-		// A member whose annotation cannot be read has synced nothing
-		// that others may let go.
-		synced, _ := ParseVSet(l.Annotations[SyncedAnnotation])
-		peers = append(peers, Peer{ID: id, Synced: synced})
+		peers = append(peers, Peer{ID: id, Synced: announcedSynced(l)})
 	}
 	return peers, nil
 }
@@ -207,6 +205,7 @@ func (g *Group) renew(ctx context.Context) error {
 	if l.Annotations == nil {
 		l.Annotations = map[string]string{}
 	}
+	l.Annotations[FormatAnnotation] = Format
 	l.Annotations[SyncedAnnotation] = g.announced().String()
 	l.Spec.RenewTime = ptr.To(metav1.NewMicroTime(time.Now()))
 	updated, err := leases.Update(ctx, l, metav1.UpdateOptions{})

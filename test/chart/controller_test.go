@@ -24,12 +24,12 @@ import (
 	h "github.com/kube-annotator/kube-annotator/test/harness"
 )
 
-// runController runs the controller as the Pods of the release in ns
+// runController runs the binary bin as the Pods of the release in ns
 // would: with the arguments of the chart's Deployment, the rules of its
 // ConfigMap, as its ServiceAccount; only what a Pod learns from its
 // namespace (where the record and the Leases are) and the addresses it
 // serves on are given here.
-func runController(t *testing.T, ns string) *h.Process {
+func runController(t *testing.T, ns, bin string) *h.Process {
 	t.Helper()
 	var d appsv1.Deployment
 	fromUnstructured(t, env.Get(t, h.Deployments, ns, "ka-kube-annotator").Object, &d)
@@ -57,7 +57,7 @@ func runController(t *testing.T, ns string) *h.Process {
 	}
 	args = append(args, "--kubeconfig="+env.Kubeconfig, "--as=system:serviceaccount:"+ns+":"+pod.ServiceAccountName,
 		"--record-namespace="+ns, "--leader-election-namespace="+ns)
-	p := h.StartProcess(t, "kube-annotator", exec.Command(binary, args...))
+	p := h.StartProcess(t, "kube-annotator", exec.Command(bin, args...))
 	p.Metrics, p.Probes = metrics, probes
 	return p
 }

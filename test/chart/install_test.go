@@ -54,7 +54,7 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	if _, err := install.RunWithContext(t.Context(), ch, map[string]any{}); err != nil {
 		t.Fatalf("helm install: %v", err)
 	}
-	p := runController(t, ns)
+	p := runController(t, ns, binary)
 	env.WaitForAnnotation(t, 30*time.Second, h.Deployments, objNS, "web", "sample-controller", "True")
 	scraped := scrapeAndStop(t, p)
 
@@ -87,7 +87,7 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 			t.Errorf("after the upgrade, no %s", o)
 		}
 	}
-	p = runController(t, ns)
+	p = runController(t, ns, binary)
 	waitForLabel(t, objNS, "web", "team", "platform")
 	scraped += scrapeAndStop(t, p)
 

@@ -2,8 +2,10 @@ package chart
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -60,4 +62,59 @@ func Package(ch *chartv2.Chart, build string, mtime time.Time, outDir string) (s
 		return "", err
 	}
 	return chartutil.Save(ch, outDir)
+}
+
+// digestRE is an image digest as the release records it.
+var digestRE = regexp.MustCompile(`^sha256:[a-f0-9]{64}$`)
+
+// PinImage makes repository, by digest, the chart's default image: it sets
+// image.repository and image.digest in the chart's values.yaml, keeping
+// its comments, so that an install of the packaged chart pulls the
+// release's image by digest (the tag stays the appVersion's).
+func PinImage(ch *chartv2.Chart, repository, digest string) error {
+	if repository == "" || strings.ContainsAny(repository, " \t\n\"@") {
+		return fmt.Errorf("--image-repo %q: want a repository such as ghcr.io/kube-annotator/kube-annotator", repository)
+	}
+	if !digestRE.MatchString(digest) {
+		return fmt.Errorf("--image-digest %q: want sha256: and 64 hex digits", digest)
+	}
+	var raw *common.File
+	for _, f := range ch.Raw {
+		if f.Name == chartutil.ValuesfileName {
+			raw = f
+		}
+	}
+	if raw == nil {
+		return fmt.Errorf("the chart has no %s", chartutil.ValuesfileName)
+	}
+	set := map[string]string{"repository": repository, "digest": digest}
+	lines := strings.Split(string(raw.Data), "\n")
+	inImage := false
+	for i, line := range lines {
+		switch {
+		case line == "image:":
+			inImage = true
+		case line != "" && !strings.HasPrefix(line, " "):
+			inImage = false
+		case inImage:
+			key, _, ok := strings.Cut(strings.TrimPrefix(line, "  "), ":")
+			if v, want := set[key]; ok && want && strings.HasPrefix(line, "  "+key+":") {
+				lines[i] = fmt.Sprintf("  %s: %q", key, v)
+				delete(set, key)
+			}
+		}
+	}
+	if len(set) != 0 {
+		return fmt.Errorf("%s: no image.%s to set", chartutil.ValuesfileName, slices.Sorted(maps.Keys(set))[0])
+	}
+	data := []byte(strings.Join(lines, "\n"))
+	vals, err := common.ReadValues(data)
+	if err != nil {
+		return fmt.Errorf("%s with the image pinned: %w", chartutil.ValuesfileName, err)
+	}
+	if img, _ := vals["image"].(map[string]any); img["repository"] != repository || img["digest"] != digest {
+		return fmt.Errorf("%s with the image pinned: image is %v", chartutil.ValuesfileName, vals["image"])
+	}
+	raw.Data, ch.Values = data, vals
+	return nil
 }

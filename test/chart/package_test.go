@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,5 +72,59 @@ func TestPackageIsReproducible(t *testing.T) {
 	}
 	if !bytes.Equal(archives[0], archives[1]) {
 		t.Error("two packagings of the same sources differ")
+	}
+}
+
+// A release's packaged chart pulls the release's image by digest: its
+// values.yaml, comments kept, names the repository and the digest, and
+// the Deployment it renders runs REPO:vX.Y.Z@DIGEST.
+func TestPinImage(t *testing.T) {
+	digest := "sha256:" + strings.Repeat("0a", 32)
+	for _, tc := range []struct {
+		name, repo, digest, wantErr string
+	}{
+		{name: "release", repo: "ghcr.io/kube-annotator/kube-annotator", digest: digest},
+		{name: "no digest", repo: "ghcr.io/kube-annotator/kube-annotator", digest: "", wantErr: "--image-digest"},
+		{name: "short digest", repo: "r/k", digest: "sha256:0a0a", wantErr: "--image-digest"},
+		{name: "no repository", repo: "", digest: digest, wantErr: "--image-repo"},
+		{name: "repository with a digest", repo: "r/k@sha256:00", digest: digest, wantErr: "--image-repo"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ch, err := Load()
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = PinImage(ch, tc.repo, tc.digest)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want one naming %s", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			path, err := Package(ch, "v1.2.3", time.Unix(1700000000, 0), t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			loaded, err := loader.LoadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range loaded.Raw {
+				if f.Name == "values.yaml" && !strings.Contains(string(f.Data), "# -- Image digest") {
+					t.Errorf("the packaged values.yaml lost its comments:\n%s", f.Data)
+				}
+			}
+			rendered, err := Render(loaded, map[string]any{}, "ka", "kube-annotator", "v1.37.0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := `image: "` + tc.repo + ":v1.2.3@" + tc.digest + `"`
+			if !strings.Contains(rendered, want) {
+				t.Errorf("the packaged chart renders no %q", want)
+			}
+		})
 	}
 }

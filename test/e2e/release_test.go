@@ -3,30 +3,33 @@ package e2e
 import (
 	"archive/tar"
 	"encoding/json"
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	h "github.com/kube-annotator/kube-annotator/test/harness"
 )
 
-// A release's install.yaml (make release, or make release-verify, writes
-// dist/) applies to a real API server, and its Deployment runs the
-// release's image by tag and by the digest of the image index in
-// dist/kube-annotator-image.tar. The control plane has no kubelet, so the
-// image is not run here; make release runs it with `image verify`.
+// A release's install.yaml, from dist/ only (make release writes it; CI
+// builds it before the tests), applies to a real API server; its
+// Deployment runs the release's image by tag and by the digest of the
+// image index in dist/kube-annotator-image.tar; and the release's own
+// binary, from its plugin archive for this platform, run with the
+// Deployment's arguments and rules as its ServiceAccount, converges. The
+// control plane has no kubelet, so the image is not run here; make release
+// runs it with `image verify`.
 func TestReleaseInstallYAML(t *testing.T) {
-	dist := filepath.Join(h.RepoRoot(), "dist")
+	dist := h.ReleaseDist(t)
 	manifest, err := os.ReadFile(filepath.Join(dist, "install.yaml"))
-	if errors.Is(err, os.ErrNotExist) {
-		t.Skip("dist/install.yaml does not exist: run `make release VERSION=vX.Y.Z` or `make release-verify` first")
-	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,8 +42,9 @@ func TestReleaseInstallYAML(t *testing.T) {
 		t.Fatalf("install.yaml names %d images, want 1: %q", len(images), images)
 	}
 	ref := images[0][1]
-	if !regexp.MustCompile(`^[^@]+/kube-annotator:v\d+\.\d+\.\d+[^@]*@` + regexp.QuoteMeta(digest) + `$`).MatchString(ref) {
-		t.Errorf("install.yaml's image is %q, want REGISTRY/kube-annotator:vX.Y.Z@%s", ref, digest)
+	pinned := regexp.MustCompile(`^[^@]+/kube-annotator:(v\d+\.\d+\.\d+[^@]*)@` + regexp.QuoteMeta(digest) + `$`).FindStringSubmatch(ref)
+	if pinned == nil {
+		t.Fatalf("install.yaml's image is %q, want REGISTRY/kube-annotator:vX.Y.Z@%s", ref, digest)
 	}
 
 	if out, err := kubectl(t, string(manifest), "apply", "--server-side", "--force-conflicts", "-f", "-"); err != nil {
@@ -71,6 +75,7 @@ func TestReleaseInstallYAML(t *testing.T) {
 			t.Errorf("after applying install.yaml: %v\n%s", err, out)
 		}
 	}
+	runReleased(t, dist, pinned[1])
 }
 
 // imageIndexDigest reads the OCI layout tar file path and returns the
@@ -107,5 +112,54 @@ func imageIndexDigest(t *testing.T, path string) string {
 			t.Fatalf("%s: index.json names %+v, want one image index", path, index.Manifests)
 		}
 		return index.Manifests[0].Digest
+	}
+}
+
+// runReleased runs the release's binary as install.yaml's Pod would: with
+// its Deployment's arguments, the rules of its ConfigMap, as its
+// ServiceAccount, its Lease and record in its namespace; only the
+// addresses it serves on are changed, and it watches one new namespace,
+// where it converges the seed objects.
+func runReleased(t *testing.T, dist, version string) {
+	t.Helper()
+	bin := h.ReleasedBinary(t, dist, version)
+	const podNS = "kube-annotator"
+	var d appsv1.Deployment
+	fromUnstructured(t, env.Get(t, h.Deployments, podNS, "kube-annotator").Object, &d)
+	pod := d.Spec.Template.Spec
+	var cm corev1.ConfigMap
+	fromUnstructured(t, env.Get(t, h.ConfigMaps, podNS, pod.Volumes[0].ConfigMap.Name).Object, &cm)
+	dir := t.TempDir()
+	for key, data := range cm.Data {
+		if err := os.WriteFile(filepath.Join(dir, key), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ns := env.NewNamespace(t)
+	seed(t, ns)
+	var args []string
+	for _, a := range pod.Containers[0].Args[1:] { // after "run", which StartRun gives
+		switch {
+		case strings.HasPrefix(a, "--rules="):
+			a = "--rules=" + filepath.Join(dir, filepath.Base(strings.TrimPrefix(a, "--rules=")))
+		case strings.HasPrefix(a, "--metrics-bind-address="), strings.HasPrefix(a, "--health-probe-bind-address="):
+			continue
+		}
+		args = append(args, a)
+	}
+	args = append(args, "--kubeconfig="+env.Kubeconfig, "--as=system:serviceaccount:"+podNS+":"+pod.ServiceAccountName,
+		"--record-namespace="+podNS, "--leader-election-namespace="+podNS, "-n", ns)
+	p := h.StartRun(t, bin, args...)
+	env.WaitForAnnotation(t, 30*time.Second, h.Deployments, ns, "web", sampleKey, sampleValue)
+	env.WaitForAnnotation(t, 5*time.Second, h.ReplicaSets, ns, "web-rs", sampleKey, sampleValue)
+	env.WaitForAnnotation(t, 5*time.Second, h.Frigates, ns, "frigate-sample", sampleKey, sampleValue)
+	p.Terminate(t)
+}
+
+// fromUnstructured converts an object's content into a typed object.
+func fromUnstructured(t *testing.T, obj map[string]any, out any) {
+	t.Helper()
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, out); err != nil {
+		t.Fatal(err)
 	}
 }
