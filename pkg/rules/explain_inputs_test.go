@@ -76,3 +76,20 @@ func TestExplainInputs(t *testing.T) {
 		})
 	}
 }
+
+// TestExplainInputsOfNamespaces checks that a Namespace's value read from
+// its own labels shows the field as the object's.
+func TestExplainInputsOfNamespaces(t *testing.T) {
+	set := rulestest.Compile(t, "rules:\n- {name: team, resources: [namespaces], annotations: {team: {fromNamespace: {label: team}}}}\n",
+		rulestest.Namespaces)
+	ns := &metav1.ObjectMeta{Name: "shop", Labels: map[string]string{"team": "a"}}
+	b, err := json.Marshal(set.Targets[rulestest.Namespaces.GVR].Explain(ns, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `"wants":[{"kind":"annotation","key":"team","value":"a","from":"fromNamespace label \"team\"",` +
+		`"inputs":[{"field":"object.metadata.labels.team","value":"\"a\""}]}]`
+	if !strings.Contains(string(b), want) {
+		t.Errorf("Explain() =\n%s\nwant it to contain\n%s", b, want)
+	}
+}

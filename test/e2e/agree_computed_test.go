@@ -114,7 +114,7 @@ func seedAgreeComputed(t *testing.T, ns, rulesFile string) {
 }
 
 // diffPredictions runs `diff -o json` of rulesFile in ns and returns what
-// it predicts, by object name.
+// it predicts, by object name (without the namespace).
 func diffPredictions(t *testing.T, rulesFile, ns string) map[string]predicted {
 	t.Helper()
 	stdout, stderr, code := runCLI(t, "diff", "-o", "json", "--rules", rulesFile, "--kubeconfig", env.Kubeconfig, "-n", ns)
@@ -124,6 +124,7 @@ func diffPredictions(t *testing.T, rulesFile, ns string) map[string]predicted {
 	}
 	out := map[string]predicted{}
 	for _, p := range list {
+		p.Namespace = "" // to compare two namespaces' predictions
 		out[p.Name] = p
 	}
 	return out
