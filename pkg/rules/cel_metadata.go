@@ -10,9 +10,11 @@ import (
 // ReadsFields reports whether the rule reads fields of objects that a
 // metadata cache does not keep, so that the resource's cache must keep
 // objects with their fields: a JSONPath value, which may read any field,
-// or a CEL expression that reads more than readsMetadataOnly allows.
+// a CEL expression that reads more than readsMetadataOnly allows, or a
+// value from a related object (fromNode), found through a field of the
+// object (a Pod's spec.nodeName).
 func (c *Compiled) ReadsFields() bool {
-	return len(c.annotationsFrom)+len(c.labelsFrom) > 0 || !readsMetadataOnly(c.celExprs())
+	return len(c.annotationsFrom)+len(c.labelsFrom) > 0 || !readsMetadataOnly(c.celExprs()) || c.readsRelated()
 }
 
 // readsMetadataOnly reports whether exprs read of the object only what a

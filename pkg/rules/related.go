@@ -10,7 +10,6 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -58,9 +57,10 @@ func relatedSource(field string) *RelatedSource {
 
 // RefOf returns the name of the related object that obj names, or "" when
 // it names none. obj must hold the field at s.Ref (an
-// *unstructured.Unstructured whose cache kept it).
+// *unstructured.Unstructured, or what a cache that kept the field keeps of
+// one).
 func (s *RelatedSource) RefOf(obj metav1.Object) string {
-	u, ok := obj.(runtime.Unstructured)
+	u, ok := obj.(objectContent)
 	if !ok {
 		return ""
 	}
