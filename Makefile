@@ -107,7 +107,7 @@ test-unit: ## Unit tests (race detector)
 
 .PHONY: test-e2e
 test-e2e: envtest-assets ## End-to-end tests on etcd + kube-apiserver (race detector)
-	go test -race -count=1 -timeout 15m -skip '^(TestFault|TestSoak)' $(GOTESTFLAGS) ./test/...
+	go test -race -count=1 -timeout 25m -skip '^(TestFault|TestSoak)' $(GOTESTFLAGS) ./test/...
 
 .PHONY: test-compat
 test-compat: ## The end-to-end suite (as test-e2e) on each of COMPAT_VERSIONS; a feature a version lacks is tested degraded (COMPAT_TESTS=versioned: only the tests that depend on the version; cold: builds their control planes)
@@ -117,7 +117,7 @@ test-compat: ## The end-to-end suite (as test-e2e) on each of COMPAT_VERSIONS; a
 		a=$(HOME)/.cache/kube-annotator/k8s-v$$v; start=$$SECONDS; \
 		echo "test-compat: Kubernetes $$v, $(COMPAT_TESTS) tests"; \
 		K8S_VERSION=$$v KUBE_ANNOTATOR_ASSETS=$$a hack/envtest-assets.sh >/dev/null && \
-		K8S_VERSION=$$v KUBE_ANNOTATOR_ASSETS=$$a go test -race -count=1 -timeout 15m -skip '^(TestFault|TestSoak)' $${run:+-run "$$run"} -v $(GOTESTFLAGS) ./test/e2e 2>&1 | \
+		K8S_VERSION=$$v KUBE_ANNOTATOR_ASSETS=$$a go test -race -count=1 -timeout 25m -skip '^(TestFault|TestSoak)' $${run:+-run "$$run"} -v $(GOTESTFLAGS) ./test/e2e 2>&1 | \
 			grep -E '^ *--- |^(ok|FAIL|PASS|e2e: )|_test\.go:[0-9]+: ' || failed="$$failed $$v"; \
 		echo "test-compat: Kubernetes $$v took $$((SECONDS - start))s"; \
 	done; \
