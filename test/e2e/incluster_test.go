@@ -37,7 +37,22 @@ func applyDeploy(t *testing.T) string {
 	if out, err := kubectl(t, rendered, "apply", "--server-side", "--force-conflicts", "-f", "-"); err != nil {
 		t.Fatalf("apply deploy/: %v\n%s", err, out)
 	}
+	t.Cleanup(func() { removeOptOutLock(t) })
 	return rendered
+}
+
+// removeOptOutLock deletes deploy/'s opt-out lock, which applyDeploy (and
+// a release's install.yaml) installs: it lets only deploy/'s
+// ServiceAccount and cluster admins write the opt-out annotation, which
+// the record ConfigMap carries, so the later tests' controllers, each run
+// as an identity of its own, could not create their records.
+func removeOptOutLock(t *testing.T) {
+	t.Helper()
+	for _, kind := range []string{"validatingadmissionpolicybinding", "validatingadmissionpolicy"} {
+		if out, err := kubectl(t, "", "delete", "--ignore-not-found", kind, "kube-annotator-optout-lock"); err != nil {
+			t.Errorf("delete %s kube-annotator-optout-lock: %v\n%s", kind, err, out)
+		}
+	}
 }
 
 // The binary runs as deploy/'s Pod runs it: the ServiceAccount's token, the

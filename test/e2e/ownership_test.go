@@ -184,7 +184,7 @@ func TestSelectorsAndActions(t *testing.T) {
 		return a["selected/by"] == "selector" && a["selected/team"] == "blue" && l["role"] == "frontend" &&
 			!legacy && a["keep"] == "y" && a["selected/env"] == "prod" && a["selected/ns"] == "yes"
 	})
-	waitMetadata(t, 5*time.Second, h.ConfigMaps, nsB, "web-2", "web rule applied; prod and not-b not", func(a, _ map[string]string) bool {
+	waitMetadata(t, 30*time.Second, h.ConfigMaps, nsB, "web-2", "web rule applied; prod and not-b not", func(a, _ map[string]string) bool {
 		_, env := a["selected/env"]
 		_, ns := a["selected/ns"]
 		return a["selected/team"] == "green" && !env && !ns

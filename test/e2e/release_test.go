@@ -50,7 +50,8 @@ func TestReleaseInstallYAML(t *testing.T) {
 	if out, err := kubectl(t, string(manifest), "apply", "--server-side", "--force-conflicts", "-f", "-"); err != nil {
 		t.Fatalf("apply dist/install.yaml: %v\n%s", err, out)
 	}
-	// deploy/'s image again, for the tests that apply deploy/ after this one.
+	// deploy/'s image again, for the tests that apply deploy/ after this
+	// one; applyDeploy's own cleanup then removes the opt-out lock.
 	t.Cleanup(func() { applyDeploy(t) })
 
 	dep := env.Get(t, h.Deployments, "kube-annotator", "kube-annotator")
