@@ -81,6 +81,7 @@ func TestDeployApplies(t *testing.T) {
 	if out, err := kubectl(t, rendered, "apply", "--server-side", "-f", "-"); err != nil {
 		t.Fatalf("apply deploy/: %v\n%s", err, out)
 	}
+	t.Cleanup(func() { removeOptOutLock(t) })
 	crd, err := kubectl(t, "", "kustomize", filepath.Join(h.RepoRoot(), "deploy", "crd"))
 	if err != nil {
 		t.Fatal(err)

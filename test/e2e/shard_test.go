@@ -206,6 +206,7 @@ func applyComponent(t *testing.T, component string, want, unwanted []string) {
 	if out, err := kubectl(t, rendered, "apply", "--server-side", "-f", "-"); err != nil {
 		t.Fatalf("apply deploy/%s: %v\n%s", component, err, out)
 	}
+	t.Cleanup(func() { removeOptOutLock(t) })
 }
 
 // renderWithComponent renders deploy/ with the kustomize component
