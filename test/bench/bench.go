@@ -199,6 +199,11 @@ func (b *bench) shapePhases(ctx context.Context, runners []*runner, ka *runner, 
 		}
 		sr.memory = append(sr.memory, point)
 		sr.latency = append(sr.latency, point.latency...)
+		if i == 0 {
+			if sr.when, err = b.measureWhen(ctx, ka, point); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -230,4 +235,7 @@ type shapeResults struct {
 	latency []time.Duration
 	// shards is what --shards measured, nil without it.
 	shards *shardResults
+	// when is the memory with a when: condition on Deployments, nil
+	// with --shards.
+	when *whenPoint
 }

@@ -22,6 +22,9 @@ func (r results) print(w io.Writer, o options) {
 		if len(s.memory) > 0 {
 			s.printMemory(w, r.base, o)
 		}
+		if s.when != nil {
+			s.when.print(w, s.shape)
+		}
 		if s.shards != nil {
 			s.shards.print(w, s.shape)
 		}
