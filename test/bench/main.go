@@ -74,7 +74,7 @@
 // kube-annotator replica, N static shards (--shard i --total-shards N)
 // and a shard group of N replicas (--shard-group) annotate every object
 // in turn; then a shard group grows from N to N+1 replicas and shrinks
-// back while it converges; then fresh replicas of each setup, with
+// back while it converges (unless --reshard=false); then fresh replicas of each setup, with
 // GOGC=10, show each replica's cached objects and heap, less the heap of
 // the same setup measured before the objects were seeded. Both static
 // shards and a group are measured because they differ where it matters
@@ -126,6 +126,9 @@ type options struct {
 	// shards, when not 0, is the number of replicas the sharding phases
 	// split the objects among.
 	shards int
+	// reshard says whether the sharding rounds also measure a group
+	// growing and shrinking.
+	reshard bool
 	// profileDir, when set, is where a CPU profile of kube-apiserver is
 	// written for each run, over its first profileFor.
 	profileDir string
@@ -194,6 +197,7 @@ func parseFlags(args []string) (options, error) {
 	fs.Int64Var(&o.goMemLimit, "gomemlimit", 0, "GOMEMLIMIT in bytes for kube-annotator while its memory is measured, as deploy/ sets it from the memory limit (268435456 for 256Mi); 0 leaves it unset")
 	fs.BoolVar(&o.realistic, "realistic", false, "measure everything again with realistic objects: ten labels, four annotations among which a 3 KB kubectl last-applied-configuration, managedFields of kubectl and Helm")
 	fs.IntVar(&o.shards, "shards", 0, "measure sharding instead of the four runners: 1 kube-annotator replica vs this many, as static shards and as a shard group, and a group growing by one and shrinking back (0: off)")
+	fs.BoolVar(&o.reshard, "reshard", true, "with --shards: also measure, in each round, a shard group growing by one and shrinking back")
 	fs.StringVar(&o.profileDir, "apiserver-profile", "", "directory to write a CPU profile of kube-apiserver into for each run of each runner, over its first --apiserver-profile-for (empty: none; profiling costs the API server some CPU)")
 	fs.DurationVar(&o.profileFor, "apiserver-profile-for", 10*time.Second, "how long each kube-apiserver CPU profile lasts, from the runner's start")
 	fs.Func("variant", "one more runner, repeatable: NAME=BINARY[,ENV=VALUE|,--flag=value]..., kube-annotator `run` from BINARY (empty: --binary) with that environment and those flags added", func(s string) error {
