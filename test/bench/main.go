@@ -73,10 +73,11 @@
 // each replica receives only its share, and for --rounds rounds one
 // kube-annotator replica, N static shards (--shard i --total-shards N)
 // and a shard group of N replicas (--shard-group) annotate every object
-// in turn; then a shard group grows from N to N+1 replicas and shrinks
-// back while it converges (unless --reshard=false); then fresh replicas of each setup, with
-// GOGC=10, show each replica's cached objects and heap, less the heap of
-// the same setup measured before the objects were seeded. Both static
+// in turn; then (unless --reshard=false) a shard group grows from N to
+// N+1 replicas and shrinks back while it converges; then fresh replicas of
+// each setup, with GOGC=10, show each replica's cached objects and heap,
+// less the heap of the same setup measured before the objects were
+// seeded. Both static
 // shards and a group are measured because they differ where it matters
 // here: static shards know their range from the start, group members
 // first find each other through Leases and may hand ranges over.
