@@ -50,9 +50,9 @@
 // --memory-objects; at the largest, how long a reload takes whose rules
 // make the caches keep one more label (every informer lists again); at
 // idle, the latency from creating an object to seeing it annotated; and at
-// --objects, its heap again with a when: condition on a field of the
-// Deployments' spec (whose informer then caches the fields read, not the
-// metadata alone), and the difference per Deployment.
+// the largest count, its heap again with a when: condition on a field of
+// the Deployments' spec (whose informer then caches the fields read, not
+// the metadata alone), and the difference per Deployment.
 //
 // Last, annotating at creation: --latency objects (Deployments,
 // ReplicaSets, Pods and Frigates in turn) are created one at a time, each
