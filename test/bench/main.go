@@ -103,6 +103,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -130,6 +131,9 @@ type options struct {
 	// reshard says whether the sharding rounds also measure a group
 	// growing and shrinking.
 	reshard bool
+	// setups, when not empty, are the ids of the sharding setups the
+	// rounds measure.
+	setups []string
 	// profileDir, when set, is where a CPU profile of kube-apiserver is
 	// written for each run, over its first profileFor.
 	profileDir string
@@ -198,6 +202,15 @@ func parseFlags(args []string) (options, error) {
 	fs.Int64Var(&o.goMemLimit, "gomemlimit", 0, "GOMEMLIMIT in bytes for kube-annotator while its memory is measured, as deploy/ sets it from the memory limit (268435456 for 256Mi); 0 leaves it unset")
 	fs.BoolVar(&o.realistic, "realistic", false, "measure everything again with realistic objects: ten labels, four annotations among which a 3 KB kubectl last-applied-configuration, managedFields of kubectl and Helm")
 	fs.IntVar(&o.shards, "shards", 0, "measure sharding instead of the four runners: 1 kube-annotator replica vs this many, as static shards and as a shard group, and a group growing by one and shrinking back (0: off)")
+	fs.Func("setups", "with --shards: comma-separated sharding setups the rounds measure, among single, static and group (default: all three)", func(v string) error {
+		for id := range strings.SplitSeq(v, ",") {
+			if !slices.Contains(shardSetupIDs, id) {
+				return fmt.Errorf("no setup %q; there are %s", id, strings.Join(shardSetupIDs, ", "))
+			}
+			o.setups = append(o.setups, id)
+		}
+		return nil
+	})
 	fs.BoolVar(&o.reshard, "reshard", true, "with --shards: also measure, in each round, a shard group growing by one and shrinking back")
 	fs.StringVar(&o.profileDir, "apiserver-profile", "", "directory to write a CPU profile of kube-apiserver into for each run of each runner, over its first --apiserver-profile-for (empty: none; profiling costs the API server some CPU)")
 	fs.DurationVar(&o.profileFor, "apiserver-profile-for", 10*time.Second, "how long each kube-apiserver CPU profile lasts, from the runner's start")
@@ -261,6 +274,9 @@ func (o options) validate() error {
 	}
 	if o.shards > maxShards {
 		errs = append(errs, fmt.Errorf("--shards must be at most %d, got %d", maxShards, o.shards))
+	}
+	if len(o.setups) > 0 && (o.shards == 0 || !slices.Contains(o.setups, "single")) {
+		errs = append(errs, errors.New("--setups needs --shards and must include single, to which the other setups are compared"))
 	}
 	if o.shards > 0 && len(o.memoryObjects) > 0 {
 		errs = append(errs, errors.New("--memory-objects cannot be used with --shards, which measures sharding only"))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -39,12 +40,19 @@ type shardSetup struct {
 // shardSetups are what --shards compares: one replica, static shards and
 // a shard group.
 func (o options) shardSetups() []shardSetup {
-	return []shardSetup{
+	all := []shardSetup{
 		{id: "single", name: "1 replica", replicas: 1},
 		{id: "static", name: fmt.Sprintf("%d static shards", o.shards), replicas: o.shards},
 		{id: "group", name: fmt.Sprintf("group of %d", o.shards), replicas: o.shards, group: true},
 	}
+	if len(o.setups) == 0 {
+		return all
+	}
+	return slices.DeleteFunc(all, func(s shardSetup) bool { return !slices.Contains(o.setups, s.id) })
 }
+
+// shardSetupIDs are the ids --setups accepts.
+var shardSetupIDs = []string{"single", "static", "group"}
 
 // args are the sharding flags of replica i; group names the shard group.
 func (s shardSetup) args(i int, group string) []string {

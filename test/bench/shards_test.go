@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -83,5 +84,26 @@ func TestShardTargets(t *testing.T) {
 	got := r.targets()
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("targets:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestShardSetupsPicked checks that --setups keeps the setups it names,
+// in the benchmark's order.
+func TestShardSetupsPicked(t *testing.T) {
+	for _, tc := range []struct {
+		setups []string
+		want   []string
+	}{
+		{nil, []string{"single", "static", "group"}},
+		{[]string{"static", "single"}, []string{"single", "static"}},
+		{[]string{"single"}, []string{"single"}},
+	} {
+		var got []string
+		for _, s := range (options{shards: 3, setups: tc.setups}).shardSetups() {
+			got = append(got, s.id)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("--setups %v: setups %v, want %v", tc.setups, got, tc.want)
+		}
 	}
 }

@@ -26,6 +26,10 @@ func TestParseFlagsVariantsAndScale(t *testing.T) {
 		{name: "more than a million", args: []string{"--objects", "1000001"}, wantErr: "--objects must be between 4 and 1000000"},
 		{name: "quota below etcd's default", args: []string{"--etcd-quota-bytes", "1073741824"}, wantErr: "--etcd-quota-bytes must be at least"},
 		{name: "no clients", args: []string{"--clients", "0"}, wantErr: "--clients must be at least 1"},
+		{name: "two setups", args: []string{"--shards", "3", "--setups", "single,static", "--reshard=false"}},
+		{name: "no such setup", args: []string{"--shards", "3", "--setups", "single,solo"}, wantErr: `no setup "solo"`},
+		{name: "setups without single", args: []string{"--shards", "3", "--setups", "static,group"}, wantErr: "must include single"},
+		{name: "setups without shards", args: []string{"--setups", "single"}, wantErr: "--setups needs --shards"},
 		{name: "profile too long", args: []string{"--apiserver-profile", "/tmp", "--apiserver-profile-for", "1h"}, wantErr: "--apiserver-profile-for must be between"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
