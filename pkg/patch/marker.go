@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -36,6 +37,43 @@ const MarkerLabel = "label:"
 // ReplicaSets): a marker copied so names the resource it was written for,
 // and says nothing of the object it was copied onto.
 func MarkerKey(manager string, gr schema.GroupResource) string {
+	id := markerID{manager, gr}
+	markerKeys.RLock()
+	key, found := markerKeys.m[id]
+	markerKeys.RUnlock()
+	if found {
+		return key
+	}
+	key = markerKey(manager, gr)
+	markerKeys.Lock()
+	if markerKeys.m == nil || len(markerKeys.m) >= maxMarkerKeys {
+		markerKeys.m = make(map[markerID]string)
+	}
+	markerKeys.m[id] = key
+	markerKeys.Unlock()
+	return key
+}
+
+// markerID names a marker: its field manager and resource.
+type markerID struct {
+	manager string
+	gr      schema.GroupResource
+}
+
+// markerKeys memoizes markerKey, which validates the key it forms, for
+// MarkerKey, which every sync calls. It is emptied when it reaches
+// maxMarkerKeys.
+var markerKeys struct {
+	sync.RWMutex
+	m map[markerID]string
+}
+
+// maxMarkerKeys bounds markerKeys: a controller has one field manager and
+// a few resources.
+const maxMarkerKeys = 1024
+
+// markerKey forms and validates the key MarkerKey returns.
+func markerKey(manager string, gr schema.GroupResource) string {
 	prefix := gr.Resource
 	if gr.Group != "" {
 		prefix += "." + gr.Group

@@ -3,6 +3,7 @@ package patch_test
 import (
 	"encoding/json"
 	"reflect"
+	"sync"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -156,9 +157,21 @@ func TestOwnedBy(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := patch.OwnedBy(tc.entries, tc.manager); !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("OwnedBy = %+v, want %+v", got, tc.want)
+			// Twice, concurrently: the second reads the field sets the
+			// first remembered. Each result is the caller's own to change.
+			var wg sync.WaitGroup
+			for range 2 {
+				wg.Go(func() {
+					got := patch.OwnedBy(tc.entries, tc.manager)
+					if !reflect.DeepEqual(got, tc.want) {
+						t.Errorf("OwnedBy = %+v, want %+v", got, tc.want)
+					}
+					if got.Annotations != nil {
+						got.Annotations["changed-by-the-caller"] = true
+					}
+				})
 			}
+			wg.Wait()
 		})
 	}
 }
