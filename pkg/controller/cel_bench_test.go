@@ -39,12 +39,17 @@ var syncDecideCases = []struct{ name, rules string }{
 	{"cel", "rules:\n- {name: r, resources: [deployments], labels: {size: {cel: \"object.spec.replicas > 2 ? 'big' : 'small'\"}}}\n"},
 	{"when+cel", "rules:\n- {name: r, resources: [deployments], when: \"object.metadata.labels['tier'] == 'frontend'\", " +
 		"labels: {size: {cel: \"object.spec.replicas > 2 ? 'big' : 'small'\"}}}\n"},
+	// A literal rule that selects by label: evaluated per object like the
+	// rules with CEL, where a rule that applies to every object is
+	// evaluated once, when the rules are compiled.
+	{"selector", "rules:\n- {name: r, resources: [deployments], selector: tier=frontend, labels: {size: big}}\n"},
 }
 
 // BenchmarkSyncDecide measures what sync decides for one Deployment, the
 // per-sync cost of the rules: a literal rule, the same with a when
 // condition (on a field of the spec, or on a label, which a metadata cache
-// keeps), a value computed in CEL, and both. Each decides on the
+// keeps), a value computed in CEL, and both; and a literal rule with a
+// label selector, which like them is evaluated per object. Each decides on the
 // Deployment as its informer caches it — the metadata cache's projection
 // for the literal rule, the object cache's projected fields for the
 // others — and must find nothing to change. (Target: when and cel ≤ 2×
