@@ -246,7 +246,10 @@ func (r *Reloader) reload(ctx context.Context, c cause) {
 		return
 	}
 	r.mu.Lock()
-	same, wasFailed := reflect.DeepEqual(file, r.file), r.failed
+	same, wasFailed := file.Equal(r.file), r.failed
+	if same {
+		r.file = file // the same rules, at the lines errors now name
+	}
 	r.mu.Unlock()
 	if same {
 		r.release(ctx) // the file is back to the rules in force
@@ -315,7 +318,7 @@ func (r *Reloader) apply(ctx context.Context, file *rules.File, guard bool) erro
 	set, unresolved, err := resolve.Compile(r.opts.Path, file, r.opts.Resolve, r.opts.Exclude)
 	r.mu.Lock()
 	r.unreachable, r.pending = errors.Is(err, ErrUnreachable), nil
-	if r.unreachable && !reflect.DeepEqual(file, r.file) {
+	if r.unreachable && !file.Equal(r.file) {
 		r.pending = file
 	}
 	r.mu.Unlock()
