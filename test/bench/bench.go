@@ -199,7 +199,7 @@ func (b *bench) shapePhases(ctx context.Context, runners []*runner, ka *runner, 
 		}
 		sr.memory = append(sr.memory, point)
 		sr.latency = append(sr.latency, point.latency...)
-		if i == 0 {
+		if i == len(counts)-1 {
 			if sr.when, err = b.measureWhen(ctx, ka, point); err != nil {
 				return err
 			}

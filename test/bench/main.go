@@ -50,9 +50,9 @@
 // --memory-objects; at the largest, how long a reload takes whose rules
 // make the caches keep one more label (every informer lists again); at
 // idle, the latency from creating an object to seeing it annotated; and at
-// --objects, its heap again with a when: condition on a field of the
-// Deployments' spec (whose informer then caches the fields read, not the
-// metadata alone), and the difference per Deployment.
+// the largest count, its heap again with a when: condition on a field of
+// the Deployments' spec (whose informer then caches the fields read, not
+// the metadata alone), and the difference per Deployment.
 //
 // Last, annotating at creation: --latency objects (Deployments,
 // ReplicaSets, Pods and Frigates in turn) are created one at a time, each
@@ -73,10 +73,11 @@
 // each replica receives only its share, and for --rounds rounds one
 // kube-annotator replica, N static shards (--shard i --total-shards N)
 // and a shard group of N replicas (--shard-group) annotate every object
-// in turn; then a shard group grows from N to N+1 replicas and shrinks
-// back while it converges; then fresh replicas of each setup, with
-// GOGC=10, show each replica's cached objects and heap, less the heap of
-// the same setup measured before the objects were seeded. Both static
+// in turn; then (unless --reshard=false) a shard group grows from N to
+// N+1 replicas and shrinks back while it converges; then fresh replicas of
+// each setup, with GOGC=10, show each replica's cached objects and heap,
+// less the heap of the same setup measured before the objects were
+// seeded. Both static
 // shards and a group are measured because they differ where it matters
 // here: static shards know their range from the start, group members
 // first find each other through Leases and may hand ranges over.
@@ -126,6 +127,9 @@ type options struct {
 	// shards, when not 0, is the number of replicas the sharding phases
 	// split the objects among.
 	shards int
+	// reshard says whether the sharding rounds also measure a group
+	// growing and shrinking.
+	reshard bool
 	// profileDir, when set, is where a CPU profile of kube-apiserver is
 	// written for each run, over its first profileFor.
 	profileDir string
@@ -194,6 +198,7 @@ func parseFlags(args []string) (options, error) {
 	fs.Int64Var(&o.goMemLimit, "gomemlimit", 0, "GOMEMLIMIT in bytes for kube-annotator while its memory is measured, as deploy/ sets it from the memory limit (268435456 for 256Mi); 0 leaves it unset")
 	fs.BoolVar(&o.realistic, "realistic", false, "measure everything again with realistic objects: ten labels, four annotations among which a 3 KB kubectl last-applied-configuration, managedFields of kubectl and Helm")
 	fs.IntVar(&o.shards, "shards", 0, "measure sharding instead of the four runners: 1 kube-annotator replica vs this many, as static shards and as a shard group, and a group growing by one and shrinking back (0: off)")
+	fs.BoolVar(&o.reshard, "reshard", true, "with --shards: also measure, in each round, a shard group growing by one and shrinking back")
 	fs.StringVar(&o.profileDir, "apiserver-profile", "", "directory to write a CPU profile of kube-apiserver into for each run of each runner, over its first --apiserver-profile-for (empty: none; profiling costs the API server some CPU)")
 	fs.DurationVar(&o.profileFor, "apiserver-profile-for", 10*time.Second, "how long each kube-apiserver CPU profile lasts, from the runner's start")
 	fs.Func("variant", "one more runner, repeatable: NAME=BINARY[,ENV=VALUE|,--flag=value]..., kube-annotator `run` from BINARY (empty: --binary) with that environment and those flags added", func(s string) error {

@@ -289,7 +289,8 @@ func sum(vs []float64) float64 {
 
 // shardPhases measures sharding at --objects objects of the current
 // shape, into sr: first each setup's memory with no objects; then, for
-// each round, each setup in turn and a group that grows and shrinks; then
+// each round, each setup in turn and (unless --reshard=false) a group that
+// grows and shrinks; then
 // each setup's memory again.
 func (b *bench) shardPhases(ctx context.Context, ka *runner, sr *shapeResults) error {
 	setups := b.opts.shardSetups()
@@ -313,6 +314,9 @@ func (b *bench) shardPhases(ctx context.Context, ka *runner, sr *shapeResults) e
 				return fmt.Errorf("round %d, %s: %w", round, s.name, err)
 			}
 			res.runs = append(res.runs, run)
+		}
+		if !b.opts.reshard {
+			continue
 		}
 		rr, err := b.reshard(ctx, ka, round)
 		if err != nil {

@@ -14,6 +14,12 @@ type shardMemory struct {
 	// heap is each replica's lowest heap with GOGC=liveGOGC.
 	heap    []heap
 	peakRSS []int64 // KiB
+	// ready is how long the replicas took from their start until the
+	// last was ready; cpu each replica's CPU seconds from its start until
+	// every object was annotated and cached once: a restart on a
+	// converged cluster, with GOGC=liveGOGC.
+	ready time.Duration
+	cpu   []float64
 	// base is the mean heap of the same setup's replicas with no objects:
 	// what a replica holds besides its cache.
 	base heap
@@ -47,15 +53,20 @@ func (b *bench) shardMemory(ctx context.Context, ka *runner, s shardSetup) (shar
 		return p, err
 	}
 	defer func() { _ = rs.stop() }() // in case of an error; stopping twice is fine
+	start := time.Now()
 	for _, r := range rs {
 		if err := waitReady(ctx, r.readyz, b.opts.timeout, rs.alive); err != nil {
 			return p, err
 		}
 	}
+	p.ready = time.Since(start)
 	if err := b.tracker.waitFor(ctx, "converging", b.opts.timeout, b.tracker.is(b.objects, b.objects), rs.alive); err != nil {
 		return p, err
 	}
 	if err := b.waitCachedOnce(ctx, rs); err != nil {
+		return p, err
+	}
+	if p.cpu, err = rs.metric(ctx, "process_cpu_seconds_total", nil); err != nil {
 		return p, err
 	}
 	p.heap = make([]heap, len(rs))
@@ -78,7 +89,7 @@ func (b *bench) shardMemory(ctx context.Context, ka *runner, s shardSetup) (shar
 	for i, hp := range p.heap {
 		inuse[i] = hp.inuse
 	}
-	logf("%s: cached %v, heap in use with GOGC=%d %v MiB", s.name, p.cached, liveGOGC, mibs(inuse))
+	logf("%s: ready after %.1fs, cached %v, CPU %v s, heap in use with GOGC=%d %v MiB", s.name, p.ready.Seconds(), p.cached, p.cpu, liveGOGC, mibs(inuse))
 	return p, nil
 }
 

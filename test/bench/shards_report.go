@@ -151,23 +151,26 @@ replicas left.
 
 func (r *shardResults) printMemory(w io.Writer) {
 	fmt.Fprintf(w, "\n### Sharding: each replica's memory, converged at %d objects\n\n", r.objects)
-	fmt.Fprintf(w, "| setup | replica | cached objects | heap in use, GOGC=%d (MiB) | with no objects (MiB) | cache heap (MiB) | ÷ 1 replica's | cache objects alone (MiB) | ÷ 1 replica's | peak RSS (MiB) |\n", liveGOGC)
-	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	fmt.Fprintf(w, "| setup | replica | cached objects | heap in use, GOGC=%d (MiB) | with no objects (MiB) | cache heap (MiB) | ÷ 1 replica's | cache objects alone (MiB) | ÷ 1 replica's | peak RSS (MiB) | ready (s) | CPU (s) |\n", liveGOGC)
+	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	single := r.singleCacheHeap()
 	for _, m := range r.memory {
 		for i := range m.heap {
 			c := m.cacheHeap(i)
-			fmt.Fprintf(w, "| %s | %d | %.0f | %.1f | %.1f | %.1f | %s | %.1f | %s | %s |\n", m.setup, i, m.cached[i],
+			fmt.Fprintf(w, "| %s | %d | %.0f | %.1f | %.1f | %.1f | %s | %.1f | %s | %s | %.1f | %.1f |\n", m.setup, i, m.cached[i],
 				m.heap[i].inuse/(1<<20), m.base.inuse/(1<<20), c.inuse/(1<<20), ratio(&c.inuse, &single.inuse),
-				c.alloc/(1<<20), ratio(&c.alloc, &single.alloc), mib(m.peakRSS[i]))
+				c.alloc/(1<<20), ratio(&c.alloc, &single.alloc), mib(m.peakRSS[i]), m.ready.Seconds(), m.cpu[i])
 		}
 	}
 	fmt.Fprintf(w, `
 Fresh replicas of each setup, with GOGC=%d, first before the objects were seeded, then once every object was annotated
 and cached by exactly one replica. Heap in use: the lowest go_memstats_heap_inuse_bytes sampled over %v; with no
 objects: the mean of the setup's replicas before seeding. Cache heap: the difference; cache objects alone: the same of
-go_memstats_heap_alloc_bytes, without the free slots of the spans that hold them.
-`, liveGOGC, r.memoryWindow)
+go_memstats_heap_alloc_bytes, without the free slots of the spans that hold them. Ready: from the replicas' start
+until the last one's readiness probe answered (every informer synced); CPU: each replica's process_cpu_seconds_total
+once every object was annotated and cached once. The replicas start on objects already annotated: this is what a
+restart on a converged cluster costs (with GOGC=%d, which collects more often than the default).
+`, liveGOGC, r.memoryWindow, liveGOGC)
 }
 
 // singleCacheHeap is the cache heap of the one replica, nil if not

@@ -68,14 +68,7 @@ func TestCEL(t *testing.T) {
 func testCELAdmission(t *testing.T) {
 	ns := env.NewNamespace(t)
 	rulesFile := writeFile(t, "rules.yaml", celRules(ns)+probeRule(ns))
-	degraded := !env.Features.MutatingAdmissionPolicyV1
-	if degraded {
-		admissionRunDegraded(t, env, ns, rulesFile)
-	} else {
-		deletePoliciesAtEnd(t)
-		startRun(t, "--rules", rulesFile, "--admission-policies")
-		waitPolicies(t, ns, 15*time.Second)
-	}
+	degraded := startAdmission(t, ns, rulesFile)
 	for _, d := range []struct {
 		name             string
 		replicas         int
@@ -85,14 +78,7 @@ func testCELAdmission(t *testing.T) {
 		{"one", 1, "", ns + "/one@1"},
 	} {
 		got := env.Create(t, h.Deployments, ns, h.Deployment(t, ns, d.name, d.replicas))
-		size, hasSize := got.GetLabels()["size"]
-		id, hasID := got.GetAnnotations()["example.com/id"]
-		switch {
-		case degraded && (hasSize || hasID):
-			t.Errorf("created with %d replicas: size=%q id=%q in the create response, want neither without MutatingAdmissionPolicy v1", d.replicas, size, id)
-		case !degraded && (size != d.wantSize || id != d.wantID):
-			t.Errorf("created with %d replicas: size=%q id=%q after admission, want %q and %s", d.replicas, size, id, d.wantSize, d.wantID)
-		}
+		checkCreated(t, degraded, got, map[string]string{"example.com/id": d.wantID}, map[string]string{"size": d.wantSize})
 		waitMetadata(t, 10*time.Second, h.Deployments, ns, d.name, "size "+d.wantSize+", id "+d.wantID, func(a, l map[string]string) bool {
 			return l["size"] == d.wantSize && a["example.com/id"] == d.wantID
 		})

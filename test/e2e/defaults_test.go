@@ -71,28 +71,14 @@ func testDefaultsAdmission(t *testing.T) {
 		{"cm-read", map[string]any{"owner": "ann", "tier": "web"}, "ann", "web"},
 		{"cm-invalid", map[string]any{"owner": "bob", "tier": "not valid"}, "bob", "none"},
 	}
-	degraded := !env.Features.MutatingAdmissionPolicyV1
-	if degraded {
-		admissionRunDegraded(t, env, ns, rulesFile)
-	} else {
-		deletePoliciesAtEnd(t)
-		startRun(t, "--rules", rulesFile, "--admission-policies")
-		waitPolicies(t, ns, 15*time.Second)
-	}
+	degraded := startAdmission(t, ns, rulesFile)
 	for _, o := range objects {
 		cm := h.Object("v1", "ConfigMap", ns, o.name)
 		if o.data != nil {
 			cm.Object["data"] = o.data
 		}
 		got := env.Create(t, h.ConfigMaps, ns, cm)
-		owner, hasOwner := got.GetAnnotations()["owner"]
-		tier, hasTier := got.GetLabels()["tier"]
-		switch {
-		case degraded && (hasOwner || hasTier):
-			t.Errorf("%s in the create response: owner=%q tier=%q, want neither without MutatingAdmissionPolicy v1", o.name, owner, tier)
-		case !degraded && (owner != o.wantOwner || tier != o.wantTier):
-			t.Errorf("%s in the create response: owner=%q tier=%q, want %q and %q", o.name, owner, tier, o.wantOwner, o.wantTier)
-		}
+		checkCreated(t, degraded, got, map[string]string{"owner": o.wantOwner}, map[string]string{"tier": o.wantTier})
 		waitMetadata(t, 10*time.Second, h.ConfigMaps, ns, o.name, "owner "+o.wantOwner+", tier "+o.wantTier, func(a, l map[string]string) bool {
 			return a["owner"] == o.wantOwner && l["tier"] == o.wantTier
 		})
