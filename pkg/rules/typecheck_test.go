@@ -4,9 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/cel/openapi/resolver"
+	"k8s.io/client-go/openapi/openapitest"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -26,7 +30,8 @@ const (
 			"replicas": {"type": "integer", "format": "int32"},
 			"paused": {"type": "boolean"},
 			"strategy": {"type": "object", "properties": {"rollingUpdate": {"type": "object", "properties": {
-				"maxSurge": {"x-kubernetes-int-or-string": true}}}}},
+				"maxSurge": {"x-kubernetes-int-or-string": true},
+				"maxUnavailable": {"oneOf": [{"type": "integer"}, {"type": "string"}], "format": "int-or-string"}}}}},
 			"template": {"type": "object", "properties": {"spec": {"type": "object", "properties": {
 				"containers": {"type": "array", "items": {"type": "object", "properties": {
 					"name": {"type": "string"}, "image": {"type": "string"}}}}}}}}}}}}`
@@ -69,7 +74,7 @@ func TestTypeCheck(t *testing.T) {
 		{name: "has and a nested field", resources: "deployments",
 			in: "  when: \"has(object.spec.paused) && !object.spec.paused && object.spec.template.spec.containers.exists(c, c.image.startsWith('nginx'))\"\n  labels: {a: b}\n"},
 		{name: "labels, a timestamp as the controller reads it, an int-or-string", resources: "deployments",
-			in: "  when: \"object.metadata.creationTimestamp.startsWith('2026') && object.spec.strategy.rollingUpdate.maxSurge == '25%'\"\n" +
+			in: "  when: \"object.metadata.creationTimestamp.startsWith('2026') && object.spec.strategy.rollingUpdate.maxSurge == '25%' && object.spec.strategy.rollingUpdate.maxUnavailable == 1\"\n" +
 				"  labels:\n    team: {cel: \"object.metadata.?labels.team.orValue('none') + '-' + object.metadata.name\"}\n"},
 		{name: "custom resource's spec", resources: "frigates", in: "  when: object.spec.guns > 2 && object.metadata.labels.team == 'a'\n  labels: {a: b}\n"},
 		{name: "custom resource's spec, wrong type", resources: "frigates", in: "  when: object.spec.color > 2\n  labels: {a: b}\n", errs: []string{
@@ -131,10 +136,17 @@ func TestTypeCheckAsksEachSchemaOnce(t *testing.T) {
 	if want := map[string]int{"Deployment": 1}; fmt.Sprint(asked) != fmt.Sprint(want) {
 		t.Errorf("schemas asked for %v, want %v", asked, want)
 	}
-	f.Rules[0].When = "object.spec.replicass > 2"
-	err = rules.TypeCheck("rules.yaml", f, set, func(rules.Resource) (*spec.Schema, error) { return nil, errors.New("no answer") })
+	typo, err := rules.Parse("rules.yaml", []byte("rules:\n- name: a\n  resources: [deployments]\n  when: object.spec.replicass > 2\n  labels: {a: b}\n"))
 	if err != nil {
-		t.Errorf("TypeCheck with no schema = %v, want nil", err)
+		t.Fatal(err)
+	}
+	set = compile(t, typo)
+	if err := rules.TypeCheck("rules.yaml", typo, set, known); err == nil {
+		t.Error("TypeCheck of a typo with the schema known = nil, want an error")
+	}
+	err = rules.TypeCheck("rules.yaml", typo, set, func(rules.Resource) (*spec.Schema, error) { return nil, errors.New("no answer") })
+	if err != nil {
+		t.Errorf("TypeCheck with no schema to be had = %v, want nil", err)
 	}
 }
 
@@ -168,4 +180,77 @@ func schemas(t *testing.T, byKind map[string]string) rules.SchemaFunc {
 		parsed[kind] = s
 	}
 	return func(r rules.Resource) (*spec.Schema, error) { return parsed[r.Kind], nil }
+}
+
+// TestTypeCheckBuiltInSchemas checks expressions against the schemas of
+// Deployments and Pods as an API server publishes them (client-go's copy
+// of its OpenAPI v3 documents): what rules commonly read type-checks, as
+// the controller evaluates it, and a typo does not.
+func TestTypeCheckBuiltInSchemas(t *testing.T) {
+	pods := rules.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod", Namespaced: true}
+	known := map[string]*spec.Schema{
+		"Deployment": builtInSchema(t, "apis/apps/v1", "io.k8s.api.apps.v1.Deployment"),
+		"Pod":        builtInSchema(t, "api/v1", "io.k8s.api.core.v1.Pod"),
+	}
+	for _, tc := range []struct {
+		resource rules.Resource
+		when     string
+		err      string
+	}{
+		{rulestest.Deployments, "object.spec.replicas > 2 && object.spec.template.spec.containers.exists(c, c.image.startsWith('nginx'))", ""},
+		{rulestest.Deployments, "object.spec.strategy.?rollingUpdate.maxSurge.orValue(1) == '25%' && object.metadata.creationTimestamp.startsWith('2')", ""},
+		{rulestest.Deployments, "object.metadata.?labels[?'team'].orValue('') == 'a' && object.status.conditions.exists(c, c.type == 'Available' && c.status == 'True')", ""},
+		{rulestest.Deployments, "object.spec.template.spec.containers.exists(c, c.resources.?limits[?'cpu'].orValue('') == '1')", ""},
+		{pods, "object.spec.nodeName != '' && object.spec.volumes.exists(v, has(v.hostPath)) && object.metadata.ownerReferences.exists(o, o.kind == 'ReplicaSet')", ""},
+		{pods, "object.spec.securityContext.runAsNonRoot", ""},
+		{pods, "object.spec.containers.exists(c, c.securityContext.privilged)", "undefined field 'privilged'"},
+		{rulestest.Deployments, "object.spec.replicas > '2'", "found no matching overload for '_>_' applied to '(int, string)'"},
+	} {
+		t.Run(tc.when, func(t *testing.T) {
+			f, err := rules.Parse("rules.yaml", []byte(fmt.Sprintf("rules:\n- name: r\n  resources: [%s]\n  when: %q\n  labels: {a: b}\n", tc.resource.GVR.Resource, tc.when)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			set, _, err := rules.Compile("rules.yaml", f, func(string) (rules.Resource, error) { return tc.resource, nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = rules.TypeCheck("rules.yaml", f, set, func(r rules.Resource) (*spec.Schema, error) { return known[r.Kind], nil })
+			switch {
+			case tc.err == "" && err != nil:
+				t.Errorf("TypeCheck = %v, want nil", err)
+			case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+				t.Errorf("TypeCheck = %v, want an error with %q", err, tc.err)
+			}
+		})
+	}
+}
+
+// builtInSchema returns the schema named ref in client-go's copy of the
+// OpenAPI v3 document at path, with its references resolved.
+func builtInSchema(t *testing.T, path, ref string) *spec.Schema {
+	t.Helper()
+	paths, err := openapitest.NewEmbeddedFileClient().Paths()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := paths[path].Schema(runtime.ContentTypeJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Components struct{ Schemas map[string]*spec.Schema }
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	const prefix = "#/components/schemas/"
+	s, err := resolver.PopulateRefs(func(ref string) (*spec.Schema, bool) {
+		s, ok := doc.Components.Schemas[strings.TrimPrefix(ref, prefix)]
+		return s, ok
+	}, prefix+ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
