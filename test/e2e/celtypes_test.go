@@ -45,13 +45,19 @@ func TestCELTypeChecked(t *testing.T) {
 	}
 }
 
-// run type-checks the rules it starts with and each reload: a reload
-// whose condition names a field Deployments lack is refused, naming it,
-// and the previous rules stay in force.
-func TestCELTypeCheckedOnReload(t *testing.T) {
+// run type-checks the rules it starts with and each reload: a condition
+// that names a field Deployments lack stops it at start; a reload to one
+// is refused, naming it, and the previous rules stay in force.
+func TestCELTypeCheckedByRun(t *testing.T) {
 	ns := env.NewNamespace(t)
 	env.Create(t, h.Deployments, ns, h.Deployment(t, ns, "web", 3))
 	const rules = "rules:\n- name: big\n  resources: [deployments]\n  namespaces: [%s]\n  when: %s\n  labels: {size: %s}\n"
+	typo := writeFile(t, "typo.yaml", fmt.Sprintf(rules, ns, "object.spec.replicass > 2", "big"))
+	_, stderr, code := runCLI(t, "run", "--rules", typo, "--kubeconfig", env.Kubeconfig, "--record-namespace", ns)
+	if want := typo + `:5: rules[0].when: rule "big": CEL condition "object.spec.replicass > 2" does not type-check`; code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("run: exit %d, stderr %q; want 1 and %q", code, stderr, want)
+	}
+
 	rulesFile := writeFile(t, "rules.yaml", fmt.Sprintf(rules, ns, "object.spec.replicas > 2", "big"))
 	p := startRun(t, "--rules", rulesFile)
 	waitMetadata(t, 15*time.Second, h.Deployments, ns, "web", "labelled big", func(_, l map[string]string) bool { return l["size"] == "big" })
