@@ -18,10 +18,11 @@ var ErrUnreachable = errors.New("could not ask the API server")
 // resolveName asks (a Resolver's Resolve), with no rule applying in the
 // namespaces that the globs exclude name. When schemas is not nil (a
 // Resolver's Schema), the rules' CEL expressions are type-checked against
-// the schemas of the resources they target (rules.TypeCheck). Every command that compiles
-// rules, and run's reloader, compiles through it. Only names the server
-// said it does not serve (ErrNotServed) are returned as unresolved: when it
-// could not be asked, the error matches ErrUnreachable.
+// the schemas of the resources they target (rules.TypeCheck). Every
+// command that compiles rules, and run's reloader, compiles through it.
+// Only names the server said it does not serve (ErrNotServed) are
+// returned as unresolved: when it could not be asked, the error matches
+// ErrUnreachable.
 func Compile(path string, file *rules.File, resolveName rules.ResolveFunc, schemas rules.SchemaFunc, exclude []string) (*rules.Set, []rules.FieldError, error) {
 	var unreachable error
 	asked := func(name string) (rules.Resource, error) {
