@@ -114,7 +114,7 @@ func newApp(ctx context.Context, cfg Config) (*app, error) {
 	// A server that cannot say which resources it serves fails the start
 	// (resolve.ErrUnreachable): there are no rules in force yet to keep,
 	// and the Pod restarts, with the kubelet's back-off, until it can.
-	set, unresolved, err := resolve.Compile(cfg.RulesPath, file, cl.resolver.Resolve, cfg.ExcludeNamespaces)
+	set, unresolved, err := resolve.Compile(cfg.RulesPath, file, cl.resolver.Resolve, cl.resolver.Schema, cfg.ExcludeNamespaces)
 	if err != nil {
 		return nil, err
 	}
@@ -128,6 +128,7 @@ func newApp(ctx context.Context, cfg Config) (*app, error) {
 	a.reloader = reloader.New(reloader.Options{
 		Path:    cfg.RulesPath,
 		Resolve: cl.resolver.Resolve,
+		Schema:  cl.resolver.Schema,
 		Exclude: cfg.ExcludeNamespaces,
 		Reset:   cl.resolver.Reset,
 		Apply:   a.apply,

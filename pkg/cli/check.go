@@ -79,7 +79,7 @@ func (e *env) check(ctx context.Context, path, output string, cf *clusterFlags) 
 	if err != nil {
 		return err
 	}
-	if _, _, err := resolve.Compile(path, file, res.Resolve, nil); errors.Is(err, resolve.ErrUnreachable) {
+	if _, _, err := resolve.Compile(path, file, res.Resolve, res.Schema, nil); errors.Is(err, resolve.ErrUnreachable) {
 		return withOfflineHint(err)
 	} else if err != nil {
 		return err

@@ -232,7 +232,7 @@ func (f *clusterFlags) loadAndCompile(path string) (compiled, error) {
 	if err != nil {
 		return compiled{}, err
 	}
-	set, unresolved, err := resolve.Compile(path, file, r.Resolve, f.exclude)
+	set, unresolved, err := resolve.Compile(path, file, r.Resolve, r.Schema, f.exclude)
 	if err != nil {
 		return compiled{}, err
 	}

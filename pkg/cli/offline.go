@@ -74,7 +74,7 @@ func (e *env) checkOffline(output string, file *rules.File, r *checkReport, cf *
 	if err != nil {
 		return err
 	}
-	_, unresolved, err := resolve.Compile(r.File, file, res.Resolve, nil)
+	_, unresolved, err := resolve.Compile(r.File, file, res.Resolve, nil, nil)
 	var invalid *rules.Error
 	if errors.As(err, &invalid) && output != "" {
 		r.Valid, r.Rules = false, 0

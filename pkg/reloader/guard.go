@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -67,7 +66,7 @@ func (r *Reloader) Held() string {
 func (r *Reloader) confirms(file *rules.File, c cause) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return c == hangUp && r.held != nil && reflect.DeepEqual(file, r.held.file)
+	return c == hangUp && r.held != nil && file.Equal(r.held.file)
 }
 
 // hold records that the reload of file is held for reason, and says so.

@@ -291,7 +291,7 @@ func (h *harness) reloadMetrics() reloadMetrics {
 // compile compiles file against the fake cluster as it is now, with no
 // rule applying in the excluded namespaces, as the Reloader does.
 func (h *harness) compile(file *rules.File) (*rules.Set, []rules.FieldError, error) {
-	return resolve.Compile(h.path, file, h.res.resolve, h.exclude)
+	return resolve.Compile(h.path, file, h.res.resolve, nil, h.exclude)
 }
 
 // compiled returns content compiled as the Reloader would now.

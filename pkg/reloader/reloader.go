@@ -58,6 +58,9 @@ type Options struct {
 	// drops cached discovery so that it sees the cluster as it is now.
 	Resolve rules.ResolveFunc
 	Reset   func()
+	// Schema, when set, has the rules' CEL type-checked against the
+	// resources' schemas at each compile (a resolve.Resolver's Schema).
+	Schema rules.SchemaFunc
 	// Exclude are the namespace globs in which no rule applies.
 	Exclude []string
 	// Apply puts a new set of rules in force; ctx is the one Run was given.
@@ -246,7 +249,10 @@ func (r *Reloader) reload(ctx context.Context, c cause) {
 		return
 	}
 	r.mu.Lock()
-	same, wasFailed := reflect.DeepEqual(file, r.file), r.failed
+	same, wasFailed := file.Equal(r.file), r.failed
+	if same {
+		r.file = file // the same rules, at the lines errors now name
+	}
 	r.mu.Unlock()
 	if same {
 		r.release(ctx) // the file is back to the rules in force
@@ -312,10 +318,10 @@ func (r *Reloader) apply(ctx context.Context, file *rules.File, guard bool) erro
 	r.mu.Lock()
 	r.lookedUp = time.Now()
 	r.mu.Unlock()
-	set, unresolved, err := resolve.Compile(r.opts.Path, file, r.opts.Resolve, r.opts.Exclude)
+	set, unresolved, err := resolve.Compile(r.opts.Path, file, r.opts.Resolve, r.opts.Schema, r.opts.Exclude)
 	r.mu.Lock()
 	r.unreachable, r.pending = errors.Is(err, ErrUnreachable), nil
-	if r.unreachable && !reflect.DeepEqual(file, r.file) {
+	if r.unreachable && !file.Equal(r.file) {
 		r.pending = file
 	}
 	r.mu.Unlock()

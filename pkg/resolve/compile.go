@@ -16,11 +16,14 @@ var ErrUnreachable = errors.New("could not ask the API server")
 
 // Compile compiles file, loaded from path, against the cluster that
 // resolveName asks (a Resolver's Resolve), with no rule applying in the
-// namespaces that the globs exclude name. Every command that compiles
-// rules, and run's reloader, compiles through it. Only names the server
-// said it does not serve (ErrNotServed) are returned as unresolved: when it
-// could not be asked, the error matches ErrUnreachable.
-func Compile(path string, file *rules.File, resolveName rules.ResolveFunc, exclude []string) (*rules.Set, []rules.FieldError, error) {
+// namespaces that the globs exclude name. When schemas is not nil (a
+// Resolver's Schema), the rules' CEL expressions are type-checked against
+// the schemas of the resources they target (rules.TypeCheck). Every
+// command that compiles rules, and run's reloader, compiles through it.
+// Only names the server said it does not serve (ErrNotServed) are
+// returned as unresolved: when it could not be asked, the error matches
+// ErrUnreachable.
+func Compile(path string, file *rules.File, resolveName rules.ResolveFunc, schemas rules.SchemaFunc, exclude []string) (*rules.Set, []rules.FieldError, error) {
 	var unreachable error
 	asked := func(name string) (rules.Resource, error) {
 		r, err := resolveName(name)
@@ -35,6 +38,11 @@ func Compile(path string, file *rules.File, resolveName rules.ResolveFunc, exclu
 	}
 	if err != nil {
 		return nil, nil, err
+	}
+	if schemas != nil {
+		if err := rules.TypeCheck(path, file, set, schemas); err != nil {
+			return nil, nil, err
+		}
 	}
 	if err := set.ExcludeNamespaces(exclude); err != nil {
 		return nil, nil, fmt.Errorf("--exclude-namespaces: %w", err)

@@ -41,7 +41,7 @@ func TestCompileUnreachable(t *testing.T) {
 				}
 				return rules.Resource{}, tc.widgets
 			}
-			set, unresolved, err := Compile("rules.yaml", file, resolveName, tc.exclude)
+			set, unresolved, err := Compile("rules.yaml", file, resolveName, nil, tc.exclude)
 			if got := errors.Is(err, ErrUnreachable); got != tc.wantUnreachable {
 				t.Fatalf("Compile() error = %v, unreachable %v, want %v", err, got, tc.wantUnreachable)
 			}

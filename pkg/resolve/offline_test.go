@@ -114,7 +114,7 @@ func TestCompileOffline(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			set, unresolved, err := Compile("rules.yaml", file, r.Resolve, nil)
+			set, unresolved, err := Compile("rules.yaml", file, r.Resolve, nil, nil)
 			if set != nil || len(unresolved) > 0 || err == nil {
 				t.Fatalf("Compile() = %v, %v, %v; want a conflict", set, unresolved, err)
 			}

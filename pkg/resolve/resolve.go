@@ -6,6 +6,7 @@ package resolve
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -59,6 +60,9 @@ type Resolver struct {
 	deferred *restmapper.DeferredDiscoveryRESTMapper
 	mapper   meta.RESTMapper
 	offline  bool // asks no server (NewOffline)
+
+	mu      sync.Mutex
+	schemas map[schema.GroupVersionKind]schemaEntry // see Schema
 }
 
 // New returns a Resolver over the given discovery client.

@@ -13,6 +13,7 @@ import (
 	"github.com/google/cel-go/interpreter"
 	"k8s.io/apimachinery/pkg/util/version"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	apiservercel "k8s.io/apiserver/pkg/cel"
 	"k8s.io/apiserver/pkg/cel/environment"
 )
 
@@ -33,20 +34,29 @@ var (
 
 // celEnv is the API server's CEL environment for stored expressions (the
 // one admission policies are evaluated in, with the Kubernetes libraries),
-// extended with the variables rules read.
-var celEnv = sync.OnceValues(func() (*cel.Env, error) {
+// extended with the variables rules read, both dyn.
+var celEnv = sync.OnceValues(func() (*cel.Env, error) { return newCELEnv(nil) })
+
+// newCELEnv returns the environment of celEnv with object of type
+// object's CEL type (dyn when object is nil); namespaceObject stays dyn.
+func newCELEnv(object *apiservercel.DeclType) (*cel.Env, error) {
+	objectType, decls := cel.DynType, []*apiservercel.DeclType(nil)
+	if object != nil {
+		objectType, decls = object.CelType(), []*apiservercel.DeclType{object}
+	}
 	set, err := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()).Extend(environment.VersionedOptions{
 		IntroducedVersion: version.MajorMinor(1, 0),
 		EnvOptions: []cel.EnvOption{
-			cel.Variable(celObject, cel.DynType),
+			cel.Variable(celObject, objectType),
 			cel.Variable(celNamespaceObject, cel.DynType),
 		},
+		DeclTypes: decls,
 	})
 	if err != nil {
 		return nil, err
 	}
 	return set.Env(environment.StoredExpressions)
-})
+}
 
 // celExpr is a compiled CEL expression of a rule: a when condition or a
 // cel value.
@@ -69,6 +79,23 @@ func compileCEL(src string, want *types.Type) (*celExpr, error) {
 	if err != nil {
 		return nil, fmt.Errorf("CEL environment: %w", err)
 	}
+	checked, err := checkCEL(env, src, want)
+	if err != nil {
+		return nil, err
+	}
+	prg, err := env.Program(checked,
+		cel.CostLimit(celconfig.PerCallLimit),
+		cel.InterruptCheckFrequency(celconfig.CheckFrequency))
+	if err != nil {
+		return nil, err
+	}
+	e := &celExpr{source: src, program: prg}
+	walkReads(checked.NativeRep().Expr(), e)
+	return e, nil
+}
+
+// checkCEL parses and type-checks src in env; it must yield want or dyn.
+func checkCEL(env *cel.Env, src string, want *types.Type) (*cel.Ast, error) {
 	checked, iss := env.Compile(src)
 	if iss.Err() != nil {
 		var msgs []string
@@ -81,15 +108,7 @@ func compileCEL(src string, want *types.Type) (*celExpr, error) {
 	if !out.IsExactType(want) && !out.IsExactType(types.DynType) {
 		return nil, fmt.Errorf("must yield a %s, but yields a %s", want, out)
 	}
-	prg, err := env.Program(checked,
-		cel.CostLimit(celconfig.PerCallLimit),
-		cel.InterruptCheckFrequency(celconfig.CheckFrequency))
-	if err != nil {
-		return nil, err
-	}
-	e := &celExpr{source: src, program: prg}
-	walkReads(checked.NativeRep().Expr(), e)
-	return e, nil
+	return checked, nil
 }
 
 // eval evaluates e with the object's content and its namespace's metadata

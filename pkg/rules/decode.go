@@ -75,6 +75,7 @@ func (d *decoder) file(root *yaml.Node) *File {
 	}
 	f := &File{Version: Version}
 	fileSchema.decode(d, n, "", f)
+	f.lines = d.lines
 	if len(d.errs) == 0 {
 		for _, e := range unsettled(f.Rules) {
 			e.Line = d.lines[e.Field]

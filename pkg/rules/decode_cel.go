@@ -24,6 +24,7 @@ func (d *decoder) celValue(v *yaml.Node, p string) (string, bool) {
 // reports at v's line why it does not compile, or what it reads that
 // every write changes.
 func (d *decoder) cel(v *yaml.Node, p string, want *types.Type, what string) (string, bool) {
+	d.lineOf(p, v)
 	src, ok := d.str(v, p)
 	if !ok {
 		return "", false

@@ -40,6 +40,19 @@ type File struct {
 	Version string
 	// Rules ("rules") are applied in file order.
 	Rules []Rule
+
+	// lines holds the line of the fields that checks after decoding
+	// report, by path (see decoder.lineOf); nil for a File not parsed.
+	lines map[string]int
+}
+
+// Equal reports whether f and o hold the same rules, wherever in the file
+// they are written.
+func (f *File) Equal(o *File) bool {
+	if f == nil || o == nil {
+		return f == o
+	}
+	return f.Version == o.Version && reflect.DeepEqual(f.Rules, o.Rules)
 }
 
 // Rule says which metadata the objects it selects must carry. Selection
