@@ -138,7 +138,7 @@ bench: build envtest-assets ## Benchmark against the raw PATCH loop and a contro
 
 SCALE_OBJECTS ?= 300000
 .PHONY: bench-scale
-bench-scale: build envtest-assets ## Measure 1 replica, 3 static shards and a group at SCALE_OBJECTS small objects, on a quiet machine (~1 h at 300k)
+bench-scale: build envtest-assets ## Measure 1 replica, 3 static shards and a group at SCALE_OBJECTS small objects, on a quiet machine (at 300k on 2 cores: ~2.5 h; BENCHFLAGS='--setups single,static --reshard=false': ~1 h)
 	go run ./test/bench --binary bin/kube-annotator --shards 3 --objects $(SCALE_OBJECTS) --rounds 1 --latency 0 --timeout 3h --clients 32 --etcd-quota-bytes 17179869184 $(BENCHFLAGS)
 
 FUZZTIME ?= 60s
