@@ -118,7 +118,7 @@ test-compat: ## The end-to-end suite (as test-e2e) on each of COMPAT_VERSIONS; a
 		echo "test-compat: Kubernetes $$v, $(COMPAT_TESTS) tests"; \
 		K8S_VERSION=$$v KUBE_ANNOTATOR_ASSETS=$$a hack/envtest-assets.sh >/dev/null && \
 		K8S_VERSION=$$v KUBE_ANNOTATOR_ASSETS=$$a go test -race -count=1 -timeout 25m -skip '^(TestFault|TestSoak)' $${run:+-run "$$run"} -v $(GOTESTFLAGS) ./test/e2e 2>&1 | \
-			grep -E '^ *--- |^(ok|FAIL|PASS|e2e: )|_test\.go:[0-9]+: ' || failed="$$failed $$v"; \
+			grep -E '^ *--- |^(ok|FAIL|PASS|e2e: )|_test\.go:[0-9]+: |^ +process\.go:[0-9]+: |^        ' || failed="$$failed $$v"; \
 		echo "test-compat: Kubernetes $$v took $$((SECONDS - start))s"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "test-compat: failed on Kubernetes$$failed"; exit 1; fi
