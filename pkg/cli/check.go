@@ -58,13 +58,8 @@ func (e *env) check(ctx context.Context, path, output string, cf *clusterFlags) 
 	r := &checkReport{File: path, Problems: []checkProblem{}}
 	offline := cf.offline.enabled()
 	file, err := rules.Load(path)
-	var invalid *rules.Error
-	if errors.As(err, &invalid) && output != "" {
-		e.addProblems(r, output, severityError, invalid.Fields)
-		return e.printReport(output, r, offline)
-	}
 	if err != nil {
-		return err
+		return e.reportInvalid(output, r, offline, err)
 	}
 	r.Valid, r.Rules = true, len(file.Rules)
 	e.addProblems(r, output, severityWarning, rules.Overlaps(file))
@@ -82,7 +77,7 @@ func (e *env) check(ctx context.Context, path, output string, cf *clusterFlags) 
 	if _, _, err := resolve.Compile(path, file, res.Resolve, res.Schema, nil); errors.Is(err, resolve.ErrUnreachable) {
 		return withOfflineHint(err)
 	} else if err != nil {
-		return err
+		return e.reportInvalid(output, r, offline, err)
 	}
 	rows, err := checkRules(ctx, file, res.Resolve, cs, cf.namespace())
 	if err != nil {
@@ -91,6 +86,20 @@ func (e *env) check(ctx context.Context, path, output string, cf *clusterFlags) 
 	e.addProblems(r, output, severityWarning, sensitiveProblems(file, servedAs(rows)))
 	noteAdmissionServer(ctx, e.Err, cfg)
 	r.addRows(rows)
+	return e.printReport(output, r, offline)
+}
+
+// reportInvalid answers err, which stopped the check of r's file. When it
+// says the rules are invalid — they do not load, type-check or agree — and
+// output is structured, it is the report's errors, and the file counts no
+// valid rules; otherwise it is returned as it is.
+func (e *env) reportInvalid(output string, r *checkReport, offline bool, err error) error {
+	var invalid *rules.Error
+	if !errors.As(err, &invalid) || output == "" {
+		return err
+	}
+	r.Valid, r.Rules = false, 0
+	e.addProblems(r, output, severityError, invalid.Fields)
 	return e.printReport(output, r, offline)
 }
 

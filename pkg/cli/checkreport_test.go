@@ -39,6 +39,8 @@ func TestCheckOutput(t *testing.T) {
 			checkReport{File: valid, Valid: true, Rules: 1, Problems: []checkProblem{{Severity: "warning", Path: "rules[0].resources[1]"}}, OK: true}},
 		{"offline conflict", []string{"--rules", conflict, "--offline"}, 1,
 			checkReport{File: conflict, Problems: []checkProblem{{Severity: "error", Path: "rules[1].annotations.a"}}}},
+		{"conflict on a cluster", []string{"--rules", conflict, "--server", srv.URL}, 1,
+			checkReport{File: conflict, Problems: []checkProblem{{Severity: "error", Path: "rules[1].annotations.a"}}}},
 		{"invalid", []string{"--rules", invalid, "--offline"}, 1,
 			checkReport{File: invalid, Problems: []checkProblem{{Severity: "error", Path: "rules[0].annotations.bad key!", Line: 4}}}},
 		{"on a cluster", []string{"--rules", valid, "--server", srv.URL}, 1,

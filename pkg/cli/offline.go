@@ -75,14 +75,8 @@ func (e *env) checkOffline(output string, file *rules.File, r *checkReport, cf *
 		return err
 	}
 	_, unresolved, err := resolve.Compile(r.File, file, res.Resolve, nil, nil)
-	var invalid *rules.Error
-	if errors.As(err, &invalid) && output != "" {
-		r.Valid, r.Rules = false, 0
-		e.addProblems(r, output, severityError, invalid.Fields)
-		return e.printReport(output, r, true)
-	}
 	if err != nil {
-		return err
+		return e.reportInvalid(output, r, true, err)
 	}
 	for i := range unresolved {
 		unresolved[i].Message += "; its rules are not checked against rules that name it in other ways"

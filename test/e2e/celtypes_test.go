@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -13,7 +14,8 @@ import (
 // check refuses a typo in a field of Deployments and an operand of the
 // wrong type on a field of a Frigate's spec (the CRD's structural schema),
 // each at the line of the expression, and accepts the rules written
-// right. Offline no schema is known: the typo is only found by evaluation.
+// right; -o json reports the error at the same line. Offline no schema is
+// known: the typo is only found by evaluation.
 func TestCELTypeChecked(t *testing.T) {
 	const rule = "rules:\n- name: %s\n  resources: [%s]\n  when: %s\n  labels: {checked: \"yes\"}\n"
 	for _, tc := range []struct {
@@ -38,10 +40,36 @@ func TestCELTypeChecked(t *testing.T) {
 			case tc.want != "" && (code == 0 || !strings.Contains(stderr, path+tc.want)):
 				t.Errorf("check: exit %d\nstdout:\n%s\nstderr:\n%s\nwant an error with %s%s", code, stdout, stderr, path, tc.want)
 			}
+			if tc.want != "" {
+				checkTypeErrorReported(t, path)
+			}
 			if stdout, stderr, code := runCLI(t, "check", "--offline", "--crd", h.CRDFile(), "--rules", path); code != 0 {
 				t.Errorf("check --offline: exit %d, want 0: no schema is known offline\n%s%s", code, stdout, stderr)
 			}
 		})
+	}
+}
+
+// checkTypeErrorReported asserts that check -o json reports the rules
+// file at path, whose condition does not type-check, as invalid, with one
+// error at the condition's line.
+func checkTypeErrorReported(t *testing.T, path string) {
+	t.Helper()
+	stdout, stderr, code := runCLI(t, "check", "-o", "json", "--rules", path, "--kubeconfig", env.Kubeconfig)
+	var report struct {
+		Valid    bool `json:"valid"`
+		Problems []struct {
+			Severity, Path, Message string
+			Line                    int
+		} `json:"problems"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &report); err != nil {
+		t.Fatalf("check -o json: exit %d, stdout is not a report: %v\n%s%s", code, err, stdout, stderr)
+	}
+	p := report.Problems
+	if code != 1 || report.Valid || len(p) != 1 || p[0].Severity != "error" || p[0].Path != "rules[0].when" || p[0].Line != 4 ||
+		!strings.Contains(p[0].Message, "does not type-check") {
+		t.Errorf("check -o json: exit %d, report %+v; want 1 and one error at rules[0].when, line 4, that says it does not type-check", code, report)
 	}
 }
 
