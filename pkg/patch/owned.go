@@ -59,8 +59,7 @@ func ownKeys(raw []byte) fieldKeys {
 	if found {
 		return keys
 	}
-	anns, lbls, ok := entryKeys(metav1.ManagedFieldsEntry{FieldsV1: &metav1.FieldsV1{Raw: raw}})
-	keys = fieldKeys{annotations: listKeys(anns), labels: listKeys(lbls), ok: ok}
+	keys = readFieldKeys(raw)
 	if len(raw) > maxOwnFieldSetBytes {
 		return keys
 	}
@@ -95,33 +94,17 @@ func addListed(m map[string]bool, keys []string) map[string]bool {
 	return m
 }
 
-// entryKeys returns the annotation and label field sets of a managedFields
-// entry, and false when the entry holds no field set that can be read.
-func entryKeys(e metav1.ManagedFieldsEntry) (annotations, labels map[string]json.RawMessage, ok bool) {
-	if e.FieldsV1 == nil {
-		return nil, nil, false
-	}
+// readFieldKeys returns the annotation and label keys the fieldsV1 set raw
+// lists ({"f:metadata": {"f:annotations": {"f:key": {}, ".": {}}, …}}).
+func readFieldKeys(raw []byte) fieldKeys {
 	var fields struct {
 		Metadata struct {
 			Annotations map[string]json.RawMessage `json:"f:annotations"`
 			Labels      map[string]json.RawMessage `json:"f:labels"`
 		} `json:"f:metadata"`
 	}
-	if json.Unmarshal(e.FieldsV1.Raw, &fields) != nil {
-		return nil, nil, false
+	if json.Unmarshal(raw, &fields) != nil {
+		return fieldKeys{}
 	}
-	return fields.Metadata.Annotations, fields.Metadata.Labels, true
-}
-
-// addKeys adds the keys of a fieldsV1 set ({"f:key": {}, ".": {}}) to m.
-func addKeys(m map[string]bool, set map[string]json.RawMessage) map[string]bool {
-	for f := range set {
-		if key, ok := strings.CutPrefix(f, "f:"); ok && key != "" {
-			if m == nil {
-				m = map[string]bool{}
-			}
-			m[key] = true
-		}
-	}
-	return m
+	return fieldKeys{annotations: listKeys(fields.Metadata.Annotations), labels: listKeys(fields.Metadata.Labels), ok: true}
 }

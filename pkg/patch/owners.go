@@ -19,18 +19,22 @@ type Owners struct {
 func OwnersOf(managedFields []metav1.ManagedFieldsEntry) Owners {
 	var o Owners
 	for _, e := range managedFields {
-		anns, lbls, ok := entryKeys(e)
-		if !ok {
+		if e.FieldsV1 == nil {
 			continue
 		}
-		o.Annotations = addOwner(o.Annotations, addKeys(nil, anns), e.Manager)
-		o.Labels = addOwner(o.Labels, addKeys(nil, lbls), e.Manager)
+		keys := readFieldKeys(e.FieldsV1.Raw)
+		if !keys.ok {
+			continue
+		}
+		o.Annotations = addOwner(o.Annotations, keys.annotations, e.Manager)
+		o.Labels = addOwner(o.Labels, keys.labels, e.Manager)
 	}
 	return o
 }
 
-func addOwner(owners map[string][]string, keys map[string]bool, manager string) map[string][]string {
-	for k := range keys {
+// addOwner adds manager, in order, to the owners of each of keys.
+func addOwner(owners map[string][]string, keys []string, manager string) map[string][]string {
+	for _, k := range keys {
 		if owners == nil {
 			owners = map[string][]string{}
 		}
