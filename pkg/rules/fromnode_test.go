@@ -208,3 +208,19 @@ func TestFromNodeConflicts(t *testing.T) {
 		})
 	}
 }
+
+// TestLockedReadsFromNode checks that the rules an opted-out Pod still
+// gets (allowOptOut: false) read its Node as they do on any other Pod.
+func TestLockedReadsFromNode(t *testing.T) {
+	set := rulestest.Compile(t, strings.Replace(fromNodeRules, "resources: [pods]", "resources: [pods]\n  allowOptOut: false", 1), rulestest.Pods)
+	set.Relate(rules.NodeSource, func(ns, name string) (metav1.Object, bool) {
+		return &metav1.ObjectMeta{Name: name, Labels: map[string]string{"topology.kubernetes.io/zone": "eu-1a"}}, ns == "" && name == "n1"
+	})
+	locked := set.Targets[rulestest.Pods.GVR].Locked()
+	if locked == nil {
+		t.Fatal("Locked() = nil; the rule does not allow opting out")
+	}
+	if got := locked.Evaluate(pod("n1"), nil).Desired.Labels; !reflect.DeepEqual(got, map[string]string{"zone": "eu-1a"}) {
+		t.Errorf("Locked().Evaluate() labels = %v, want zone: eu-1a, read from the Node", got)
+	}
+}

@@ -51,5 +51,5 @@ func (t *Target) Locked() *Target {
 		return nil
 	}
 	return &Target{Resource: t.Resource, Rules: locked, ReadsObjects: t.ReadsObjects,
-		NeedsNamespaceLabels: t.NeedsNamespaceLabels, ReadsNamespaces: t.ReadsNamespaces, excluded: t.excluded}
+		NeedsNamespaceLabels: t.NeedsNamespaceLabels, ReadsNamespaces: t.ReadsNamespaces, excluded: t.excluded, related: t.related}
 }
