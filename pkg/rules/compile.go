@@ -43,6 +43,7 @@ type Target struct {
 	ReadsNamespaces bool
 
 	static   *Evaluation        // what every object gets, when no rule selects or reads
+	memo     *selectionMemo     // evaluations by the rules selecting, when no rule reads
 	excluded []string           // namespace globs no rule applies in
 	related  map[string]Related // by RelatedSource.Field: see Set.Relate
 }
@@ -76,6 +77,7 @@ func (t *Target) isNamespaces() bool {
 // Evaluate returns what the rules want of obj, which it only reads. Rules
 // that read values from objects need obj's content (an
 // *unstructured.Unstructured); any other rule needs only its metadata.
+// The evaluation may be shared with other objects: callers only read it.
 //
 // namespaces gives the namespace of obj to rules that select by its labels
 // or read its labels or annotations.
@@ -86,13 +88,22 @@ func (t *Target) Evaluate(obj metav1.Object, namespaces Namespaces) *Evaluation 
 	if t.static != nil {
 		return t.static
 	}
+	if t.memo != nil {
+		return t.memo.evaluate(t, obj, namespaces)
+	}
+	return t.evaluate(obj, namespaces, func(i int) bool { return t.Rules[i].Selects(obj, t.isNamespaces(), namespaces) })
+}
+
+// evaluate returns what the rules of t for which selected holds, by their
+// index, want of obj.
+func (t *Target) evaluate(obj metav1.Object, namespaces Namespaces, selected func(i int) bool) *Evaluation {
 	e := &Evaluation{}
 	h := home{namespaces: namespaces, isNamespace: t.isNamespaces(), related: t.related}
 	if t.ReadsNamespaces {
 		h.obj, h.why = t.home(obj, namespaces)
 	}
-	for _, r := range t.Rules {
-		if !r.Selects(obj, t.isNamespaces(), namespaces) {
+	for i, r := range t.Rules {
+		if !selected(i) {
 			continue
 		}
 		e.Selected = append(e.Selected, r)
@@ -265,6 +276,8 @@ func Compile(name string, f *File, resolve ResolveFunc) (set *Set, unresolved []
 		}
 		if static {
 			t.static = t.Evaluate(&metav1.ObjectMeta{}, nil)
+		} else {
+			t.memo = newSelectionMemo(t)
 		}
 	}
 	if len(conflicts) > 0 {

@@ -198,6 +198,9 @@ func (c *Compiled) readsRelated() bool {
 // known or lacks the key, or whose value is not valid, sets nothing; it is
 // returned in missing. inputs says, by key, where each value was read.
 func relatedValues(from map[string]RelatedKey, obj metav1.Object, find map[string]Related, valid func(string) []string) (out, inputs map[string]string, miss []missing) {
+	if len(from) == 0 {
+		return nil, nil, nil
+	}
 	for _, k := range slices.Sorted(maps.Keys(from)) {
 		rk := from[k]
 		v, input, why := relatedValue(rk, obj, find[rk.From])
