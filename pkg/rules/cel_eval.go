@@ -69,7 +69,7 @@ func celInput(obj metav1.Object, isNamespace bool, namespaces Namespaces, exprs 
 	case ok:
 		object = u.UnstructuredContent()
 	case readsMetadataOnly(exprs):
-		object = metadataContent(obj, readsKind(exprs))
+		object = metadataContent(obj, metadataFields(exprs))
 	default:
 		return nil, nil, fmt.Sprintf("the cache holds only the metadata of %T; CEL cannot read the object", obj)
 	}

@@ -54,36 +54,68 @@ func (c *Compiled) celKeys() (labelKeys, annotationKeys []string) {
 	return labelKeys, annotationKeys
 }
 
-// readsKind reports whether exprs read the object's apiVersion or kind.
-func readsKind(exprs []*celExpr) bool {
+// metadataField is a field of what a metadata cache keeps, as a bit of the
+// set of those fields CEL expressions read.
+type metadataField uint8
+
+const (
+	readsName metadataField = 1 << iota
+	readsNamespace
+	readsUID
+	readsLabels
+	readsAnnotations
+	readsKind // apiVersion or kind
+)
+
+// metadataFields returns the fields of what a metadata cache keeps that
+// exprs read.
+func metadataFields(exprs []*celExpr) metadataField {
+	var f metadataField
 	for _, e := range exprs {
-		if slices.ContainsFunc(e.reads, func(p []string) bool { return len(p) == 1 }) {
-			return true
+		for _, p := range e.reads {
+			switch {
+			case len(p) == 1:
+				f |= readsKind
+			case len(p) < 2 || p[0] != "metadata":
+			case p[1] == "name":
+				f |= readsName
+			case p[1] == "namespace":
+				f |= readsNamespace
+			case p[1] == "uid":
+				f |= readsUID
+			case p[1] == "labels":
+				f |= readsLabels
+			case p[1] == "annotations":
+				f |= readsAnnotations
+			}
 		}
 	}
-	return false
+	return f
 }
 
 // metadataContent returns what CEL expressions reading only what
 // readsMetadataOnly allows read of obj, an object as a metadata cache
-// keeps it: its metadata in a new map, sharing its annotations and
-// labels, and its apiVersion and kind when withKind is set.
-func metadataContent(obj metav1.Object, withKind bool) map[string]any {
-	md := map[string]any{"name": obj.GetName()}
-	if ns := obj.GetNamespace(); ns != "" {
+// keeps it: the fields of it they read, in a new map, sharing its
+// annotations and labels.
+func metadataContent(obj metav1.Object, fields metadataField) map[string]any {
+	md := make(map[string]any, 2)
+	if ns := obj.GetNamespace(); ns != "" && fields&readsNamespace != 0 {
 		md["namespace"] = ns
 	}
-	if uid := obj.GetUID(); uid != "" {
+	if fields&readsName != 0 {
+		md["name"] = obj.GetName()
+	}
+	if uid := obj.GetUID(); uid != "" && fields&readsUID != 0 {
 		md["uid"] = string(uid)
 	}
-	if l := obj.GetLabels(); l != nil {
+	if l := obj.GetLabels(); l != nil && fields&readsLabels != 0 {
 		md["labels"] = l
 	}
-	if a := obj.GetAnnotations(); a != nil {
+	if a := obj.GetAnnotations(); a != nil && fields&readsAnnotations != 0 {
 		md["annotations"] = a
 	}
 	out := map[string]any{"metadata": md}
-	if k, ok := obj.(interface{ GetObjectKind() schema.ObjectKind }); ok && withKind {
+	if k, ok := obj.(interface{ GetObjectKind() schema.ObjectKind }); ok && fields&readsKind != 0 {
 		if gvk := k.GetObjectKind().GroupVersionKind(); !gvk.Empty() {
 			out["apiVersion"], out["kind"] = gvk.GroupVersion().String(), gvk.Kind
 		}

@@ -156,9 +156,9 @@ const defaultField = "default"
 var valueFields = append(slices.Clone(valueFormNames), ifAbsentField, defaultField)
 
 // put sets m[k] to v, making m when nil.
-func put[V any](m map[string]V, k string, v V) map[string]V {
+func put[K comparable, V any](m map[K]V, k K, v V) map[K]V {
 	if m == nil {
-		m = map[string]V{}
+		m = map[K]V{}
 	}
 	m[k] = v
 	return m

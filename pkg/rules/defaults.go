@@ -19,8 +19,8 @@ func (e *Evaluation) orDefault(values map[string]string, miss []missing, default
 			continue
 		}
 		values = put(values, m.key, d)
-		if _, taken := e.setBy[kind+"/"+m.key]; !taken {
-			e.defaulted = put(e.defaulted, kind+"/"+m.key, m.why)
+		if _, taken := e.setBy[keyOf{kind, m.key}]; !taken {
+			e.defaulted = put(e.defaulted, keyOf{kind, m.key}, m.why)
 		}
 	}
 	return values
@@ -28,4 +28,4 @@ func (e *Evaluation) orDefault(values map[string]string, miss []missing, default
 
 // Defaulted returns why the default of the key of kind ("annotation" or
 // "label") is set on the object, or "" when its value was read.
-func (e *Evaluation) Defaulted(kind, key string) string { return e.defaulted[kind+"/"+key] }
+func (e *Evaluation) Defaulted(kind, key string) string { return e.defaulted[keyOf{kind, key}] }

@@ -252,14 +252,14 @@ func relatedValue(k RelatedKey, obj metav1.Object, find Related) (value, input, 
 // Input returns where the value of the key of kind ("annotation" or
 // "label") in e was read, for a value read from a related object; "" for
 // any other.
-func (e *Evaluation) Input(kind, key string) string { return e.inputs[kind+"/"+key] }
+func (e *Evaluation) Input(kind, key string) string { return e.inputs[keyOf{kind, key}] }
 
 // recordInputs records inputs, where rule read the values of keys of
 // kind, for the keys whose value is rule's.
 func (e *Evaluation) recordInputs(inputs map[string]string, rule, kind string) {
 	for k, in := range inputs {
-		if e.setBy[kind+"/"+k] == rule {
-			e.inputs = put(e.inputs, kind+"/"+k, in)
+		if e.setBy[keyOf{kind, k}] == rule {
+			e.inputs = put(e.inputs, keyOf{kind, k}, in)
 		}
 	}
 }

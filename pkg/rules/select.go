@@ -246,13 +246,10 @@ func joined(a, b map[string]string) map[string]string {
 
 // attribute records rule as the remover of keys of kind, unless an earlier
 // rule removes them.
-func attribute(by map[string]string, kind string, keys []string, rule string) map[string]string {
+func attribute(by map[keyOf]string, kind string, keys []string, rule string) map[keyOf]string {
 	for _, k := range keys {
-		if by == nil {
-			by = map[string]string{}
-		}
-		if _, ok := by[kind+"/"+k]; !ok {
-			by[kind+"/"+k] = rule
+		if _, ok := by[keyOf{kind, k}]; !ok {
+			by = put(by, keyOf{kind, k}, rule)
 		}
 	}
 	return by
@@ -280,11 +277,14 @@ type Evaluation struct {
 	// order. It is not part of Desired: nothing is written for it.
 	Audited []Audited
 
-	setBy     map[string]string // kind/key → rule that set it
-	removedBy map[string]string // kind/key → first rule that removes it
-	defaulted map[string]string // kind/key → why a rule's default is set
-	inputs    map[string]string // kind/key → where a related value was read
+	setBy     map[keyOf]string // rule that set the key
+	removedBy map[keyOf]string // first rule that removes the key
+	defaulted map[keyOf]string // why a rule's default is set
+	inputs    map[keyOf]string // where a related value was read
 }
+
+// keyOf names an annotation (kind "annotation") or a label (kind "label").
+type keyOf struct{ kind, key string }
 
 // Audited is what one rule in audit mode wants of an object.
 type Audited struct {
@@ -296,10 +296,10 @@ type Audited struct {
 // ("annotation" or "label") in e, or returns "" when no rule does (a key
 // the controller set before that no rule wants any more).
 func (e *Evaluation) RuleFor(kind, key string) string {
-	if r, ok := e.setBy[kind+"/"+key]; ok {
+	if r, ok := e.setBy[keyOf{kind, key}]; ok {
 		return r
 	}
-	return e.removedBy[kind+"/"+key]
+	return e.removedBy[keyOf{kind, key}]
 }
 
 func (e *Evaluation) merge(into, literal, computed, fromNamespace map[string]string, rule, kind string) map[string]string {
@@ -310,15 +310,12 @@ func (e *Evaluation) merge(into, literal, computed, fromNamespace map[string]str
 			}
 			if prev, ok := into[k]; ok {
 				if prev != v {
-					e.Conflicts = append(e.Conflicts, Conflict{Kind: kind, Key: k, Kept: e.setBy[kind+"/"+k], Dropped: rule})
+					e.Conflicts = append(e.Conflicts, Conflict{Kind: kind, Key: k, Kept: e.setBy[keyOf{kind, k}], Dropped: rule})
 				}
 				continue
 			}
 			into[k] = v
-			if e.setBy == nil {
-				e.setBy = map[string]string{}
-			}
-			e.setBy[kind+"/"+k] = rule
+			e.setBy = put(e.setBy, keyOf{kind, k}, rule)
 		}
 	}
 	return into
@@ -333,7 +330,7 @@ func (e *Evaluation) ifAbsent(into map[string]bool, desired map[string]string, i
 	for _, m := range values {
 		for k, v := range m {
 			switch {
-			case e.setBy[kind+"/"+k] == rule && ifAbsent[k]:
+			case e.setBy[keyOf{kind, k}] == rule && ifAbsent[k]:
 				into = put(into, k, true)
 			case !ifAbsent[k] && desired[k] == v:
 				delete(into, k)
