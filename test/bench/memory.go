@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"sync"
 	"time"
 
 	h "github.com/kube-annotator/kube-annotator/test/harness"
@@ -160,18 +161,28 @@ func (b *bench) idle(ctx context.Context, ka *runner, tag string, opts idleOptio
 	return res, nil
 }
 
+// handedOut holds the addresses freeAddrs returned, which it does not
+// return again: a port is free again once closed, so children started
+// one after the other could otherwise be given the same one.
+var handedOut sync.Map
+
 // freeAddrs returns n loopback addresses with distinct ports that were
-// free a moment ago, for a child to listen on.
+// free a moment ago, and not returned before, for a child to listen on.
 func freeAddrs(n int) ([]string, error) {
 	var addrs []string
-	for range n {
+	for tries := 0; len(addrs) < n; tries++ {
+		if tries == 100*n {
+			return nil, fmt.Errorf("find %d free ports not handed out before: %d found in %d tries", n, len(addrs), tries)
+		}
 		// Held open until all are chosen, so that no port is chosen twice.
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, fmt.Errorf("find a free port: %w", err)
 		}
 		defer l.Close()
-		addrs = append(addrs, l.Addr().String())
+		if _, taken := handedOut.LoadOrStore(l.Addr().String(), true); !taken {
+			addrs = append(addrs, l.Addr().String())
+		}
 	}
 	return addrs, nil
 }

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -96,15 +97,29 @@ func StartRun(t testing.TB, binary string, args ...string) *Process {
 	return p
 }
 
-// FreeAddr returns a loopback address with a port that was free just now.
+// handedOut holds the addresses FreeAddr returned, which it does not
+// return again.
+var handedOut sync.Map
+
+// FreeAddr returns a loopback address with a port that was free just now
+// and that it has not returned before in this test binary: a port is free
+// again once closed, so two processes started one after the other could
+// otherwise be given the same one, and the second would fail to listen.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for range 100 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		if _, taken := handedOut.LoadOrStore(addr, true); !taken {
+			return addr
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	t.Fatal("no free loopback port that was not handed out before, in 100 tries")
+	return ""
 }
 
 // Terminate sends SIGTERM and expects a clean exit within StopTimeout; it
