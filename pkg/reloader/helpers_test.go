@@ -36,6 +36,8 @@ type resolver struct {
 	mu     sync.Mutex
 	served map[string]rules.Resource
 	down   bool
+	// answered counts the names resolved while up, served or not.
+	answered atomic.Int64
 }
 
 // setDown makes the fake cluster unreachable, or reachable again.
@@ -51,6 +53,7 @@ func (f *resolver) resolve(name string) (rules.Resource, error) {
 	if f.down {
 		return rules.Resource{}, errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")
 	}
+	f.answered.Add(1)
 	r, ok := f.served[name]
 	if !ok {
 		return rules.Resource{}, fmt.Errorf("the server doesn't have a resource type %q: %w", name, resolve.ErrNotServed)

@@ -57,9 +57,7 @@ func TestUnreachable(t *testing.T) {
 		h.waitFor("the reload", func() bool { return h.logged(couldNotAsk) >= 1 })
 		h.replace(teamAComment) // the rules in force, written differently
 		h.noApply(settle)
-		h.res.setDown(false)
-		resets := h.resets.Load()
-		h.waitFor("a look-up once up", func() bool { return h.resets.Load() > resets })
+		h.upAndLookedUp()
 		h.noApply(settle)
 		if f, _ := h.inForce(); len(f.Rules) != 1 || f.Rules[0].Annotations["team"] != "a" {
 			t.Errorf("file in force %+v, want teamA's", f.Rules)
@@ -87,9 +85,17 @@ func TestUnreachable(t *testing.T) {
 		h.res.setDown(true)
 		h.trigger.Resolve()
 		h.waitFor("retries", func() bool { return h.logged(couldNotAsk) >= 3 })
-		h.res.setDown(false)
-		resets := h.resets.Load()
-		h.waitFor("a look-up once up", func() bool { return h.resets.Load() > resets })
+		h.upAndLookedUp()
 		h.noApply(settle)
 	})
+}
+
+// upAndLookedUp makes the fake cluster reachable again and returns once
+// it has answered a look-up. A look-up that comes before the counts are
+// read is counted too: while down, the cluster answers none.
+func (h *harness) upAndLookedUp() {
+	h.t.Helper()
+	answered := h.res.answered.Load()
+	h.res.setDown(false)
+	h.waitFor("a look-up once up", func() bool { return h.res.answered.Load() > answered })
 }
