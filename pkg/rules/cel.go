@@ -69,6 +69,9 @@ type celExpr struct {
 	reads [][]string
 	// namespaceReads are the paths it reads of namespaceObject.
 	namespaceReads [][]string
+	// metadataFields are the fields of what a metadata cache keeps that
+	// reads read.
+	metadataFields metadataField
 }
 
 // compileCEL compiles src, which must yield want (types.BoolType for a
@@ -91,6 +94,7 @@ func compileCEL(src string, want *types.Type) (*celExpr, error) {
 	}
 	e := &celExpr{source: src, program: prg}
 	walkReads(checked.NativeRep().Expr(), e)
+	e.metadataFields = readMetadataFields(e.reads)
 	return e, nil
 }
 

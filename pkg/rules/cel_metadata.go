@@ -72,22 +72,30 @@ const (
 func metadataFields(exprs []*celExpr) metadataField {
 	var f metadataField
 	for _, e := range exprs {
-		for _, p := range e.reads {
-			switch {
-			case len(p) == 1:
-				f |= readsKind
-			case len(p) < 2 || p[0] != "metadata":
-			case p[1] == "name":
-				f |= readsName
-			case p[1] == "namespace":
-				f |= readsNamespace
-			case p[1] == "uid":
-				f |= readsUID
-			case p[1] == "labels":
-				f |= readsLabels
-			case p[1] == "annotations":
-				f |= readsAnnotations
-			}
+		f |= e.metadataFields
+	}
+	return f
+}
+
+// readMetadataFields returns the fields of what a metadata cache keeps
+// that the paths reads read.
+func readMetadataFields(reads [][]string) metadataField {
+	var f metadataField
+	for _, p := range reads {
+		switch {
+		case len(p) == 1:
+			f |= readsKind
+		case len(p) < 2 || p[0] != "metadata":
+		case p[1] == "name":
+			f |= readsName
+		case p[1] == "namespace":
+			f |= readsNamespace
+		case p[1] == "uid":
+			f |= readsUID
+		case p[1] == "labels":
+			f |= readsLabels
+		case p[1] == "annotations":
+			f |= readsAnnotations
 		}
 	}
 	return f
