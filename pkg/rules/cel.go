@@ -72,6 +72,8 @@ type celExpr struct {
 	// metadataFields are the fields of what a metadata cache keeps that
 	// reads read.
 	metadataFields metadataField
+	// memo keeps its results by the values of what it reads (evalOn).
+	memo memo[celOutcome]
 }
 
 // compileCEL compiles src, which must yield want (types.BoolType for a
@@ -92,7 +94,7 @@ func compileCEL(src string, want *types.Type) (*celExpr, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &celExpr{source: src, program: prg}
+	e := &celExpr{source: src, program: prg, memo: memo[celOutcome]{max: maxResults}}
 	walkReads(checked.NativeRep().Expr(), e)
 	e.metadataFields = readMetadataFields(e.reads)
 	return e, nil

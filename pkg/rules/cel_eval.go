@@ -27,11 +27,20 @@ func compileCELs(from map[string]string) (map[string]*celExpr, error) {
 // celExprs returns the rule's CEL expressions: its when condition and
 // its cel values.
 func (c *Compiled) celExprs() []*celExpr {
-	var out []*celExpr
-	if c.when != nil {
-		out = append(out, c.when)
+	if c.when == nil {
+		return c.values
 	}
-	for _, m := range []map[string]*celExpr{c.annotationsCEL, c.labelsCEL} {
+	return append([]*celExpr{c.when}, c.values...)
+}
+
+// valueExprs returns the rule's cel values: those of annotations, then
+// those of labels, each by key.
+func (c *Compiled) valueExprs() []*celExpr { return c.values }
+
+// sortedExprs returns the expressions of the maps, each by key.
+func sortedExprs(ms ...map[string]*celExpr) []*celExpr {
+	var out []*celExpr
+	for _, m := range ms {
 		for _, k := range slices.Sorted(maps.Keys(m)) {
 			out = append(out, m[k])
 		}
@@ -99,11 +108,7 @@ func (c *Compiled) whenFails(obj metav1.Object, isNamespace bool, namespaces Nam
 	if c.when == nil {
 		return ""
 	}
-	object, ns, why := celInput(obj, isNamespace, namespaces, c.when)
-	if why != "" {
-		return fmt.Sprintf("when %q: %s", c.When, why)
-	}
-	v, err := c.when.eval(object, ns)
+	v, err := c.when.evalOn(obj, isNamespace, namespaces)
 	if err != nil {
 		return fmt.Sprintf("when %q: %v", c.When, err)
 	}
@@ -113,22 +118,17 @@ func (c *Compiled) whenFails(obj metav1.Object, isNamespace bool, namespaces Nam
 	return ""
 }
 
-// celValues evaluates the rule's cel values from against obj. A value
-// that is not a string, an error, or a result valid rejects sets nothing;
-// the reason is returned in missing.
+// celValues evaluates the rule's cel values from against obj, or takes
+// their outcomes from h. A value that is not a string, an error, or a
+// result valid rejects sets nothing; the reason is returned in missing.
 func celValues(from map[string]*celExpr, obj metav1.Object, h home, valid func(string) []string) (map[string]string, []missing) {
 	if len(from) == 0 {
 		return nil, nil
 	}
-	object, ns, why := celInput(obj, h.isNamespace, h.namespaces, slices.Collect(maps.Values(from))...)
 	var out map[string]string
 	var problems []missing
 	for _, k := range slices.Sorted(maps.Keys(from)) {
-		if why != "" {
-			problems = append(problems, missing{k, "cel: " + why})
-			continue
-		}
-		v, err := from[k].eval(object, ns)
+		v, err := h.outcome(from[k], obj)
 		if err != nil {
 			problems = append(problems, missing{k, fmt.Sprintf("cel: %v", err)})
 			continue
@@ -145,4 +145,15 @@ func celValues(from map[string]*celExpr, obj metav1.Object, h home, valid func(s
 		out = put(out, k, s)
 	}
 	return out, problems
+}
+
+// outcome returns what e yields on obj: its outcome in h.evaluated, or
+// else its value now.
+func (h home) outcome(e *celExpr, obj metav1.Object) (any, error) {
+	for _, o := range h.evaluated {
+		if o.expr == e {
+			return o.value, o.err
+		}
+	}
+	return e.evalOn(obj, h.isNamespace, h.namespaces)
 }

@@ -91,14 +91,15 @@ func (t *Target) Evaluate(obj metav1.Object, namespaces Namespaces) *Evaluation 
 	if t.memo != nil {
 		return t.memo.evaluate(t, obj, namespaces)
 	}
-	return t.evaluate(obj, namespaces, func(i int) bool { return t.Rules[i].Selects(obj, t.isNamespaces(), namespaces) })
+	return t.evaluate(obj, namespaces, nil, func(i int) bool { return t.Rules[i].Selects(obj, t.isNamespaces(), namespaces) })
 }
 
 // evaluate returns what the rules of t for which selected holds, by their
-// index, want of obj.
-func (t *Target) evaluate(obj metav1.Object, namespaces Namespaces, selected func(i int) bool) *Evaluation {
+// index, want of obj; evaluated are outcomes of their CEL values known
+// already.
+func (t *Target) evaluate(obj metav1.Object, namespaces Namespaces, evaluated []evaluated, selected func(i int) bool) *Evaluation {
 	e := &Evaluation{}
-	h := home{namespaces: namespaces, isNamespace: t.isNamespaces(), related: t.related}
+	h := home{namespaces: namespaces, isNamespace: t.isNamespaces(), related: t.related, evaluated: evaluated}
 	if t.ReadsNamespaces {
 		h.obj, h.why = t.home(obj, namespaces)
 	}

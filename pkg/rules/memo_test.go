@@ -2,10 +2,13 @@ package rules_test
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"sync"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -70,6 +73,68 @@ func TestEvaluateBySelection(t *testing.T) {
 	}
 }
 
+// celRules select ConfigMaps by when conditions and compute values in
+// CEL, from the object, from its namespace, with a default, with an
+// error on some objects and a value no label may hold on others, one
+// in conflict with a literal rule and one in audit mode.
+const celRules = `rules:
+- {name: tier, resources: [configmaps], when: "has(object.data) && 'tier' in object.data", labels: {tier: {cel: "object.data.tier"}}}
+- {name: size, resources: [configmaps], labels: {size: {cel: "has(object.data) && object.data.size() > 1 ? 'big' : 'small'"}}}
+- {name: env, resources: [configmaps], annotations: {env: {cel: "namespaceObject.metadata.labels.env"}}}
+- {name: where, resources: [configmaps], annotations: {where: {cel: "object.metadata.namespace + '/' + object.metadata.name"}}}
+- {name: fixed, resources: [configmaps], selector: app=web, labels: {tier: frontend}}
+- {name: app, resources: [configmaps], annotations: {app: {cel: "object.metadata.labels.app", default: none}}}
+- {name: seen, resources: [configmaps], mode: audit, annotations: {seen: {cel: "object.metadata.labels.other"}}}
+`
+
+// TestEvaluateCELBySelection checks that a target whose rules compute
+// values in CEL evaluates every object as one that evaluates each object
+// afresh, and that objects selected by the same rules whose values yield
+// the same share one evaluation, from many goroutines at once.
+func TestEvaluateCELBySelection(t *testing.T) {
+	kept := rulestest.Compile(t, celRules, rulestest.ConfigMaps).Targets[rulestest.ConfigMaps.GVR]
+	afresh := rulestest.Compile(t, celRules+readingRule, rulestest.ConfigMaps).Targets[rulestest.ConfigMaps.GVR]
+	namespaces := rules.Namespaces(func(name string) (metav1.Object, bool) {
+		return &metav1.ObjectMeta{Name: name, Labels: map[string]string{"env": name + "-env"}}, name != "gone"
+	})
+	var objs []*unstructured.Unstructured
+	for _, data := range []map[string]any{nil, {"tier": "db"}, {"tier": "db", "x": "y"}, {"tier": "not a label!"}, {"tier": int64(1)}} {
+		for _, ns := range []string{"prod", "dev", "gone"} {
+			for _, lbls := range []map[string]string{nil, {"app": "web"}, {"other": "x"}, {"x": "1"}} {
+				for _, name := range []string{"a", "b"} {
+					u := &unstructured.Unstructured{Object: map[string]any{}}
+					u.SetNamespace(ns)
+					u.SetName(name)
+					u.SetLabels(lbls)
+					if data != nil {
+						u.Object["data"] = data
+					}
+					objs = append(objs, u)
+				}
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	got := make([]*rules.Evaluation, 2*len(objs))
+	for i := range got {
+		wg.Go(func() { got[i] = kept.Evaluate(objs[i%len(objs)], namespaces) })
+	}
+	wg.Wait()
+	for i, ev := range got {
+		o := objs[i%len(objs)]
+		if want := afresh.Evaluate(o, namespaces); !sameEvaluation(ev, want) {
+			t.Errorf("%s/%s %v %v: Evaluate() = %+v, want %+v", o.GetNamespace(), o.GetName(), o.GetLabels(), o.Object["data"], ev, want)
+		}
+	}
+	a, b, other := objs[0], objs[0], objs[1] // the same object twice; b differs in name, and so in where
+	if kept.Evaluate(a, namespaces) != kept.Evaluate(b, namespaces) {
+		t.Errorf("evaluations of one object whose values yield the same are not shared")
+	}
+	if kept.Evaluate(a, namespaces) == kept.Evaluate(other, namespaces) {
+		t.Errorf("objects whose values yield differently share an evaluation")
+	}
+}
+
 // sameEvaluation reports whether a and b want the same of an object, by
 // the same rules.
 func sameEvaluation(a, b *rules.Evaluation) bool {
@@ -85,14 +150,14 @@ func sameEvaluation(a, b *rules.Evaluation) bool {
 		}
 		return out
 	}
-	for _, k := range []string{"tier", "env"} {
-		if a.RuleFor("label", k) != b.RuleFor("label", k) {
-			return false
-		}
-	}
-	for _, k := range []string{"team", "numbered", "owner", "long", "audited"} {
-		if a.RuleFor("annotation", k) != b.RuleFor("annotation", k) {
-			return false
+	for kind, keys := range map[string][]string{
+		"label":      slices.Concat(slices.Collect(maps.Keys(a.Labels)), slices.Collect(maps.Keys(b.Labels)), a.RemoveLabels, b.RemoveLabels),
+		"annotation": slices.Concat(slices.Collect(maps.Keys(a.Annotations)), slices.Collect(maps.Keys(b.Annotations)), a.RemoveAnnotations, b.RemoveAnnotations),
+	} {
+		for _, k := range keys {
+			if a.RuleFor(kind, k) != b.RuleFor(kind, k) || a.Defaulted(kind, k) != b.Defaulted(kind, k) {
+				return false
+			}
 		}
 	}
 	return reflect.DeepEqual(a.Desired, b.Desired) && reflect.DeepEqual(a.Conflicts, b.Conflicts) &&

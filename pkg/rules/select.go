@@ -29,6 +29,7 @@ type Compiled struct {
 	annotationsFrom, labelsFrom map[string]*template
 	when                        *celExpr
 	annotationsCEL, labelsCEL   map[string]*celExpr
+	values                      []*celExpr // annotationsCEL then labelsCEL, each by key
 }
 
 // template is a parsed JSONPath template. Executing one is not safe for
@@ -68,6 +69,7 @@ func compileRule(r Rule, index int) (*Compiled, error) {
 	if c.labelsCEL, err = compileCELs(r.LabelsCEL); err != nil {
 		return nil, fmt.Errorf("labels: %w", err)
 	}
+	c.values = sortedExprs(c.annotationsCEL, c.labelsCEL)
 	return c, nil
 }
 
@@ -205,6 +207,8 @@ type home struct {
 	// related finds the objects fromNode (a RelatedSource) reads, by
 	// source.
 	related map[string]Related
+	// evaluated are outcomes of CEL values known already.
+	evaluated []evaluated
 }
 
 // contribute adds what the rule wants of obj, whose namespace is h, to d.

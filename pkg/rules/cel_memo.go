@@ -1,0 +1,246 @@
+package rules
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// maxInputKey bounds the key of a memoized CEL result: an expression that
+// reads longer values (a large annotation) is evaluated each time.
+const maxInputKey = 1024
+
+// celOutcome is what evaluating a CEL expression on an object gave: its
+// value, or why it has none.
+type celOutcome struct {
+	value any
+	err   error
+}
+
+// evalOn evaluates e on obj, whose namespace namespaces gives (it is
+// obj itself when isNamespace), as celInput makes them readable. Every
+// field e reads of them is a variable or a chain of selections from one
+// (see walkReads), and CEL is deterministic, so its result is a function
+// of the values at those paths: when they are all scalars or missing, the
+// result is kept in e's memo by them, and an object whose fields read hold
+// values seen before costs e no evaluation.
+func (e *celExpr) evalOn(obj metav1.Object, isNamespace bool, namespaces Namespaces) (any, error) {
+	var buf [256]byte
+	var key []byte
+	keyed := e.memo.use()
+	if keyed {
+		key, keyed = e.inputKey(buf[:0], obj, isNamespace, namespaces)
+	}
+	if keyed {
+		if o, ok := e.memo.get(key); ok {
+			return o.value, o.err
+		}
+	}
+	object, ns, why := celInput(obj, isNamespace, namespaces, e)
+	if why != "" {
+		return nil, errors.New(why)
+	}
+	v, err := e.eval(object, ns)
+	if keyed && scalar(v) {
+		e.memo.put(string(key), celOutcome{v, err})
+	}
+	return v, err
+}
+
+// scalar reports whether v, a CEL result, holds no reference into what
+// it was computed from, so that it may be kept.
+func scalar(v any) bool {
+	switch v.(type) {
+	case nil, string, bool, int64, uint64, float64:
+		return true
+	}
+	return false
+}
+
+// inputKey appends to buf the values of the fields e reads of obj and of
+// its namespace, as celInput gives them to e, and reports whether they
+// are all scalars or missing, and so make a key of e's result.
+func (e *celExpr) inputKey(buf []byte, obj metav1.Object, isNamespace bool, namespaces Namespaces) ([]byte, bool) {
+	content, hasContent := obj.(objectContent)
+	for _, p := range e.reads {
+		var ok bool
+		switch {
+		case hasContent:
+			v, at, found := contentValue(content.UnstructuredContent(), p)
+			buf, ok = appendValue(buf, v, at, found)
+		case metadataPath(p):
+			s, at, found := metadataValue(obj, p, e.metadataFields)
+			buf, ok = appendString(buf, s, at, found)
+		}
+		if !ok {
+			return nil, false
+		}
+	}
+	if len(e.namespaceReads) == 0 {
+		return buf, len(buf) <= maxInputKey
+	}
+	ns := obj.GetNamespace()
+	if isNamespace || ns == "" {
+		return append(buf, 'N'), len(buf) < maxInputKey // namespaceObject is null
+	}
+	m, ok := namespaces.lookup(ns)
+	if !ok {
+		return nil, false
+	}
+	for _, p := range e.namespaceReads {
+		s, at, ok := metadataValue(m, p, readsName|readsLabels|readsAnnotations)
+		if buf, ok = appendString(buf, s, at, ok); !ok {
+			return nil, false
+		}
+	}
+	return buf, len(buf) <= maxInputKey
+}
+
+// contentValue returns the value at p in m: the value, and -1; or the
+// index in p of the first field missing. ok is false when a field on the
+// way is not a map, which CEL reads as an error that a key cannot tell.
+func contentValue(m map[string]any, p []string) (v any, missingAt int, ok bool) {
+	v = m
+	for i, k := range p {
+		var found bool
+		switch c := v.(type) {
+		case map[string]any:
+			v, found = c[k]
+		case map[string]string:
+			var s string
+			s, found = c[k]
+			v = s
+		default:
+			return nil, 0, false
+		}
+		if !found {
+			return nil, i, true
+		}
+	}
+	return v, -1, true
+}
+
+// metadataValue returns the value at p of the content metadataContent
+// gives of obj with fields, as contentValue does; for a Namespace as
+// celInput gives it to namespaceObject, fields are its name, labels and
+// annotations.
+func metadataValue(obj metav1.Object, p []string, fields metadataField) (v string, missingAt int, ok bool) {
+	if len(p) == 0 {
+		return "", 0, false // the whole object: a map
+	}
+	if p[0] == "apiVersion" || p[0] == "kind" {
+		k, isTyped := obj.(interface{ GetObjectKind() schema.ObjectKind })
+		if !isTyped || fields&readsKind == 0 {
+			return "", 0, true
+		}
+		gvk := k.GetObjectKind().GroupVersionKind()
+		switch {
+		case gvk.Empty():
+			return "", 0, true
+		case len(p) > 1:
+			return "", 0, false
+		case p[0] == "kind":
+			return gvk.Kind, -1, true
+		}
+		return gvk.GroupVersion().String(), -1, true
+	}
+	if p[0] != "metadata" {
+		return "", 0, true
+	}
+	if len(p) == 1 {
+		return "", 0, false // metadata: a map
+	}
+	var s string
+	var present bool
+	switch p[1] {
+	case "name":
+		s, present = obj.GetName(), fields&readsName != 0
+	case "namespace":
+		s = obj.GetNamespace()
+		present = s != "" && fields&readsNamespace != 0
+	case "uid":
+		s = string(obj.GetUID())
+		present = s != "" && fields&readsUID != 0
+	case "labels":
+		return mapValue(obj.GetLabels(), p, fields&readsLabels != 0)
+	case "annotations":
+		return mapValue(obj.GetAnnotations(), p, fields&readsAnnotations != 0)
+	}
+	switch {
+	case !present:
+		return "", 1, true
+	case len(p) > 2:
+		return "", 0, false // a string is not a map
+	}
+	return s, -1, true
+}
+
+// mapValue returns the value at p (metadata, labels or annotations, key)
+// when the metadata's labels or annotations are m, kept when kept is
+// set, as metadataValue does.
+func mapValue(m map[string]string, p []string, kept bool) (v string, missingAt int, ok bool) {
+	switch {
+	case m == nil || !kept:
+		return "", 1, true
+	case len(p) == 2:
+		return "", 0, false // all of them: a map
+	}
+	s, found := m[p[2]]
+	switch {
+	case !found:
+		return "", 2, true
+	case len(p) > 3:
+		return "", 0, false
+	}
+	return s, -1, true
+}
+
+// appendValue appends to buf a value contentValue returned, and reports
+// whether it is one a key can hold: a scalar, or a field missing.
+func appendValue(buf []byte, v any, missingAt int, ok bool) ([]byte, bool) {
+	if !ok || missingAt >= 0 {
+		return appendMissing(buf, missingAt, ok)
+	}
+	switch x := v.(type) {
+	case nil:
+		return append(buf, 'n'), true
+	case string:
+		return appendString(buf, x, -1, true)
+	case bool:
+		if x {
+			return append(buf, 't'), true
+		}
+		return append(buf, 'f'), true
+	case int64:
+		return binary.BigEndian.AppendUint64(append(buf, 'i'), uint64(x)), true
+	case float64:
+		return binary.BigEndian.AppendUint64(append(buf, 'd'), math.Float64bits(x)), true
+	}
+	return nil, false
+}
+
+// appendString appends to buf a value metadataValue returned, as
+// appendValue does.
+func appendString(buf []byte, s string, missingAt int, ok bool) ([]byte, bool) {
+	if !ok || missingAt >= 0 {
+		return appendMissing(buf, missingAt, ok)
+	}
+	if len(s) > maxInputKey {
+		return nil, false
+	}
+	buf = binary.AppendUvarint(append(buf, 's'), uint64(len(s)))
+	return append(buf, s...), true
+}
+
+// appendMissing appends to buf that the field at index missingAt of a
+// path is missing, and reports whether it could: not when ok is false (a
+// field on the way is not a map).
+func appendMissing(buf []byte, missingAt int, ok bool) ([]byte, bool) {
+	if !ok || missingAt > math.MaxUint8 {
+		return nil, false
+	}
+	return append(buf, 'm', byte(missingAt)), true
+}
