@@ -75,6 +75,71 @@ func BenchmarkSyncDecide(b *testing.B) {
 	}
 }
 
+// unseenCases are rules BenchmarkSyncDecideUnseen compares on objects
+// that each give what the rules read a value no other object gives: a
+// when condition and a cel value on spec.replicas, whose outcome every
+// object shares, and a cel value of the object's own name, whose outcome
+// none does. size gives the label each object carries, what the rule
+// wants of it.
+var unseenCases = []struct {
+	name, rules string
+	size        func(name string) string
+}{
+	{"literal", syncDecideCases[0].rules, func(string) string { return "big" }},
+	{"when", syncDecideCases[1].rules, func(string) string { return "big" }},
+	{"cel", syncDecideCases[3].rules, func(string) string { return "big" }},
+	{"cel-of-name", "rules:\n- {name: r, resources: [deployments], labels: {size: {cel: 'object.metadata.name'}}}\n",
+		func(name string) string { return name }},
+}
+
+// BenchmarkSyncDecideUnseen measures what sync decides when what the CEL
+// expressions read is new every time, which the memos of their results
+// and of evaluations cannot answer: each sync is on another of 10,000
+// Deployments of deploymentJSON (more than the memos keep), each with its
+// own name and spec.replicas, cached as their informer caches them. The
+// worst case of BenchmarkSyncDecide.
+func BenchmarkSyncDecideUnseen(b *testing.B) {
+	const n = 10000
+	for _, bc := range unseenCases {
+		b.Run(bc.name, func(b *testing.B) {
+			target := rulestest.Compile(b, bc.rules, rulestest.Deployments).Targets[rulestest.Deployments.GVR]
+			transform := cacheTransform(target)
+			ns := func(name string) (metav1.Object, bool) { return &metav1.ObjectMeta{Name: name}, true }
+			ignored := func(string) bool { return false }
+			objs := make([]patch.Object, n)
+			for i := range objs {
+				u := numberedDeployment(b, i, false).(*unstructured.Unstructured)
+				labels := u.GetLabels()
+				labels["size"] = bc.size(u.GetName())
+				u.SetLabels(labels)
+				if err := unstructured.SetNestedField(u.Object, int64(3+i), "spec", "replicas"); err != nil {
+					b.Fatal(err)
+				}
+				var in any = u
+				if !target.Projection().Whole {
+					in = fixture.Partial(u)
+				}
+				obj, err := transform(in)
+				if err != nil {
+					b.Fatal(err)
+				}
+				objs[i] = obj.(patch.Object)
+				if d, err := reconcile.Decide(target, objs[i], ns, ignored, reconcile.FieldManager); err != nil || !d.Change.Empty() {
+					b.Fatalf("Decide(%s) = %+v, %v; want nothing to change", u.GetName(), d, err)
+				}
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if _, err := reconcile.Decide(target, objs[i%n], ns, ignored, reconcile.FieldManager); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}
+
 // TestDecideOnCachedDeployment checks that the rules of
 // BenchmarkSyncDecide decide on the Deployment as its informer caches it
 // what they decide on the whole Deployment: size: big, nothing to change.
