@@ -33,10 +33,6 @@ func (c *Compiled) celExprs() []*celExpr {
 	return append([]*celExpr{c.when}, c.values...)
 }
 
-// valueExprs returns the rule's cel values: those of annotations, then
-// those of labels, each by key.
-func (c *Compiled) valueExprs() []*celExpr { return c.values }
-
 // sortedExprs returns the expressions of the maps, each by key.
 func sortedExprs(ms ...map[string]*celExpr) []*celExpr {
 	var out []*celExpr

@@ -99,9 +99,11 @@ func (e *celExpr) inputKey(buf []byte, obj metav1.Object, isNamespace bool, name
 	return buf, len(buf) <= maxInputKey
 }
 
-// contentValue returns the value at p in m: the value, and -1; or the
-// index in p of the first field missing. ok is false when a field on the
-// way is not a map, which CEL reads as an error that a key cannot tell.
+// contentValue returns the value at p in m (whose maps of strings may be
+// map[string]string: labels and annotations of a namespace, or of a
+// cached object): the value, and -1; or the index in p of the first field
+// missing. ok is false when a field on the way is not a map, which CEL
+// reads as an error that a key cannot tell.
 func contentValue(m map[string]any, p []string) (v any, missingAt int, ok bool) {
 	v = m
 	for i, k := range p {

@@ -128,18 +128,9 @@ func fieldName(root string, path []string) string {
 // valueAt returns the value at path in content as JSON, cut to
 // maxInputLen; nil when absent.
 func valueAt(content map[string]any, path []string) *string {
-	var v any = content
-	for _, f := range path {
-		var ok bool
-		switch m := v.(type) {
-		case map[string]any:
-			v, ok = m[f]
-		case map[string]string: // labels and annotations of a namespace, or of a cached object
-			v, ok = m[f]
-		}
-		if !ok {
-			return nil
-		}
+	v, missingAt, ok := contentValue(content, path)
+	if !ok || missingAt >= 0 {
+		return nil
 	}
 	b, err := json.Marshal(v)
 	if err != nil {

@@ -130,7 +130,7 @@ func (m *selectionMemo) evaluate(t *Target, obj metav1.Object, namespaces Namesp
 		if selected&(1<<i) == 0 {
 			continue
 		}
-		for _, e := range r.valueExprs() {
+		for _, e := range r.values {
 			v, err := e.evalOn(obj, t.isNamespaces(), namespaces)
 			key = appendOutcome(key, v, err)
 			outcomes = append(outcomes, evaluated{e, celOutcome{v, err}})
