@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,35 +16,12 @@ import (
 // while the other rules leave it alone.
 func TestOptOutLock(t *testing.T) {
 	ns := env.NewNamespace(t)
-	policy := filepath.Join(h.RepoRoot(), "deploy", "optout-lock.yaml")
-	if out, err := kubectl(t, "", "apply", "--server-side", "-f", policy); err != nil {
-		t.Fatalf("apply %s: %v\n%s", policy, err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := kubectl(t, "", "delete", "--ignore-not-found", "-f", policy); err != nil {
-			t.Errorf("delete %s: %v\n%s", policy, err, out)
-		}
-	})
 	user := "optout-" + ns
-	env.GrantClusterAdmin(t, user)
+	applyOptOutLock(t, ns, user)
 	configMapsNamed(t, ns, "locked", "free")
-
-	// The policy takes a moment to be in force: retry until refused.
-	var refusal string
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		out, err := kubectl(t, "", "--as", user, "-n", ns, "annotate", "configmap", "free", "kube-annotator.io/ignore=true", "--overwrite")
-		if err != nil {
-			refusal = err.Error()
-			break
-		}
-		if _, err := kubectl(t, "", "-n", ns, "annotate", "configmap", "free", "kube-annotator.io/ignore-"); err != nil {
-			t.Fatalf("an admin removes the annotation again: %v (%s)", err, out)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	if !strings.Contains(refusal, "may set, change or remove the annotation kube-annotator.io/ignore") {
-		t.Fatalf("%s setting the opt-out annotation: got %q, want a refusal by the policy", user, refusal)
+	if out, err := kubectl(t, "", "--as", user, "-n", ns, "annotate", "configmap", "free", ignoreKey+"=true"); err == nil ||
+		!strings.Contains(err.Error(), lockRefusal) {
+		t.Fatalf("%s setting the opt-out annotation: got %v (%s), want a refusal by the policy", user, err, out)
 	}
 	// Other annotations stay the user's to change.
 	if out, err := kubectl(t, "", "--as", user, "-n", ns, "annotate", "configmap", "free", "note=x"); err != nil {
