@@ -396,7 +396,11 @@ func checkRequest(t *testing.T, set *rules.Set, policies []*compiled, rq request
 		t.Fatal(err)
 	}
 	obj := &unstructured.Unstructured{Object: u}
-	d, err := reconcile.Decide(target, obj, func(string) (metav1.Object, bool) { return &metav1.ObjectMeta{Labels: rq.ns}, true }, func(string) bool { return rq.nsIgnored }, reconcile.FieldManager)
+	ns := &metav1.ObjectMeta{Labels: rq.ns}
+	if rq.nsIgnored {
+		ns.Annotations = map[string]string{rules.IgnoreAnnotation: "true"}
+	}
+	d, err := reconcile.Decide(target, obj, rules.Namespaces(func(string) (metav1.Object, bool) { return ns, true }), reconcile.FieldManager)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -186,11 +186,9 @@ type session struct {
 	dynamic dynamic.Interface
 	// metadata writes, answered with the objects' metadata only.
 	metadata metadata.Interface
-	// nsLabels are the namespaces, listed once when a rule needs their
-	// labels or annotations.
-	nsLabels rules.Namespaces
-	// nsIgnored are the namespaces that opt out, listed once.
-	nsIgnored rules.IgnoredNamespaces
+	// look finds the objects the rules read besides the objects ruled
+	// (their namespaces, a Pod's Node), listed once.
+	look rules.Lookup
 }
 
 // connect loads and validates the rules file — before anything talks to
@@ -210,14 +208,11 @@ func connect(ctx context.Context, path string, cf *clusterFlags) (*session, erro
 	if err != nil {
 		return nil, err
 	}
-	nsLabels, nsIgnored, err := scan.Namespaces(ctx, dyn, c.set)
+	look, err := scan.Sources(ctx, dyn, c.set)
 	if err != nil {
 		return nil, err
 	}
-	if err := scan.Related(ctx, dyn, c.set); err != nil {
-		return nil, err
-	}
-	return &session{compiled: c, path: path, dynamic: dyn, metadata: metadataClient, nsLabels: nsLabels, nsIgnored: nsIgnored}, nil
+	return &session{compiled: c, path: path, dynamic: dyn, metadata: metadataClient, look: look}, nil
 }
 
 // loadAndCompile loads and validates the rules file at path — before

@@ -88,7 +88,7 @@ func (e *env) diff(ctx context.Context, path, output string, rf *app.RecordConfi
 func (s *session) changes(ctx context.Context, targets []*rules.Target, namespace, manager string) (pending, audited []*scan.Object, err error) {
 	pending, audited = []*scan.Object{}, []*scan.Object{}
 	for _, t := range targets {
-		err := scan.Resource(ctx, s.dynamic, t, namespace, manager, s.nsLabels, s.nsIgnored, func(_ *rules.Target, o *scan.Object) error {
+		err := scan.Resource(ctx, s.dynamic, t, namespace, manager, s.look, func(_ *rules.Target, o *scan.Object) error {
 			if o != nil && len(o.Changes) > 0 {
 				pending = append(pending, o)
 			}

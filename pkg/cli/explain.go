@@ -178,14 +178,11 @@ func explainIn(ctx context.Context, dyn dynamic.Interface, t *rules.Target, ns, 
 	if err != nil {
 		return nil, fmt.Errorf("get %s: %w", ref, err)
 	}
-	nsLabels, nsIgnored, err := scan.Namespace(ctx, dyn, ns)
+	look, err := scan.SourcesOf(ctx, dyn, t, obj)
 	if err != nil {
 		return nil, err
 	}
-	if err := scan.RelatedOf(ctx, dyn, t, obj); err != nil {
-		return nil, err
-	}
-	x, err := reconcile.Explain(t, obj, nsLabels, nsIgnored, manager)
+	x, err := reconcile.Explain(t, obj, look, manager)
 	if err != nil {
 		return nil, fmt.Errorf("explain %s: %w", ref, err)
 	}

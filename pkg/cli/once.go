@@ -154,7 +154,7 @@ func (cv *converger) converge(ctx context.Context, t *rules.Target) *tally {
 		})
 	}
 	s := cv.session
-	err := scan.Resource(ctx, s.dynamic, t, cv.namespace, cv.manager, s.nsLabels, s.nsIgnored, func(_ *rules.Target, pending *scan.Object) error {
+	err := scan.Resource(ctx, s.dynamic, t, cv.namespace, cv.manager, s.look, func(_ *rules.Target, pending *scan.Object) error {
 		tl.examined.Add(1)
 		if pending != nil && len(pending.Requests) > 0 {
 			select {

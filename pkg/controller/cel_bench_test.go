@@ -59,15 +59,14 @@ func BenchmarkSyncDecide(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			target := rulestest.Compile(b, bc.rules, rulestest.Deployments).Targets[rulestest.Deployments.GVR]
 			obj := cachedDeployment(b, target)
-			ns := func(name string) (metav1.Object, bool) { return &metav1.ObjectMeta{Name: name}, true }
-			ignored := func(string) bool { return false }
-			d, err := reconcile.Decide(target, obj, ns, ignored, reconcile.FieldManager)
+			ns := rules.Namespaces(func(name string) (metav1.Object, bool) { return &metav1.ObjectMeta{Name: name}, true })
+			d, err := reconcile.Decide(target, obj, ns, reconcile.FieldManager)
 			if err != nil || !d.Change.Empty() || d.Evaluation.Desired.Labels["size"] != "big" {
 				b.Fatalf("Decide() = %+v, %v; want size: big, nothing to change", d, err)
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := reconcile.Decide(target, obj, ns, ignored, reconcile.FieldManager); err != nil {
+				if _, err := reconcile.Decide(target, obj, ns, reconcile.FieldManager); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -104,8 +103,7 @@ func BenchmarkSyncDecideUnseen(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			target := rulestest.Compile(b, bc.rules, rulestest.Deployments).Targets[rulestest.Deployments.GVR]
 			transform := cacheTransform(target)
-			ns := func(name string) (metav1.Object, bool) { return &metav1.ObjectMeta{Name: name}, true }
-			ignored := func(string) bool { return false }
+			ns := rules.Namespaces(func(name string) (metav1.Object, bool) { return &metav1.ObjectMeta{Name: name}, true })
 			objs := make([]patch.Object, n)
 			for i := range objs {
 				u := numberedDeployment(b, i, false).(*unstructured.Unstructured)
@@ -124,14 +122,14 @@ func BenchmarkSyncDecideUnseen(b *testing.B) {
 					b.Fatal(err)
 				}
 				objs[i] = obj.(patch.Object)
-				if d, err := reconcile.Decide(target, objs[i], ns, ignored, reconcile.FieldManager); err != nil || !d.Change.Empty() {
+				if d, err := reconcile.Decide(target, objs[i], ns, reconcile.FieldManager); err != nil || !d.Change.Empty() {
 					b.Fatalf("Decide(%s) = %+v, %v; want nothing to change", u.GetName(), d, err)
 				}
 			}
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
-				if _, err := reconcile.Decide(target, objs[i%n], ns, ignored, reconcile.FieldManager); err != nil {
+				if _, err := reconcile.Decide(target, objs[i%n], ns, reconcile.FieldManager); err != nil {
 					b.Fatal(err)
 				}
 				i++
@@ -144,12 +142,12 @@ func BenchmarkSyncDecideUnseen(b *testing.B) {
 // BenchmarkSyncDecide decide on the Deployment as its informer caches it
 // what they decide on the whole Deployment: size: big, nothing to change.
 func TestDecideOnCachedDeployment(t *testing.T) {
-	ns := func(name string) (metav1.Object, bool) { return &metav1.ObjectMeta{Name: name}, true }
+	ns := rules.Namespaces(func(name string) (metav1.Object, bool) { return &metav1.ObjectMeta{Name: name}, true })
 	for _, tc := range syncDecideCases {
 		t.Run(tc.name, func(t *testing.T) {
 			target := rulestest.Compile(t, tc.rules, rulestest.Deployments).Targets[rulestest.Deployments.GVR]
 			for what, obj := range map[string]patch.Object{"cached": cachedDeployment(t, target), "whole": wholeDeployment(t)} {
-				d, err := reconcile.Decide(target, obj, ns, func(string) bool { return false }, reconcile.FieldManager)
+				d, err := reconcile.Decide(target, obj, ns, reconcile.FieldManager)
 				if err != nil || !d.Change.Empty() || d.Evaluation.Desired.Labels["size"] != "big" || len(d.Evaluation.Problems) > 0 {
 					t.Errorf("Decide() on the %s Deployment = %+v, %v; want size: big, nothing to change", what, d.Evaluation, err)
 				}

@@ -131,12 +131,12 @@ type Controller struct {
 	// resources are the ruled resources and the recorded ones being
 	// pruned or waiting to be (see resources.go).
 	resources map[schema.GroupResource]*resource
-	// namespaces runs while a rule selects by namespace labels or a
-	// namespaced resource is ruled (see rules.NeedsNamespaces).
-	namespaces *resourceInformer
-	// related run while a rule reads values from related objects, by
-	// rules.RelatedSource.Field (see nodes.go).
-	related map[string]*resourceInformer
+	// sources are the informers of the objects the rules read besides
+	// the objects ruled, by rules.RelatedSource.Field, each run while a
+	// target needs it (see sources.go).
+	sources map[string]*resourceInformer
+	// look finds those objects in the sources' caches, for the rules.
+	look rules.Lookup
 }
 
 // NewController returns a controller that watches metadata and writes
@@ -183,6 +183,7 @@ func NewController(client dynamic.Interface, metadataClient metadata.Interface, 
 		set:       &rules.Set{},
 		resources: map[schema.GroupResource]*resource{},
 	}
+	c.look = sourceCaches{c}
 	c.writer = reconcile.NewWriter(metadataClient, opts.FieldManager, opts.Record, func(gvr schema.GroupVersionResource, err error) {
 		count(opts.Metrics.Writes, gvr, err)
 		c.observeWrite(err)
@@ -255,7 +256,6 @@ func (c *Controller) fail(err error) {
 
 func (c *Controller) setRules(ctx context.Context, set *rules.Set) error {
 	c.initRules(set)
-	c.relate(set)
 	return c.transition(ctx, observed{rules: set, resolve: c.opts.Resolver.ResolveGroupResource})
 }
 

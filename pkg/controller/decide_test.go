@@ -37,18 +37,14 @@ func TestCachedDecidesAsWhole(t *testing.T) {
 		{"ours and others", fixture.WithOwned(fixture.WithOwned(fixture.ConfigMap("ns", "x", anns), "kubectl", "user"), reconcile.FieldManager, "a", "stale")},
 		{"another manager owns what we set", fixture.WithOwned(fixture.ConfigMap("ns", "x", anns), "kubectl", "a", "stale")},
 	}
-	nsLabels := func(ns string) (metav1.Object, bool) {
+	nsLabels := rules.Namespaces(func(ns string) (metav1.Object, bool) {
 		m, ok := map[string]*metav1.ObjectMeta{
 			"ns":     {Name: "ns", Labels: map[string]string{"team": "a"}, Annotations: map[string]string{"example.com/cost": "7"}},
 			"prod-1": {Name: "prod-1", Labels: map[string]string{"team": "b", "env": "prod"}},
 			"other":  {Name: "other", Annotations: map[string]string{rules.IgnoreAnnotation: "true"}},
 		}[ns]
 		return m, ok
-	}
-	nsIgnored := func(ns string) bool {
-		m, ok := nsLabels(ns)
-		return ok && rules.OptsOut(m.GetAnnotations())
-	}
+	})
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, rs := range decideRuleSets {
 		tg := fixture.Compile(t, rs.rules).Targets[configMaps]
@@ -62,12 +58,12 @@ func TestCachedDecidesAsWhole(t *testing.T) {
 				}
 				t.Run(tc.name, func(t *testing.T) {
 					tc.obj.Object["data"] = map[string]any{"b": "2"}
-					checkCachedDecidesAsWhole(t, tg, tc.obj, nsLabels, nsIgnored)
+					checkCachedDecidesAsWhole(t, tg, tc.obj, nsLabels)
 				})
 			}
 			for i := range 500 {
 				obj := randomObject(rng, rs.namespaces)
-				if !checkCachedDecidesAsWhole(t, tg, obj, nsLabels, nsIgnored) {
+				if !checkCachedDecidesAsWhole(t, tg, obj, nsLabels) {
 					t.Fatalf("generated object %d: %s", i, testutil.MustJSON(obj.Object))
 				}
 			}
@@ -146,13 +142,13 @@ func randomObject(rng *rand.Rand, namespace bool) *unstructured.Unstructured {
 // checkCachedDecidesAsWhole reports whether obj, as the cache of tg keeps
 // it, gets the decision obj gets, and whether that decision touches only
 // keys the projection keeps or this controller owns.
-func checkCachedDecidesAsWhole(t *testing.T, tg *rules.Target, obj *unstructured.Unstructured, nsLabels rules.Namespaces, nsIgnored rules.IgnoredNamespaces) bool {
+func checkCachedDecidesAsWhole(t *testing.T, tg *rules.Target, obj *unstructured.Unstructured, look rules.Lookup) bool {
 	t.Helper()
-	want, err := reconcile.Decide(tg, obj, nsLabels, nsIgnored, reconcile.FieldManager)
+	want, err := reconcile.Decide(tg, obj, look, reconcile.FieldManager)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := reconcile.Decide(tg, asCached(t, tg, obj.DeepCopy()).(patch.Object), nsLabels, nsIgnored, reconcile.FieldManager)
+	got, err := reconcile.Decide(tg, asCached(t, tg, obj.DeepCopy()).(patch.Object), look, reconcile.FieldManager)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -105,7 +105,7 @@ func informerOf(c *Controller, gvr schema.GroupVersionResource) *resourceInforme
 func namespaceInformer(c *Controller) bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return c.namespaces != nil
+	return c.sources[rules.NamespaceSource.Field] != nil
 }
 
 // asCached returns o as the informer of t would cache it.

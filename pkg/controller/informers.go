@@ -54,8 +54,7 @@ func (c *Controller) startInformer(ctx context.Context, t *rules.Target) (*resou
 		ns = c.opts.Namespace
 	}
 	ri := &resourceInformer{gvr: t.GVR, projection: t.Projection()}
-	indexers := relatedIndexers(t.GVR.GroupResource())
-	indexers[cache.NamespaceIndex] = cache.MetaNamespaceIndexFunc
+	indexers := sourceIndexers(t.GVR.GroupResource(), t.Namespaced)
 	inf, err := c.newInformer(t.Resource, ns, &ri.projection, indexers, true, ri)
 	if err != nil {
 		return nil, err

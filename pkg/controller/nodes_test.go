@@ -104,16 +104,16 @@ func TestRunFromNode(t *testing.T) {
 	want("the default once the Node is gone", map[string]string{"p3": "unknown"})
 
 	c.mu.RLock()
-	running := c.related[rules.NodeSource.Field] != nil
+	running := c.sources[rules.NodeSource.Field] != nil
 	c.mu.RUnlock()
 	if !running {
 		t.Errorf("no informer of Nodes while a rule reads them")
 	}
 	c.SetRules(ctx, compile("rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n"))
 	c.mu.RLock()
-	left := len(c.related)
+	left := c.sources[rules.NodeSource.Field] != nil
 	c.mu.RUnlock()
-	if left != 0 {
-		t.Errorf("%d informers of related objects once no rule reads them, want none", left)
+	if left {
+		t.Errorf("an informer of Nodes once no rule reads them, want none")
 	}
 }

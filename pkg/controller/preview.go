@@ -36,7 +36,6 @@ type Preview struct {
 // only the caches and writes nothing.
 func (c *Controller) Preview(set *rules.Set) Preview {
 	p := Preview{PerRule: map[string]int{}}
-	c.relate(set) // Nodes as cached too: none while no rule in force reads them
 	toPrune := reconcile.ToPrune(c.opts.Record.Recorded(), set)
 	c.mu.RLock()
 	type cachedBy struct {
@@ -75,7 +74,7 @@ func (c *Controller) preview(p *Preview, t *rules.Target, ri *resourceInformer) 
 		if !ok {
 			continue
 		}
-		d, err := reconcile.Decide(t, o, c.namespaceLabels, c.namespaceIgnored, c.opts.FieldManager)
+		d, err := reconcile.Decide(t, o, c.look, c.opts.FieldManager)
 		if err != nil || d.Empty() {
 			continue
 		}

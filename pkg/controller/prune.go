@@ -181,7 +181,7 @@ func (c *Controller) clean(p pruneCheck) bool {
 		if !ok {
 			return false
 		}
-		d, err := reconcile.Decide(p.target, obj, nil, nil, c.opts.FieldManager)
+		d, err := reconcile.Decide(p.target, obj, nil, c.opts.FieldManager)
 		if err != nil || d.Owns {
 			return false
 		}

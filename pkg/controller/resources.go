@@ -169,10 +169,7 @@ func (c *Controller) update(ctx context.Context, o observed) (stop []*resourceIn
 			stop = append(stop, s.fresh)
 		}
 	}
-	if stop, err = c.runNamespaces(ctx, stop); err != nil {
-		return stop, err
-	}
-	return c.runRelated(ctx, stop)
+	return c.runSources(ctx, stop)
 }
 
 // drop ends the lifecycle of r, which the rules do not name and the
@@ -344,30 +341,8 @@ func (c *Controller) start(ctx context.Context, t *rules.Target) (*resourceInfor
 	return c.startInformer(ctx, t)
 }
 
-// runNamespaces starts the namespace informer when the target of a
-// running informer, ruled or pruned, needs it, and appends it to stop
-// when none does.
-func (c *Controller) runNamespaces(ctx context.Context, stop []*resourceInformer) ([]*resourceInformer, error) {
-	need := false
-	for _, r := range c.resources {
-		need = need || r.informer != nil && r.target.NeedsNamespaces()
-	}
-	switch {
-	case need && c.namespaces == nil:
-		ri, err := c.startNamespaces(ctx)
-		if err != nil {
-			return stop, err
-		}
-		c.namespaces = ri
-	case !need && c.namespaces != nil:
-		stop = append(stop, c.namespaces)
-		c.namespaces = nil
-	}
-	return stop, nil
-}
-
 // stopAll ends every resource's lifecycle, on shutdown, and stops their
-// informers and the namespace informer.
+// informers and those of the sources.
 func (c *Controller) stopAll() {
 	c.mu.Lock()
 	var stop []*resourceInformer
@@ -376,11 +351,8 @@ func (c *Controller) stopAll() {
 			stop = append(stop, r.informer)
 		}
 	}
-	if c.namespaces != nil {
-		stop = append(stop, c.namespaces)
-	}
-	stop = append(stop, c.relatedInformers()...)
-	c.resources, c.namespaces, c.related = map[schema.GroupResource]*resource{}, nil, nil
+	stop = append(stop, c.sourceInformers()...)
+	c.resources, c.sources = map[schema.GroupResource]*resource{}, nil
 	c.mu.Unlock()
 	for _, ri := range stop {
 		ri.stop()

@@ -51,14 +51,13 @@ func (c *Controller) settled(ri *resourceInformer, obj any) bool {
 	}
 	key := Key{GVR: ri.gvr, Namespace: o.GetNamespace(), Name: o.GetName()}
 	t := c.ruledBy(ri)
-	if t == nil || !c.namespacesReady(t) && !c.waitNamespaces(ri.ctx, t) ||
-		!c.relatedReady(t) && !c.waitRelated(ri.ctx, t) {
+	if t == nil || !c.waitSources(ri.ctx, t) {
 		return false
 	}
 	if !objcache.Serves(o, t.Projection) || c.expect.pending(key, o.GetResourceVersion()) {
 		return false
 	}
-	d, err := reconcile.Decide(t, o, c.namespaceLabels, c.namespaceIgnored, c.opts.FieldManager)
+	d, err := reconcile.Decide(t, o, c.look, c.opts.FieldManager)
 	if err != nil || !d.Empty() || d.Owns && !c.recorded(ri.gvr.GroupResource()) || c.ruledBy(ri) != t {
 		return false
 	}

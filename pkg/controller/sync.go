@@ -47,10 +47,10 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 	if c.expect.pending(key, rv) {
 		return nil // our last write's echo has not reached the cache yet
 	}
-	if !c.waitNamespaces(ctx, e.target) || !c.waitRelated(ctx, e.target) {
+	if !c.waitSources(ctx, e.target) {
 		return nil // stopping: a restart syncs the object
 	}
-	d, err := reconcile.Decide(e.target, obj, c.namespaceLabels, c.namespaceIgnored, c.opts.FieldManager)
+	d, err := reconcile.Decide(e.target, obj, c.look, c.opts.FieldManager)
 	if err != nil {
 		return fmt.Errorf("encode patch for %s: %w", key, err)
 	}

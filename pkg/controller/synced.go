@@ -19,12 +19,12 @@ func (c *Controller) HasSynced() bool {
 			return false
 		}
 	}
-	for _, ri := range c.relatedInformers() {
+	for _, ri := range c.sourceInformers() {
 		if !ri.informer.HasSynced() {
 			return false
 		}
 	}
-	return c.namespaces == nil || c.namespaces.informer.HasSynced()
+	return true
 }
 
 // Informers returns the number of running informers, pruning ones

@@ -67,10 +67,10 @@ func TestDecide(t *testing.T) {
 	const ab = "rules:\n- {name: ab, resources: [configmaps], annotations: {a: '1', b: '2'}}\n"
 	const teams = "rules:\n- {name: one, resources: [configmaps], selector: app=web, annotations: {team: a}}\n" +
 		"- {name: two, resources: [configmaps], names: ['x*'], annotations: {team: b}}\n"
-	nsLabels := func(ns string) (metav1.Object, bool) {
+	nsLabels := rules.Namespaces(func(ns string) (metav1.Object, bool) {
 		l, ok := map[string]labels.Set{"ns-a": {"team": "a"}}[ns]
 		return &metav1.ObjectMeta{Name: ns, Labels: l}, ok
-	}
+	})
 	tests := []struct {
 		name          string
 		rules         string
@@ -152,7 +152,7 @@ func TestDecide(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			before := testutil.MustJSON(tc.obj)
-			d, err := Decide(target(t, tc.rules), tc.obj, nsLabels, nil, FieldManager)
+			d, err := Decide(target(t, tc.rules), tc.obj, nsLabels, FieldManager)
 			if err != nil {
 				t.Fatalf("Decide() error = %v", err)
 			}
@@ -195,11 +195,11 @@ func TestDecideTrimmed(t *testing.T) {
 	tg := target(t, rulesAB)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			full, err := Decide(tg, obj("ns", "x", anns, nil, tc.managedFields...), nil, nil, FieldManager)
+			full, err := Decide(tg, obj("ns", "x", anns, nil, tc.managedFields...), nil, FieldManager)
 			if err != nil {
 				t.Fatal(err)
 			}
-			trimmed, err := Decide(tg, obj("ns", "x", anns, nil, trim(tc.managedFields)...), nil, nil, FieldManager)
+			trimmed, err := Decide(tg, obj("ns", "x", anns, nil, trim(tc.managedFields)...), nil, FieldManager)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -271,7 +271,7 @@ func TestDecidePruneAndOwns(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			d, err := Decide(tc.target, tc.obj, nil, nil, FieldManager)
+			d, err := Decide(tc.target, tc.obj, nil, FieldManager)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -81,15 +81,15 @@ type Conflict struct {
 
 // Explain explains obj, a whole object of t as the API server returns it
 // (managedFields included), as Decide decides it for manager.
-func Explain(t *rules.Target, obj patch.Object, nsLabels rules.Namespaces, nsIgnored rules.IgnoredNamespaces, manager string) (Explanation, error) {
-	d, err := Decide(t, obj, nsLabels, nsIgnored, manager)
+func Explain(t *rules.Target, obj patch.Object, look rules.Lookup, manager string) (Explanation, error) {
+	d, err := Decide(t, obj, look, manager)
 	if err != nil {
 		return Explanation{}, err
 	}
 	owners := patch.OwnersOf(obj.GetManagedFields())
 	x := Explanation{
 		Ignored:  d.Ignored,
-		Rules:    t.Explain(obj, nsLabels),
+		Rules:    t.Explain(obj, look),
 		Keys:     append(ownedKeys("annotation", obj.GetAnnotations(), owners.Annotations), ownedKeys("label", obj.GetLabels(), owners.Labels)...),
 		Changes:  d.Changes(obj),
 		Problems: d.Evaluation.Problems,

@@ -59,7 +59,7 @@ func TestDecideIfAbsent(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			d, err := Decide(target(t, tc.rules), tc.obj, nil, nil, FieldManager)
+			d, err := Decide(target(t, tc.rules), tc.obj, nil, FieldManager)
 			if err != nil {
 				t.Fatal(err)
 			}

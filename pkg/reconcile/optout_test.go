@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
@@ -41,7 +42,11 @@ func TestDecideOptOutLocked(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			d, err := Decide(target(t, tc.rules), tc.obj, nil, func(string) bool { return tc.nsIgnored }, FieldManager)
+			ns := &metav1.ObjectMeta{Name: "ns"}
+			if tc.nsIgnored {
+				ns.Annotations = map[string]string{rules.IgnoreAnnotation: "true"}
+			}
+			d, err := Decide(target(t, tc.rules), tc.obj, rules.Namespaces(func(string) (metav1.Object, bool) { return ns, true }), FieldManager)
 			if err != nil {
 				t.Fatal(err)
 			}

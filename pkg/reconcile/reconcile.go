@@ -80,18 +80,18 @@ func (d Decision) Empty() bool { return d.Change.Empty() }
 // managedFields, or listed in its admission marker — and no rule wants them
 // any more; keys a rule in audit mode wants are never deleted that way, so
 // that putting a rule in audit mode changes nothing. An object that opts
-// out, or whose namespace does (nsIgnored), is left alone but for what
-// the rules that do not allow it want. nsLabels gives
-// obj's namespace to rules that select by its labels or read its labels or
-// annotations. Decide only reads obj, which may be an object from an
-// informer's cache.
-func Decide(t *rules.Target, obj patch.Object, nsLabels rules.Namespaces, nsIgnored rules.IgnoredNamespaces, manager string) (Decision, error) {
-	ev := t.Evaluate(obj, nsLabels)
+// out, or whose namespace does, is left alone but for what the rules that
+// do not allow it want. look finds obj's namespace, for the opt-out and
+// for rules that select by its labels or read its labels or annotations,
+// and the related objects rules read values from. Decide only reads obj,
+// which may be an object from an informer's cache.
+func Decide(t *rules.Target, obj patch.Object, look rules.Lookup, manager string) (Decision, error) {
+	ev := t.Evaluate(obj, look)
 	marker := patch.MarkerKey(manager, t.GVR.GroupResource())
 	owned := patch.OwnedOrMarked(obj.GetManagedFields(), manager, obj.GetAnnotations(), marker)
-	d := Decision{Evaluation: ev, Ignored: t.Ignored(obj, nsIgnored), Owns: carries(obj, owned)}
+	d := Decision{Evaluation: ev, Ignored: t.Ignored(obj, look), Owns: carries(obj, owned)}
 	if d.Ignored != "" {
-		return decideLocked(d, t, obj, nsLabels, marker)
+		return decideLocked(d, t, obj, look, marker)
 	}
 	for _, a := range ev.Audited {
 		owned = keep(owned, a.Desired)
@@ -108,12 +108,12 @@ func Decide(t *rules.Target, obj patch.Object, nsLabels rules.Namespaces, nsIgno
 // decideLocked completes d for obj, an object that opts out: only the
 // rules that do not allow it (allowOptOut: false) apply, and nothing else
 // is changed or pruned on it.
-func decideLocked(d Decision, t *rules.Target, obj patch.Object, nsLabels rules.Namespaces, marker string) (Decision, error) {
+func decideLocked(d Decision, t *rules.Target, obj patch.Object, look rules.Lookup, marker string) (Decision, error) {
 	locked := t.Locked()
 	if locked == nil {
 		return d, nil
 	}
-	ev := locked.Evaluate(obj, nsLabels)
+	ev := locked.Evaluate(obj, look)
 	d.Change = patch.PlanMarked(obj.GetAnnotations(), obj.GetLabels(), patch.Owned{}, marker, ev.Desired)
 	return withRequests(d, obj)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/test/testutil"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 )
 
@@ -15,7 +16,9 @@ func TestDecideIgnoreAndAudit(t *testing.T) {
 	const enforced = "rules:\n- {name: e, resources: [configmaps], annotations: {a: '1'}}\n"
 	const audited = "rules:\n- {name: au, resources: [configmaps], mode: audit, annotations: {a: '1'}, removeAnnotations: [gone]}\n"
 	optOut := map[string]string{rules.IgnoreAnnotation: "true", "old": "o"}
-	quiet := func(ns string) bool { return ns == "quiet" }
+	quiet := rules.Namespaces(func(ns string) (metav1.Object, bool) {
+		return &metav1.ObjectMeta{Name: ns, Annotations: map[string]string{rules.IgnoreAnnotation: "true"}}, ns == "quiet"
+	})
 	tests := []struct {
 		name        string
 		rules       string
@@ -40,7 +43,7 @@ func TestDecideIgnoreAndAudit(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			d, err := Decide(target(t, tc.rules), tc.obj, nil, quiet, FieldManager)
+			d, err := Decide(target(t, tc.rules), tc.obj, quiet, FieldManager)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -66,7 +69,7 @@ func TestExplainObject(t *testing.T) {
 	o := obj("ns", "x", map[string]string{"team": "z", "legacy": "l", "stale": "s"}, map[string]string{"app": "web"},
 		entry("kubectl", []string{"team", "legacy"}, []string{"app"}), entry(FieldManager, []string{"stale"}, nil),
 		entry("helm", []string{"team"}, nil))
-	x, err := Explain(tg, o, nil, nil, FieldManager)
+	x, err := Explain(tg, o, nil, FieldManager)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,7 +69,7 @@ type objectContent interface {
 // and the metadata of its Namespace (nil for a cluster-scoped
 // object or a Namespace, as admission gives them); or why they cannot be
 // read.
-func celInput(obj metav1.Object, isNamespace bool, namespaces Namespaces, exprs ...*celExpr) (object, namespace map[string]any, why string) {
+func celInput(obj metav1.Object, isNamespace bool, namespaces Lookup, exprs ...*celExpr) (object, namespace map[string]any, why string) {
 	switch u, ok := obj.(objectContent); {
 	case ok:
 		object = u.UnstructuredContent()
@@ -83,7 +83,7 @@ func celInput(obj metav1.Object, isNamespace bool, namespaces Namespaces, exprs 
 	if !needsNamespace || isNamespace || ns == "" {
 		return object, nil, ""
 	}
-	m, ok := namespaces.lookup(ns)
+	m, ok := namespaceIn(namespaces, ns)
 	if !ok {
 		return nil, nil, fmt.Sprintf("namespace %q is not known", ns)
 	}
@@ -100,7 +100,7 @@ func celInput(obj metav1.Object, isNamespace bool, namespaces Namespaces, exprs 
 // whenFails returns why the rule's when condition does not hold for obj,
 // or "" when it does (or the rule has none). An error, or a result other
 // than true, leaves the object unselected.
-func (c *Compiled) whenFails(obj metav1.Object, isNamespace bool, namespaces Namespaces) string {
+func (c *Compiled) whenFails(obj metav1.Object, isNamespace bool, namespaces Lookup) string {
 	if c.when == nil {
 		return ""
 	}
@@ -151,5 +151,5 @@ func (h home) outcome(e *celExpr, obj metav1.Object) (any, error) {
 			return o.value, o.err
 		}
 	}
-	return e.evalOn(obj, h.isNamespace, h.namespaces)
+	return e.evalOn(obj, h.isNamespace, h.look)
 }

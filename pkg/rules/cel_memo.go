@@ -27,7 +27,7 @@ type celOutcome struct {
 // of the values at those paths: when they are all scalars or missing, the
 // result is kept in e's memo by them, and an object whose fields read hold
 // values seen before costs e no evaluation.
-func (e *celExpr) evalOn(obj metav1.Object, isNamespace bool, namespaces Namespaces) (any, error) {
+func (e *celExpr) evalOn(obj metav1.Object, isNamespace bool, namespaces Lookup) (any, error) {
 	var buf [256]byte
 	var key []byte
 	keyed := e.memo.use()
@@ -63,7 +63,7 @@ func scalar(v any) bool {
 // inputKey appends to buf the values of the fields e reads of obj and of
 // its namespace, as celInput gives them to e, and reports whether they
 // are all scalars or missing, and so make a key of e's result.
-func (e *celExpr) inputKey(buf []byte, obj metav1.Object, isNamespace bool, namespaces Namespaces) ([]byte, bool) {
+func (e *celExpr) inputKey(buf []byte, obj metav1.Object, isNamespace bool, namespaces Lookup) ([]byte, bool) {
 	content, hasContent := obj.(objectContent)
 	for _, p := range e.reads {
 		var ok bool
@@ -86,7 +86,7 @@ func (e *celExpr) inputKey(buf []byte, obj metav1.Object, isNamespace bool, name
 	if isNamespace || ns == "" {
 		return append(buf, 'N'), len(buf) < maxInputKey // namespaceObject is null
 	}
-	m, ok := namespaces.lookup(ns)
+	m, ok := namespaceIn(namespaces, ns)
 	if !ok {
 		return nil, false
 	}

@@ -42,10 +42,9 @@ type Target struct {
 	// namespaces (fromNamespace); NamespaceKeys says which.
 	ReadsNamespaces bool
 
-	static   *Evaluation        // what every object gets, when no rule selects or reads
-	memo     *selectionMemo     // evaluations by the rules selecting, when no rule reads
-	excluded []string           // namespace globs no rule applies in
-	related  map[string]Related // by RelatedSource.Field: see Set.Relate
+	static   *Evaluation    // what every object gets, when no rule selects or reads
+	memo     *selectionMemo // evaluations by the rules selecting, when no rule reads
+	excluded []string       // namespace globs no rule applies in
 }
 
 // nothing is the evaluation of an object no rule selects.
@@ -81,7 +80,7 @@ func (t *Target) isNamespaces() bool {
 //
 // namespaces gives the namespace of obj to rules that select by its labels
 // or read its labels or annotations.
-func (t *Target) Evaluate(obj metav1.Object, namespaces Namespaces) *Evaluation {
+func (t *Target) Evaluate(obj metav1.Object, namespaces Lookup) *Evaluation {
 	if glob, _ := t.excludedBy(obj); glob != "" {
 		return nothing
 	}
@@ -97,9 +96,9 @@ func (t *Target) Evaluate(obj metav1.Object, namespaces Namespaces) *Evaluation 
 // evaluate returns what the rules of t for which selected holds, by their
 // index, want of obj; evaluated are outcomes of their CEL values known
 // already.
-func (t *Target) evaluate(obj metav1.Object, namespaces Namespaces, evaluated []evaluated, selected func(i int) bool) *Evaluation {
+func (t *Target) evaluate(obj metav1.Object, namespaces Lookup, evaluated []evaluated, selected func(i int) bool) *Evaluation {
 	e := &Evaluation{}
-	h := home{namespaces: namespaces, isNamespace: t.isNamespaces(), related: t.related, evaluated: evaluated}
+	h := home{look: namespaces, isNamespace: t.isNamespaces(), evaluated: evaluated}
 	if t.ReadsNamespaces {
 		h.obj, h.why = t.home(obj, namespaces)
 	}

@@ -54,9 +54,9 @@ type Want struct {
 // Explain returns, for every rule of t in file order, whether it selects
 // obj and, if not, why; and, if so, what it wants of obj. Like Evaluate,
 // it only reads obj.
-func (t *Target) Explain(obj metav1.Object, namespaces Namespaces) []Verdict {
+func (t *Target) Explain(obj metav1.Object, namespaces Lookup) []Verdict {
 	excluded, ns := t.excludedBy(obj)
-	h := home{namespaces: namespaces, isNamespace: t.isNamespaces(), related: t.related}
+	h := home{look: namespaces, isNamespace: t.isNamespaces()}
 	if t.ReadsNamespaces {
 		h.obj, h.why = t.home(obj, namespaces)
 	}

@@ -67,7 +67,7 @@ func (c *Compiled) source(kind, key string, obj metav1.Object, h home) (string, 
 // celInputs returns the fields e reads of obj and of its namespace, each
 // once, sorted; none when they cannot be read.
 func celInputs(e *celExpr, obj metav1.Object, h home) []Input {
-	object, ns, why := celInput(obj, h.isNamespace, h.namespaces, e)
+	object, ns, why := celInput(obj, h.isNamespace, h.look, e)
 	if why != "" {
 		return nil
 	}

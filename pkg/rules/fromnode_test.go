@@ -93,14 +93,14 @@ func TestEvaluateFromNode(t *testing.T) {
 		"bare": {Name: "bare"},
 		"bad":  {Name: "bad", Labels: map[string]string{"topology.kubernetes.io/zone": "not a label value"}},
 	}
-	find := func(ns, name string) (metav1.Object, bool) {
+	find := nodesLookup(func(ns, name string) (metav1.Object, bool) {
 		n, ok := nodes[name]
 		return n, ok && ns == ""
-	}
+	})
 	for _, tc := range []struct {
 		name       string
 		node       string
-		find       rules.Related
+		find       rules.Lookup
 		wantLabels map[string]string
 		wantAnns   map[string]string
 		// wantInput is where zone is read from; wantWhy, when it is
@@ -119,11 +119,8 @@ func TestEvaluateFromNode(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			set := rulestest.Compile(t, fromNodeRules, rulestest.Pods)
-			if tc.find != nil {
-				set.Relate(rules.NodeSource, tc.find)
-			}
 			tg := set.Targets[rulestest.Pods.GVR]
-			ev := tg.Evaluate(pod(tc.node), nil)
+			ev := tg.Evaluate(pod(tc.node), tc.find)
 			if !reflect.DeepEqual(ev.Desired.Labels, tc.wantLabels) || !reflect.DeepEqual(ev.Desired.Annotations, tc.wantAnns) {
 				t.Errorf("Evaluate() = labels %v, annotations %v; want %v, %v", ev.Desired.Labels, ev.Desired.Annotations, tc.wantLabels, tc.wantAnns)
 			}
@@ -131,7 +128,7 @@ func TestEvaluateFromNode(t *testing.T) {
 			if (tc.wantProblem == "") != (len(ev.Problems) == 0) || !strings.Contains(joined, tc.wantProblem) {
 				t.Errorf("Problems = %q, want one containing %q", ev.Problems, tc.wantProblem)
 			}
-			v := tg.Explain(pod(tc.node), nil)
+			v := tg.Explain(pod(tc.node), tc.find)
 			i := slices.IndexFunc(v[0].Wants, func(w rules.Want) bool { return w.Key == "zone" })
 			if i < 0 || v[0].Wants[i].Input != tc.wantInput || (tc.wantWhy == "") != (v[0].Wants[i].Defaulted == "") ||
 				!strings.Contains(v[0].Wants[i].Defaulted, tc.wantWhy) {
@@ -177,8 +174,8 @@ func TestFromNodeNeeds(t *testing.T) {
 		{"another label", node(map[string]string{"x": "a"}, nil), node(map[string]string{"x": "b"}, nil), false},
 		{"the label read, as an annotation", node(nil, nil), node(nil, map[string]string{"topology.kubernetes.io/zone": "b"}), false},
 	} {
-		if got := tg.RelatedChangeMatters(rules.NodeSource, tc.old, tc.new); got != tc.want {
-			t.Errorf("%s: RelatedChangeMatters() = %v, want %v", tc.name, got, tc.want)
+		if got := tg.SourceChangeMatters(rules.NodeSource, tc.old, tc.new); got != tc.want {
+			t.Errorf("%s: SourceChangeMatters() = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 	other := rulestest.Compile(t, "rules:\n- name: r\n  resources: [configmaps]\n  labels: {a: b}\n", rulestest.ConfigMaps)
@@ -213,14 +210,24 @@ func TestFromNodeConflicts(t *testing.T) {
 // gets (allowOptOut: false) read its Node as they do on any other Pod.
 func TestLockedReadsFromNode(t *testing.T) {
 	set := rulestest.Compile(t, strings.Replace(fromNodeRules, "resources: [pods]", "resources: [pods]\n  allowOptOut: false", 1), rulestest.Pods)
-	set.Relate(rules.NodeSource, func(ns, name string) (metav1.Object, bool) {
+	find := nodesLookup(func(ns, name string) (metav1.Object, bool) {
 		return &metav1.ObjectMeta{Name: name, Labels: map[string]string{"topology.kubernetes.io/zone": "eu-1a"}}, ns == "" && name == "n1"
 	})
 	locked := set.Targets[rulestest.Pods.GVR].Locked()
 	if locked == nil {
 		t.Fatal("Locked() = nil; the rule does not allow opting out")
 	}
-	if got := locked.Evaluate(pod("n1"), nil).Desired.Labels; !reflect.DeepEqual(got, map[string]string{"zone": "eu-1a"}) {
+	if got := locked.Evaluate(pod("n1"), find).Desired.Labels; !reflect.DeepEqual(got, map[string]string{"zone": "eu-1a"}) {
 		t.Errorf("Locked().Evaluate() labels = %v, want zone: eu-1a, read from the Node", got)
 	}
+}
+
+// nodesLookup is the Lookup that finds Nodes, and only Nodes, with find.
+func nodesLookup(find func(ns, name string) (metav1.Object, bool)) rules.Lookup {
+	return rules.LookupFunc(func(src *rules.RelatedSource, ns, name string) (metav1.Object, bool) {
+		if src != rules.NodeSource {
+			return nil, false
+		}
+		return find(ns, name)
+	})
 }

@@ -16,19 +16,17 @@ func OptsOut(annotations map[string]string) bool {
 	return annotations[IgnoreAnnotation] == "true"
 }
 
-// IgnoredNamespaces reports whether a namespace opts out of the rules (its
-// Namespace carries IgnoreAnnotation: "true"). A nil IgnoredNamespaces
-// knows of none.
-type IgnoredNamespaces func(namespace string) bool
-
 // Ignored returns why obj, an object of t, is left alone — it or its
-// namespace opts out — or "" when the rules apply to it.
-func (t *Target) Ignored(obj metav1.Object, nsIgnored IgnoredNamespaces) string {
+// namespace, as look finds it, opts out — or "" when the rules apply to
+// it.
+func (t *Target) Ignored(obj metav1.Object, look Lookup) string {
 	if OptsOut(obj.GetAnnotations()) {
 		return fmt.Sprintf("the object carries %s: \"true\"", IgnoreAnnotation)
 	}
-	if ns := obj.GetNamespace(); ns != "" && nsIgnored != nil && nsIgnored(ns) {
-		return fmt.Sprintf("namespace %q carries %s: \"true\"", ns, IgnoreAnnotation)
+	if ns := obj.GetNamespace(); ns != "" {
+		if m, ok := namespaceIn(look, ns); ok && OptsOut(m.GetAnnotations()) {
+			return fmt.Sprintf("namespace %q carries %s: \"true\"", ns, IgnoreAnnotation)
+		}
 	}
 	return ""
 }
@@ -51,5 +49,5 @@ func (t *Target) Locked() *Target {
 		return nil
 	}
 	return &Target{Resource: t.Resource, Rules: locked, ReadsObjects: t.ReadsObjects,
-		NeedsNamespaceLabels: t.NeedsNamespaceLabels, ReadsNamespaces: t.ReadsNamespaces, excluded: t.excluded, related: t.related}
+		NeedsNamespaceLabels: t.NeedsNamespaceLabels, ReadsNamespaces: t.ReadsNamespaces, excluded: t.excluded}
 }

@@ -112,7 +112,7 @@ func (c *Compiled) memoizable() bool {
 
 // evaluate returns what the rules of t want of obj, shared with every
 // object the same rules select and whose CEL values yield the same.
-func (m *selectionMemo) evaluate(t *Target, obj metav1.Object, namespaces Namespaces) *Evaluation {
+func (m *selectionMemo) evaluate(t *Target, obj metav1.Object, namespaces Lookup) *Evaluation {
 	var selected uint64
 	for i, r := range t.Rules {
 		if r.Selects(obj, t.isNamespaces(), namespaces) {

@@ -96,14 +96,14 @@ func (c *Compiled) ReadsObject() bool {
 
 // Selects reports whether the rule applies to obj. isNamespace says obj is
 // a Namespace, which is matched by its own name and labels.
-func (c *Compiled) Selects(obj metav1.Object, isNamespace bool, namespaces Namespaces) bool {
+func (c *Compiled) Selects(obj metav1.Object, isNamespace bool, namespaces Lookup) bool {
 	return c.Unselected(obj, isNamespace, namespaces) == ""
 }
 
 // Unselected returns why the rule does not apply to obj — the first of its
 // selection fields that obj fails, named as in the file — or "" when it
 // applies. isNamespace is as for Selects.
-func (c *Compiled) Unselected(obj metav1.Object, isNamespace bool, namespaces Namespaces) string {
+func (c *Compiled) Unselected(obj metav1.Object, isNamespace bool, namespaces Lookup) string {
 	if why := c.unselectedBy(obj, isNamespace, namespaces); why != "" {
 		return why
 	}
@@ -112,7 +112,7 @@ func (c *Compiled) Unselected(obj metav1.Object, isNamespace bool, namespaces Na
 
 // unselectedBy returns why the rule's label, name and namespace criteria
 // do not select obj, or "".
-func (c *Compiled) unselectedBy(obj metav1.Object, isNamespace bool, namespaces Namespaces) string {
+func (c *Compiled) unselectedBy(obj metav1.Object, isNamespace bool, namespaces Lookup) string {
 	if c.selector != nil && !c.selector.Matches(labels.Set(obj.GetLabels())) {
 		return fmt.Sprintf("selector %q does not match the object's labels", c.Selector)
 	}
@@ -136,7 +136,7 @@ func (c *Compiled) unselectedBy(obj metav1.Object, isNamespace bool, namespaces 
 		var set labels.Set
 		if isNamespace {
 			set = labels.Set(obj.GetLabels())
-		} else if m, ok := namespaces.lookup(ns); ok {
+		} else if m, ok := namespaceIn(namespaces, ns); ok {
 			set = labels.Set(m.GetLabels())
 		} else {
 			// Not known yet; its arrival enqueues its objects.
@@ -200,13 +200,11 @@ func values(from map[string]*template, obj metav1.Object, valid func(string) []s
 type home struct {
 	obj metav1.Object
 	why string
-	// namespaces and isNamespace are what CEL values need to read
-	// namespaceObject.
-	namespaces  Namespaces
+	// look finds the objects values are read from besides obj: its
+	// namespace (for CEL's namespaceObject, with isNamespace) and its
+	// related objects (fromNode).
+	look        Lookup
 	isNamespace bool
-	// related finds the objects fromNode (a RelatedSource) reads, by
-	// source.
-	related map[string]Related
 	// evaluated are outcomes of CEL values known already.
 	evaluated []evaluated
 }
@@ -221,8 +219,8 @@ func (c *Compiled) contribute(e *Evaluation, obj metav1.Object, h home) {
 	nsLbls, m4 := namespaceValues(c.LabelsFromNamespace, h.obj, h.why, validation.IsValidLabelValue)
 	celAnns, m5 := celValues(c.annotationsCEL, obj, h, validAnnotationValue)
 	celLbls, m6 := celValues(c.labelsCEL, obj, h, validation.IsValidLabelValue)
-	relAnns, inAnns, m7 := relatedValues(c.AnnotationsFromRelated, obj, h.related, validAnnotationValue)
-	relLbls, inLbls, m8 := relatedValues(c.LabelsFromRelated, obj, h.related, validation.IsValidLabelValue)
+	relAnns, inAnns, m7 := relatedValues(c.AnnotationsFromRelated, obj, h.look, validAnnotationValue)
+	relLbls, inLbls, m8 := relatedValues(c.LabelsFromRelated, obj, h.look, validation.IsValidLabelValue)
 	anns = e.orDefault(joined(anns, joined(celAnns, relAnns)), slices.Concat(m1, m3, m5, m7), c.AnnotationsDefault, c.Name, annotationKind)
 	lbls = e.orDefault(joined(lbls, joined(celLbls, relLbls)), slices.Concat(m2, m4, m6, m8), c.LabelsDefault, c.Name, labelKind)
 	e.Desired.Annotations = e.merge(e.Desired.Annotations, c.Annotations, anns, nsAnns, c.Name, annotationKind)

@@ -90,7 +90,7 @@ func TestEvaluate(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ev := target.Evaluate(tc.obj, nsLabels)
+			ev := target.Evaluate(tc.obj, rules.Namespaces(nsLabels))
 			if !reflect.DeepEqual(ev.Annotations, tc.wantAnns) || !reflect.DeepEqual(ev.Labels, tc.wantLabels) {
 				t.Errorf("annotations %v labels %v, want %v %v", ev.Annotations, ev.Labels, tc.wantAnns, tc.wantLabels)
 			}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -45,7 +46,7 @@ func TestExplain(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := tg.Explain(obj(tc.ns, "x", tc.lbls), nsLabels)
+			got := tg.Explain(obj(tc.ns, "x", tc.lbls), rules.Namespaces(nsLabels))
 			if len(got) != len(tc.want) {
 				t.Fatalf("%d verdicts, want %d", len(got), len(tc.want))
 			}
@@ -108,10 +109,12 @@ func TestEvaluateAudit(t *testing.T) {
 
 func TestIgnored(t *testing.T) {
 	tg := rulestest.Compile(t, "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n", served...).Targets[cmGVR]
-	off := func(ns string) bool { return ns == "quiet" }
+	off := rules.Namespaces(func(ns string) (metav1.Object, bool) {
+		return &metav1.ObjectMeta{Name: ns, Annotations: map[string]string{rules.IgnoreAnnotation: "true"}}, ns == "quiet"
+	})
 	tests := []struct {
 		name, ns, value string
-		nsIgnored       rules.IgnoredNamespaces
+		nsIgnored       rules.Lookup
 		want            string
 	}{
 		{"object opts out", "ns", "true", nil, "the object carries"},

@@ -11,32 +11,50 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
-// Related lists, once, the related objects that the rules of set read
-// values from (the Nodes, for fromNode), and makes the rules read them
-// from that list, as the controller's informers of them would answer.
-func Related(ctx context.Context, client dynamic.Interface, set *rules.Set) error {
-	for _, src := range set.RelatedSources() {
-		list, err := client.Resource(src.Resource.GVR).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return fmt.Errorf("list %s for %s: %w", rules.GVRString(src.Resource.GVR), src.Field, err)
-		}
-		byKey := make(map[[2]string]metav1.Object, len(list.Items))
-		for i := range list.Items {
-			byKey[[2]string{list.Items[i].GetNamespace(), list.Items[i].GetName()}] = &list.Items[i]
-		}
-		set.Relate(src, func(ns, name string) (metav1.Object, bool) {
-			o, ok := byKey[[2]string{ns, name}]
-			return o, ok
-		})
-	}
-	return nil
+// objects are the objects of the sources the rules read, by source, then
+// by namespace and name: a rules.Lookup, as the controller's informers of
+// them answer.
+type objects map[*rules.RelatedSource]map[[2]string]metav1.Object
+
+// Find implements rules.Lookup.
+func (o objects) Find(src *rules.RelatedSource, namespace, name string) (metav1.Object, bool) {
+	obj, ok := o[src][[2]string{namespace, name}]
+	return obj, ok
 }
 
-// RelatedOf reads, once, the related objects that obj, an object of t,
-// names and t's rules read values from, and makes the rules of t read
-// them: for explain, which reads one object.
-func RelatedOf(ctx context.Context, client dynamic.Interface, t *rules.Target, obj metav1.Object) error {
-	for _, src := range t.RelatedSources() {
+// add keeps obj as an object of src.
+func (o objects) add(src *rules.RelatedSource, obj metav1.Object) {
+	if o[src] == nil {
+		o[src] = map[[2]string]metav1.Object{}
+	}
+	o[src][[2]string{obj.GetNamespace(), obj.GetName()}] = obj
+}
+
+// Sources lists, once, the objects of each source the rules of set read
+// (set.Sources(): the namespaces, and the Nodes for fromNode) and returns
+// the Lookup that finds them in those lists.
+func Sources(ctx context.Context, client dynamic.Interface, set *rules.Set) (rules.Lookup, error) {
+	out := objects{}
+	for _, src := range set.Sources() {
+		list, err := client.Resource(src.Resource.GVR).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("list %s for %s: %w", src.Resource.GVR.Resource, src.Reason, err)
+		}
+		for i := range list.Items {
+			out.add(src, &list.Items[i])
+		}
+	}
+	return out, nil
+}
+
+// SourcesOf reads, once, the objects of the sources that obj, an object
+// of t, names (its namespace, its Node) and t's rules read, and returns
+// the Lookup that finds them: for explain, which reads one object. An
+// object that is not found is not known, as to the controller's
+// informers.
+func SourcesOf(ctx context.Context, client dynamic.Interface, t *rules.Target, obj metav1.Object) (rules.Lookup, error) {
+	out := objects{}
+	for _, src := range t.Sources() {
 		name := src.RefOf(obj)
 		if name == "" {
 			continue
@@ -47,12 +65,12 @@ func RelatedOf(ctx context.Context, client dynamic.Interface, t *rules.Target, o
 		}
 		got, err := client.Resource(src.Resource.GVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
-			continue // not known, as to the controller's informer
+			continue
 		}
 		if err != nil {
-			return fmt.Errorf("get %s %s for %s: %w", src.Resource.Kind, name, src.Field, err)
+			return nil, fmt.Errorf("get %s %s for %s: %w", src.Resource.Kind, name, src.Field, err)
 		}
-		t.Relate(src, func(n, nm string) (metav1.Object, bool) { return got, n == ns && nm == name })
+		out.add(src, got)
 	}
-	return nil
+	return out, nil
 }

@@ -31,7 +31,7 @@ var (
 	configMaps = rulestest.ConfigMaps.GVR
 	namespaces = rulestest.Namespaces.GVR
 	// served are the resources the tests' cluster serves.
-	served = []rules.Resource{rulestest.ConfigMaps, rulestest.Namespaces}
+	served = []rules.Resource{rulestest.ConfigMaps, rulestest.Namespaces, rulestest.Pods}
 )
 
 // object returns an object of kind with annotations ann and labels lbl,
@@ -80,10 +80,10 @@ func cm(namespace, name string, ann map[string]string, ours ...string) *unstruct
 func TestPending(t *testing.T) {
 	const abc = "rules:\n- {name: r, resources: [configmaps], annotations: {b: '2', a: '1', c: ''}}\n"
 	const nsSelector = "rules:\n- {name: r, resources: [configmaps], namespaceSelector: team=a, annotations: {a: '1'}}\n"
-	nsLabels := func(ns string) (metav1.Object, bool) {
+	nsLabels := rules.Namespaces(func(ns string) (metav1.Object, bool) {
 		l, ok := map[string]labels.Set{"ns-a": {"team": "a"}, "ns-b": {"team": "b"}}[ns]
 		return &metav1.ObjectMeta{Name: ns, Labels: l}, ok
-	}
+	})
 	ann := func(kind, key string, old, new *string) Change { // what rule r wants
 		return Change{Kind: kind, Key: key, Old: old, New: new, Rule: "r"}
 	}
@@ -148,7 +148,7 @@ func TestPending(t *testing.T) {
 			set := rulestest.Compile(t, tc.rules, served...)
 			tg := set.SortedTargets()[0]
 			before := tc.obj.DeepCopy()
-			d, err := reconcile.Decide(tg, tc.obj, nsLabels, nil, manager)
+			d, err := reconcile.Decide(tg, tc.obj, nsLabels, manager)
 			if err != nil {
 				t.Fatalf("Decide() error = %v", err)
 			}
@@ -188,7 +188,7 @@ func format(o *Object) string {
 // and holds objs.
 func newClient(objs ...runtime.Object) *dynamicfake.FakeDynamicClient {
 	return dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{configMaps: "ConfigMapList", namespaces: "NamespaceList"}, objs...)
+		map[schema.GroupVersionResource]string{configMaps: "ConfigMapList", namespaces: "NamespaceList", rulestest.Nodes.GVR: "NodeList"}, objs...)
 }
 
 // visited is what a visit saw: the pending object's name and patch, or
@@ -223,7 +223,7 @@ func TestResource(t *testing.T) {
 			client := newClient(objs...)
 			tg := set.Targets[tc.gvr]
 			var visits []visited
-			err := Resource(t.Context(), client, tg, tc.namespace, manager, nil, nil, func(got *rules.Target, o *Object) error {
+			err := Resource(t.Context(), client, tg, tc.namespace, manager, nil, func(got *rules.Target, o *Object) error {
 				if got != tg {
 					t.Errorf("visit got target %v, want the one listed", got.GVR)
 				}
@@ -286,7 +286,7 @@ func TestResourceErrors(t *testing.T) {
 				client.PrependReactor("list", "configmaps", tc.react)
 			}
 			visits := 0
-			err := Resource(context.Background(), client, set.Targets[configMaps], "", manager, nil, nil,
+			err := Resource(context.Background(), client, set.Targets[configMaps], "", manager, nil,
 				func(*rules.Target, *Object) error { visits++; return tc.visitErr })
 			if !errors.Is(err, tc.wantErr) {
 				t.Errorf("Resource() error = %v, want %v", err, tc.wantErr)
@@ -298,30 +298,36 @@ func TestResourceErrors(t *testing.T) {
 	}
 }
 
-// Namespaces lists the namespaces once, and only when a rule needs them:
-// by name for namespace selectors and fromNamespace, and the opted-out
-// ones when a namespaced resource is ruled.
-func TestNamespaces(t *testing.T) {
+// Sources lists the objects of each source once, and only when a rule
+// needs them: the namespaces for namespace selectors, fromNamespace and
+// the opt-out of a namespaced resource's objects, the Nodes for fromNode;
+// the Lookup finds them by source.
+func TestSources(t *testing.T) {
 	objs := []runtime.Object{
 		object("Namespace", "", "ns-a", nil, map[string]string{"team": "a"}),
 		object("Namespace", "", "bare", nil, nil),
 		object("Namespace", "", "quiet", map[string]string{rules.IgnoreAnnotation: "true"}, nil),
+		object("Node", "", "n1", nil, map[string]string{"zone": "eu-1a"}),
 	}
 	listFailed := errors.New("list failed")
 	tests := []struct {
-		name               string
-		rules              string
-		react              k8stesting.ReactionFunc
-		wantNil, wantNoOpt bool
-		wantLists          int
-		wantErr            error
+		name       string
+		rules      string
+		react      k8stesting.ReactionFunc
+		wantLists  int
+		namespaces bool // the namespaces are found
+		nodes      bool // the Nodes are found
+		wantErr    error
 	}{
-		{name: "not needed", rules: "rules:\n- {name: r, resources: [namespaces], annotations: {a: '1'}}\n", wantNil: true, wantNoOpt: true},
-		{name: "opt-outs only", rules: "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n", wantNil: true, wantLists: 1},
-		{name: "needed", rules: "rules:\n- {name: r, resources: [configmaps], namespaceSelector: team=a, annotations: {a: '1'}}\n", wantLists: 1},
+		{name: "not needed", rules: "rules:\n- {name: r, resources: [namespaces], annotations: {a: '1'}}\n"},
+		{name: "opt-outs", rules: "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n", wantLists: 1, namespaces: true},
+		{name: "namespace selector", rules: "rules:\n- {name: r, resources: [configmaps], namespaceSelector: team=a, annotations: {a: '1'}}\n",
+			wantLists: 1, namespaces: true},
+		{name: "fromNode", rules: "rules:\n- {name: r, resources: [pods], labels: {zone: {fromNode: {label: zone}}}}\n",
+			wantLists: 2, namespaces: true, nodes: true},
 		{name: "list error", rules: "rules:\n- {name: r, resources: [configmaps], namespaceSelector: team=a, annotations: {a: '1'}}\n",
-			react:   func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, listFailed },
-			wantNil: true, wantNoOpt: true, wantLists: 1, wantErr: listFailed},
+			react:     func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, listFailed },
+			wantLists: 1, wantErr: listFailed},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -329,31 +335,34 @@ func TestNamespaces(t *testing.T) {
 			if tc.react != nil {
 				client.PrependReactor("list", "namespaces", tc.react)
 			}
-			got, ignored, err := Namespaces(t.Context(), client, rulestest.Compile(t, tc.rules, served...))
-			if !errors.Is(err, tc.wantErr) || (err != nil && !strings.HasPrefix(err.Error(), "list namespaces for namespaceSelector and fromNamespace: ")) {
-				t.Errorf("Namespaces() error = %v, want %v, with context", err, tc.wantErr)
-			}
-			if (got == nil) != tc.wantNil || (ignored == nil) != tc.wantNoOpt {
-				t.Fatalf("Namespaces() = nil: %v, %v; want nil: %v, %v", got == nil, ignored == nil, tc.wantNil, tc.wantNoOpt)
+			got, err := Sources(t.Context(), client, rulestest.Compile(t, tc.rules, served...))
+			if !errors.Is(err, tc.wantErr) || (err != nil && !strings.HasPrefix(err.Error(), "list namespaces for ")) {
+				t.Errorf("Sources() error = %v, want %v, with context", err, tc.wantErr)
 			}
 			if n := len(client.Actions()); n != tc.wantLists {
 				t.Errorf("%d requests, want %d", n, tc.wantLists)
 			}
-			if ignored != nil && (!ignored("quiet") || ignored("ns-a")) {
-				t.Errorf("opted out: quiet %v, ns-a %v; want true, false", ignored("quiet"), ignored("ns-a"))
-			}
-			if got == nil {
+			if err != nil {
 				return
 			}
 			for ns, want := range map[string]labels.Set{"ns-a": {"team": "a"}, "bare": {}, "unknown": nil} {
-				m, ok := got(ns)
+				m, ok := got.Find(rules.NamespaceSource, "", ns)
 				var l labels.Set
 				if ok {
 					l = m.GetLabels()
 				}
+				if !tc.namespaces {
+					want = nil
+				}
 				if ok != (want != nil) || !reflect.DeepEqual(l, want) && len(l)+len(want) > 0 {
 					t.Errorf("labels of %s = %v, %v; want %v, %v", ns, l, ok, want, want != nil)
 				}
+			}
+			if m, ok := got.Find(rules.NamespaceSource, "", "quiet"); ok != tc.namespaces || ok && !rules.OptsOut(m.GetAnnotations()) {
+				t.Errorf("namespace quiet found %v, opting out; want found %v", ok, tc.namespaces)
+			}
+			if _, ok := got.Find(rules.NodeSource, "", "n1"); ok != tc.nodes {
+				t.Errorf("Node n1 found %v, want %v", ok, tc.nodes)
 			}
 		})
 	}

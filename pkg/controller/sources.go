@@ -1,0 +1,241 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
+)
+
+// The objects rules read besides the objects ruled (rules.RelatedSource):
+// their Namespace, for namespace selectors, fromNamespace, CEL's
+// namespaceObject and the opt-out; a Pod's Node, for fromNode. Each
+// source that a running target needs (rules.Target.Sources) has one
+// informer of its objects' metadata (every label and annotation), never
+// sharded, run while a target needs it. The informer of each resource
+// whose objects name a source's objects keeps an index by the object each
+// names, so that when one arrives, goes, or changes in a way that
+// matters to a target (rules.Target.SourceChangeMatters), exactly the
+// objects that name it are synced. The rules find the objects through
+// sourceCaches, passed to each decision.
+
+// sourcesPoll is how often a sync waiting for a source's initial list
+// checks it.
+const sourcesPoll = 50 * time.Millisecond
+
+// sourceIndex is the name of the index, by the object of src each names,
+// of the informers of the resources whose objects name one.
+func sourceIndex(src *rules.RelatedSource) string { return "source:" + src.Field }
+
+// sourceIndexers returns the indexers that the informer of the resource
+// gr needs for the sources: an index by the object each object names, for
+// each source whose objects gr's objects name. It is set whether or not a
+// rule reads the source now: an informer whose cache does not keep the
+// field that names it indexes nothing, and one built again when a rule
+// starts reading it does.
+func sourceIndexers(gr schema.GroupResource, namespaced bool) cache.Indexers {
+	out := cache.Indexers{}
+	for _, src := range rules.Sources() {
+		if !src.NamedBy(gr, namespaced) {
+			continue
+		}
+		out[sourceIndex(src)] = func(obj any) ([]string, error) {
+			m, ok := obj.(metav1.Object)
+			if !ok {
+				return nil, nil
+			}
+			name := src.RefOf(m)
+			if name == "" {
+				return nil, nil
+			}
+			return []string{sourceStoreKey(src, m.GetNamespace(), name)}, nil
+		}
+	}
+	return out
+}
+
+// sourceStoreKey is the key, in the informer of src and in the index by
+// the object of src named, of the object of src named name by an object
+// in namespace ns.
+func sourceStoreKey(src *rules.RelatedSource, ns, name string) string {
+	if src.Resource.Namespaced {
+		return ns + "/" + name
+	}
+	return name
+}
+
+// startSource starts the informer of the objects of src. Its adds of the
+// initial list enqueue nothing: no object that names one is synced before
+// that list is in the cache (waitSources), and an object synced before
+// the informer ran is synced again when the rule that needs it comes in.
+// Later, when one of them arrives or goes, the objects that name it are
+// synced; when it changes, those of each target that the change matters
+// to.
+func (c *Controller) startSource(ctx context.Context, src *rules.RelatedSource) (*resourceInformer, error) {
+	ri := &resourceInformer{gvr: src.Resource.GVR}
+	inf, err := c.newInformer(src.Resource, "", nil, cache.Indexers{}, false, ri)
+	if err != nil {
+		return nil, err
+	}
+	every := func(*rules.Target) bool { return true }
+	_, err = inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, isInInitialList bool) {
+			if !isInInitialList {
+				c.enqueueNaming(src, obj, every)
+			}
+		},
+		UpdateFunc: func(oldObj, newObj any) {
+			o, ok1 := oldObj.(objcache.Object)
+			n, ok2 := newObj.(objcache.Object)
+			if ok1 && ok2 {
+				c.enqueueNaming(src, newObj, func(t *rules.Target) bool { return t.SourceChangeMatters(src, o, n) })
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tomb.Obj
+			}
+			c.enqueueNaming(src, obj, every)
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("informer of %s: event handler: %w", rules.GVRString(src.Resource.GVR), err)
+	}
+	klog.FromContext(ctx).Info("Starting informer", "resource", rules.GVRString(src.Resource.GVR), "reason", src.Reason)
+	ri.run(ctx, inf)
+	return ri, nil
+}
+
+// enqueueNaming enqueues the cached objects that name obj, an object of
+// src, of every running target that needs src and that pick picks.
+func (c *Controller) enqueueNaming(src *rules.RelatedSource, obj any, pick func(*rules.Target) bool) {
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return
+	}
+	key := sourceStoreKey(src, m.GetNamespace(), m.GetName())
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for _, r := range c.resources {
+		t := r.target
+		if r.informer == nil || !src.NamedBy(t.GVR.GroupResource(), t.Namespaced) || !slices.Contains(t.Sources(), src) || !pick(t) {
+			continue
+		}
+		gvr := r.informer.gvr
+		keys, err := r.informer.informer.GetIndexer().IndexKeys(sourceIndex(src), key)
+		if err != nil {
+			utilruntime.HandleError(fmt.Errorf("objects of %s naming %s %s: %w", rules.GVRString(gvr), src.Resource.Kind, key, err))
+			continue
+		}
+		for _, k := range keys {
+			c.enqueueStoreKey(gvr, k)
+		}
+	}
+}
+
+// sourceCaches is the rules.Lookup of the controller: the objects of each
+// source as its informer caches them. They are shared with the cache:
+// read only.
+type sourceCaches struct{ c *Controller }
+
+// Find implements rules.Lookup.
+func (s sourceCaches) Find(src *rules.RelatedSource, ns, name string) (metav1.Object, bool) {
+	s.c.mu.RLock()
+	ri := s.c.sources[src.Field]
+	s.c.mu.RUnlock()
+	if ri == nil {
+		return nil, false
+	}
+	obj, ok, err := ri.informer.GetStore().GetByKey(sourceStoreKey(src, ns, name))
+	if err != nil || !ok {
+		return nil, false
+	}
+	m, ok := obj.(metav1.Object)
+	return m, ok
+}
+
+// runSources starts the informer of each source that the target of a
+// running informer, ruled or pruned, needs, and appends to stop those
+// that none needs.
+func (c *Controller) runSources(ctx context.Context, stop []*resourceInformer) ([]*resourceInformer, error) {
+	for _, src := range rules.Sources() {
+		need := false
+		for _, r := range c.resources {
+			need = need || r.informer != nil && slices.Contains(r.target.Sources(), src)
+		}
+		ri := c.sources[src.Field]
+		switch {
+		case need && ri == nil:
+			ri, err := c.startSource(ctx, src)
+			if err != nil {
+				return stop, err
+			}
+			c.sources = put(c.sources, src.Field, ri)
+		case !need && ri != nil:
+			klog.FromContext(ctx).Info("Stopping informer", "resource", rules.GVRString(src.Resource.GVR), "reason", "no rule needs "+src.What)
+			stop = append(stop, ri)
+			delete(c.sources, src.Field)
+		}
+	}
+	return stop, nil
+}
+
+// sourcesReady reports whether the informers of the sources that the
+// objects of t need have listed their objects. (runSources starts them
+// under the lock that syncs take to read the cache, so that no object of
+// a target that needs one is synced before it runs.) c.mu is not held.
+func (c *Controller) sourcesReady(t *rules.Target) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for _, src := range t.Sources() {
+		if ri := c.sources[src.Field]; ri != nil && !ri.informer.HasSynced() {
+			return false
+		}
+	}
+	return true
+}
+
+// waitSources waits until sourcesReady(t): before a source's initial
+// list, it is not known whether an object's namespace opts out, nor what
+// its labels are, and a Node that is not known may yet be listed, so that
+// a default set for it would be undone at once. It returns false when
+// ctx ends first. (Waiting in the worker, rather than requeueing the
+// object, keeps the queue's retry metrics for failures.)
+func (c *Controller) waitSources(ctx context.Context, t *rules.Target) bool {
+	if c.sourcesReady(t) {
+		return true
+	}
+	err := wait.PollUntilContextCancel(ctx, sourcesPoll, true, func(context.Context) (bool, error) {
+		return c.sourcesReady(t), nil
+	})
+	return err == nil
+}
+
+// sourceInformers returns the informers of the sources, for stopAll and
+// HasSynced. c.mu is held.
+func (c *Controller) sourceInformers() []*resourceInformer {
+	out := make([]*resourceInformer, 0, len(c.sources))
+	for _, ri := range c.sources {
+		out = append(out, ri)
+	}
+	return out
+}
+
+// put sets m[k] to v, making m when nil.
+func put[V any](m map[string]V, k string, v V) map[string]V {
+	if m == nil {
+		m = map[string]V{}
+	}
+	m[k] = v
+	return m
+}
