@@ -198,8 +198,8 @@ func (a *app) ready() error {
 // admission policies the API server cannot take.
 func (a *app) readyNotes() []string {
 	notes := a.applyNotes()
-	if held := a.reloader.Held(); held != "" {
-		notes = append([]string{held}, notes...)
+	if note := a.reloader.Note(); note != "" {
+		notes = append([]string{note}, notes...)
 	}
 	return notes
 }
