@@ -194,7 +194,8 @@ func (a *app) ready() error {
 	return a.sharding.ready()
 }
 
-// readyNotes is what /readyz says besides "ok": a reload held, and
+// readyNotes is what /readyz says besides "ok": why the rules file is
+// not in force (a reload held, a file invalid), and
 // admission policies the API server cannot take.
 func (a *app) readyNotes() []string {
 	notes := a.applyNotes()

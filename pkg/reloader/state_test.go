@@ -117,7 +117,7 @@ func TestStateTransitions(t *testing.T) {
 	}, {
 		name:  "could not ask, then held once answered",
 		steps: []step{down, write(teamB), up, lookUp},
-		want: stateWant{phase: held, note: "rules reload held: ", inForce: teamA, held: 1, heldTotal: 1, lastSuccessful: 1, failures: 1},
+		want:  stateWant{phase: held, note: "rules reload held: ", inForce: teamA, held: 1, heldTotal: 1, lastSuccessful: 1, failures: 1},
 	}, {
 		name:  "held, then could not ask",
 		steps: []step{write(teamB), down, write(teamC)},
