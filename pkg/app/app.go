@@ -194,12 +194,13 @@ func (a *app) ready() error {
 	return a.sharding.ready()
 }
 
-// readyNotes is what /readyz says besides "ok": a reload held, and
+// readyNotes is what /readyz says besides "ok": why the rules file is
+// not in force (a reload held, a file invalid), and
 // admission policies the API server cannot take.
 func (a *app) readyNotes() []string {
 	notes := a.applyNotes()
-	if held := a.reloader.Held(); held != "" {
-		notes = append([]string{held}, notes...)
+	if note := a.reloader.Note(); note != "" {
+		notes = append([]string{note}, notes...)
 	}
 	return notes
 }

@@ -2,13 +2,10 @@ package reloader
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
-
-	"k8s.io/klog/v2"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
@@ -43,64 +40,6 @@ func (e *TooManyChanges) Error() string {
 		s += fmt.Sprintf("; objects of %s not counted", strings.Join(e.Uncounted, ", "))
 	}
 	return s
-}
-
-// heldReload is a reload held by the Guard.
-type heldReload struct {
-	file   *rules.File
-	reason error
-}
-
-// Held returns why a reload of the rules file is held, or "" when none is.
-func (r *Reloader) Held() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.held == nil {
-		return ""
-	}
-	return "rules reload held: " + r.held.reason.Error() + "; send SIGHUP to apply it, or change the file"
-}
-
-// confirms reports whether loading file for cause c confirms the reload
-// held: SIGHUP with the held file unchanged.
-func (r *Reloader) confirms(file *rules.File, c cause) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return c == hangUp && r.held != nil && file.Equal(r.held.file)
-}
-
-// hold records that the reload of file is held for reason, and says so.
-func (r *Reloader) hold(ctx context.Context, file *rules.File, reason error) {
-	r.mu.Lock()
-	r.held = &heldReload{file: file, reason: reason}
-	r.mu.Unlock()
-	g := r.opts.Metrics.Guard
-	g.Held.Set(1)
-	g.HeldTotal.Inc()
-	g.HeldChanges.Reset()
-	var many *TooManyChanges
-	if errors.As(reason, &many) {
-		for rule, n := range many.PerRule {
-			g.HeldChanges.WithLabelValues(rule).Set(float64(n))
-		}
-	}
-	klog.FromContext(ctx).Error(reason, "Rules reload held; the previous rules are still enforced. Send SIGHUP to apply it, or change the file",
-		"path", r.opts.Path)
-}
-
-// release forgets a held reload: another was applied, or the file went
-// back to the rules in force.
-func (r *Reloader) release(ctx context.Context) {
-	r.mu.Lock()
-	was := r.held
-	r.held = nil
-	r.mu.Unlock()
-	if was == nil {
-		return
-	}
-	r.opts.Metrics.Guard.Held.Set(0)
-	r.opts.Metrics.Guard.HeldChanges.Reset()
-	klog.FromContext(ctx).Info("Held rules reload withdrawn", "path", r.opts.Path)
 }
 
 // errHeld wraps a Guard's error: apply held the reload.

@@ -30,10 +30,10 @@ func TestGuardHoldsUntilSIGHUP(t *testing.T) {
 		t.Errorf("the rules loaded at start were guarded (%d calls)", calls.Load())
 	}
 	h.replace(teamB)
-	h.waitFor("the reload to be held", func() bool { return h.r.Held() != "" })
+	h.waitFor("the reload to be held", func() bool { return h.r.Note() != "" })
 	h.noApply(settle)
-	if !strings.Contains(h.r.Held(), "would change 7 objects, more than --max-changes 5 (by rule: team: 7)") {
-		t.Errorf("Held() = %q", h.r.Held())
+	if !strings.Contains(h.r.Note(), "would change 7 objects, more than --max-changes 5 (by rule: team: 7)") {
+		t.Errorf("Note() = %q", h.r.Note())
 	}
 	checkSet(t, h.r.Set(), h.compiled(teamA))
 	if got := h.exported("rules_reload_held", ""); got != 1 {
@@ -50,7 +50,7 @@ func TestGuardHoldsUntilSIGHUP(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkSet(t, h.waitApply(), h.compiled(teamB))
-	h.waitFor("the hold to be released", func() bool { return h.r.Held() == "" })
+	h.waitFor("the hold to be released", func() bool { return h.r.Note() == "" })
 	if got := h.exported("rules_reload_held", ""); got != 0 {
 		t.Errorf("rules_reload_held = %v after confirmation, want 0", got)
 	}
@@ -70,11 +70,11 @@ func TestGuardFileChanges(t *testing.T) {
 	h.replace(teamC)
 	h.waitFor("the new file to be guarded", func() bool { return calls.Load() == 2 })
 	h.noApply(settle)
-	if h.r.Held() == "" {
+	if h.r.Note() == "" {
 		t.Fatal("the reload of the changed file is not held")
 	}
 	h.replace(teamA)
-	h.waitFor("the hold to be withdrawn", func() bool { return h.r.Held() == "" })
+	h.waitFor("the hold to be withdrawn", func() bool { return h.r.Note() == "" })
 	h.noApply(settle)
 	if got := h.exported("rules_reload_held", ""); got != 0 {
 		t.Errorf("rules_reload_held = %v, want 0", got)
@@ -91,7 +91,7 @@ func TestGuardAllows(t *testing.T) {
 	h := start(t, teamA, Options{Watch: true, Guard: func(context.Context, *rules.Set) error { calls.Add(1); return nil }})
 	h.replace(teamB)
 	checkSet(t, h.waitApply(), h.compiled(teamB))
-	if calls.Load() != 1 || h.r.Held() != "" {
-		t.Errorf("Guard called %d times, Held() = %q; want 1, \"\"", calls.Load(), h.r.Held())
+	if calls.Load() != 1 || h.r.Note() != "" {
+		t.Errorf("Guard called %d times, Note() = %q; want 1, \"\"", calls.Load(), h.r.Note())
 	}
 }

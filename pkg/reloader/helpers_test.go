@@ -98,16 +98,31 @@ func start(t *testing.T, content string, opts Options, exclude ...string) *harne
 // newHarness is start without Run.
 func newHarness(t *testing.T, content string, opts Options, exclude ...string) *harness {
 	t.Helper()
-	h := &harness{
+	h := newFakes(t, filepath.Join(t.TempDir(), "rules.yaml"), exclude...)
+	h.replace(content)
+	h.build(opts)
+	return h
+}
+
+// newFakes returns a harness for the rules file at path, with its fakes
+// and no Reloader yet.
+func newFakes(t *testing.T, path string, exclude ...string) *harness {
+	return &harness{
 		t:       t,
-		path:    filepath.Join(t.TempDir(), "rules.yaml"),
+		path:    path,
 		res:     &resolver{served: map[string]rules.Resource{"configmaps": configMaps}},
 		exclude: exclude,
 		trigger: NewTrigger(),
 		applied: make(chan *rules.Set, 10),
 		m:       metrics.New(),
 	}
-	h.replace(content)
+}
+
+// build compiles the rules file as it is now and makes the Reloader, with
+// opts completed as start says.
+func (h *harness) build(opts Options) {
+	t := h.t
+	t.Helper()
 	file, err := rules.Load(h.path)
 	if err != nil {
 		t.Fatal(err)
@@ -125,16 +140,20 @@ func newHarness(t *testing.T, content string, opts Options, exclude ...string) *
 		h.applied <- s
 	}
 	h.r = New(opts, file, set, unresolved)
-	return h
 }
 
 type runKey struct{}
 
 // run runs the Reloader until the test ends.
 func (h *harness) run() {
-	t := h.t
-	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true)))
+	logger := ktesting.NewLogger(h.t, ktesting.NewConfig(ktesting.BufferLogs(true)))
 	h.logs = logger.GetSink().(ktesting.Underlier).GetBuffer()
+	h.runWith(logger)
+}
+
+// runWith runs the Reloader until the test ends, logging to logger.
+func (h *harness) runWith(logger klog.Logger) {
+	t := h.t
 	ctx := klog.NewContext(context.Background(), logger)
 	ctx, cancel := context.WithCancel(context.WithValue(ctx, runKey{}, h))
 	done := make(chan error, 1)

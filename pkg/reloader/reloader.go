@@ -4,22 +4,24 @@
 // so that a CRD installed after start is picked up and a deleted one is
 // dropped. An invalid file never replaces the last good rules, and neither
 // does a file compiled while the API server could not be asked.
+//
+// Only events that concern the rules file reload it (watch.go); the file's
+// state — in force, held, invalid or waiting — is one value that setState
+// changes, and the metrics and Note follow (state.go).
 package reloader
 
 import (
+	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"sync"
 	"syscall"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"k8s.io/klog/v2"
 
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
@@ -82,18 +84,17 @@ type Options struct {
 type Reloader struct {
 	opts Options
 
-	mu         sync.Mutex
+	mu sync.Mutex
+	// file, set and unresolved are the rules in force.
 	file       *rules.File
 	set        *rules.Set
 	unresolved []rules.FieldError
-	failed     bool // the file on disk is invalid
-	held       *heldReload
-	lookedUp   time.Time // when the resources were last resolved
+	// state is the rules file's, as last read; setState changes it.
+	state    fileState
+	lookedUp time.Time // when the resources were last resolved
 	// unreachable is set while the last compile could not ask the API
-	// server; pending is then the file it compiled, when that is not the
-	// file in force: it is compiled again at the next look-up.
+	// server: the resources are then looked up again a RetryInterval later.
 	unreachable bool
-	pending     *rules.File
 
 	// reported are the unresolved resources last logged. Only Run's
 	// goroutine uses it.
@@ -124,8 +125,9 @@ func New(opts Options, file *rules.File, set *rules.Set, unresolved []rules.Fiel
 		opts.Guard = func(context.Context, *rules.Set) error { return nil }
 	}
 	r := &Reloader{opts: opts, file: file, set: set, unresolved: unresolved, lookedUp: time.Now()}
-	opts.Metrics.RulesLastReloadSuccessful.Set(1) // the caller loaded file; Run counts its loads
-	r.gauges()
+	r.mu.Lock()
+	r.describe() // the caller loaded file; Run counts its loads
+	r.mu.Unlock()
 	return r
 }
 
@@ -179,31 +181,6 @@ func (r *Reloader) Run(ctx context.Context) error {
 	}
 }
 
-// watch watches the rules file when Options.Watch says so; otherwise its
-// channels never deliver. stop ends the watch.
-func (r *Reloader) watch(ctx context.Context) (events <-chan fsnotify.Event, errs <-chan error, stop func(), err error) {
-	if !r.opts.Watch {
-		return nil, nil, func() {}, nil
-	}
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("watch rules file: %w", err)
-	}
-	// The directory, not the file: editors replace the file by renaming
-	// a new one over it, and a ConfigMap volume swaps a ..data symlink.
-	dir := filepath.Dir(r.opts.Path)
-	if err := w.Add(dir); err != nil {
-		return nil, nil, nil, fmt.Errorf("watch %s: %w", dir, errors.Join(err, w.Close()))
-	}
-	klog.FromContext(ctx).Info("Watching rules file", "path", r.opts.Path)
-	stop = func() {
-		if err := w.Close(); err != nil {
-			klog.FromContext(ctx).Error(err, "Stopping the rules file watch")
-		}
-	}
-	return w.Events, w.Errors, stop, nil
-}
-
 // untilLookUp is how long until the resources are next looked up: an
 // interval after they last were, short while some are not served, so that a
 // CRD installed now is picked up within seconds.
@@ -211,7 +188,7 @@ func (r *Reloader) untilLookUp() time.Duration {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	interval := r.opts.Interval
-	if len(r.unresolved) > 0 || r.unreachable {
+	if len(r.unresolved) > 0 || r.unreachable || r.state.phase == waiting {
 		interval = r.opts.RetryInterval
 	}
 	return interval - time.Since(r.lookedUp)
@@ -227,86 +204,73 @@ type cause struct {
 	count bool
 	// guard has Options.Guard decide whether new rules may be applied.
 	guard bool
+	// always loads the file although its content is what was last read.
+	always bool
 }
 
 var (
-	atStart     = cause{name: "start", count: true}
+	atStart     = cause{name: "start", count: true, always: true}
 	fileChanged = cause{name: "file changed", guard: true}
-	hangUp      = cause{name: "SIGHUP", resolve: true, count: true, guard: true}
+	hangUp      = cause{name: "SIGHUP", resolve: true, count: true, guard: true, always: true}
+	// retried compiles again a file that could not be compiled earlier
+	// because the API server could not be asked, guarded as a reload of a
+	// changed file would have been.
+	retried = cause{name: "retry after the API server could not be asked", resolve: true, guard: true, always: true}
 )
 
-// reload loads the file; an invalid file, or one whose rules conflict, is
-// reported and leaves the rules in force as they are. A file whose rules
-// did not change is resolved again only if c says so.
+// reload reads and loads the file. A file whose content is what was last
+// read changed nothing, and does nothing, unless c says to load it always.
 func (r *Reloader) reload(ctx context.Context, c cause) {
-	logger := klog.FromContext(ctx)
-	file, err := rules.Load(r.opts.Path)
+	content, err := readFile(r.opts.Path)
 	r.mu.Lock()
-	r.pending = nil // the file on disk is what counts now
+	prev := r.state
 	r.mu.Unlock()
+	if !c.always && err == nil && prev.content != nil && bytes.Equal(content, prev.content) {
+		return // another event of the same write, or of a file next to it
+	}
+	var file *rules.File
+	if err == nil {
+		file, err = rules.Parse(r.opts.Path, content)
+	}
 	if err != nil {
-		r.fail(ctx, c, err)
+		r.setState(ctx, change{next: fileState{phase: invalid, content: content, reason: err}, cause: c, result: metrics.Failure})
 		return
 	}
+	r.setState(ctx, r.load(ctx, file, content, c, prev))
+}
+
+// load puts file, read as content for cause c, in force unless it leaves
+// the rules as they are, the Guard holds it, or its rules conflict; prev
+// is the file's state before. It returns the change it made.
+func (r *Reloader) load(ctx context.Context, file *rules.File, content []byte, c cause, prev fileState) change {
 	r.mu.Lock()
-	same, wasFailed := file.Equal(r.file), r.failed
+	same := file.Equal(r.file)
 	if same {
 		r.file = file // the same rules, at the lines errors now name
 	}
 	r.mu.Unlock()
-	if same {
-		r.release(ctx) // the file is back to the rules in force
-	}
+	ch := change{next: fileState{phase: enforced, content: content}, cause: c}
 	if same && !c.resolve {
-		if wasFailed {
-			r.succeed()
-			logger.Info("Rules file valid again; rules unchanged", "path", r.opts.Path)
-		} else if c.count {
-			r.succeed()
+		if prev.phase == invalid || c.count {
+			ch.result = metrics.Success
 		}
-		return
+		return ch
 	}
-	confirmed := r.confirms(file, c)
-	var held errHeld
-	switch err := r.apply(ctx, file, c.guard && !confirmed); {
-	case errors.As(err, &held):
-		r.hold(ctx, file, held.error)
-		return
+	ch.confirmed = c == hangUp && prev.phase == held && file.Equal(prev.candidate)
+	var isHeld errHeld
+	switch err := r.apply(ctx, file, c.guard && !ch.confirmed); {
+	case errors.As(err, &isHeld):
+		ch.next = fileState{phase: held, content: content, candidate: file, reason: isHeld.error}
+	case errors.Is(err, ErrUnreachable):
+		ch.next = fileState{phase: waiting, content: content, candidate: file, reason: err}
+		ch.result = metrics.Failure
 	case err != nil:
-		r.fail(ctx, c, err)
-		return
+		ch.next = fileState{phase: invalid, content: content, reason: err}
+		ch.result = metrics.Failure
+	default:
+		ch.result, ch.applied = metrics.Success, !same
 	}
-	if !same {
-		r.release(ctx)
-	}
-	r.succeed()
-	if !same {
-		logger.Info("Rules reloaded", "path", r.opts.Path, "reason", c.name, "rules", len(file.Rules))
-	}
-}
-
-// succeed records a load of a valid file.
-func (r *Reloader) succeed() {
-	r.mu.Lock()
-	r.failed = false
-	r.mu.Unlock()
-	r.record(metrics.Success)
-}
-
-// fail records and reports a load that failed with err. A file that could
-// not be compiled because the API server could not be asked is not invalid:
-// it is compiled again at the next look-up.
-func (r *Reloader) fail(ctx context.Context, c cause, err error) {
-	if errors.Is(err, ErrUnreachable) {
-		r.record(metrics.Failure)
-		klog.FromContext(ctx).Error(err, "Could not ask the API server; the previous rules are still enforced until it answers", "path", r.opts.Path, "reason", c.name, "retryIn", r.opts.RetryInterval)
-		return
-	}
-	r.mu.Lock()
-	r.failed = true
-	r.mu.Unlock()
-	r.record(metrics.Failure)
-	klog.FromContext(ctx).Error(err, "Rules file invalid; the previous rules are still enforced", "path", r.opts.Path, "reason", c.name)
+	return ch
 }
 
 // apply compiles file against the cluster as it is now and, unless its
@@ -320,17 +284,12 @@ func (r *Reloader) apply(ctx context.Context, file *rules.File, guard bool) erro
 	r.mu.Unlock()
 	set, unresolved, err := resolve.Compile(r.opts.Path, file, r.opts.Resolve, r.opts.Schema, r.opts.Exclude)
 	r.mu.Lock()
-	r.unreachable, r.pending = errors.Is(err, ErrUnreachable), nil
-	if r.unreachable && !file.Equal(r.file) {
-		r.pending = file
-	}
+	r.unreachable = errors.Is(err, ErrUnreachable)
+	changed := err == nil && !reflect.DeepEqual(set, r.set)
 	r.mu.Unlock()
 	if err != nil {
 		return err
 	}
-	r.mu.Lock()
-	changed := !reflect.DeepEqual(set, r.set)
-	r.mu.Unlock()
 	if changed && guard {
 		if err := r.opts.Guard(ctx, set); err != nil {
 			return errHeld{err}
@@ -338,12 +297,12 @@ func (r *Reloader) apply(ctx context.Context, file *rules.File, guard bool) erro
 	}
 	r.mu.Lock()
 	r.file, r.set, r.unresolved = file, set, unresolved
+	r.describe()
 	r.mu.Unlock()
 	r.report(ctx)
 	if changed {
 		r.opts.Apply(ctx, set)
 	}
-	r.gauges()
 	return nil
 }
 
@@ -361,24 +320,4 @@ func (r *Reloader) report(ctx context.Context) {
 	for _, u := range unresolved {
 		logger.Error(nil, "Resource not served; its rules are not enforced until it is", "field", u.Field, "reason", u.Message)
 	}
-}
-
-// record counts a load of the file.
-func (r *Reloader) record(result string) {
-	m := r.opts.Metrics
-	m.RulesReloads.WithLabelValues(result).Inc()
-	if result == metrics.Success {
-		m.RulesLastReloadSuccessful.Set(1)
-	} else {
-		m.RulesLastReloadSuccessful.Set(0)
-	}
-	r.gauges()
-}
-
-// gauges sets the metrics that describe the rules in force.
-func (r *Reloader) gauges() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.opts.Metrics.Rules.Set(float64(len(r.file.Rules)))
-	r.opts.Metrics.ResourcesUnresolved.Set(float64(len(r.unresolved)))
 }

@@ -24,7 +24,7 @@ const (
 		"- name: two\n  resources: [configmaps]\n  annotations: {team: b}\n"
 	// Widgets are not served until a test serves them.
 	withWidgets = "rules:\n- name: team\n  resources: [configmaps, widgets]\n  annotations: {team: a}\n"
-	invalid     = "rules:\n- name: team\n  resources: [configmaps]\n  annotations: {team: 1}\n"
+	badValue    = "rules:\n- name: team\n  resources: [configmaps]\n  annotations: {team: 1}\n"
 )
 
 // settle is longer than Run's debounce (100ms), so a reload that was going
@@ -74,7 +74,7 @@ func TestWatch(t *testing.T) {
 	t.Run("invalid file keeps the rules, fixed file applies", func(t *testing.T) {
 		h := start(t, teamA, Options{Watch: true})
 		_, before := h.inForce()
-		h.replace(invalid)
+		h.replace(badValue)
 		h.waitMetrics(reloadMetrics{successes: 1, failures: 1, lastSuccessful: 0, rules: 1})
 		h.noApply(0)
 		if _, s := h.inForce(); s != before {
@@ -87,7 +87,7 @@ func TestWatch(t *testing.T) {
 
 	t.Run("invalid file fixed back to the rules in force", func(t *testing.T) {
 		h := start(t, teamA, Options{Watch: true})
-		h.replace(invalid)
+		h.replace(badValue)
 		h.waitMetrics(reloadMetrics{successes: 1, failures: 1, lastSuccessful: 0, rules: 1})
 		h.replace(teamAComment)
 		h.waitMetrics(reloadMetrics{successes: 2, failures: 1, lastSuccessful: 1, rules: 1})
@@ -189,7 +189,7 @@ func TestStart(t *testing.T) {
 	t.Run("file invalid before Run", func(t *testing.T) {
 		h := newHarness(t, teamA, Options{})
 		_, before := h.inForce()
-		h.replace(invalid)
+		h.replace(badValue)
 		h.run()
 		h.waitMetrics(reloadMetrics{successes: 0, failures: 1, lastSuccessful: 0, rules: 1})
 		h.noApply(0)

@@ -5,23 +5,18 @@ import (
 	"errors"
 
 	"k8s.io/klog/v2"
-
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
-// retried is the cause of compiling again a file that could not be
-// compiled earlier because the API server could not be asked.
-var retried = cause{name: "retry after the API server could not be asked"}
-
 // resolve resolves the rules in force again, against the cluster as it is
-// now, and applies the result if it changed; or, when a file changed while
-// the API server could not be asked, compiles that file again.
+// now, and applies the result if it changed; or, when the file could not
+// be compiled because the API server could not be asked, compiles that
+// file again.
 func (r *Reloader) resolve(ctx context.Context) {
 	r.mu.Lock()
-	file, pending := r.file, r.pending
+	file, st := r.file, r.state
 	r.mu.Unlock()
-	if pending != nil {
-		r.retry(ctx, pending)
+	if st.phase == waiting {
+		r.setState(ctx, r.load(ctx, st.candidate, st.content, retried, st))
 		return
 	}
 	err := r.apply(ctx, file, false)
@@ -31,22 +26,4 @@ func (r *Reloader) resolve(ctx context.Context) {
 	case err != nil:
 		klog.FromContext(ctx).Error(err, "Rules conflict on the resources now served; the previous rules are still enforced")
 	}
-}
-
-// retry compiles again file, loaded while the API server could not be
-// asked, and puts it in force as a reload of a changed file would have:
-// guarded, so that a large change is held as it would have been.
-func (r *Reloader) retry(ctx context.Context, file *rules.File) {
-	var held errHeld
-	switch err := r.apply(ctx, file, true); {
-	case errors.As(err, &held):
-		r.hold(ctx, file, held.error)
-		return
-	case err != nil:
-		r.fail(ctx, retried, err)
-		return
-	}
-	r.release(ctx)
-	r.succeed()
-	klog.FromContext(ctx).Info("Rules reloaded", "path", r.opts.Path, "reason", retried.name, "rules", len(file.Rules))
 }

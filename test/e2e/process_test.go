@@ -92,6 +92,13 @@ func kubectl(t *testing.T, stdin string, args ...string) (string, error) {
 // counts (outside a cluster it would follow -n).
 func startRun(t *testing.T, args ...string) *h.Process {
 	t.Helper()
+	return startRunWithLog(t, filepath.Join(t.TempDir(), "output.log"), args...)
+}
+
+// startRunWithLog is startRun with the process's output (klog writes to
+// stderr) appended to the file at logFile.
+func startRunWithLog(t *testing.T, logFile string, args ...string) *h.Process {
+	t.Helper()
 	if !slices.Contains(args, "--record-namespace") {
 		ns := "default"
 		if !slices.Contains(args, "--kubeconfig") {
@@ -99,7 +106,7 @@ func startRun(t *testing.T, args ...string) *h.Process {
 		}
 		args = append(args, "--record-namespace", ns)
 	}
-	return h.StartRun(t, binary, append([]string{"--kubeconfig", env.Kubeconfig}, args...)...)
+	return h.StartRunWithLog(t, binary, logFile, append([]string{"--kubeconfig", env.Kubeconfig}, args...)...)
 }
 
 // recordNamespaces are the record namespaces of startRun, by top-level

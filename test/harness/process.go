@@ -65,7 +65,14 @@ type Process struct {
 // it as Terminate does; if the test failed, its output is logged.
 func StartProcess(t testing.TB, name string, cmd *exec.Cmd) *Process {
 	t.Helper()
-	c, err := StartChildWithLog(name, cmd, filepath.Join(t.TempDir(), "output.log"))
+	return StartProcessWithLog(t, name, cmd, filepath.Join(t.TempDir(), "output.log"))
+}
+
+// StartProcessWithLog is StartProcess with stdout and stderr appended to
+// the file at logFile.
+func StartProcessWithLog(t testing.TB, name string, cmd *exec.Cmd, logFile string) *Process {
+	t.Helper()
+	c, err := StartChildWithLog(name, cmd, logFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,9 +97,16 @@ func StartProcess(t testing.TB, name string, cmd *exec.Cmd) *Process {
 // args; the test's end stops it with SIGTERM and expects exit 0.
 func StartRun(t testing.TB, binary string, args ...string) *Process {
 	t.Helper()
+	return StartRunWithLog(t, binary, filepath.Join(t.TempDir(), "output.log"), args...)
+}
+
+// StartRunWithLog is StartRun with the process's output appended to the
+// file at logFile.
+func StartRunWithLog(t testing.TB, binary, logFile string, args ...string) *Process {
+	t.Helper()
 	metrics, probes := FreeAddr(t), FreeAddr(t)
 	args = append([]string{"run", "--metrics-bind-address", metrics, "--health-probe-bind-address", probes}, args...)
-	p := StartProcess(t, "kube-annotator", exec.Command(binary, args...))
+	p := StartProcessWithLog(t, "kube-annotator", exec.Command(binary, args...), logFile)
 	p.Metrics, p.Probes = metrics, probes
 	return p
 }
