@@ -39,3 +39,32 @@ func TestCommandLineDoesNotWireTheProcess(t *testing.T) {
 		}
 	}
 }
+
+// Packages below the command line import none of the packages above
+// them, directly or not: each entry names a package and those it must not
+// depend on.
+func TestLowerPackagesDoNotImportUpper(t *testing.T) {
+	const mod = "github.com/kube-annotator/kube-annotator/pkg/"
+	for _, tc := range []struct {
+		pkg     string
+		forbids []string
+	}{
+		// pkg/rbac computes the RBAC from the rules alone: rules in, RBAC
+		// objects out, nothing that talks to a cluster.
+		{"rbac", []string{"cli", "app", "controller", "resolve", "reloader", "staticdiscovery"}},
+		{"rules", []string{"cli", "app", "controller", "rbac", "resolve"}},
+		{"resolve", []string{"cli", "app", "controller", "rbac"}},
+	} {
+		out, err := exec.Command("go", "list", "-deps", "./pkg/"+tc.pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps ./pkg/%s: %v", tc.pkg, err)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			for _, f := range tc.forbids {
+				if dep == mod+f || strings.HasPrefix(dep, mod+f+"/") {
+					t.Errorf("pkg/%s imports %s", tc.pkg, dep)
+				}
+			}
+		}
+	}
+}

@@ -124,14 +124,6 @@ func noteAdmissionServer(ctx context.Context, w io.Writer, cfg *rest.Config) {
 	}
 }
 
-// What run --admission-policies does with admission policies: lists its
-// own (by label), applies them (server-side apply creates or patches) and
-// deletes those no rule asks for.
-var (
-	admissionResources = []string{"mutatingadmissionpolicies", "mutatingadmissionpolicybindings"}
-	admissionVerbs     = []string{"list", "create", "patch", "delete"}
-)
-
 // admissionWarning is what rbac --admission-policies says of the grant.
 const admissionWarning = "warning: --admission-policies lets the ServiceAccount create MutatingAdmissionPolicies, with which the API server " +
 	"changes any object it admits: bind it only where whoever controls the rules file may change any object of the cluster"

@@ -14,21 +14,20 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kube-annotator/kube-annotator/pkg/rbac"
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/staticdiscovery"
 	"github.com/spf13/cobra"
 )
 
-// requiredVerbs are what the controller does with each ruled resource.
-var requiredVerbs = []string{"get", "list", "watch", "patch"}
-
 func (e *env) newCheckCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "check",
 		Short: "Validate a rules file; resolve and check permissions on a cluster",
 		Long: "Validate a rules file: schema, annotation keys and values; then, unless --offline,\n" +
-			"resolve every resource on the cluster and check that you may get, list, watch and patch it.\n" +
+			"resolve every resource on the cluster and check that you may do with it what run does, where run does it: list and watch it,\n" +
+			"and get and patch it, in the namespaces a rule names literally or else in all (in -n's alone with -n).\n" +
 			"With --offline, resolve them among the built-in resources of Kubernetes " + staticdiscovery.KubeVersion() + " and the CRDs of --crd\n" +
 			"files, which finds conflicting rules; a name not known offline is a warning.",
 		Args: noArgs,
@@ -131,7 +130,7 @@ func checkRules(ctx context.Context, file *rules.File, resolver rules.ResolveFun
 	var rows []checkRow
 	for _, rule := range file.Rules {
 		for _, name := range rule.Resources {
-			row, err := checkResource(ctx, resolver, cs, name, namespace)
+			row, err := checkResource(ctx, resolver, cs, &rule, name, namespace)
 			if err != nil {
 				return nil, fmt.Errorf("rule %q: could not ask the API server: %w", rule.Name, err)
 			}
@@ -167,11 +166,11 @@ func printChecks(out io.Writer, rows []checkRow) (ok bool, err error) {
 }
 
 // checkResource resolves name and asks the API server whether the current
-// user may do what the controller does with it, in namespace ("" for all).
-// A resource the server does not serve has the status "not found"; an error
-// says that the server could not be asked. The row's rule is left to the
-// caller.
-func checkResource(ctx context.Context, resolver rules.ResolveFunc, cs kubernetes.Interface, name, namespace string) (checkRow, error) {
+// user may do what the controller does with it for rule, where it does it
+// (rbac.Needs) when limited to namespace ("" for all). A resource the
+// server does not serve has the status "not found"; an error says that the
+// server could not be asked. The row's rule is left to the caller.
+func checkResource(ctx context.Context, resolver rules.ResolveFunc, cs kubernetes.Interface, rule *rules.Rule, name, namespace string) (checkRow, error) {
 	res, err := resolver(name)
 	if errors.Is(err, resolve.ErrNotServed) {
 		return checkRow{resource: name, servedAs: "-", status: "not found"}, nil
@@ -180,26 +179,32 @@ func checkResource(ctx context.Context, resolver rules.ResolveFunc, cs kubernete
 		return checkRow{}, err
 	}
 	row := checkRow{resource: name, servedAs: rules.GVRString(res.GVR), status: "ok", gr: res.GVR.GroupResource()}
-	if !res.Namespaced {
-		namespace = ""
-	}
 	var denied []string
-	for _, verb := range requiredVerbs {
+	for _, a := range rbac.Needs(rule, res.Namespaced, namespace) {
 		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
 			ResourceAttributes: &authorizationv1.ResourceAttributes{
-				Namespace: namespace, Verb: verb, Group: res.GVR.Group, Version: res.GVR.Version, Resource: res.GVR.Resource,
+				Namespace: a.Namespace, Verb: a.Verb, Group: res.GVR.Group, Version: res.GVR.Version, Resource: res.GVR.Resource,
 			},
 		}}
 		got, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
 		if err != nil {
-			return checkRow{}, fmt.Errorf("review access to %s %s: %w", verb, rules.GVRString(res.GVR), err)
+			return checkRow{}, fmt.Errorf("review access to %s %s: %w", a.Verb, rules.GVRString(res.GVR), err)
 		}
 		if !got.Status.Allowed {
-			denied = append(denied, verb)
+			denied = append(denied, deniedAccess(a, namespace))
 		}
 	}
 	if len(denied) > 0 {
 		row.status, row.denied = "forbidden: cannot "+strings.Join(denied, ", "), denied
 	}
 	return row, nil
+}
+
+// deniedAccess names a denied, as checkRow.denied lists it: the verb, and
+// the namespace when it is one the rule names rather than the check's.
+func deniedAccess(a rbac.Access, namespace string) string {
+	if a.Namespace == namespace || a.Namespace == "" {
+		return a.Verb
+	}
+	return a.Verb + " in " + a.Namespace
 }

@@ -19,10 +19,11 @@ import (
 // fakeAPIServer serves, over plain HTTP, the discovery of the core group
 // with configmaps and serviceaccounts only and of MutatingAdmissionPolicy
 // v1 unless noAdmissionPolicies (as Kubernetes 1.35, whose version it then
-// says), and access reviews that allow every verb but those denied. A part
+// says), and access reviews that allow every verb but those denied, and
+// nothing in the namespaces deniedIn ("": all namespaces). A part
 // that is down answers every request with an internal error.
 type fakeAPIServer struct {
-	denied                     []string
+	denied, deniedIn           []string
 	discoveryDown, reviewsDown bool
 	noAdmissionPolicies        bool
 	// objects are served at their paths, e.g. /api/v1/namespaces/a/configmaps/b.
@@ -54,7 +55,8 @@ func (f *fakeAPIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			reply(http.StatusBadRequest, err.Error())
 			return
 		}
-		review.Status.Allowed = !slices.Contains(f.denied, review.Spec.ResourceAttributes.Verb)
+		attrs := review.Spec.ResourceAttributes
+		review.Status.Allowed = !slices.Contains(f.denied, attrs.Verb) && !slices.Contains(f.deniedIn, attrs.Namespace)
 		reply(http.StatusCreated, review)
 	case f.objects[r.URL.Path] != nil && r.Method == http.MethodGet:
 		reply(http.StatusOK, f.objects[r.URL.Path])
@@ -93,6 +95,7 @@ func TestCheckCommand(t *testing.T) {
 	const (
 		cms     = "rules:\n- name: cms\n  resources: [cm]\n  annotations: {a: \"1\"}\n"
 		widgets = cms + "- name: widgets\n  resources: [widgets.example.com]\n  annotations: {b: \"2\"}\n"
+		inAB    = "rules:\n- name: cms\n  resources: [cm]\n  namespaces: [a, b]\n  annotations: {a: \"1\"}\n"
 	)
 	tests := []struct {
 		name       string
@@ -108,6 +111,10 @@ func TestCheckCommand(t *testing.T) {
 			wantRows: [][]string{{"cms", "cm", "configmaps.v1", "ok"}, {"widgets", "widgets.example.com", "-", "not", "found"}}},
 		{name: "forbidden: a verdict", rules: cms, server: fakeAPIServer{denied: []string{"patch", "watch"}}, wantCode: 1,
 			wantRows: [][]string{{"cms", "cm", "configmaps.v1", "forbidden:", "cannot", "watch,", "patch"}}},
+		{name: "literal namespaces: written there", rules: inAB, server: fakeAPIServer{deniedIn: []string{""}}, wantCode: 1,
+			wantRows: [][]string{{"cms", "cm", "configmaps.v1", "forbidden:", "cannot", "list,", "watch"}}},
+		{name: "literal namespaces: each asked", rules: inAB, server: fakeAPIServer{deniedIn: []string{"b"}}, wantCode: 1,
+			wantRows: [][]string{{"cms", "cm", "configmaps.v1", "forbidden:", "cannot", "get", "in", "b,", "patch", "in", "b"}}},
 		{name: "no admission policies: said, no verdict on them", rules: cms, server: fakeAPIServer{noAdmissionPolicies: true}, wantCode: 0,
 			wantRows:   [][]string{{"cms", "cm", "configmaps.v1", "ok"}},
 			wantStderr: []string{"Kubernetes 1.36 and later", "this API server (v1.35.4) does not serve it"}},

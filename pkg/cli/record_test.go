@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kube-annotator/kube-annotator/pkg/record"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -42,50 +41,6 @@ func TestRecordFlagValidation(t *testing.T) {
 					t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and stderr starting %q", code, stdout, stderr, tc.want)
 				}
 			})
-		}
-	}
-}
-
-// The Role grants the record's ConfigMap — get and update by name, create
-// (which RBAC cannot limit by name) — and, for leader election, the Lease.
-func TestRBACRole(t *testing.T) {
-	type rule struct {
-		APIGroups, Resources, Verbs, ResourceNames []string
-	}
-	recordRules := []rule{
-		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"create"}},
-		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "update"}, ResourceNames: []string{"team-a-resources"}},
-	}
-	leaseRules := []rule{
-		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"create"}},
-		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "update"}, ResourceNames: []string{"kube-annotator"}},
-	}
-	for _, leases := range []bool{false, true} {
-		out, err := rbacManifests(rbacOptions{name: "ka", namespace: "sys", lease: "kube-annotator", record: record.Name("team-a"), leases: leases,
-			resources: []schema.GroupResource{{Resource: "pods"}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var role struct {
-			Metadata struct{ Name, Namespace string }
-			Rules    []rule
-		}
-		for _, doc := range strings.Split(out, "---\n") {
-			if strings.Contains(doc, "kind: Role\n") {
-				if err := yaml.Unmarshal([]byte(doc), &role); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-		want := recordRules
-		if leases {
-			want = append(want, leaseRules...)
-		}
-		if role.Metadata.Name != "ka" || role.Metadata.Namespace != "sys" || !reflect.DeepEqual(role.Rules, want) {
-			t.Errorf("leases %v: Role %+v, want ka in sys with rules %+v", leases, role, want)
-		}
-		if !strings.Contains(out, "kind: RoleBinding\n") {
-			t.Errorf("leases %v: no RoleBinding:\n%s", leases, out)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package chart
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,7 +13,8 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// The chart's ClusterRole and Role grant exactly what `kube-annotator
+// The chart's ClusterRole and Roles, in the release's namespace and in
+// each namespace rules name literally, grant exactly what `kube-annotator
 // rbac` prints for the same rules and options, for every ci/ values file:
 // the rules of rules.inline, and rbac.extraResources as a rule naming them
 // that selects by namespace labels (the chart cannot see a ConfigMap's
@@ -26,8 +28,12 @@ func TestChartRBACEqualsRBACCommand(t *testing.T) {
 			objs := objects(t, c.rendered)
 			var gotCR rbacv1.ClusterRole
 			into(t, one(t, objs, "ClusterRole"), &gotCR)
-			var gotRole rbacv1.Role
-			into(t, one(t, objs, "Role"), &gotRole)
+			gotRoles := map[string][]rbacv1.PolicyRule{}
+			for _, obj := range byKind(objs, "Role") {
+				var r rbacv1.Role
+				into(t, obj, &r)
+				gotRoles[r.Namespace] = r.Rules
+			}
 
 			mode := stringValue(c.values, "none", "sharding", "mode")
 			args := []string{"rbac", "--rules", rulesFileFor(t, c.values, objs), "-n", ns,
@@ -41,7 +47,7 @@ func TestChartRBACEqualsRBACCommand(t *testing.T) {
 				args = append(args, "--admission-policies")
 			}
 			var wantCR rbacv1.ClusterRole
-			var wantRole rbacv1.Role
+			wantRoles := map[string][]rbacv1.PolicyRule{}
 			for _, doc := range Documents(runCLI(t, args...)) {
 				var meta struct{ Kind string }
 				if err := yaml.Unmarshal([]byte(doc), &meta); err != nil {
@@ -51,25 +57,31 @@ func TestChartRBACEqualsRBACCommand(t *testing.T) {
 				case "ClusterRole":
 					unmarshal(t, doc, &wantCR)
 				case "Role":
-					unmarshal(t, doc, &wantRole)
+					var r rbacv1.Role
+					unmarshal(t, doc, &r)
+					wantRoles[r.Namespace] = r.Rules
 				}
 			}
-			if mode == "group" {
-				wantRole.Rules = append(wantRole.Rules, rbacv1.PolicyRule{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"},
+			if mode == "group" { // after the record's two rules, before the writes in the namespace
+				wantRoles[ns] = slices.Insert(wantRoles[ns], 2, rbacv1.PolicyRule{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"},
 					Verbs: []string{"create", "get", "list", "watch", "update", "delete"}})
 			}
 			if !equality.Semantic.DeepEqual(gotCR.Rules, wantCR.Rules) {
 				t.Errorf("ClusterRole rules differ from `%v`:\nchart: %s\nrbac:  %s", args, asYAML(t, gotCR.Rules), asYAML(t, wantCR.Rules))
 			}
-			if !equality.Semantic.DeepEqual(gotRole.Rules, wantRole.Rules) {
-				t.Errorf("Role rules differ from `%v`:\nchart: %s\nrbac:  %s", args, asYAML(t, gotRole.Rules), asYAML(t, wantRole.Rules))
+			if !equality.Semantic.DeepEqual(gotRoles, wantRoles) {
+				t.Errorf("Roles' rules, by namespace, differ from `%v`:\nchart: %s\nrbac:  %s", args, asYAML(t, gotRoles), asYAML(t, wantRoles))
 			}
 			sa := one(t, objs, "ServiceAccount").GetName()
-			for _, kind := range []string{"ClusterRoleBinding", "RoleBinding"} {
+			bindings := append(byKind(objs, "ClusterRoleBinding"), byKind(objs, "RoleBinding")...)
+			if len(bindings) != 1+len(gotRoles) {
+				t.Errorf("%d bindings, want a ClusterRoleBinding and a RoleBinding beside each of the %d Roles", len(bindings), len(gotRoles))
+			}
+			for _, obj := range bindings {
 				var b rbacv1.RoleBinding
-				into(t, one(t, objs, kind), &b)
+				into(t, obj, &b)
 				if len(b.Subjects) != 1 || b.Subjects[0].Name != sa || b.Subjects[0].Namespace != ns {
-					t.Errorf("%s subjects %+v, want the ServiceAccount %s/%s", kind, b.Subjects, ns, sa)
+					t.Errorf("%s %s/%s subjects %+v, want the ServiceAccount %s/%s", obj.GetKind(), obj.GetNamespace(), obj.GetName(), b.Subjects, ns, sa)
 				}
 			}
 		})

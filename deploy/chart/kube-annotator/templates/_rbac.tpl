@@ -27,14 +27,14 @@ namespaced: true
 {{- end }}
 {{- end }}
 
-{{/* kube-annotator.grants: {groups: {group: [resources]}, watchNamespaces: bool, watchNodes: bool} as YAML. */}}
+{{/* kube-annotator.grants: {groups: {group: [resources]} written cluster-wide, watched: {group: [resources]} written only in written: {namespace: {group: [resources]}}, watchNamespaces: bool, watchNodes: bool} as YAML. */}}
 {{- define "kube-annotator.grants" -}}
 {{- $table := .Files.Get "files/resources.yaml" | fromYaml }}
 {{- $targets := list }}
 {{- if not .Values.rules.existingConfigMap }}
 {{- range $i, $rule := .Values.rules.inline.rules }}
 {{- range $j, $name := $rule.resources }}
-{{- $targets = append $targets (dict "name" $name "where" (printf "rules.inline.rules[%d].resources[%d]" $i $j) "selectsByNamespace" (not (empty (get $rule "namespaceSelector")))) }}
+{{- $targets = append $targets (dict "name" $name "where" (printf "rules.inline.rules[%d].resources[%d]" $i $j) "selectsByNamespace" (not (empty (get $rule "namespaceSelector"))) "namespaces" (get $rule "namespaces" | default list)) }}
 {{- end }}
 {{- end }}
 {{- else if and .Values.rbac.create (empty .Values.rbac.extraResources) }}
@@ -42,15 +42,44 @@ namespaced: true
 {{- end }}
 {{- /* The chart cannot see whether these are selected by namespace labels: it grants what that needs. */}}
 {{- range $i, $name := .Values.rbac.extraResources }}
-{{- $targets = append $targets (dict "name" $name "where" (printf "rbac.extraResources[%d]" $i) "selectsByNamespace" true) }}
+{{- $targets = append $targets (dict "name" $name "where" (printf "rbac.extraResources[%d]" $i) "selectsByNamespace" true "namespaces" list) }}
 {{- end }}
-{{- $groups := dict }}
+{{- /* A resource whose every rule names its namespaces literally (no glob) is written only there. */}}
+{{- $scopes := dict }}
 {{- $watchNamespaces := false }}
 {{- range $targets }}
 {{- $r := include "kube-annotator.resolve" (dict "name" .name "where" .where "table" $table) | fromYaml }}
-{{- $_ := set $groups $r.group (append (index $groups $r.group | default list) $r.resource) }}
+{{- $k := printf "%s/%s" $r.group $r.resource }}
+{{- $s := get $scopes $k | default (dict "group" $r.group "resource" $r.resource "cluster" false "namespaces" list) }}
+{{- $confined := and $r.namespaced (not (empty .namespaces)) }}
+{{- range .namespaces }}
+{{- if regexMatch "[*?\\[\\\\]" . }}
+{{- $confined = false }}
+{{- end }}
+{{- end }}
+{{- if $confined }}
+{{- $_ := set $s "namespaces" (concat $s.namespaces .namespaces | uniq) }}
+{{- else }}
+{{- $_ := set $s "cluster" true }}
+{{- end }}
+{{- $_ := set $scopes $k $s }}
 {{- if or $r.namespaced .selectsByNamespace }}
 {{- $watchNamespaces = true }}
+{{- end }}
+{{- end }}
+{{- $groups := dict }}
+{{- $watched := dict }}
+{{- $written := dict }}
+{{- range $s := $scopes }}
+{{- if $s.cluster }}
+{{- $_ := set $groups $s.group (append (index $groups $s.group | default list) $s.resource) }}
+{{- else }}
+{{- $_ := set $watched $s.group (append (index $watched $s.group | default list) $s.resource) }}
+{{- range $ns := $s.namespaces }}
+{{- $in := index $written $ns | default dict }}
+{{- $_ := set $in $s.group (append (index $in $s.group | default list) $s.resource) }}
+{{- $_ := set $written $ns $in }}
+{{- end }}
 {{- end }}
 {{- end }}
 {{- /* A value read from a Pod's Node (fromNode) needs the Nodes watched. */}}
@@ -67,17 +96,26 @@ namespaced: true
 {{- end }}
 {{- end }}
 groups: {{ toJson $groups }}
+watched: {{ toJson $watched }}
+written: {{ toJson $written }}
 watchNamespaces: {{ $watchNamespaces }}
 watchNodes: {{ $watchNodes }}
 {{- end }}
 
-{{/* kube-annotator.clusterRules: get, list, watch and patch on the ruled resources, one rule per API group; then namespaces, events, admission policies. */}}
+{{/* kube-annotator.clusterRules: per API group, get, list, watch and patch on the resources written cluster-wide, then list and watch on those written only in some namespaces; then namespaces, nodes, events, admission policies. */}}
 {{- define "kube-annotator.clusterRules" -}}
 {{- $grants := include "kube-annotator.grants" . | fromYaml }}
-{{- range $group := keys $grants.groups | sortAlpha }}
+{{- range $group := concat (keys $grants.groups) (keys $grants.watched) | uniq | sortAlpha }}
+{{- with index $grants.groups $group }}
 - apiGroups: [{{ $group | quote }}]
-  resources: {{ index $grants.groups $group | uniq | sortAlpha | toJson }}
+  resources: {{ . | uniq | sortAlpha | toJson }}
   verbs: [get, list, watch, patch]
+{{- end }}
+{{- with index $grants.watched $group }}
+- apiGroups: [{{ $group | quote }}]
+  resources: {{ . | uniq | sortAlpha | toJson }}
+  verbs: [list, watch]
+{{- end }}
 {{- end }}
 {{- if and $grants.watchNamespaces (not (has "namespaces" (index $grants.groups "" | default list))) }}
 - apiGroups: [""]
@@ -122,5 +160,23 @@ watchNodes: {{ $watchNodes }}
 - apiGroups: [coordination.k8s.io]
   resources: [leases]
   verbs: [create, get, list, watch, update, delete]
+{{- end }}
+{{- include "kube-annotator.writtenRules" (dict "root" . "namespace" .Release.Namespace) }}
+{{- end }}
+
+{{/* kube-annotator.writtenNamespaces: the namespaces, other than the release's, where resources are written without a cluster-wide grant, as a JSON list. */}}
+{{- define "kube-annotator.writtenNamespaces" -}}
+{{- $grants := include "kube-annotator.grants" . | fromYaml }}
+{{- without (keys $grants.written | sortAlpha) .Release.Namespace | toJson }}
+{{- end }}
+
+{{/* kube-annotator.writtenRules: dict root, namespace -> get and patch on the resources written only in some namespaces, in namespace, one rule per API group. */}}
+{{- define "kube-annotator.writtenRules" -}}
+{{- $grants := include "kube-annotator.grants" .root | fromYaml }}
+{{- $in := index $grants.written .namespace | default dict }}
+{{- range $group := keys $in | sortAlpha }}
+- apiGroups: [{{ $group | quote }}]
+  resources: {{ index $in $group | uniq | sortAlpha | toJson }}
+  verbs: [get, patch]
 {{- end }}
 {{- end }}
