@@ -189,6 +189,8 @@ type session struct {
 	// look finds the objects the rules read besides the objects ruled
 	// (their namespaces, a Pod's Node), listed once.
 	look rules.Lookup
+	// unset counts the keys the rules could not compute, for warnings.
+	unset scan.Unset
 }
 
 // connect loads and validates the rules file — before anything talks to
@@ -232,4 +234,12 @@ func (f *clusterFlags) loadAndCompile(path string) (compiled, error) {
 		return compiled{}, err
 	}
 	return compiled{file: file, cfg: cfg, resolver: r, set: set, unresolved: unresolved}, nil
+}
+
+// warnUnset warns, on stderr, of the keys the rules could not compute on
+// the objects examined, by rule and reason.
+func (s *session) warnUnset(e *env) {
+	for _, w := range s.unset.Warnings() {
+		fmt.Fprintln(e.Err, "warning: "+w)
+	}
 }

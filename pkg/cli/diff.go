@@ -76,6 +76,7 @@ func (e *env) diff(ctx context.Context, path, output string, rf *app.RecordConfi
 	for _, line := range ruleSummary(pending, audited) {
 		fmt.Fprintln(e.Err, line)
 	}
+	s.warnUnset(e)
 	if len(pending) > 0 {
 		return exitCode(diffPending)
 	}
@@ -88,7 +89,7 @@ func (e *env) diff(ctx context.Context, path, output string, rf *app.RecordConfi
 func (s *session) changes(ctx context.Context, targets []*rules.Target, namespace, manager string) (pending, audited []*scan.Object, err error) {
 	pending, audited = []*scan.Object{}, []*scan.Object{}
 	for _, t := range targets {
-		err := scan.Resource(ctx, s.dynamic, t, namespace, manager, s.look, func(_ *rules.Target, o *scan.Object) error {
+		err := scan.Resource(ctx, s.dynamic, t, namespace, manager, s.look, &s.unset, func(_ *rules.Target, o *scan.Object) error {
 			if o != nil && len(o.Changes) > 0 {
 				pending = append(pending, o)
 			}

@@ -84,6 +84,7 @@ func (e *env) once(ctx context.Context, path string, workers int, rf *app.Record
 	}
 	pruned, prunesFailed := cv.prune(ctx, rec)
 	printSummary(e, append(tallies, pruned...))
+	s.warnUnset(e)
 	if failed || prunesFailed || ctx.Err() != nil {
 		return exitCode(1) // the summary says what failed
 	}
@@ -154,7 +155,7 @@ func (cv *converger) converge(ctx context.Context, t *rules.Target) *tally {
 		})
 	}
 	s := cv.session
-	err := scan.Resource(ctx, s.dynamic, t, cv.namespace, cv.manager, s.look, func(_ *rules.Target, pending *scan.Object) error {
+	err := scan.Resource(ctx, s.dynamic, t, cv.namespace, cv.manager, s.look, &s.unset, func(_ *rules.Target, pending *scan.Object) error {
 		tl.examined.Add(1)
 		if pending != nil && len(pending.Requests) > 0 {
 			select {

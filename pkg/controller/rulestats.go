@@ -37,6 +37,9 @@ type objectStats struct {
 	selected []*rules.Compiled // shared with the evaluation: read only
 	audit    []string
 	ignored  string // "", metrics.ScopeObject or metrics.ScopeNamespace
+	// unset are the rules that could not compute a key's value, and why
+	// (rules.Unset), each rule and reason once: "rule\x01reason\x00"…
+	unset string
 }
 
 // counted is objectStats as ruleStats remembers it: the rules' names, each
@@ -44,6 +47,7 @@ type objectStats struct {
 type counted struct {
 	selected, audit string
 	ignored         string
+	unset           string
 }
 
 func (s objectStats) counted() counted {
@@ -58,13 +62,13 @@ func (s objectStats) counted() counted {
 		b.WriteString(r)
 		b.WriteByte(0)
 	}
-	c.audit, c.ignored = b.String(), s.ignored
+	c.audit, c.ignored, c.unset = b.String(), s.ignored, s.unset
 	return c
 }
 
 // is reports whether c counts what s found.
 func (c counted) is(s objectStats) bool {
-	return c.ignored == s.ignored && sameNames(c.selected, len(s.selected), func(i int) string { return s.selected[i].Name }) &&
+	return c.ignored == s.ignored && c.unset == s.unset && sameNames(c.selected, len(s.selected), func(i int) string { return s.selected[i].Name }) &&
 		sameNames(c.audit, len(s.audit), func(i int) string { return s.audit[i] })
 }
 
@@ -83,7 +87,7 @@ func sameNames(list string, n int, name func(int) string) bool {
 
 // empty reports whether s counts in no gauge.
 func (s objectStats) empty() bool {
-	return len(s.selected) == 0 && len(s.audit) == 0 && s.ignored == ""
+	return len(s.selected) == 0 && len(s.audit) == 0 && s.ignored == "" && s.unset == ""
 }
 
 // names yields the rule names in list.
@@ -101,15 +105,21 @@ func newRuleStats(m *metrics.Metrics) *ruleStats {
 	return &ruleStats{m: m, byResource: map[schema.GroupVersionResource]map[objectName]unique.Handle[counted]{}}
 }
 
-// record replaces what is remembered of key by now, adjusting the gauges.
-func (s *ruleStats) record(key Key, now objectStats) {
+// record replaces what is remembered of key by now, adjusting the gauges,
+// and reports whether the keys the rules could not compute on it, or why,
+// changed.
+func (s *ruleStats) record(key Key, now objectStats) (unsetChanged bool) {
 	name := objectName{key.Namespace, key.Name}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	objs := s.byResource[key.GVR]
 	was, ok := objs[name]
 	if ok && was.Value().is(now) || !ok && now.empty() {
-		return // most syncs: nothing to count again, nothing to allocate
+		return false // most syncs: nothing to count again, nothing to allocate
+	}
+	unsetChanged = now.unset != ""
+	if ok {
+		unsetChanged = was.Value().unset != now.unset
 	}
 	c := now.counted()
 	if ok {
@@ -124,6 +134,7 @@ func (s *ruleStats) record(key Key, now objectStats) {
 	default:
 		delete(objs, name)
 	}
+	return unsetChanged
 }
 
 // add adds delta to the gauges c counts in.
@@ -136,6 +147,10 @@ func (s *ruleStats) add(gvr schema.GroupVersionResource, c counted, delta float6
 	}
 	if c.ignored != "" {
 		s.m.PerRule.Ignored.WithLabelValues(gvr.GroupResource().String(), c.ignored).Add(delta)
+	}
+	for pair := range names(c.unset) {
+		rule, reason, _ := strings.Cut(pair, "\x01")
+		s.m.PerRule.Unset.WithLabelValues(rule, reason).Add(delta)
 	}
 }
 
@@ -176,7 +191,27 @@ func statsOf(obj objcache.Object, d reconcile.Decision) objectStats {
 	for _, a := range d.Audit {
 		st.audit = append(st.audit, a.Rule)
 	}
+	if d.Ignored == "" {
+		st.unset = unsetPairs(d.Evaluation.Unset)
+	}
 	return st
+}
+
+// unsetPairs lists each rule and reason of unset once, in order, as
+// objectStats.unset holds them.
+func unsetPairs(unset []rules.Unset) string {
+	if len(unset) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	seen := make(map[[2]string]bool, len(unset))
+	for _, u := range unset {
+		if p := [2]string{u.Rule, u.Reason}; !seen[p] {
+			seen[p] = true
+			b.WriteString(u.Rule + "\x01" + u.Reason + "\x00")
+		}
+	}
+	return b.String()
 }
 
 // initRules creates the series of every rule in set at zero.

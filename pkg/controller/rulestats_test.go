@@ -3,6 +3,7 @@ package controller
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
@@ -46,6 +47,39 @@ func TestRuleStats(t *testing.T) {
 	}
 	if n := s.len(); n != 0 {
 		t.Errorf("%d objects remembered after forgetting all, want 0", n)
+	}
+}
+
+// The unset gauge counts each object once per rule and reason, moves
+// with it, and record says when what is unset on an object changed — the
+// controller logs only then; its reasons are the rules' own.
+func TestRuleStatsUnset(t *testing.T) {
+	if !slices.Equal(metrics.UnsetReasons, rules.Reasons) {
+		t.Fatalf("metrics.UnsetReasons = %v, rules.Reasons = %v; want the same", metrics.UnsetReasons, rules.Reasons)
+	}
+	m := metrics.New()
+	s := newRuleStats(m)
+	x := Key{configMaps, "ns", "x"}
+	failed := []rules.Unset{{Rule: "a", Kind: "label", Key: "k", Reason: rules.ReasonError}, {Rule: "a", Kind: "label", Key: "l", Reason: rules.ReasonError}}
+	missing := []rules.Unset{{Rule: "a", Kind: "label", Key: "k", Reason: rules.ReasonSourceMissing}}
+	gauges := func() [2]float64 {
+		return [2]float64{value(t, m.PerRule.Unset.WithLabelValues("a", rules.ReasonError)), value(t, m.PerRule.Unset.WithLabelValues("a", rules.ReasonSourceMissing))}
+	}
+	for i, st := range []struct {
+		unset       []rules.Unset
+		want        [2]float64
+		wantChanged bool
+	}{
+		{failed, [2]float64{1, 0}, true},
+		{failed, [2]float64{1, 0}, false},
+		{missing, [2]float64{0, 1}, true},
+		{nil, [2]float64{0, 0}, true},
+		{nil, [2]float64{0, 0}, false},
+	} {
+		changed := s.record(x, objectStats{unset: unsetPairs(st.unset)})
+		if got := gauges(); got != st.want || changed != st.wantChanged {
+			t.Errorf("step %d: unset{a,error}, unset{a,source-missing} = %v, changed %v; want %v, %v", i, got, changed, st.want, st.wantChanged)
+		}
 	}
 }
 

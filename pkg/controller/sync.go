@@ -142,15 +142,18 @@ func (c *Controller) cachedObject(key Key) (e cachedEntry, done func(), err erro
 // with a Warning event and metrics for conflicts, and reports what rules in
 // audit mode would change.
 func (c *Controller) report(ctx context.Context, key Key, obj objcache.Object, d reconcile.Decision) {
-	c.stats.record(key, statsOf(obj, d))
+	unsetChanged := c.stats.record(key, statsOf(obj, d))
 	if d.Ignored != "" {
 		return // left alone: the rules' verdicts do not apply
 	}
 	c.reportAudit(ctx, key, obj, d)
 	ev := d.Evaluation
 	logger := klog.FromContext(ctx)
-	for _, p := range ev.Problems {
-		logger.Info("Value not set", "key", key.String(), "reason", p)
+	if unsetChanged {
+		// Once per object and state: the gauge counts it meanwhile.
+		for _, p := range ev.Problems {
+			logger.Info("Value not set", "key", key.String(), "reason", p)
+		}
 	}
 	for _, cf := range ev.Conflicts {
 		logger.Info("Rules conflict; file order decides", "key", key.String(), cf.Kind, cf.Key, "kept", cf.Kept, "dropped", cf.Dropped)

@@ -15,6 +15,10 @@ const (
 	ScopeNamespace = "namespace"
 )
 
+// UnsetReasons are the reasons of kube_annotator_rule_unset_objects, why
+// a rule could not compute a key's value on an object: rules.Reasons.
+var UnsetReasons = []string{"error", "invalid", "source-missing"}
+
 // RuleMetrics are the metrics of each rule, labelled by its name.
 type RuleMetrics struct {
 	// Selected is the number of objects each rule selects, as last synced.
@@ -31,6 +35,10 @@ type RuleMetrics struct {
 	// Ignored is the number of objects left alone because they or their
 	// namespace opt out, by resource and scope.
 	Ignored *prometheus.GaugeVec
+	// Unset is the number of objects on which a rule could not compute
+	// the value of a key it sets, as last synced, by rule and reason (one
+	// of UnsetReasons).
+	Unset *prometheus.GaugeVec
 }
 
 func newRuleMetrics() RuleMetrics {
@@ -55,11 +63,17 @@ func newRuleMetrics() RuleMetrics {
 			Namespace: namespace, Name: "ignored_objects",
 			Help: "Objects left alone because they or their namespace carry kube-annotator.io/ignore: \"true\", by resource and scope (object or namespace).",
 		}, []string{"resource", "scope"}),
+		Unset: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "rule_unset_objects",
+			Help: "Objects on which a rule could not compute the value of a key it sets, as last synced, by rule and reason: " +
+				"error (its expression failed; the object keeps the value it has), invalid (not a valid value for the key), " +
+				"source-missing (the field or object it reads is absent); invalid and source-missing only where the rule gives no default.",
+		}, []string{"rule", "reason"}),
 	}
 }
 
 func (r RuleMetrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{r.Selected, r.AuditPending, r.KeysChanged, r.Conflicts, r.Ignored}
+	return []prometheus.Collector{r.Selected, r.AuditPending, r.KeysChanged, r.Conflicts, r.Ignored, r.Unset}
 }
 
 // InitRule creates the series of rule at zero, so that they exist before
@@ -70,5 +84,8 @@ func (m *Metrics) InitRule(rule string) {
 	m.PerRule.Conflicts.WithLabelValues(rule)
 	for _, a := range []string{ActionSet, ActionRemove} {
 		m.PerRule.KeysChanged.WithLabelValues(rule, a)
+	}
+	for _, r := range UnsetReasons {
+		m.PerRule.Unset.WithLabelValues(rule, r)
 	}
 }

@@ -21,6 +21,8 @@
 package reconcile
 
 import (
+	"maps"
+
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
@@ -99,8 +101,9 @@ func Decide(t *rules.Target, obj patch.Object, look rules.Lookup, manager string
 			d.Audit = append(d.Audit, AuditChange{Rule: a.Rule.Name, Change: ch})
 		}
 	}
-	owned, forfeited := forfeit(owned, obj, manager, ev.Desired)
-	d.Change = patch.PlanMarked(obj.GetAnnotations(), obj.GetLabels(), owned, marker, ev.Desired)
+	desired := hold(ev, obj, &owned)
+	owned, forfeited := forfeit(owned, obj, manager, desired)
+	d.Change = patch.PlanMarked(obj.GetAnnotations(), obj.GetLabels(), owned, marker, desired)
 	d.Change = patch.Unmark(d.Change, obj.GetAnnotations(), marker, forfeited)
 	return withRequests(d, obj)
 }
@@ -114,7 +117,7 @@ func decideLocked(d Decision, t *rules.Target, obj patch.Object, look rules.Look
 		return d, nil
 	}
 	ev := locked.Evaluate(obj, look)
-	d.Change = patch.PlanMarked(obj.GetAnnotations(), obj.GetLabels(), patch.Owned{}, marker, ev.Desired)
+	d.Change = patch.PlanMarked(obj.GetAnnotations(), obj.GetLabels(), patch.Owned{}, marker, hold(ev, obj, &patch.Owned{}))
 	return withRequests(d, obj)
 }
 
@@ -195,4 +198,37 @@ func keep(owned patch.Owned, want patch.Desired) patch.Owned {
 		delete(owned.Labels, k)
 	}
 	return owned
+}
+
+// hold returns what ev wants of obj, but for the keys whose expression
+// failed and that obj carries (rules.Evaluation.Held): they keep the value
+// obj has, neither changed to a default nor deleted, and are dropped from
+// owned too. ev is shared: what it wants is copied before a key is
+// dropped from it.
+func hold(ev *rules.Evaluation, obj patch.Object, owned *patch.Owned) patch.Desired {
+	d := ev.Desired
+	for _, kind := range []struct {
+		name   string
+		have   map[string]string
+		want   *map[string]string
+		absent *map[string]bool
+		owned  map[string]bool
+	}{
+		{"annotation", obj.GetAnnotations(), &d.Annotations, &d.IfAbsentAnnotations, owned.Annotations},
+		{"label", obj.GetLabels(), &d.Labels, &d.IfAbsentLabels, owned.Labels},
+	} {
+		copied := false
+		for _, k := range ev.Held(kind.name) {
+			if _, ok := kind.have[k]; !ok {
+				continue
+			}
+			if !copied {
+				*kind.want, *kind.absent, copied = maps.Clone(*kind.want), maps.Clone(*kind.absent), true
+			}
+			delete(*kind.want, k)
+			delete(*kind.absent, k)
+			delete(kind.owned, k)
+		}
+	}
+	return d
 }

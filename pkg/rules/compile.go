@@ -111,6 +111,7 @@ func (t *Target) evaluate(obj metav1.Object, namespaces Lookup, evaluated []eval
 			w := r.alone(obj, h)
 			e.Audited = append(e.Audited, Audited{Rule: r, Desired: w.Desired})
 			e.Problems = append(e.Problems, w.Problems...)
+			e.Unset = append(e.Unset, w.Unset...)
 			continue
 		}
 		r.contribute(e, obj, h)

@@ -78,7 +78,8 @@ var valueForms = []valueForm{
 		}},
 	{name: "cel", how: `{cel: "…"} to compute it with a CEL expression`,
 		doc: "The string a CEL expression yields for the object, read as in admission policies (object, namespaceObject). " +
-			"Any other result, an error or (for a label) no valid label value leaves the key unset.",
+			"An error, or a result that is not a string, keeps the value the object has (the default where it has none); " +
+			"for a label, no valid label value leaves the key unset.",
 		value:    func(string) *jsonSchema { return &jsonSchema{Type: "string", MinLength: 1} },
 		computed: true,
 		decode: func(d *decoder, v *yaml.Node, p, key string, into *metadataValues) {

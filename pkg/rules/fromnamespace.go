@@ -190,7 +190,7 @@ func namespaceValues(from map[string]NamespaceKey, home metav1.Object, why strin
 	for _, k := range slices.Sorted(maps.Keys(from)) {
 		src := from[k]
 		if home == nil {
-			miss = append(miss, missing{k, fmt.Sprintf("fromNamespace %s: %s", src, why)})
+			miss = append(miss, missing{k, fmt.Sprintf("fromNamespace %s: %s", src, why), ReasonSourceMissing})
 			continue
 		}
 		m := home.GetLabels()
@@ -199,11 +199,11 @@ func namespaceValues(from map[string]NamespaceKey, home metav1.Object, why strin
 		}
 		v, ok := m[src.Key]
 		if !ok {
-			miss = append(miss, missing{k, fmt.Sprintf("fromNamespace: namespace %q has no %s", home.GetName(), src)})
+			miss = append(miss, missing{k, fmt.Sprintf("fromNamespace: namespace %q has no %s", home.GetName(), src), ReasonSourceMissing})
 			continue
 		}
 		if msgs := valid(v); len(msgs) > 0 {
-			miss = append(miss, missing{k, fmt.Sprintf("fromNamespace: the value of %s (%d bytes) is not valid: %v", src, len(v), msgs)})
+			miss = append(miss, missing{k, fmt.Sprintf("fromNamespace: the value of %s (%d bytes) is not valid: %v", src, len(v), msgs), ReasonInvalid})
 			continue
 		}
 		out = put(out, k, v)

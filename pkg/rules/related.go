@@ -97,13 +97,13 @@ func relatedValues(from map[string]RelatedKey, obj metav1.Object, look Lookup, v
 	for _, k := range slices.Sorted(maps.Keys(from)) {
 		rk := from[k]
 		v, input, why := relatedValue(rk, obj, look)
-		if why == "" {
-			if msgs := valid(v); len(msgs) > 0 {
-				why = fmt.Sprintf("the value of %s (%d bytes) is not valid: %v", input, len(v), msgs)
-			}
-		}
 		if why != "" {
-			miss = append(miss, missing{k, rk.From + ": " + why})
+			miss = append(miss, missing{k, rk.From + ": " + why, ReasonSourceMissing})
+			continue
+		}
+		if msgs := valid(v); len(msgs) > 0 {
+			why = fmt.Sprintf("the value of %s (%d bytes) is not valid: %v", input, len(v), msgs)
+			miss = append(miss, missing{k, rk.From + ": " + why, ReasonInvalid})
 			continue
 		}
 		out, inputs = put(out, k, v), put(inputs, k, input)

@@ -169,7 +169,7 @@ func values(from map[string]*template, obj metav1.Object, valid func(string) []s
 	if !ok {
 		var miss []missing
 		for _, k := range slices.Sorted(maps.Keys(from)) {
-			miss = append(miss, missing{k, fmt.Sprintf("the cache holds only the metadata of %T; values cannot be read", obj)})
+			miss = append(miss, missing{k, fmt.Sprintf("the cache holds only the metadata of %T; values cannot be read", obj), ReasonError})
 		}
 		return nil, miss
 	}
@@ -182,12 +182,12 @@ func values(from map[string]*template, obj metav1.Object, valid func(string) []s
 		err := t.jp.Execute(&buf, content)
 		t.mu.Unlock()
 		if err != nil {
-			miss = append(miss, missing{k, err.Error()})
+			miss = append(miss, missing{k, err.Error(), ReasonSourceMissing})
 			continue
 		}
 		v := buf.String()
 		if msgs := valid(v); len(msgs) > 0 {
-			miss = append(miss, missing{k, fmt.Sprintf("the value read (%d bytes) is not valid: %s", len(v), strings.Join(msgs, "; "))})
+			miss = append(miss, missing{k, fmt.Sprintf("the value read (%d bytes) is not valid: %s", len(v), strings.Join(msgs, "; ")), ReasonInvalid})
 			continue
 		}
 		out = put(out, k, v)
@@ -272,6 +272,9 @@ type Evaluation struct {
 	Conflicts []Conflict
 	// Problems are values that could not be read from the object.
 	Problems []string
+	// Unset are the keys of Problems, and the failed expressions that a
+	// default stood in for, by rule and reason.
+	Unset []Unset
 	// Selected are the rules that select the object, in file order,
 	// whatever their mode.
 	Selected []*Compiled
@@ -283,6 +286,7 @@ type Evaluation struct {
 	removedBy map[keyOf]string // first rule that removes the key
 	defaulted map[keyOf]string // why a rule's default is set
 	inputs    map[keyOf]string // where a related value was read
+	held      map[keyOf]string // rule whose expression failed for the key: see Held
 }
 
 // keyOf names an annotation (kind "annotation") or a label (kind "label").

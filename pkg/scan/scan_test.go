@@ -223,7 +223,7 @@ func TestResource(t *testing.T) {
 			client := newClient(objs...)
 			tg := set.Targets[tc.gvr]
 			var visits []visited
-			err := Resource(t.Context(), client, tg, tc.namespace, manager, nil, func(got *rules.Target, o *Object) error {
+			err := Resource(t.Context(), client, tg, tc.namespace, manager, nil, new(Unset), func(got *rules.Target, o *Object) error {
 				if got != tg {
 					t.Errorf("visit got target %v, want the one listed", got.GVR)
 				}
@@ -286,7 +286,7 @@ func TestResourceErrors(t *testing.T) {
 				client.PrependReactor("list", "configmaps", tc.react)
 			}
 			visits := 0
-			err := Resource(context.Background(), client, set.Targets[configMaps], "", manager, nil,
+			err := Resource(context.Background(), client, set.Targets[configMaps], "", manager, nil, new(Unset),
 				func(*rules.Target, *Object) error { visits++; return tc.visitErr })
 			if !errors.Is(err, tc.wantErr) {
 				t.Errorf("Resource() error = %v, want %v", err, tc.wantErr)
@@ -365,5 +365,32 @@ func TestSources(t *testing.T) {
 				t.Errorf("Node n1 found %v, want %v", ok, tc.nodes)
 			}
 		})
+	}
+}
+
+// TestUnsetWarnings checks that Resource counts, by rule and reason, each
+// object on which a rule cannot compute a key once, and that the warnings
+// say how many and what happens to the keys.
+func TestUnsetWarnings(t *testing.T) {
+	set := rulestest.Compile(t, "rules:\n"+
+		"- {name: color, resources: [configmaps], annotations: {c: {cel: 'object.data.color'}, d: {cel: 'object.data.shade'}}}\n"+
+		"- {name: owner, resources: [configmaps], annotations: {o: {jsonPath: '{.data.owner}'}}}\n", served...)
+	withData := func(name string, data map[string]any) *unstructured.Unstructured {
+		u := cm("ns", name, nil)
+		u.Object["data"] = data
+		return u
+	}
+	client := newClient(withData("a", nil), withData("b", map[string]any{"color": "red", "shade": "dark"}),
+		withData("c", map[string]any{"owner": "me"}), withData("d", map[string]any{"color": "a b", "shade": "x", "owner": "me"}))
+	var unset Unset
+	if err := Resource(t.Context(), client, set.Targets[configMaps], "", manager, nil, &unset, func(*rules.Target, *Object) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"rule color: 2 objects: error (its expression failed; a value an object has is kept; explain shows why)",
+		"rule owner: 2 objects: source-missing (the field or object it reads is absent, and the rule gives no default; explain shows why)",
+	}
+	if got := unset.Warnings(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Warnings() =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

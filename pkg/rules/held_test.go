@@ -1,0 +1,70 @@
+package rules_test
+
+import (
+	"reflect"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
+)
+
+// TestEvaluateUnsetAndHeld checks the reason given for each key a rule
+// cannot compute, and that only a failed expression holds its key: an
+// error, or a result that is not a string, holds it whether or not a
+// default stands in for it where the object lacks the key; an invalid
+// value or a missing source does not; and a key another rule sets is
+// that rule's, not held.
+func TestEvaluateUnsetAndHeld(t *testing.T) {
+	cm := func(data map[string]any) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": "x", "namespace": "ns"}, "data": data}}
+	}
+	tests := []struct {
+		name      string
+		labels    string // the labels mapping of rule r
+		more      string // another rule, or ""
+		obj       *unstructured.Unstructured
+		want      map[string]string // Desired.Labels
+		wantUnset []rules.Unset
+		wantHeld  []string
+	}{
+		{name: "the expression yields", labels: "{color: {cel: 'object.data.color'}}", obj: cm(map[string]any{"color": "red"}),
+			want: map[string]string{"color": "red"}},
+		{name: "an error holds the key", labels: "{color: {cel: 'object.data.color'}}", obj: cm(nil),
+			wantUnset: []rules.Unset{{Rule: "r", Kind: "label", Key: "color", Reason: rules.ReasonError}}, wantHeld: []string{"color"}},
+		{name: "a division by zero holds the key", labels: "{n: {cel: 'string(100 / size(object.data))'}}", obj: cm(map[string]any{}),
+			wantUnset: []rules.Unset{{Rule: "r", Kind: "label", Key: "n", Reason: rules.ReasonError}}, wantHeld: []string{"n"}},
+		{name: "an error with a default: held, the default set where absent", labels: "{color: {cel: 'object.data.color', default: none}}", obj: cm(nil),
+			want: map[string]string{"color": "none"}, wantUnset: []rules.Unset{{Rule: "r", Kind: "label", Key: "color", Reason: rules.ReasonError}},
+			wantHeld: []string{"color"}},
+		{name: "an invalid value is not held", labels: "{color: {cel: 'object.data.color'}}", obj: cm(map[string]any{"color": "a b"}),
+			wantUnset: []rules.Unset{{Rule: "r", Kind: "label", Key: "color", Reason: rules.ReasonInvalid}}},
+		{name: "a missing field is not held", labels: "{color: {jsonPath: '{.data.color}'}}", obj: cm(nil),
+			wantUnset: []rules.Unset{{Rule: "r", Kind: "label", Key: "color", Reason: rules.ReasonSourceMissing}}},
+		{name: "a missing field with a default is set, not unset", labels: "{color: {jsonPath: '{.data.color}', default: none}}", obj: cm(nil),
+			want: map[string]string{"color": "none"}},
+		{name: "another rule sets the key: not held", labels: "{color: {cel: 'object.data.color'}}",
+			more: "- {name: s, resources: [configmaps], names: [x], labels: {color: blue}}\n", obj: cm(nil),
+			want: map[string]string{"color": "blue"}, wantUnset: []rules.Unset{{Rule: "r", Kind: "label", Key: "color", Reason: rules.ReasonError}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			set := rulestest.Compile(t, "rules:\n- {name: r, resources: [configmaps], labels: "+tc.labels+"}\n"+tc.more, rulestest.ConfigMaps)
+			ev := set.Targets[rulestest.ConfigMaps.GVR].Evaluate(tc.obj, nil)
+			if got := ev.Desired.Labels; !reflect.DeepEqual(got, tc.want) && len(got)+len(tc.want) > 0 {
+				t.Errorf("Desired.Labels = %v, want %v", got, tc.want)
+			}
+			if !reflect.DeepEqual(ev.Unset, tc.wantUnset) {
+				t.Errorf("Unset = %+v, want %+v", ev.Unset, tc.wantUnset)
+			}
+			if got := ev.Held("label"); !reflect.DeepEqual(got, tc.wantHeld) {
+				t.Errorf("Held(label) = %v, want %v", got, tc.wantHeld)
+			}
+			if got := ev.Held("annotation"); len(got) > 0 {
+				t.Errorf("Held(annotation) = %v, want none", got)
+			}
+		})
+	}
+}
