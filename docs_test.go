@@ -25,6 +25,20 @@ func TestREADMEIsShort(t *testing.T) {
 	}
 }
 
+// The command that runs the tests is shown where a contributor builds from
+// source, not only in the README's last lines.
+func TestREADMEShowsTestCommandEarly(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	test, quickStart := strings.Index(readme, "\nmake test "), strings.Index(readme, "\n## Quick start\n")
+	if test < 0 || quickStart < 0 || test > quickStart {
+		t.Errorf("README.md: `make test` at offset %d, the Quick start heading at %d: want the command in a code block of Install, before Quick start", test, quickStart)
+	}
+}
+
 // Every relative link in README.md, docs/*.md and examples/README.md
 // names a file or directory that exists, and every #anchor a heading of
 // its page.

@@ -120,6 +120,7 @@ func newApp(ctx context.Context, cfg Config) (*app, error) {
 	}
 	a := &app{cfg: cfg, clients: cl, metrics: metrics.New(),
 		record: record.New(cl.kube.CoreV1(), cfg.Record.Namespace, cfg.Record.FieldManager, cfg.Namespace)}
+	a.record.Observe(a.metrics.Record.Observe)
 	resolveAgain := reloader.NewTrigger()
 	if err := a.newController(ctx, resolveAgain); err != nil {
 		return nil, err
@@ -185,13 +186,29 @@ func (a *app) run(ctx context.Context) error {
 }
 
 // ready is the readiness check: the leader is ready once its informers
-// have synced (a member of a shard group: those of all of its share); a
-// replica standing by is ready to take over.
+// have synced (a member of a shard group: those of all of its share),
+// unless it cannot write the record; a replica standing by is ready to
+// take over.
 func (a *app) ready() error {
-	if a.leading.Load() && !a.controller.HasSynced() {
-		return errors.New("informers not synced")
+	if a.leading.Load() {
+		if err := recordWritable(a.record); err != nil {
+			return err
+		}
+		if !a.controller.HasSynced() {
+			return errors.New("informers not synced")
+		}
 	}
 	return a.sharding.ready()
+}
+
+// recordWritable says why the controller cannot write, when the last
+// attempt to change rec failed: a resource is written to only once rec
+// names it. The next attempt, a retry of the sync that needed it, ends it.
+func recordWritable(rec *record.Record) error {
+	if err := rec.WriteError(); err != nil {
+		return fmt.Errorf("cannot write the record, so resources it does not name yet are not written to: %v (kube-annotator rbac grants access to the record; --field-manager and --record-namespace name it)", err)
+	}
+	return nil
 }
 
 // readyNotes is what /readyz says besides "ok": why the rules file is

@@ -64,6 +64,8 @@ type Metrics struct {
 	Guard GuardMetrics
 	// Fight describe objects another writer keeps reverting.
 	Fight FightMetrics
+	// Record describe the writes to the record of the resources written to.
+	Record RecordMetrics
 	// Workqueue provides the work queue's metrics to client-go.
 	Workqueue workqueue.MetricsProvider
 }
@@ -128,6 +130,8 @@ func New() *Metrics {
 	m.Registry.MustRegister(m.Guard.collectors()...)
 	m.Fight = newFightMetrics()
 	m.Registry.MustRegister(m.Fight.collectors()...)
+	m.Record = newRecordMetrics()
+	m.Registry.MustRegister(m.Record.collectors()...)
 	wq := newWorkqueueMetrics()
 	m.Workqueue = wq
 	for _, r := range []string{Success, Failure} {

@@ -130,6 +130,10 @@ type Record struct {
 	mu    sync.RWMutex
 	// entries are the record as last read or written.
 	entries map[Entry]bool
+	// failed is the error of the last update, nil once one succeeds.
+	failed error
+	// observe is told the outcome of every update.
+	observe func(error)
 }
 
 // New returns the record of manager, the ConfigMap Name(manager) in
@@ -213,6 +217,23 @@ func (r *Record) Recorded() []schema.GroupResource {
 	return out
 }
 
+// Observe has observe told the outcome of every attempt to change the
+// record (nil when it succeeded), after its retries of conflicts.
+func (r *Record) Observe(observe func(error)) {
+	r.mu.Lock()
+	r.observe = observe
+	r.mu.Unlock()
+}
+
+// WriteError returns the error of the last attempt to change the record,
+// or nil when it succeeded or none was made. While it is not nil, the
+// resource the attempt was for is not written to: Ensure failed.
+func (r *Record) WriteError() error {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.failed
+}
+
 func (r *Record) has(e Entry) bool {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
@@ -227,8 +248,21 @@ func (r *Record) set(entries map[Entry]bool) {
 
 // update reads the record, lets mutate change its entries, and writes it
 // back if mutate says it changed them, retrying when another process wrote
-// it meanwhile. r.write is held.
+// it meanwhile; it keeps and reports the outcome. r.write is held.
 func (r *Record) update(ctx context.Context, mutate func(map[Entry]bool) bool) error {
+	err := r.tryUpdate(ctx, mutate)
+	r.mu.Lock()
+	r.failed = err
+	observe := r.observe
+	r.mu.Unlock()
+	if observe != nil {
+		observe(err)
+	}
+	return err
+}
+
+// tryUpdate is update, without keeping the outcome.
+func (r *Record) tryUpdate(ctx context.Context, mutate func(map[Entry]bool) bool) error {
 	conflict := func(err error) bool { return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) }
 	return retry.OnError(retry.DefaultRetry, conflict, func() error {
 		cm, entries, err := r.read(ctx)

@@ -262,3 +262,43 @@ func TestLoadRefuses(t *testing.T) {
 		})
 	}
 }
+
+// WriteError holds the error of the last attempt to change the record
+// until one succeeds, and Observe is told every outcome.
+func TestWriteError(t *testing.T) {
+	client := fake.NewClientset()
+	r := New(client.CoreV1(), "ns", "m", "")
+	var observed []error
+	r.Observe(func(err error) { observed = append(observed, err) })
+	forbidden := true
+	client.PrependReactor("create", "configmaps", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if !forbidden {
+			return false, nil, nil
+		}
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "", nil)
+	})
+	if err := r.WriteError(); err != nil {
+		t.Fatalf("WriteError() before any write = %v, want nil", err)
+	}
+	for range 2 {
+		if err := r.Ensure(t.Context(), pods); !apierrors.IsForbidden(err) {
+			t.Fatalf("Ensure() = %v, want Forbidden", err)
+		}
+		if err := r.WriteError(); !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "record ns/m-resources") {
+			t.Fatalf("WriteError() after a forbidden create = %v, want the Forbidden error naming the record", err)
+		}
+	}
+	forbidden = false
+	if err := r.Ensure(t.Context(), pods); err != nil {
+		t.Fatalf("Ensure() once allowed = %v", err)
+	}
+	if err := r.WriteError(); err != nil {
+		t.Errorf("WriteError() after a write succeeded = %v, want nil", err)
+	}
+	if len(observed) != 3 || !apierrors.IsForbidden(observed[0]) || !apierrors.IsForbidden(observed[1]) || observed[2] != nil {
+		t.Errorf("observed %v, want Forbidden, Forbidden, nil", observed)
+	}
+	if err := r.Ensure(t.Context(), pods); err != nil || len(observed) != 3 {
+		t.Errorf("Ensure() of a recorded resource = %v, observed %d outcomes; want nil and no attempt", err, len(observed))
+	}
+}

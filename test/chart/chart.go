@@ -55,29 +55,42 @@ func ReadValues(path string) (map[string]any, error) {
 	return v.AsMap(), nil
 }
 
-// Render renders the chart with vals as `helm template` does, for a
-// release name in namespace on a server of kubeVersion (e.g. "v1.37.2"),
-// and returns the manifests as one YAML stream.
+// MonitoringAPIs are the Prometheus Operator's kinds the chart creates on
+// request, as a cluster with its CRDs serves them.
+var MonitoringAPIs = []string{"monitoring.coreos.com/v1/PrometheusRule", "monitoring.coreos.com/v1/ServiceMonitor"}
+
+// Render renders the chart with vals as `helm template --api-versions`
+// with MonitoringAPIs does, for a release name in namespace on a server of
+// kubeVersion (e.g. "v1.37.2"), and returns the manifests as one YAML
+// stream.
 func Render(ch *chartv2.Chart, vals map[string]any, name, namespace, kubeVersion string) (string, error) {
+	manifests, _, err := RenderOn(ch, vals, name, namespace, kubeVersion, MonitoringAPIs)
+	return manifests, err
+}
+
+// RenderOn is Render for a server that serves, besides the built-in APIs,
+// apiVersions ("group/version/Kind"); it also returns the NOTES.
+func RenderOn(ch *chartv2.Chart, vals map[string]any, name, namespace, kubeVersion string, apiVersions []string) (manifests, notes string, err error) {
 	install := action.NewInstall(action.NewConfiguration())
 	install.DryRunStrategy = action.DryRunClient
 	install.Replace = true
 	install.ReleaseName = name
 	install.Namespace = namespace
+	install.APIVersions = apiVersions
 	kv, err := common.ParseKubeVersion(kubeVersion)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	install.KubeVersion = kv
 	rel, err := install.Run(ch, vals)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	r, ok := rel.(*releasev1.Release)
 	if !ok {
-		return "", fmt.Errorf("render: a release of type %T", rel)
+		return "", "", fmt.Errorf("render: a release of type %T", rel)
 	}
-	return r.Manifest, nil
+	return r.Manifest, r.Info.Notes, nil
 }
 
 // Documents splits a YAML stream into its documents, in order, as Helm

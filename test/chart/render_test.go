@@ -207,7 +207,9 @@ func TestMonitoringObjects(t *testing.T) {
 		}
 	}
 	for _, alert := range []string{"KubeAnnotatorObjectsNotConverging", "KubeAnnotatorWriteErrors", "KubeAnnotatorPrunePending",
-		"KubeAnnotatorReloadHeld", "KubeAnnotatorRulesInvalid", "KubeAnnotatorShardCoverage", "KubeAnnotatorNoLeader"} {
+		"KubeAnnotatorReloadHeld", "KubeAnnotatorRulesInvalid", "KubeAnnotatorShardCoverage", "KubeAnnotatorNoLeader",
+		"KubeAnnotatorRecordUnwritable", "KubeAnnotatorResourcesUnresolved", "KubeAnnotatorInformersNotSynced",
+		"KubeAnnotatorListWatchForbidden", "KubeAnnotatorFighting"} {
 		if !seen[alert] {
 			t.Errorf("no ci/ values file renders the alert %s", alert)
 		}

@@ -75,6 +75,12 @@ func main() {
 	defer cancel()
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	// Run as `make demo | tee demo.log`, Ctrl-C ends tee too: the demo's
+	// next line to stderr would then raise SIGPIPE and kill it before it
+	// stops the control plane, whose processes are in groups of their own.
+	// Notified, not ignored, so that its children keep the default; the
+	// lines are lost, the cleanup is not.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	go func() {
 		s := <-sigs
 		logf("Received %v: stopping", s)

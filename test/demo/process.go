@@ -59,18 +59,24 @@ func startController(binary, rulesFile, kubeconfig, verbosity string, w io.Write
 }
 
 // prefixWriter writes each line it is given to w with a prefix, leaving
-// out lines that contain any of skip.
+// out lines that contain any of skip. Once a write to w fails (the reader
+// of a pipe is gone), it drops what it is given, but takes it all: the
+// child writing to it must not block on a full pipe while it stops.
 type prefixWriter struct {
 	mu     sync.Mutex
 	w      io.Writer
 	prefix string
 	skip   []string
 	buf    []byte
+	failed bool
 }
 
 func (p *prefixWriter) Write(b []byte) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.failed {
+		return len(b), nil
+	}
 	p.buf = append(p.buf, b...)
 	for {
 		i := bytes.IndexByte(p.buf, '\n')
@@ -83,7 +89,8 @@ func (p *prefixWriter) Write(b []byte) (int, error) {
 			continue
 		}
 		if _, err := fmt.Fprintf(p.w, "%s%s\n", p.prefix, line); err != nil {
-			return len(b), err
+			p.failed, p.buf = true, nil
+			return len(b), nil
 		}
 	}
 }
