@@ -29,7 +29,8 @@ func (e *env) newCheckCommand() *cobra.Command {
 			"resolve every resource on the cluster and check that you may do with it what run does, where run does it: list and watch it,\n" +
 			"and get and patch it, in the namespaces a rule names literally or else in all (in -n's alone with -n).\n" +
 			"With --offline, resolve them among the built-in resources of Kubernetes " + staticdiscovery.KubeVersion() + " and the CRDs of --crd\n" +
-			"files, which finds conflicting rules; a name not known offline is a warning.",
+			"files, which finds conflicting rules; a name not known offline is a warning.\n" +
+			"Exit status: 0 all ok (offline: valid), 1 invalid or not all ok, 2 no verdict: the cluster could not be asked.",
 		Args: noArgs,
 	}
 	rulesPath := addRulesFlag(c)
@@ -71,7 +72,7 @@ func (e *env) check(ctx context.Context, path, output string, cf *clusterFlags) 
 	}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return err
+		return &exitError{checkFailed, err}
 	}
 	if _, _, err := resolve.Compile(path, file, res.Resolve, res.Schema, nil); errors.Is(err, resolve.ErrUnreachable) {
 		return withOfflineHint(err)
@@ -102,10 +103,15 @@ func (e *env) reportInvalid(output string, r *checkReport, offline bool, err err
 	return e.printReport(output, r, offline)
 }
 
+// checkFailed is check's exit status when it reaches no verdict, as
+// diff's for an error: the cluster could not be asked. An invalid file
+// or a resource that is not ok is a verdict, exit status 1.
+const checkFailed = 2
+
 // withOfflineHint is err, which says that the cluster cannot be asked,
-// followed by offlineHint.
+// followed by offlineHint, ending check with checkFailed.
 func withOfflineHint(err error) error {
-	return fmt.Errorf("%w\n%s", err, offlineHint)
+	return &exitError{checkFailed, fmt.Errorf("%w\n%s", err, offlineHint)}
 }
 
 // offlineHint follows an error that says the cluster cannot be asked.

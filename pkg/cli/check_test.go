@@ -118,9 +118,9 @@ func TestCheckCommand(t *testing.T) {
 		{name: "no admission policies: said, no verdict on them", rules: cms, server: fakeAPIServer{noAdmissionPolicies: true}, wantCode: 0,
 			wantRows:   [][]string{{"cms", "cm", "configmaps.v1", "ok"}},
 			wantStderr: []string{"Kubernetes 1.36 and later", "this API server (v1.35.4) does not serve it"}},
-		{name: "discovery fails: no verdict", rules: widgets, server: fakeAPIServer{discoveryDown: true}, wantCode: 1,
+		{name: "discovery fails: no verdict", rules: widgets, server: fakeAPIServer{discoveryDown: true}, wantCode: 2,
 			wantStderr: []string{"error: API server http://127.0.0.1:", ": etcd is down\n" + offlineHint}},
-		{name: "access reviews fail: no verdict", rules: cms, server: fakeAPIServer{reviewsDown: true}, wantCode: 1,
+		{name: "access reviews fail: no verdict", rules: cms, server: fakeAPIServer{reviewsDown: true}, wantCode: 2,
 			wantStderr: []string{`rule "cms": could not ask the API server: review access to get configmaps.v1: `, "etcd is down", offlineHint}},
 	}
 	for _, tc := range tests {
