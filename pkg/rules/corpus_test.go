@@ -143,6 +143,15 @@ var generatedCases = []generatedCase{
 		}
 		return b.String()
 	}, want: []string{"excessive aliasing"}},
+	{name: "too-many-rules.yaml", content: func() string {
+		// 3,501 valid rules, no alias: refused for their number, not as aliasing.
+		var b strings.Builder
+		b.WriteString("rules:\n")
+		for i := range rules.MaxRules + 1 {
+			fmt.Fprintf(&b, "- {name: r%d, resources: [pods], names: [p%d], annotations: {a: v}}\n", i, i)
+		}
+		return b.String()
+	}, want: []string{"rules: holds 3501 rules, more than the 3500 a file may hold"}},
 }
 
 func TestCorpusGenerated(t *testing.T) {

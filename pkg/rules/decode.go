@@ -19,6 +19,7 @@ type decoder struct {
 	names  map[string]int // rule name → index of the first rule using it
 	index  int            // index of the rule being decoded
 	visits int            // values visited, counting alias expansions
+	nodes  int            // values the file writes, aliases not followed
 	capped bool           // decoding stopped at maxErrors
 	// keyLine is the line of the key whose value a fields callback decodes,
 	// for errors about the key itself.
@@ -37,9 +38,17 @@ func (d *decoder) lineOf(path string, v *yaml.Node) {
 	d.lines[path] = v.Line
 }
 
-// maxVisits bounds the values the decoder visits. Aliases let a small file
-// name the same large value many times; no real rules file comes near it.
+// maxVisits bounds the values the decoder visits beyond those the file
+// writes: aliases let a small file name the same large value many times;
+// no real rules file comes near it. What the file writes is bounded by
+// MaxFileSize.
 const maxVisits = 20_000
+
+// MaxRules bounds the rules of a file. Loading compares every pair of
+// rules (for conflicts, and for writes that flip selectors), which grows
+// with the square of their number: 3,500 rules take about 15 s on two
+// cores.
+const MaxRules = 3_500
 
 // maxErrors bounds the problems reported for one file.
 const maxErrors = 100
@@ -53,17 +62,29 @@ func (d *decoder) errorf(n *yaml.Node, field, format string, args ...any) {
 func (d *decoder) exhausted() bool {
 	d.visits++
 	switch {
-	case d.visits == maxVisits+1:
+	case d.visits == d.nodes+maxVisits+1:
 		d.errs = append(d.errs, FieldError{Message: fmt.Sprintf(
-			"too complex: more than %d values counting alias expansions (excessive aliasing?); a rules file is a handful of rules", maxVisits)})
+			"too complex: its aliases expand to more than %d values beyond the %d it writes (excessive aliasing); write the values out, or alias fewer",
+			maxVisits, d.nodes)})
 	case len(d.errs) >= maxErrors:
 		d.capped = true
 		return true
 	}
-	return d.visits > maxVisits
+	return d.visits > d.nodes+maxVisits
+}
+
+// countNodes counts the values of the tree at n, without following
+// aliases.
+func countNodes(n *yaml.Node) int {
+	c := 1
+	for _, child := range n.Content {
+		c += countNodes(child)
+	}
+	return c
 }
 
 func (d *decoder) file(root *yaml.Node) *File {
+	d.nodes = countNodes(root)
 	n := root
 	if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
 		n = n.Content[0]
@@ -90,6 +111,7 @@ func (d *decoder) rules(n *yaml.Node, path string) []Rule {
 		d.errorf(n, path, "must be a list of rules, got %s", describe(n))
 		return nil
 	}
+
 	d.names = map[string]int{}
 	out := make([]Rule, 0, len(n.Content))
 	for i, item := range n.Content {
@@ -98,6 +120,10 @@ func (d *decoder) rules(n *yaml.Node, path string) []Rule {
 		}
 		d.index = i
 		out = append(out, d.rule(deref(item), fmt.Sprintf("%s[%d]", path, i)))
+	}
+	if len(n.Content) > MaxRules && !d.capped {
+		d.errorf(n, path, "holds %d rules, more than the %d a file may hold: loading compares every pair of rules, "+
+			"which grows with the square of their number; combine rules that differ only in their names or namespaces", len(n.Content), MaxRules)
 	}
 	return out
 }
