@@ -31,10 +31,7 @@ const module = "github.com/kube-annotator/kube-annotator"
 // imports (outside its tests) only packages of its own layer or of a lower
 // one; each package's doc.go names its layer. A new package is placed here:
 // the test fails on a package no layer names.
-var layers = []struct {
-	name string
-	pkgs []string
-}{
+var layers = []layer{
 	// Leaves: each answers one question and imports no other package of
 	// the module.
 	{"base", []string{"pkg/patch", "pkg/version", "pkg/metrics", "pkg/server", "pkg/kubeflags",
@@ -63,15 +60,16 @@ var wiredByApp = []string{"pkg/controller", "pkg/reloader", "pkg/shard", "pkg/po
 // packages. What the rules want is computed without a cluster.
 var noClients = []string{"pkg/patch", "pkg/rules", "pkg/fight"}
 
+// layer is a named set of packages, by directory.
+type layer struct {
+	name string
+	pkgs []string
+}
+
 // layerOf returns the index in layers of the package in directory dir, or
 // -1.
 func layerOf(dir string) int {
-	return slices.IndexFunc(layers, func(l struct {
-		name string
-		pkgs []string
-	}) bool {
-		return slices.Contains(l.pkgs, dir)
-	})
+	return slices.IndexFunc(layers, func(l layer) bool { return slices.Contains(l.pkgs, dir) })
 }
 
 // imports lists the module's packages, by directory, with their non-test
