@@ -2,6 +2,7 @@ package main
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -23,19 +24,111 @@ func TestNoPluginPackage(t *testing.T) {
 	}
 }
 
-// The command line parses flags and prints; the process it runs is wired
-// by pkg/app. pkg/cli imports none of the packages that make up the
-// running controller.
-func TestCommandLineDoesNotWireTheProcess(t *testing.T) {
-	out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, "./pkg/cli").Output()
+// module is the import path of the repository's main module.
+const module = "github.com/kube-annotator/kube-annotator"
+
+// layers are the module's packages, by directory, lowest first. A package
+// imports (outside its tests) only packages of its own layer or of a lower
+// one; each package's doc.go names its layer. A new package is placed here:
+// the test fails on a package no layer names.
+var layers = []layer{
+	// Leaves: each answers one question and imports no other package of
+	// the module.
+	{"base", []string{"pkg/patch", "pkg/version", "pkg/metrics", "pkg/server", "pkg/kubeflags",
+		"pkg/staticdiscovery", "pkg/shard", "pkg/controller/retry", "test/testutil"}},
+	// The rules file and what it wants of one object; no clients.
+	{"rules", []string{"pkg/rules", "pkg/rules/rulestest", "pkg/fight"}},
+	// One decision per object, and what it needs of the cluster.
+	{"decide", []string{"pkg/reconcile", "pkg/admission", "pkg/record", "pkg/resolve", "pkg/scan"}},
+	// The parts of the running controller.
+	{"run", []string{"pkg/controller", "pkg/controller/objcache", "pkg/controller/internal/fixture",
+		"pkg/policysync", "pkg/reloader"}},
+	// The process of `run`, wired from one Config.
+	{"process", []string{"pkg/app"}},
+	// Flags, subcommands, main.
+	{"command", []string{"pkg/cli", "."}},
+	// Control planes, end-to-end suites, benchmark and demo.
+	{"test", []string{"test/harness", "test/bench", "test/demo", "test/e2e", "test/soak"}},
+}
+
+// wiredByApp are the parts of the running controller. The command line
+// parses flags and prints; the process it runs is wired by pkg/app, so no
+// package but pkg/app (and the test layer) imports them.
+var wiredByApp = []string{"pkg/controller", "pkg/reloader", "pkg/shard", "pkg/policysync"}
+
+// noClients import no client or informer: of client-go, only its util
+// packages. What the rules want is computed without a cluster.
+var noClients = []string{"pkg/patch", "pkg/rules", "pkg/fight"}
+
+// layer is a named set of packages, by directory.
+type layer struct {
+	name string
+	pkgs []string
+}
+
+// layerOf returns the index in layers of the package in directory dir, or
+// -1.
+func layerOf(dir string) int {
+	return slices.IndexFunc(layers, func(l layer) bool { return slices.Contains(l.pkgs, dir) })
+}
+
+// imports lists the module's packages, by directory, with their non-test
+// imports (those of the module by directory, the others by import path).
+func imports(t *testing.T) map[string][]string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "./...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
-	const mod = "github.com/kube-annotator/kube-annotator/pkg/"
-	for _, pkg := range strings.Fields(string(out)) {
-		switch strings.TrimPrefix(pkg, mod) {
-		case "controller", "reloader", "shard", "policysync":
-			t.Errorf("pkg/cli imports %s; pkg/app wires it", pkg)
+	dir := func(pkg string) string {
+		if pkg == module {
+			return "."
+		}
+		if d, ok := strings.CutPrefix(pkg, module+"/"); ok {
+			return d
+		}
+		return pkg
+	}
+	pkgs := map[string][]string{}
+	for line := range strings.Lines(string(out)) {
+		f := strings.Fields(line)
+		var imps []string
+		for _, imp := range f[1:] {
+			imps = append(imps, dir(imp))
+		}
+		pkgs[dir(f[0])] = imps
+	}
+	return pkgs
+}
+
+// Dependencies point one way: down the layers. A package of the module
+// imports no package of a higher layer, only pkg/app wires the running
+// controller's parts, and the rules and the patch plan import no client.
+func TestLayers(t *testing.T) {
+	pkgs := imports(t)
+	for pkg, imps := range pkgs {
+		l := layerOf(pkg)
+		if l < 0 {
+			t.Errorf("%s is in no layer: place it in deps_test.go's layers", pkg)
+			continue
+		}
+		for _, imp := range imps {
+			if il := layerOf(imp); il > l {
+				t.Errorf("%s (layer %s) imports %s (layer %s): a lower package imports an upper one", pkg, layers[l].name, imp, layers[il].name)
+			}
+			if slices.Contains(wiredByApp, imp) && pkg != "pkg/app" && layers[l].name != "test" {
+				t.Errorf("%s imports %s; pkg/app wires it", pkg, imp)
+			}
+			if slices.Contains(noClients, pkg) && strings.HasPrefix(imp, "k8s.io/client-go/") && !strings.HasPrefix(imp, "k8s.io/client-go/util/") {
+				t.Errorf("%s imports %s: it computes without a client", pkg, imp)
+			}
+		}
+	}
+	for _, l := range layers {
+		for _, pkg := range l.pkgs {
+			if _, ok := pkgs[pkg]; !ok {
+				t.Errorf("layer %s names %s, which is no package of the module", l.name, pkg)
+			}
 		}
 	}
 }

@@ -1,5 +1,3 @@
-// Command kube-annotator keeps annotations on Kubernetes objects as a rules
-// file says. Installed as kubectl-annotator it runs as "kubectl annotator".
 package main
 
 import (

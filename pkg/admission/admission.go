@@ -1,39 +1,3 @@
-// Package admission translates compiled rules into MutatingAdmissionPolicies
-// (admissionregistration.k8s.io/v1), so that the API server annotates an
-// object in the request that creates or updates it, before the controller
-// ever sees it.
-//
-// Each rule becomes one policy and its binding, both named
-// "<field manager>.<rule>" and labelled with ManagedByLabel,
-// FieldManagerLabel and RuleLabel. The policy matches the rule's resources
-// at CREATE and UPDATE; the rule's selection becomes the policy's
-// objectSelector and namespaceSelector where a LabelSelector can state it,
-// and CEL matchConditions for name and namespace globs, the excluded
-// namespaces and the label selector read on the object itself. One
-// ApplyConfiguration mutation sets the rule's literal values and the values
-// it reads with JSONPath, each only when its fields are present (as the
-// controller does); a key set only where absent (ifAbsent) is set only when
-// the admitted object lacks it. When an earlier rule in the file may set the same key
-// differently, the later rule's policy sets the key only where the earlier
-// rule does not select the object or has no value for it, as file order
-// decides for the controller. Failures are ignored (failurePolicy Ignore):
-// a policy never blocks a request, and the controller converges what it
-// did not set.
-//
-// The policy also lists the keys it added or changed in the marker
-// annotation patch.MarkerKey(field manager, resource), so that the
-// controller counts them as its own (see package reconcile): the API server
-// records no owner for keys set at admission.
-//
-// Objects that opt out (kube-annotator.io/ignore: "true" on the object or
-// its namespace) are left alone, as the controller leaves them; rules in
-// audit mode, which write nothing, have no policy.
-//
-// What a rule asks that cannot be done at admission is left to the
-// controller, and Translate says so in a Note: removals (removeAnnotations,
-// removeLabels), JSONPath values that CEL cannot read the same way, keys an
-// earlier rule may set from such a value, and names of objects created with
-// generateName.
 package admission
 
 import (
@@ -109,6 +73,38 @@ func ValidateFieldManager(manager string) error {
 
 // Translate returns the policies that apply set's rules at admission, in
 // file order, and notes on what is left to the controller.
+//
+// Each rule becomes one policy and its binding, both named
+// "<field manager>.<rule>" and labelled with ManagedByLabel,
+// FieldManagerLabel and RuleLabel. The policy matches the rule's resources
+// at CREATE and UPDATE; the rule's selection becomes the policy's
+// objectSelector and namespaceSelector where a LabelSelector can state it,
+// and CEL matchConditions for name and namespace globs, the excluded
+// namespaces and the label selector read on the object itself. One
+// ApplyConfiguration mutation sets the rule's literal values and the values
+// it reads with JSONPath, each only when its fields are present (as the
+// controller does); a key set only where absent (ifAbsent) is set only when
+// the admitted object lacks it. When an earlier rule in the file may set the same key
+// differently, the later rule's policy sets the key only where the earlier
+// rule does not select the object or has no value for it, as file order
+// decides for the controller. Failures are ignored (failurePolicy Ignore):
+// a policy never blocks a request, and the controller converges what it
+// did not set.
+//
+// The policy also lists the keys it added or changed in the marker
+// annotation patch.MarkerKey(field manager, resource), so that the
+// controller counts them as its own (see package reconcile): the API server
+// records no owner for keys set at admission.
+//
+// Objects that opt out (kube-annotator.io/ignore: "true" on the object or
+// its namespace) are left alone, as the controller leaves them; rules in
+// audit mode, which write nothing, have no policy.
+//
+// What a rule asks that cannot be done at admission is left to the
+// controller, and Translate says so in a Note: removals (removeAnnotations,
+// removeLabels), JSONPath values that CEL cannot read the same way, keys an
+// earlier rule may set from such a value, and names of objects created with
+// generateName.
 func Translate(set *rules.Set, opts Options) ([]Policy, []Note, error) {
 	if err := ValidateFieldManager(opts.FieldManager); err != nil {
 		return nil, nil, err

@@ -1,8 +1,3 @@
-// Package app builds and runs the controller process of `kube-annotator
-// run` from one Config: the clients, the rules loaded and compiled once,
-// the record of the resources written to, the controller, the reloader
-// that keeps its rules current, admission-policy sync, leader election,
-// shard membership and the metrics and probe servers.
 package app
 
 import (

@@ -1,6 +1,3 @@
-// Package cli implements the kube-annotator command line: one binary with
-// subcommands, usable directly or as the kubectl plugin "kubectl annotator".
-// Commands are spf13/cobra commands, as kubectl's are, on pflag flag sets.
 package cli
 
 import (

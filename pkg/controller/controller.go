@@ -1,21 +1,3 @@
-// Package controller runs the rules: one informer per ruled resource feeds
-// one shared work queue, and workers patch, through the metadata client,
-// the annotations and labels of objects that do not carry what the rules
-// want. The informers are metadata informers (PartialObjectMetadata in
-// protobuf), whose cache keeps only the annotations and labels the rules
-// read or the controller owns, unless a rule reads values from objects:
-// then they are dynamic informers of whole objects.
-//
-// A resource that leaves the rules is pruned: the controller keeps
-// watching it, with no rule, until the keys it set there are deleted, as
-// long as its record lists the resource (see prune.go). Each ruled or
-// recorded resource has one state, with its phase, changed in one place
-// (see resources.go).
-//
-// It follows the canonical client-go loop (k8s.io/sample-controller):
-// event handlers only enqueue keys, sync reads the object from the
-// informer's cache and writes only when the object differs from what the
-// rules want. Objects in the cache are shared and are never modified.
 package controller
 
 import (

@@ -1,23 +1,3 @@
-// Package fight tells when the controller and another writer take turns
-// changing one object — a GitOps tool's self-heal, a second annotator
-// that reverts the keys the rules set — and holds the controller's writes
-// to that object back, exponentially, while they do. No check of the
-// rules can see such a loop: the rules settle, the other writer does not.
-//
-// Only writes that make the same change as the write before them count:
-// that is what a revert loop looks like (set team=a, set team=a again …),
-// where rules reloaded or an object relabelled by a user make different
-// changes. An object is in a fight when such a write would be the
-// (Writes+1)th within Window. Its next write then waits BackoffBase after
-// the last one, and each write after that doubles the wait, up to
-// BackoffMax. The fight ends, and the wait with it, when Quiet passes
-// without a write to the object, or when a write makes another change.
-//
-// What the detector keeps is tiny and only for objects written recently:
-// the first write to an object leaves a 64-bit fingerprint, a time and a
-// hash of the change for at most two Windows; a second write within
-// Window makes a small state, dropped a Window after the object's last
-// write, or Quiet after it in a fight.
 package fight
 
 import (

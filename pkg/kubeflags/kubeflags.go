@@ -1,7 +1,3 @@
-// Package kubeflags holds kubectl's connection flags (--kubeconfig,
-// --context, -n, --server, …) and builds the client configuration they
-// select, as kubectl does. It is the command line's, and knows nothing of
-// rules.
 package kubeflags
 
 import (

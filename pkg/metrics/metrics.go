@@ -1,6 +1,3 @@
-// Package metrics defines kube-annotator's Prometheus metrics. Every label
-// value that can occur is initialised at start, so that series exist (at
-// zero) before the first event and alerts on rate() work from the start.
 package metrics
 
 import (

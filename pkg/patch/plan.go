@@ -1,8 +1,3 @@
-// Package patch computes, without side effects, how an object's metadata
-// must change to satisfy the rules — keys to set, and keys to delete because
-// this controller set them (as the API server's managedFields record) and
-// no rule wants them any more — and encodes that change as a JSON merge
-// patch that carries only the changed keys.
 package patch
 
 import (

@@ -1,9 +1,3 @@
-// Package policysync keeps a field manager's admission policies in the
-// cluster equal to what the rules in force translate into (see package
-// admission): it creates and updates them with server-side apply and
-// deletes those no rule asks for any more. It touches only the
-// MutatingAdmissionPolicies and bindings labelled as managed by
-// kube-annotator for its field manager.
 package policysync
 
 import (

@@ -1,23 +1,3 @@
-// Package reconcile decides what one object's annotations and labels must
-// become under the rules, and makes that change: the one place where the
-// decision and the write are made. The controller (run) and the one-shot
-// commands (once, diff) all go through it, so they cannot disagree about
-// what an object needs.
-//
-// It also owns the ownership invariant: the keys this program may delete
-// are those its field manager, FieldManager, owns in the object's
-// managedFields as the API server records them, and every write is sent as
-// that same field manager, so that the API server records them so.
-//
-// Keys that the field manager's admission policies (package admission) set
-// when an object was created or updated are owned too. The API server
-// records no owner for them, so the policies list them in a marker
-// annotation, patch.MarkerKey(manager, resource), and Decide counts the
-// keys listed there as owned, whoever managedFields names. An object
-// annotated at admission therefore needs no write while the rules still
-// want what it carries, and loses the keys no rule wants any more, exactly
-// as an object annotated by the controller does; the write that deletes
-// listed keys also rewrites the marker to list what remains, or deletes it.
 package reconcile
 
 import (

@@ -1,38 +1,3 @@
-// Package record keeps, in the cluster, the list of resources a field
-// manager has written to, so that keys it set can be pruned after no rule
-// names their resource any more.
-//
-// Pruning — deleting the keys a field manager owns that no rule wants —
-// happens only where the controller looks, and it looks only at the
-// resources its rules name. The record says where else to look. It follows
-// the ApplySet idea of KEP-3659: a parent object that lists the
-// group-resources holding members, here the resources on which the field
-// manager may own keys. A resource is added before the first write to it,
-// and removed once no object of it carries a key the field manager owns.
-//
-// The record is a ConfigMap named after the field manager (see Name),
-// labelled app.kubernetes.io/managed-by=kube-annotator and opted out of
-// every rule (rules.IgnoreAnnotation):
-//
-//	data:
-//	  format: "1"
-//	  fieldManager: kube-annotator
-//	  resources: |
-//	    deployments.apps
-//	    pods
-//	    configmaps -n team-a
-//
-// One line per resource and scope. A resource is written as its
-// group-resource ("resource.group", "resource" for the core group); the
-// version is resolved through discovery when the resource is pruned, so
-// that a CRD that changed its served versions is still found. A line
-// without "-n" was written by a process that watched every namespace; one
-// with "-n NS" by a process limited to namespace NS (run -n NS). Each
-// process prunes the lines of its scope: a process limited to NS those
-// with "-n NS"; one that watches every namespace all of them.
-//
-// The format key holds the version of this format (see Format); a record
-// without it is of format 1, and one of a newer format is refused.
 package record
 
 import (

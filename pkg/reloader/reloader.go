@@ -1,13 +1,3 @@
-// Package reloader keeps the rules in force up to date while the controller
-// runs: it reloads the rules file when it changes (or on SIGHUP), and
-// resolves the rules' resources again when the cluster's resources change,
-// so that a CRD installed after start is picked up and a deleted one is
-// dropped. An invalid file never replaces the last good rules, and neither
-// does a file compiled while the API server could not be asked.
-//
-// Only events that concern the rules file reload it (watch.go); the file's
-// state — in force, held, invalid or waiting — is one value that setState
-// changes, and the metrics and Note follow (state.go).
 package reloader
 
 import (

@@ -1,6 +1,3 @@
-// Package resolve turns resource names as users write them (kubectl style:
-// plural, singular, short name, "resource.group", "resource.version.group")
-// into the GroupVersionResource the API server serves, through discovery.
 package resolve
 
 import (

@@ -1,26 +1,3 @@
-// Package rules defines the rules file (rules.yaml): its schema, strict
-// loading with errors that name the field, and compilation against resolved
-// resources into what the controller enforces.
-//
-// The schema is stated once, in the decoder's tables fileSchema and
-// ruleSchema (schema.go). Each entry names a field as written in the file,
-// says whether it is required, how its value is checked and which fields of
-// File or Rule it fills; the decoder accepts exactly those fields, reports
-// any other by name, and lists them in that order. File and Rule carry no
-// encoding tags: they are only ever filled by the decoder, which walks YAML
-// nodes itself to keep line numbers, so tags would be a second, unchecked
-// statement of the field names. Their doc comments are the field reference,
-// each opening with the Go name and the file field it comes from, as in
-// Names ("names"). A test fails when a Go field is filled by no entry or by
-// two, when an entry fills other fields than it says, or when a doc comment
-// names another file field than the table; a field added to or removed
-// from the file format therefore changes the table, the struct and its
-// docs together. Each entry also carries the field's description and the
-// JSON Schema of its values, from which JSONSchema generates the file's
-// JSON Schema for editors (docs/rules.schema.json).
-//
-// The package imports no clients or informers; resolving a resource name to
-// a GroupVersionResource is the caller's job (see package resolve).
 package rules
 
 import "reflect"

@@ -1,7 +1,3 @@
-// Package scan lists every object of the ruled resources once and reports,
-// as package reconcile decides it, which annotations and labels each must
-// change: the one-shot counterpart of the controller's informers, used by
-// `once` and `diff`. It never writes.
 package scan
 
 import (

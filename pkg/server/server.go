@@ -1,4 +1,3 @@
-// Package server serves the health probes and metrics endpoints.
 package server
 
 import (

@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
@@ -82,6 +83,21 @@ func (m *member) releaseReshards() {
 
 // A member hands ranges over only once their new owner announced them
 // synced; a member that leaves hands its ranges over at once.
+// renewals counts the updates of the Lease named lease that client served.
+func renewals(client *fake.Clientset, lease string) int {
+	n := 0
+	for _, a := range client.Actions() {
+		u, ok := a.(k8stesting.UpdateAction)
+		if !ok || u.GetResource().Resource != "leases" {
+			continue
+		}
+		if l, ok := u.GetObject().(*coordinationv1.Lease); ok && l.Name == lease {
+			n++
+		}
+	}
+	return n
+}
+
 func TestDynamicHandoff(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -95,7 +111,9 @@ func TestDynamicHandoff(t *testing.T) {
 	if got := b.served(); got != want {
 		t.Fatalf("b starts on %.3f of the space, want its share %.3f", got, want)
 	}
-	time.Sleep(200 * time.Millisecond) // ten renew periods
+	// Ten renewals of a's Lease, each a chance for a to reshard.
+	renewed := renewals(client, "g-a")
+	testutil.WaitFor(t, 5*time.Second, "ten renewals of a's Lease", func() bool { return renewals(client, "g-a") >= renewed+10 })
 	if got := a.shard.Ranges().Fraction(); got != 1 || b.Ready() == nil {
 		t.Fatalf("a moved to %.3f of the space while b had not synced (b ready: %v), want all", got, b.Ready())
 	}

@@ -1,10 +1,3 @@
-// Package shard splits the objects of a cluster among replicas of the
-// controller. An object belongs to the replica whose ranges hold the
-// FNV-1a 64 hash of its metadata.uid, the hash of the API server's shard
-// selectors (KEP-5866, k8s.io/apimachinery/pkg/sharding). A replica sends
-// its ranges to the API server as a shard selector; when the server does
-// not apply it (the ShardedListAndWatch feature is off), the replica drops
-// the objects of other ranges itself, with the same hash.
 package shard
 
 import (

@@ -1,16 +1,3 @@
-// Package staticdiscovery says which resources exist without asking a
-// server: the built-in resources of the Kubernetes version the client
-// library was built for (BuiltIn), and the custom resources of
-// CustomResourceDefinitions read from files (ReadCRDs). Discovery serves
-// them as a discovery client serves a server's, so that the RESTMapper
-// that resolves resource names against a cluster resolves them offline
-// the same way: plural, singular and short names, "resource.group" and
-// "resource.version.group", at the version a server prefers.
-//
-// A cluster may serve less: alpha and beta versions that it does not
-// enable, or resources of a newer Kubernetes than the cluster's. And it
-// may serve more: its own CRDs and aggregated APIs, and the create-only
-// bindings resource, which no typed client names.
 package staticdiscovery
 
 import (

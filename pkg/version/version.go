@@ -1,5 +1,3 @@
-// Package version reports which build of kube-annotator is running: its
-// version, the commit it was built from, when, and with which Go.
 package version
 
 import (

@@ -1,6 +1,66 @@
-// Command bench measures kube-annotator against two baselines on a real
-// control plane (etcd + kube-apiserver on 127.0.0.1, started by
-// test/harness). It is what `make bench` runs.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// options are the benchmark's command-line flags.
+type options struct {
+	binary        string
+	objects       int
+	rounds        int
+	workers       int
+	steady        time.Duration
+	latency       int
+	memoryObjects []int
+	memoryWindow  time.Duration
+	timeout       time.Duration
+	crCacheReads  bool
+	realistic     bool
+	goMemLimit    int64
+	// shards, when not 0, is the number of replicas the sharding phases
+	// split the objects among.
+	shards int
+	// reshard says whether the sharding rounds also measure a group
+	// growing and shrinking.
+	reshard bool
+	// setups, when not empty, are the ids of the sharding setups the
+	// rounds measure.
+	setups []string
+	// profileDir, when set, is where a CPU profile of kube-apiserver is
+	// written for each run, over its first profileFor.
+	profileDir string
+	profileFor time.Duration
+	// variants are more kube-annotator runners; runners, when not empty,
+	// the runners the rounds run.
+	variants []variant
+	runners  []string
+	// clients are the benchmark's own requests in flight while it seeds
+	// and resets; etcdQuota is etcd's --quota-backend-bytes.
+	clients   int
+	etcdQuota int64
+}
+
+// shapes are the shapes of objects the benchmark measures with.
+func (o options) shapes() []shape {
+	if o.realistic {
+		return []shape{small, realistic}
+	}
+	return []shape{small}
+}
+
+// main runs the benchmark. What it measures, exactly:
 //
 // It seeds --objects objects (Deployments and ReplicaSets with no replicas,
 // Pods, Frigates: a quarter each, over a few namespaces), then, for
@@ -86,76 +146,6 @@
 // Results are medians over the rounds and ratios between runners measured
 // in the same run: absolute numbers depend on the machine and on whatever
 // else runs on it. Progress goes to stderr, the tables to stdout.
-//
-// Usage, from the repository root:
-//
-//	make build   # or: CGO_ENABLED=0 go build -trimpath -o bin/kube-annotator .
-//	go run ./test/bench --binary bin/kube-annotator
-//	go run ./test/bench --binary bin/kube-annotator --objects 400 --rounds 1 --steady 5s --latency 20   # ~2 min smoke run
-//	go run ./test/bench --binary bin/kube-annotator --realistic --rounds 0 --latency 0 --memory-objects 100000   # memory only
-//	go run ./test/bench --binary bin/kube-annotator --shards 3   # 1 replica vs 3 shards, static and as a group
-package main
-
-import (
-	"context"
-	"errors"
-	"flag"
-	"fmt"
-	"os"
-	"os/signal"
-	"slices"
-	"strconv"
-	"strings"
-	"sync"
-	"syscall"
-	"time"
-)
-
-// options are the benchmark's command-line flags.
-type options struct {
-	binary        string
-	objects       int
-	rounds        int
-	workers       int
-	steady        time.Duration
-	latency       int
-	memoryObjects []int
-	memoryWindow  time.Duration
-	timeout       time.Duration
-	crCacheReads  bool
-	realistic     bool
-	goMemLimit    int64
-	// shards, when not 0, is the number of replicas the sharding phases
-	// split the objects among.
-	shards int
-	// reshard says whether the sharding rounds also measure a group
-	// growing and shrinking.
-	reshard bool
-	// setups, when not empty, are the ids of the sharding setups the
-	// rounds measure.
-	setups []string
-	// profileDir, when set, is where a CPU profile of kube-apiserver is
-	// written for each run, over its first profileFor.
-	profileDir string
-	profileFor time.Duration
-	// variants are more kube-annotator runners; runners, when not empty,
-	// the runners the rounds run.
-	variants []variant
-	runners  []string
-	// clients are the benchmark's own requests in flight while it seeds
-	// and resets; etcdQuota is etcd's --quota-backend-bytes.
-	clients   int
-	etcdQuota int64
-}
-
-// shapes are the shapes of objects the benchmark measures with.
-func (o options) shapes() []shape {
-	if o.realistic {
-		return []shape{small, realistic}
-	}
-	return []shape{small}
-}
-
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == rawCommand {
 		os.Exit(rawMain(os.Args[2:]))

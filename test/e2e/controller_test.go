@@ -81,7 +81,6 @@ func TestSeedScenario(t *testing.T) {
 		if got := c.Requests.Count("patch", "/namespaces/"+ns+"/"); got != 9 {
 			t.Errorf("controller sent %d PATCH requests for the namespace, want 9", got)
 		}
-		time.Sleep(500 * time.Millisecond)
 		env.Quiet(t, 10*time.Second, "frigates", "deployments", "replicasets", "pods")
 		if got := c.Requests.Count("get", ""); got != 0 {
 			t.Errorf("controller sent %d GET requests for single objects, want 0 (it reads its cache)", got)
@@ -115,7 +114,7 @@ rules:
   annotations: {scoped: "in"}
 `, controller.Options{Namespace: in})
 	env.WaitForAnnotation(t, 10*time.Second, h.ConfigMaps, in, "cm", "scoped", "in")
-	time.Sleep(time.Second)
+	env.Quiet(t, time.Second, "configmaps") // fails on any write, outside the namespace too
 	if got, ok := env.Get(t, h.ConfigMaps, out, "cm").GetAnnotations()["scoped"]; ok {
 		t.Errorf("configmap outside the namespace got scoped=%q", got)
 	}

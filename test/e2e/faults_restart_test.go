@@ -33,7 +33,7 @@ func TestFaultAPIServerRestart(t *testing.T) {
 	configMapsOn(t, cp, ns, n)
 	p := startRun(t, "--rules", writeFile(t, "rules.yaml", faultRules), "-n", ns, "--kubeconfig", cp.Kubeconfig,
 		"--kube-api-qps", "40", "--kube-api-burst", "1")
-	time.Sleep(2 * time.Second)
+	waitWrites(t, p, n/5, 30*time.Second)
 
 	listed, _ := annotatedOn(t, cp, ns)
 	stopping := time.Now()

@@ -81,6 +81,16 @@ func patches(t *testing.T, before h.Requests) int {
 	return d.Count("PATCH", "configmaps") + d.Count("APPLY", "configmaps")
 }
 
+// waitWrites waits until p has made at least n successful writes: a moment
+// mid-convergence chosen by the controller's progress, not by the clock.
+func waitWrites(t *testing.T, p *h.Process, n int, timeout time.Duration) {
+	t.Helper()
+	waitFor(t, timeout, fmt.Sprintf("%d successful writes", n), func() bool {
+		body, err := p.ReadMetrics()
+		return err == nil && h.MetricValue(body, "kube_annotator_writes_total", map[string]string{"result": "success"}) >= float64(n)
+	})
+}
+
 // requests reads the suite's apiserver_request_total.
 func requests(t *testing.T) h.Requests {
 	t.Helper()
@@ -105,9 +115,12 @@ func TestFaultAPIServerOutage(t *testing.T) {
 	proxy, kubeconfig := env.NewProxy(t)
 	before := requests(t)
 	p := startRun(t, "--rules", writeFile(t, "rules.yaml", faultRules), "-n", ns, "--kubeconfig", kubeconfig, "--kube-api-qps", "40", "--kube-api-burst", "1")
-	time.Sleep(2 * time.Second)
+	waitWrites(t, p, n/5, 30*time.Second)
 	proxy.Down()
 	done, _ := annotated(t, ns)
+	if done == 0 || done >= n {
+		t.Errorf("the API server went away at %d/%d converged, not mid-convergence: the scenario did not happen", done, n)
+	}
 	time.Sleep(10 * time.Second)
 	if err := proxy.Up(); err != nil {
 		t.Fatal(err)
@@ -128,7 +141,7 @@ func TestFaultDeletedWhileQueued(t *testing.T) {
 	const n = 200
 	configMaps(t, ns, n)
 	p := startRun(t, "--rules", writeFile(t, "rules.yaml", faultRules), "-n", ns, "--kube-api-qps", "20", "--kube-api-burst", "1")
-	time.Sleep(time.Second)
+	waitWrites(t, p, n/10, 30*time.Second)
 	err := env.Dynamic.Resource(h.ConfigMaps).Namespace(ns).DeleteCollection(t.Context(), metav1.DeleteOptions{}, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -206,13 +219,16 @@ func TestFaultSIGTERMMidConvergence(t *testing.T) {
 	rulesFile := writeFile(t, "rules.yaml", faultRules)
 	before := requests(t)
 	p := startRun(t, "--rules", rulesFile, "-n", ns, "--kube-api-qps", "40", "--kube-api-burst", "1")
-	time.Sleep(2 * time.Second)
+	waitWrites(t, p, n/5, 30*time.Second)
 	stopped := time.Now()
 	if err := p.Stop(h.StopTimeout); err != nil {
 		t.Fatalf("exit after SIGTERM: %v", err)
 	}
 	exit := time.Since(stopped)
 	done, _ := annotated(t, ns)
+	if done == 0 || done >= n {
+		t.Errorf("SIGTERM at %d/%d converged, not mid-convergence: the scenario did not happen", done, n)
+	}
 	startRun(t, "--rules", rulesFile, "-n", ns)
 	waitConverged(t, ns, 60*time.Second)
 	writes := patches(t, before)
@@ -242,7 +258,7 @@ func TestFaultCRDDeletedWhileQueued(t *testing.T) {
   annotations: {fault: "ok"}
 `), "-n", ns, "--kube-api-qps", "10", "--kube-api-burst", "1")
 	p.WaitMetric(t, 15*time.Second, "kube_annotator_informers", 2)
-	time.Sleep(time.Second) // some frigates patched, most still queued
+	waitWrites(t, p, 10, 20*time.Second) // some frigates patched, most still queued
 	env.DeleteCRD(t, "frigates.queued.example.com")
 	p.WaitMetric(t, 20*time.Second, "kube_annotator_informers", 1)
 	p.WaitMetric(t, 20*time.Second, "workqueue_depth", 0)

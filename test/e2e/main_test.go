@@ -1,5 +1,3 @@
-// Package e2e proves the controller's behaviour on a real control plane
-// (etcd + kube-apiserver); see test/harness.
 package e2e
 
 import (

@@ -171,8 +171,12 @@ func TestPruneCRDDeletedWhilePending(t *testing.T) {
 		t.Fatalf("kube_annotator_prune_pending{resource=%s,reason=NotServed} not 1 within 15s:\n%s", resource, p.Output(t))
 	}
 	waitLog(t, p, 5*time.Second, "Cannot prune a resource no rule names; it stays in the record", resource, 1)
-	// Past a retry, which reads the record and looks the resource up again.
-	time.Sleep(11 * time.Second)
+	// Past a retry, which reads the record and looks the resource up again:
+	// the record's ConfigMap read, nothing else here reads one.
+	retried := requests(t)
+	waitFor(t, 20*time.Second, "a retry: the record read again", func() bool {
+		return requests(t).Sub(retried).Count("GET", "configmaps") > 0
+	})
 	waitRecord(t, time.Second, ns, "kube-annotator", "configmaps@"+ns, resource+"@"+ns)
 	if got := prunePending(t, p, resource, "NotServed"); got != 1 {
 		t.Errorf("prune_pending{%s,NotServed} = %v after a retry, want 1", resource, got)

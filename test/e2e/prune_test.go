@@ -265,7 +265,7 @@ func TestPruneTwoFieldManagers(t *testing.T) {
 	})
 	waitRecord(t, 5*time.Second, ns, "kube-annotator", "pods@"+ns)
 	waitRecord(t, 5*time.Second, ns, "team-b", "deployments.apps@"+ns)
-	time.Sleep(2 * time.Second) // both prunes done: nothing else may go
+	env.Quiet(t, 2*time.Second, "deployments", "pods") // both prunes done: nothing else may go
 	a, l := metadataOf(t, h.Deployments, ns, web.name)
 	if a["team-b/owner"] != "b" || l["team-b"] != "yes" {
 		t.Errorf("the Deployment lost team-b's keys when kube-annotator pruned it: %v %v", a, l)

@@ -1,9 +1,3 @@
-// Package harness starts a real control plane (etcd + kube-apiserver, built
-// from source by `make envtest-assets`) for end-to-end tests, installs the
-// Frigate CRD from deploy/crd, and hands tests the means to talk to it.
-//
-// It is test-only code: it imports controller-runtime's envtest, which must
-// never reach the product binary.
 package harness
 
 import (

@@ -1,7 +1,3 @@
-// Package soak is the chaos soak: every fault of the suite at once over
-// 10,000 objects, on a control plane of its own (see docs/faults.md).
-// `make soak` runs it alone; `make test-faults` runs it after the faults
-// of test/e2e.
 package soak
 
 import (

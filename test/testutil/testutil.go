@@ -1,6 +1,3 @@
-// Package testutil holds the small helpers that the tests of many
-// packages share. It imports nothing of kube-annotator, so that any
-// package's own tests may import it, and only tests do.
 package testutil
 
 import (

@@ -1,9 +1,3 @@
-// Package objcache is what the controller's informers keep of each
-// object, and how: the cache transforms of metadata informers (a
-// read-only *cachedMetadata with only the annotations and labels the rules
-// read or the controller owns, values shared through an Interner) and of
-// informers of whole objects, and the test of whether an update can change
-// what the rules decide. It needs nothing from the controller.
 package objcache
 
 import (

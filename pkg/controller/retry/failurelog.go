@@ -1,8 +1,3 @@
-// Package retry is the controller's retry policy: how the work queue
-// spaces the syncs that failed (Limiter), how their failures are logged
-// (FailureLog), and how an informer's list or watch that got no answer
-// from the API server is sent again (UntilAnswered). It tells a failure
-// the API server answered from one it did not (Unreachable).
 package retry
 
 import (

@@ -1,5 +1,3 @@
-// Package rulestest compiles rules files for tests, against resources the
-// test names instead of a cluster's discovery.
 package rulestest
 
 import (

@@ -1,0 +1,9 @@
+// Package rulestest compiles rules files for tests, against resources the
+// test names instead of a cluster's discovery.
+//
+// Start at Compile (rulestest.go); Nodes and Pods (nodes.go, pods.go) are
+// the resources that tests of fromNode serve.
+//
+// Layer "rules" of deps_test.go: it imports only rules, and only tests
+// import it.
+package rulestest

@@ -1,0 +1,27 @@
+// Command bench measures kube-annotator against two baselines on a real
+// control plane (etcd + kube-apiserver on 127.0.0.1, started by
+// test/harness). It is what `make bench` and `make bench-scale` run, and
+// docs/performance.md reports its figures.
+//
+// It seeds --objects objects, then runs each runner in turn — a raw PATCH
+// loop through the dynamic and the metadata client, with and without a
+// watch; test/bench/crrunner, the controller a Kubebuilder user would
+// write; and the kube-annotator binary (--binary) — and compares the time
+// to converge, the API server's requests, CPU and memory, the latency at
+// creation with and without admission policies and, with --shards N,
+// replicas, static shards and a shard group. The comment on main says what
+// each measurement is, exactly.
+//
+// Start at main (main.go), then tracker.go (the benchmark's own watch,
+// which says when every object is annotated) and shards.go.
+//
+// Usage, from the repository root:
+//
+//	make build   # or: CGO_ENABLED=0 go build -trimpath -o bin/kube-annotator .
+//	go run ./test/bench --binary bin/kube-annotator
+//	go run ./test/bench --binary bin/kube-annotator --objects 400 --rounds 1 --steady 5s --latency 20   # ~2 min smoke run
+//	go run ./test/bench --binary bin/kube-annotator --shards 3   # 1 replica vs 3 shards, static and as a group
+//
+// Layer "test" of deps_test.go: it imports test/harness and admission, and
+// no product package imports it.
+package main
