@@ -35,14 +35,14 @@ var layers = []layer{
 	// Leaves: each answers one question and imports no other package of
 	// the module.
 	{"base", []string{"pkg/patch", "pkg/version", "pkg/metrics", "pkg/server", "pkg/kubeflags",
-		"pkg/staticdiscovery", "pkg/shard", "pkg/controller/retry", "test/testutil"}},
+		"pkg/staticdiscovery", "pkg/shard", "pkg/controller/retry", "pkg/sensitive", "test/testutil"}},
 	// The rules file and what it wants of one object; no clients.
 	{"rules", []string{"pkg/rules", "pkg/rules/rulestest", "pkg/fight"}},
 	// One decision per object, and what it needs of the cluster.
-	{"decide", []string{"pkg/reconcile", "pkg/admission", "pkg/record", "pkg/resolve", "pkg/scan"}},
+	{"decide", []string{"pkg/reconcile", "pkg/admission", "pkg/record", "pkg/resolve", "pkg/scan", "pkg/rbac"}},
 	// The parts of the running controller.
 	{"run", []string{"pkg/controller", "pkg/controller/objcache", "pkg/controller/internal/fixture",
-		"pkg/policysync", "pkg/reloader"}},
+		"pkg/controller/rulestats", "pkg/policysync", "pkg/reloader"}},
 	// The process of `run`, wired from one Config.
 	{"process", []string{"pkg/app"}},
 	// Flags, subcommands, main.

@@ -7,11 +7,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/sensitive"
 )
 
 // sensitiveProblem is the warning about resource j of rule i, which the
 // rule names as written and which is s.
-func sensitiveProblem(i, j int, rule, written string, s rules.Sensitive) rules.FieldError {
+func sensitiveProblem(i, j int, rule, written string, s sensitive.Resource) rules.FieldError {
 	target := written
 	if canonical := s.GroupResource.String(); canonical != written {
 		target = fmt.Sprintf("%s (%s)", written, canonical)
@@ -29,9 +30,9 @@ func sensitiveProblems(file *rules.File, resolved map[string]schema.GroupResourc
 	var out []rules.FieldError
 	for i, rule := range file.Rules {
 		for j, name := range rule.Resources {
-			s, ok := rules.SensitiveName(name)
+			s, ok := sensitive.ByName(name)
 			if gr, known := resolved[name]; known {
-				s, ok = rules.SensitiveGroupResource(gr)
+				s, ok = sensitive.ByGroupResource(gr)
 			}
 			if ok {
 				out = append(out, sensitiveProblem(i, j, rule.Name, name, s))

@@ -22,6 +22,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/retry"
+	"github.com/kube-annotator/kube-annotator/pkg/controller/rulestats"
 	"github.com/kube-annotator/kube-annotator/pkg/fight"
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
@@ -93,7 +94,7 @@ type Controller struct {
 	limiter  *retry.Limiter[queued]
 	failures *retry.FailureLog
 	expect   *expectations
-	stats    *ruleStats
+	stats    *rulestats.Stats
 	fights   *fight.Detector[queued]
 	writer   *reconcile.Writer
 	// failed carries a setup error of SetRules to Run, which stops on it.
@@ -158,7 +159,7 @@ func NewController(client dynamic.Interface, metadataClient metadata.Interface, 
 		limiter:   limiter,
 		failures:  retry.NewFailureLog(clock.RealClock{}, retry.FailureLogInterval),
 		expect:    newExpectations(),
-		stats:     newRuleStats(opts.Metrics),
+		stats:     rulestats.New(opts.Metrics),
 		fights:    newFights(clock.RealClock{}, opts.Metrics),
 		shared:    objcache.NewInterner(),
 		failed:    make(chan error, 1),

@@ -196,7 +196,7 @@ func (c *Controller) stopInformer(r *resource, stop []*resourceInformer) []*reso
 		return stop
 	}
 	c.expect.forgetResource(r.target.GVR)
-	c.stats.forgetResource(r.target.GVR)
+	c.stats.ForgetResource(r.target.GVR)
 	stop = append(stop, r.informer)
 	r.informer, r.target = nil, nil
 	r.gen++

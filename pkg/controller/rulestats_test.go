@@ -3,101 +3,15 @@ package controller
 import (
 	"fmt"
 	"runtime"
-	"slices"
 	"testing"
 
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/retry"
 )
-
-// The per-rule gauges count objects: syncing one again changes nothing,
-// a change moves it, and forgetting it takes it out.
-func TestRuleStats(t *testing.T) {
-	m := metrics.New()
-	s := newRuleStats(m)
-	a, b := &rules.Compiled{Rule: rules.Rule{Name: "a"}}, &rules.Compiled{Rule: rules.Rule{Name: "b"}}
-	x, y := Key{configMaps, "ns", "x"}, Key{configMaps, "ns", "y"}
-	gauges := func() [4]float64 {
-		return [4]float64{value(t, m.PerRule.Selected.WithLabelValues("a")), value(t, m.PerRule.Selected.WithLabelValues("b")),
-			value(t, m.PerRule.AuditPending.WithLabelValues("b")),
-			value(t, m.PerRule.Ignored.WithLabelValues("configmaps", metrics.ScopeNamespace))}
-	}
-	steps := []struct {
-		do   func()
-		want [4]float64
-	}{
-		{func() { s.record(x, objectStats{selected: []*rules.Compiled{a, b}, audit: []string{"b"}}) }, [4]float64{1, 1, 1, 0}},
-		{func() { s.record(x, objectStats{selected: []*rules.Compiled{a, b}, audit: []string{"b"}}) }, [4]float64{1, 1, 1, 0}},
-		{func() { s.record(y, objectStats{selected: []*rules.Compiled{a}}) }, [4]float64{2, 1, 1, 0}},
-		{func() { s.record(x, objectStats{selected: []*rules.Compiled{b}}) }, [4]float64{1, 1, 0, 0}},
-		{func() { s.record(y, objectStats{ignored: metrics.ScopeNamespace}) }, [4]float64{0, 1, 0, 1}},
-		{func() { s.forget(x) }, [4]float64{0, 0, 0, 1}},
-		{func() { s.forgetResource(configMaps) }, [4]float64{0, 0, 0, 0}},
-	}
-	for i, st := range steps {
-		st.do()
-		if got := gauges(); got != st.want {
-			t.Errorf("step %d: selected{a,b}, auditPending{b}, ignored = %v, want %v", i, got, st.want)
-		}
-	}
-	if n := s.len(); n != 0 {
-		t.Errorf("%d objects remembered after forgetting all, want 0", n)
-	}
-}
-
-// The unset gauge counts each object once per rule and reason, moves
-// with it, and record says when what is unset on an object changed — the
-// controller logs only then; its reasons are the rules' own.
-func TestRuleStatsUnset(t *testing.T) {
-	if !slices.Equal(metrics.UnsetReasons, rules.Reasons) {
-		t.Fatalf("metrics.UnsetReasons = %v, rules.Reasons = %v; want the same", metrics.UnsetReasons, rules.Reasons)
-	}
-	m := metrics.New()
-	s := newRuleStats(m)
-	x := Key{configMaps, "ns", "x"}
-	failed := []rules.Unset{{Rule: "a", Kind: "label", Key: "k", Reason: rules.ReasonError}, {Rule: "a", Kind: "label", Key: "l", Reason: rules.ReasonError}}
-	missing := []rules.Unset{{Rule: "a", Kind: "label", Key: "k", Reason: rules.ReasonSourceMissing}}
-	gauges := func() [2]float64 {
-		return [2]float64{value(t, m.PerRule.Unset.WithLabelValues("a", rules.ReasonError)), value(t, m.PerRule.Unset.WithLabelValues("a", rules.ReasonSourceMissing))}
-	}
-	for i, st := range []struct {
-		unset       []rules.Unset
-		want        [2]float64
-		wantChanged bool
-	}{
-		{failed, [2]float64{1, 0}, true},
-		{failed, [2]float64{1, 0}, false},
-		{missing, [2]float64{0, 1}, true},
-		{nil, [2]float64{0, 0}, true},
-		{nil, [2]float64{0, 0}, false},
-	} {
-		changed := s.record(x, objectStats{unset: unsetPairs(st.unset)})
-		if got := gauges(); got != st.want || changed != st.wantChanged {
-			t.Errorf("step %d: unset{a,error}, unset{a,source-missing} = %v, changed %v; want %v, %v", i, got, changed, st.want, st.wantChanged)
-		}
-	}
-}
-
-// BenchmarkRuleStatsHeap reports the heap the per-rule gauges keep per
-// object that one rule selects.
-func BenchmarkRuleStatsHeap(b *testing.B) {
-	const n = 100000
-	r := &rules.Compiled{Rule: rules.Rule{Name: "a"}}
-	for b.Loop() {
-		s := newRuleStats(metrics.New())
-		before := fixture.LiveHeap()
-		for i := range n {
-			s.record(Key{configMaps, "ns", fmt.Sprintf("object-%06d", i)}, objectStats{selected: []*rules.Compiled{r}})
-		}
-		b.ReportMetric(float64(fixture.LiveHeap()-before)/n, "B/object")
-		runtime.KeepAlive(s)
-	}
-}
 
 // BenchmarkQueueHeap reports the heap the work queue keeps per object
 // once it has held every object at once, as after an initial sync, and

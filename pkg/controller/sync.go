@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
+	"github.com/kube-annotator/kube-annotator/pkg/controller/rulestats"
 	"github.com/kube-annotator/kube-annotator/pkg/fight"
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
@@ -36,7 +37,7 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 	obj := e.obj
 	if obj == nil {
 		c.expect.forget(key) // deleted, or no longer watched: nothing to do
-		c.stats.forget(key)
+		c.stats.Forget(rulestats.Key(key))
 		c.fights.Forget(key.queued())
 		return nil
 	}
@@ -142,7 +143,7 @@ func (c *Controller) cachedObject(key Key) (e cachedEntry, done func(), err erro
 // with a Warning event and metrics for conflicts, and reports what rules in
 // audit mode would change.
 func (c *Controller) report(ctx context.Context, key Key, obj objcache.Object, d reconcile.Decision) {
-	unsetChanged := c.stats.record(key, statsOf(obj, d))
+	unsetChanged := c.stats.Record(rulestats.Key(key), rulestats.Of(obj, d))
 	if d.Ignored != "" {
 		return // left alone: the rules' verdicts do not apply
 	}

@@ -1,4 +1,4 @@
-package rules
+package sensitive
 
 import (
 	"strings"
@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-func TestSensitiveGroupResource(t *testing.T) {
+func TestByGroupResource(t *testing.T) {
 	tests := []struct {
 		gr   schema.GroupResource
 		want bool
@@ -35,7 +35,7 @@ func TestSensitiveGroupResource(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.gr.String(), func(t *testing.T) {
-			s, got := SensitiveGroupResource(tc.gr)
+			s, got := ByGroupResource(tc.gr)
 			if got != tc.want {
 				t.Fatalf("sensitive = %v, want %v", got, tc.want)
 			}
@@ -46,7 +46,7 @@ func TestSensitiveGroupResource(t *testing.T) {
 	}
 }
 
-func TestSensitiveName(t *testing.T) {
+func TestByName(t *testing.T) {
 	tests := []struct {
 		name string
 		want string // the group and resource it is classified as; "" when not sensitive
@@ -74,7 +74,7 @@ func TestSensitiveName(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s, ok := SensitiveName(tc.name)
+			s, ok := ByName(tc.name)
 			got := ""
 			if ok {
 				got = s.GroupResource.String()
@@ -97,8 +97,8 @@ func TestSensitiveResourcesTable(t *testing.T) {
 				t.Errorf("%s names both %s and %s", qualified, prev, s.GroupResource)
 			}
 			owner[qualified] = s.GroupResource
-			if got, ok := SensitiveName(qualified); !ok || got.GroupResource != s.GroupResource {
-				t.Errorf("SensitiveName(%q) = %v, %v; want %s", qualified, got.GroupResource, ok, s.GroupResource)
+			if got, ok := ByName(qualified); !ok || got.GroupResource != s.GroupResource {
+				t.Errorf("ByName(%q) = %v, %v; want %s", qualified, got.GroupResource, ok, s.GroupResource)
 			}
 		}
 		if strings.HasSuffix(s.Can, ".") || s.Can == "" {

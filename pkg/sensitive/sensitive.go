@@ -1,4 +1,4 @@
-package rules
+package sensitive
 
 import (
 	"slices"
@@ -6,11 +6,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// A Sensitive resource is one on which the controller's verbs (get, list,
+// A Resource is a resource on which the controller's verbs (get, list,
 // watch and patch, granted cluster-wide by the rbac command) give its
 // service account power over the cluster's security: credentials,
 // permissions, admission control, API definitions.
-type Sensitive struct {
+type Resource struct {
 	// GroupResource is the resource.
 	GroupResource schema.GroupResource
 	// Names are the other names kubectl accepts for it (singular, short),
@@ -23,7 +23,7 @@ type Sensitive struct {
 // sensitiveResources are the resources that check and rbac warn about.
 // Workloads are not among them, although patching a Pod template changes
 // what runs: that is in the nature of every annotating controller.
-var sensitiveResources = []Sensitive{
+var sensitiveResources = []Resource{
 	{GroupResource: core("secrets"), Names: []string{"secret"},
 		Can: "read the data of every Secret in every namespace (passwords, keys, tokens: RBAC cannot limit a read to metadata, whatever the controller itself reads) and change any of them"},
 	{GroupResource: core("serviceaccounts"), Names: []string{"serviceaccount", "sa"},
@@ -77,22 +77,22 @@ func admissionGR(resource string) schema.GroupResource {
 	return schema.GroupResource{Group: "admissionregistration.k8s.io", Resource: resource}
 }
 
-// SensitiveGroupResource returns what the controller's verbs on gr give
+// ByGroupResource returns what the controller's verbs on gr give
 // its service account, when gr is sensitive.
-func SensitiveGroupResource(gr schema.GroupResource) (Sensitive, bool) {
+func ByGroupResource(gr schema.GroupResource) (Resource, bool) {
 	for _, s := range sensitiveResources {
 		if s.GroupResource == gr {
 			return s, true
 		}
 	}
-	return Sensitive{}, false
+	return Resource{}, false
 }
 
-// SensitiveName classifies a resource name as a rule writes it (plural,
+// ByName classifies a resource name as a rule writes it (plural,
 // singular, short name, "resource.group", "resource.version.group") without
 // asking a cluster: a name without a group is taken as the built-in
 // resource of that name, as kubectl would prefer it.
-func SensitiveName(name string) (Sensitive, bool) {
+func ByName(name string) (Resource, bool) {
 	full, gr := schema.ParseResourceArg(name)
 	candidates := []schema.GroupResource{gr}
 	if full != nil {
@@ -105,5 +105,5 @@ func SensitiveName(name string) (Sensitive, bool) {
 			}
 		}
 	}
-	return Sensitive{}, false
+	return Resource{}, false
 }

@@ -1,0 +1,219 @@
+package rulestats
+
+import (
+	"iter"
+	"strings"
+	"sync"
+	"unique"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kube-annotator/kube-annotator/pkg/metrics"
+	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
+)
+
+// Stats remembers, for every object last synced, the rules that select
+// it, the rules in audit mode that would change it and whether it is left
+// alone, so that the per-rule gauges count objects rather than syncs.
+// Objects that no rule selects and that are not ignored take no memory;
+// the others take a map slot each, as objects that count in the same
+// gauges share what is remembered of them.
+type Stats struct {
+	m          *metrics.Metrics
+	mu         sync.Mutex
+	byResource map[schema.GroupVersionResource]map[objectName]unique.Handle[counted]
+}
+
+// Key names an object: its resource, namespace and name.
+type Key struct {
+	GVR             schema.GroupVersionResource
+	Namespace, Name string
+}
+
+// objectName is an object's name within its resource.
+type objectName struct{ namespace, name string }
+
+// Object is what a sync found of one object.
+type Object struct {
+	selected []*rules.Compiled // shared with the evaluation: read only
+	audit    []string
+	ignored  string // "", metrics.ScopeObject or metrics.ScopeNamespace
+	// unset are the rules that could not compute a key's value, and why
+	// (rules.Unset), each rule and reason once: "rule\x01reason\x00"…
+	unset string
+}
+
+// counted is Object as Stats remembers it: the rules' names, each
+// followed by a NUL (no rule name has one), in a comparable value.
+type counted struct {
+	selected, audit string
+	ignored         string
+	unset           string
+}
+
+func (s Object) counted() counted {
+	var c counted
+	var b strings.Builder
+	for _, r := range s.selected {
+		b.WriteString(r.Name)
+		b.WriteByte(0)
+	}
+	c.selected, b = b.String(), strings.Builder{}
+	for _, r := range s.audit {
+		b.WriteString(r)
+		b.WriteByte(0)
+	}
+	c.audit, c.ignored, c.unset = b.String(), s.ignored, s.unset
+	return c
+}
+
+// is reports whether c counts what s found.
+func (c counted) is(s Object) bool {
+	return c.ignored == s.ignored && c.unset == s.unset && sameNames(c.selected, len(s.selected), func(i int) string { return s.selected[i].Name }) &&
+		sameNames(c.audit, len(s.audit), func(i int) string { return s.audit[i] })
+}
+
+// sameNames reports whether list holds the n names name(0), …, name(n-1),
+// in order.
+func sameNames(list string, n int, name func(int) string) bool {
+	i := 0
+	for got := range names(list) {
+		if i == n || got != name(i) {
+			return false
+		}
+		i++
+	}
+	return i == n
+}
+
+// empty reports whether s counts in no gauge.
+func (s Object) empty() bool {
+	return len(s.selected) == 0 && len(s.audit) == 0 && s.ignored == "" && s.unset == ""
+}
+
+// names yields the rule names in list.
+func names(list string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for name := range strings.SplitSeq(list, "\x00") {
+			if name != "" && !yield(name) {
+				return
+			}
+		}
+	}
+}
+
+// New returns the Stats that keep the per-rule gauges of m.
+func New(m *metrics.Metrics) *Stats {
+	return &Stats{m: m, byResource: map[schema.GroupVersionResource]map[objectName]unique.Handle[counted]{}}
+}
+
+// Record replaces what is remembered of key by now, adjusting the gauges,
+// and reports whether the keys the rules could not compute on it, or why,
+// changed.
+func (s *Stats) Record(key Key, now Object) (unsetChanged bool) {
+	name := objectName{key.Namespace, key.Name}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	objs := s.byResource[key.GVR]
+	was, ok := objs[name]
+	if ok && was.Value().is(now) || !ok && now.empty() {
+		return false // most syncs: nothing to count again, nothing to allocate
+	}
+	unsetChanged = now.unset != ""
+	if ok {
+		unsetChanged = was.Value().unset != now.unset
+	}
+	c := now.counted()
+	if ok {
+		s.add(key.GVR, was.Value(), -1)
+	}
+	s.add(key.GVR, c, 1)
+	switch {
+	case c != (counted{}) && objs == nil:
+		s.byResource[key.GVR] = map[objectName]unique.Handle[counted]{name: unique.Make(c)}
+	case c != (counted{}):
+		objs[name] = unique.Make(c)
+	default:
+		delete(objs, name)
+	}
+	return unsetChanged
+}
+
+// add adds delta to the gauges c counts in.
+func (s *Stats) add(gvr schema.GroupVersionResource, c counted, delta float64) {
+	for r := range names(c.selected) {
+		s.m.PerRule.Selected.WithLabelValues(r).Add(delta)
+	}
+	for r := range names(c.audit) {
+		s.m.PerRule.AuditPending.WithLabelValues(r).Add(delta)
+	}
+	if c.ignored != "" {
+		s.m.PerRule.Ignored.WithLabelValues(gvr.GroupResource().String(), c.ignored).Add(delta)
+	}
+	for pair := range names(c.unset) {
+		rule, reason, _ := strings.Cut(pair, "\x01")
+		s.m.PerRule.Unset.WithLabelValues(rule, reason).Add(delta)
+	}
+}
+
+// Forget drops key, an object deleted or no longer ruled.
+func (s *Stats) Forget(key Key) { s.Record(key, Object{}) }
+
+// ForgetResource drops every object of gvr, a resource no longer ruled.
+func (s *Stats) ForgetResource(gvr schema.GroupVersionResource) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.byResource[gvr] {
+		s.add(gvr, c.Value(), -1)
+	}
+	delete(s.byResource, gvr)
+}
+
+// Len returns the number of objects remembered.
+func (s *Stats) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, objs := range s.byResource {
+		n += len(objs)
+	}
+	return n
+}
+
+// Of is what Stats remembers of obj, decided as d.
+func Of(obj metav1.Object, d reconcile.Decision) Object {
+	st := Object{selected: d.Evaluation.Selected}
+	switch {
+	case d.Ignored == "":
+	case rules.OptsOut(obj.GetAnnotations()):
+		st.ignored = metrics.ScopeObject
+	default:
+		st.ignored = metrics.ScopeNamespace
+	}
+	for _, a := range d.Audit {
+		st.audit = append(st.audit, a.Rule)
+	}
+	if d.Ignored == "" {
+		st.unset = unsetPairs(d.Evaluation.Unset)
+	}
+	return st
+}
+
+// unsetPairs lists each rule and reason of unset once, in order, as
+// Object.unset holds them.
+func unsetPairs(unset []rules.Unset) string {
+	if len(unset) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	seen := make(map[[2]string]bool, len(unset))
+	for _, u := range unset {
+		if p := [2]string{u.Rule, u.Reason}; !seen[p] {
+			seen[p] = true
+			b.WriteString(u.Rule + "\x01" + u.Reason + "\x00")
+		}
+	}
+	return b.String()
+}
