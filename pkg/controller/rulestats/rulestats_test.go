@@ -101,7 +101,6 @@ func BenchmarkRuleStatsHeap(b *testing.B) {
 	}
 }
 
-
 // value reads a gauge.
 func value(t testing.TB, m prometheus.Metric) float64 {
 	t.Helper()
