@@ -28,7 +28,9 @@ func TestRBACLiteralNamespaces(t *testing.T) {
 	rulesFile := writeFile(t, "rules.yaml", fmt.Sprintf(
 		"rules:\n- name: confined\n  resources: [configmaps]\n  namespaces: [%s, %s]\n  annotations: {%s: \"yes\"}\n", nsA, nsB, key))
 	name := "ka-" + saNS // its own ClusterRole: others apply kube-annotator's
-	manifests, stderr, code := runCLI(t, "rbac", "--rules", rulesFile, "-n", saNS, "--name", name, "--kubeconfig", env.Kubeconfig)
+	// Its own field manager too: the keys other tests' controllers left
+	// in other namespaces are not its to prune (where it may not patch).
+	manifests, stderr, code := runCLI(t, "rbac", "--rules", rulesFile, "-n", saNS, "--name", name, "--field-manager", name, "--kubeconfig", env.Kubeconfig)
 	if code != 0 {
 		t.Fatalf("rbac: exit %d: %s", code, stderr)
 	}
@@ -70,7 +72,7 @@ func TestRBACLiteralNamespaces(t *testing.T) {
 		t.Errorf("check as %s: exit %d, want 0 and access ok:\n%s%s", sa, code, out, stderr)
 	}
 
-	p := startRun(t, "--rules", rulesFile, "--as", sa, "--record-namespace", saNS, "--leader-elect", "--leader-election-namespace", saNS)
+	p := startRun(t, "--rules", rulesFile, "--as", sa, "--field-manager", name, "--record-namespace", saNS, "--leader-elect", "--leader-election-namespace", saNS)
 	env.WaitForAnnotation(t, 20*time.Second, h.ConfigMaps, nsA, "cm", key, "yes")
 	env.WaitForAnnotation(t, 5*time.Second, h.ConfigMaps, nsB, "cm", key, "yes")
 	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {

@@ -32,7 +32,7 @@ func TestReloadLogFileInRulesDir(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "rules.yaml")
 	replaceFile(t, path, rulesFor("one"))
-	p := startRunWithLog(t, filepath.Join(dir, "controller.log"), "--rules", path, "--max-changes", "2")
+	p := startRunWithLog(t, filepath.Join(dir, "controller.log"), "--rules", path, "--max-changes", "2", "-n", ns)
 	for _, n := range names {
 		env.WaitForAnnotation(t, 15*time.Second, h.ConfigMaps, ns, n, "team", "one")
 	}

@@ -36,7 +36,7 @@ func TestSoakReloads(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "rules.yaml")
 	replaceFile(t, path, inForce)
-	p := startRunWithLog(t, filepath.Join(dir, "controller.log"), "--rules", path, "--max-changes", fmt.Sprint(2*marked))
+	p := startRunWithLog(t, filepath.Join(dir, "controller.log"), "--rules", path, "--max-changes", fmt.Sprint(2*marked), "-n", ns)
 	for _, n := range names {
 		env.WaitForAnnotation(t, 30*time.Second, h.ConfigMaps, ns, n, "team", "a")
 	}
