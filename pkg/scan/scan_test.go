@@ -394,3 +394,29 @@ func TestUnsetWarnings(t *testing.T) {
 		t.Errorf("Warnings() =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestSourcesForNamespaceObject checks that a rule whose CEL reads
+// namespaceObject, with no namespaceSelector or fromNamespace, is decided
+// on the namespace listed by Sources, as run decides it from its
+// namespace informer.
+func TestSourcesForNamespaceObject(t *testing.T) {
+	set := rulestest.Compile(t, "rules:\n- {name: r, resources: [configmaps], annotations: {team: {cel: 'namespaceObject.metadata.labels.team'}}}\n", served...)
+	client := newClient(object("Namespace", "", "ns-a", nil, map[string]string{"team": "a"}), cm("ns-a", "x", nil))
+	look, err := Sources(t.Context(), client, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []*Object
+	err = Resource(t.Context(), client, set.Targets[configMaps], "", manager, look, new(Unset), func(_ *rules.Target, o *Object) error {
+		if o != nil {
+			got = append(got, o)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || len(got[0].Changes) != 1 || got[0].Changes[0].Key != "team" || got[0].Changes[0].New == nil || *got[0].Changes[0].New != "a" {
+		t.Errorf("pending = %s, want team set to a, read from namespace ns-a", fmt.Sprint(got))
+	}
+}
