@@ -44,6 +44,22 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 
 {{/* The ConfigMap that holds the rules file. */}}
+{{/* kube-annotator.inlineRules: rules.inline as a mapping, whether given as
+one or as the text of a rules file (which keeps its comments and lines in
+the ConfigMap). */}}
+{{- define "kube-annotator.inlineRules" -}}
+{{- $inline := required "rules.inline: the rules file, or set rules.existingConfigMap" .Values.rules.inline }}
+{{- if kindIs "string" $inline }}
+{{- $file := fromYaml $inline }}
+{{- if hasKey $file "Error" }}
+{{- fail (printf "rules.inline: the text of the rules file is not a YAML mapping: %s" (get $file "Error")) }}
+{{- end }}
+{{- toYaml $file }}
+{{- else }}
+{{- toYaml $inline }}
+{{- end }}
+{{- end }}
+
 {{- define "kube-annotator.rulesConfigMap" -}}
 {{- default (printf "%s-rules" (include "kube-annotator.fullname" .)) .Values.rules.existingConfigMap }}
 {{- end }}

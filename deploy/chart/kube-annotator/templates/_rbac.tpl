@@ -32,7 +32,7 @@ namespaced: true
 {{- $table := .Files.Get "files/resources.yaml" | fromYaml }}
 {{- $targets := list }}
 {{- if not .Values.rules.existingConfigMap }}
-{{- range $i, $rule := .Values.rules.inline.rules }}
+{{- range $i, $rule := (include "kube-annotator.inlineRules" . | fromYaml).rules }}
 {{- range $j, $name := $rule.resources }}
 {{- $targets = append $targets (dict "name" $name "where" (printf "rules.inline.rules[%d].resources[%d]" $i $j) "selectsByNamespace" (not (empty (get $rule "namespaceSelector"))) "namespaces" (get $rule "namespaces" | default list)) }}
 {{- end }}
@@ -85,7 +85,7 @@ namespaced: true
 {{- /* A value read from a Pod's Node (fromNode) needs the Nodes watched. */}}
 {{- $watchNodes := false }}
 {{- if not .Values.rules.existingConfigMap }}
-{{- range $rule := .Values.rules.inline.rules }}
+{{- range $rule := (include "kube-annotator.inlineRules" . | fromYaml).rules }}
 {{- range $field := list "annotations" "labels" }}
 {{- range $key, $v := (get $rule $field | default dict) }}
 {{- if and (kindIs "map" $v) (hasKey $v "fromNode") }}
