@@ -42,9 +42,10 @@ type Target struct {
 	// namespaces (fromNamespace); NamespaceKeys says which.
 	ReadsNamespaces bool
 
-	static   *Evaluation    // what every object gets, when no rule selects or reads
-	memo     *selectionMemo // evaluations by the rules selecting, when no rule reads
-	excluded []string       // namespace globs no rule applies in
+	static   *Evaluation      // what every object gets, when no rule selects or reads
+	memo     *selectionMemo   // evaluations by the rules selecting, when no rule reads
+	excluded []string         // namespace globs no rule applies in
+	sources  []*RelatedSource // see Sources
 }
 
 // nothing is the evaluation of an object no rule selects.
@@ -275,6 +276,7 @@ func Compile(name string, f *File, resolve ResolveFunc) (set *Set, unresolved []
 			t.ReadsNamespaces = t.ReadsNamespaces || r.ReadsNamespace()
 			static = static && !r.Selective() && !r.ReadsObject() && !r.ReadsNamespace()
 		}
+		t.sources = t.neededSources()
 		if static {
 			t.static = t.Evaluate(&metav1.ObjectMeta{}, nil)
 		} else {

@@ -68,3 +68,34 @@ func TestEvaluateUnsetAndHeld(t *testing.T) {
 		})
 	}
 }
+
+// TestTargetSources checks the sources each target needs watched: the
+// namespace for a namespaced resource, and for Namespaces selected by
+// label; the Node for a fromNode value; none for a cluster-scoped
+// resource otherwise; and the namespace for a target made outside
+// Compile, such as a prune's.
+func TestTargetSources(t *testing.T) {
+	for _, tc := range []struct {
+		name, rules string
+		res         rules.Resource
+		want        []*rules.RelatedSource
+	}{
+		{"namespaced", "rules:\n- {name: r, resources: [configmaps], annotations: {a: b}}\n", rulestest.ConfigMaps, []*rules.RelatedSource{rules.NamespaceSource}},
+		{"fromNode", "rules:\n- {name: r, resources: [pods], labels: {z: {fromNode: {label: z}}}}\n", rulestest.Pods,
+			[]*rules.RelatedSource{rules.NamespaceSource, rules.NodeSource}},
+		{"cluster-scoped", "rules:\n- {name: r, resources: [nodes], annotations: {a: b}}\n", rulestest.Nodes, nil},
+		{"Namespaces by label", "rules:\n- {name: r, resources: [namespaces], namespaceSelector: team=a, annotations: {a: b}}\n", rulestest.Namespaces,
+			[]*rules.RelatedSource{rules.NamespaceSource}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			set := rulestest.Compile(t, tc.rules, tc.res)
+			if got := set.Targets[tc.res.GVR].Sources(); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("Sources() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	prune := &rules.Target{Resource: rulestest.ConfigMaps}
+	if got := prune.Sources(); !reflect.DeepEqual(got, []*rules.RelatedSource{rules.NamespaceSource}) {
+		t.Errorf("a prune's Sources() = %v, want the namespace: its objects' namespaces may opt out", got)
+	}
+}

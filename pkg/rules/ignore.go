@@ -49,5 +49,5 @@ func (t *Target) Locked() *Target {
 		return nil
 	}
 	return &Target{Resource: t.Resource, Rules: locked, ReadsObjects: t.ReadsObjects,
-		NeedsNamespaceLabels: t.NeedsNamespaceLabels, ReadsNamespaces: t.ReadsNamespaces, excluded: t.excluded}
+		NeedsNamespaceLabels: t.NeedsNamespaceLabels, ReadsNamespaces: t.ReadsNamespaces, excluded: t.excluded, sources: t.sources}
 }

@@ -138,8 +138,18 @@ func namespaceIn(look Lookup, name string) (metav1.Object, bool) {
 // Sources returns the sources the controller must watch for the objects
 // of t: the namespace where a namespaced object may opt out or a rule
 // selects Namespaces by their labels (NeedsNamespaces), and each source
-// a rule reads values from.
+// a rule reads values from. They are found once, when t is compiled (a
+// target made otherwise, such as a prune's, finds them at each call); the
+// slice is shared: read only.
 func (t *Target) Sources() []*RelatedSource {
+	if t.sources != nil {
+		return t.sources
+	}
+	return t.neededSources()
+}
+
+// neededSources computes Sources.
+func (t *Target) neededSources() []*RelatedSource {
 	var out []*RelatedSource
 	if t.NeedsNamespaces() {
 		out = append(out, NamespaceSource)

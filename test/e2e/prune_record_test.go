@@ -260,26 +260,7 @@ roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: restricted}
 subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: `+user+`}]
 `))
 	// And namespaces, which the controller watches for opt-outs.
-	name := "e2e-prune-restricted-" + ns
-	env.Create(t, clusterRoles, "", h.FromYAML(t, `
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: `+name+`}
-rules:
-- {apiGroups: [""], resources: [namespaces], verbs: [list, watch]}
-`))
-	env.Create(t, clusterRoleBindings, "", h.FromYAML(t, `
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: `+name+`}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: `+name+`}
-subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: `+user+`}]
-`))
-	t.Cleanup(func() {
-		for _, gvr := range []schema.GroupVersionResource{clusterRoleBindings, clusterRoles} {
-			_ = env.Dynamic.Resource(gvr).Delete(context.Background(), name, metav1.DeleteOptions{})
-		}
-	})
+	grantWatchNamespaces(t, "e2e-prune-restricted-"+ns, user)
 	replaceFile(t, rulesFile, podsRules)
 	p := startRun(t, append(args, "--as", user)...)
 	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {

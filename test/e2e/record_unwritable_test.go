@@ -26,26 +26,7 @@ func TestRecordUnwritableNotReady(t *testing.T) {
 	const user = "e2e-record-unwritable"
 	grant(t, ns, user, "patch-only", `
 - {apiGroups: [""], resources: [configmaps], verbs: [get, list, watch, patch]}`)
-	name := "e2e-record-unwritable-" + ns
-	env.Create(t, clusterRoles, "", h.FromYAML(t, `
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: `+name+`}
-rules:
-- {apiGroups: [""], resources: [namespaces], verbs: [list, watch]}
-`))
-	env.Create(t, clusterRoleBindings, "", h.FromYAML(t, `
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: `+name+`}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: `+name+`}
-subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: `+user+`}]
-`))
-	t.Cleanup(func() {
-		for _, gvr := range []schema.GroupVersionResource{clusterRoleBindings, clusterRoles} {
-			_ = env.Dynamic.Resource(gvr).Delete(context.Background(), name, metav1.DeleteOptions{})
-		}
-	})
+	grantWatchNamespaces(t, "e2e-record-unwritable-"+ns, user)
 
 	rulesFile := writeFile(t, "rules.yaml", configMapsRules)
 	p := startRun(t, "--rules", rulesFile, "-n", ns, "--record-namespace", ns, "--as", user)
@@ -98,4 +79,30 @@ metadata: {name: `+name+`}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: `+name+`}
 subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: `+user+`}]
 `))
+}
+
+// grantWatchNamespaces lets user list and watch namespaces, which the
+// controller watches for opt-outs, through a ClusterRole and binding
+// named name, deleted at the test's end.
+func grantWatchNamespaces(t *testing.T, name, user string) {
+	t.Helper()
+	env.Create(t, clusterRoles, "", h.FromYAML(t, `
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: `+name+`}
+rules:
+- {apiGroups: [""], resources: [namespaces], verbs: [list, watch]}
+`))
+	env.Create(t, clusterRoleBindings, "", h.FromYAML(t, `
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: `+name+`}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: `+name+`}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: `+user+`}]
+`))
+	t.Cleanup(func() {
+		for _, gvr := range []schema.GroupVersionResource{clusterRoleBindings, clusterRoles} {
+			_ = env.Dynamic.Resource(gvr).Delete(context.Background(), name, metav1.DeleteOptions{})
+		}
+	})
 }
