@@ -103,7 +103,7 @@ func watchesNamespaces(file *rules.File, resolved map[string]rules.Resource) boo
 func relatedResources(file *rules.File) []schema.GroupResource {
 	var out []schema.GroupResource
 	for _, src := range rules.RelatedSources() {
-		if slices.ContainsFunc(file.Rules, func(r rules.Rule) bool { return src.ReadBy(&r) }) {
+		if slices.ContainsFunc(file.Rules, func(r rules.Rule) bool { return readsFrom(&r, src) }) {
 			out = append(out, src.Resource.GVR.GroupResource())
 		}
 	}
@@ -141,4 +141,17 @@ func Needs(rule *rules.Rule, namespaced bool, namespace string) []Access {
 		}
 	}
 	return out
+}
+
+// readsFrom reports whether rule r reads values from the objects of src,
+// so that run watches them.
+func readsFrom(r *rules.Rule, src *rules.RelatedSource) bool {
+	for _, m := range []map[string]rules.RelatedKey{r.AnnotationsFromRelated, r.LabelsFromRelated} {
+		for _, k := range m {
+			if k.From == src.Field {
+				return true
+			}
+		}
+	}
+	return false
 }

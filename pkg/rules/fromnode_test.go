@@ -223,11 +223,11 @@ func TestLockedReadsFromNode(t *testing.T) {
 }
 
 // nodesLookup is the Lookup that finds Nodes, and only Nodes, with find.
-func nodesLookup(find func(ns, name string) (metav1.Object, bool)) rules.Lookup {
-	return rules.LookupFunc(func(src *rules.RelatedSource, ns, name string) (metav1.Object, bool) {
-		if src != rules.NodeSource {
-			return nil, false
-		}
-		return find(ns, name)
-	})
+type nodesLookup func(ns, name string) (metav1.Object, bool)
+
+func (find nodesLookup) Find(src *rules.RelatedSource, ns, name string) (metav1.Object, bool) {
+	if src != rules.NodeSource {
+		return nil, false
+	}
+	return find(ns, name)
 }

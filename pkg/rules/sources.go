@@ -92,19 +92,6 @@ func (s *RelatedSource) RefOf(obj metav1.Object) string {
 	return name
 }
 
-// ReadBy reports whether rule r reads values from the objects of s; the
-// rbac command asks it of each rule, to grant watching them.
-func (s *RelatedSource) ReadBy(r *Rule) bool {
-	for _, m := range []map[string]RelatedKey{r.AnnotationsFromRelated, r.LabelsFromRelated} {
-		for _, k := range m {
-			if k.From == s.Field {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // Lookup finds the objects rules read besides the object itself, by
 // source: the Namespace of an object (NamespaceSource, namespace ""), a
 // Pod's Node (NodeSource). The controller answers from its informers'
@@ -114,17 +101,6 @@ type Lookup interface {
 	// Find returns the object of src in namespace ("" for a
 	// cluster-scoped source) named name, and whether it is known.
 	Find(src *RelatedSource, namespace, name string) (metav1.Object, bool)
-}
-
-// LookupFunc is a Lookup as a function; a nil LookupFunc knows of none.
-type LookupFunc func(src *RelatedSource, namespace, name string) (metav1.Object, bool)
-
-// Find calls f.
-func (f LookupFunc) Find(src *RelatedSource, namespace, name string) (metav1.Object, bool) {
-	if f == nil {
-		return nil, false
-	}
-	return f(src, namespace, name)
 }
 
 // namespaceIn finds the Namespace name through look, which may be nil.
