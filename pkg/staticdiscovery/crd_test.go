@@ -61,7 +61,7 @@ func TestReadCRDs(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			lists, err := ReadCRDs(write(t, "crds.yaml", tc.content))
+			lists, _, err := ReadCRDs(write(t, "crds.yaml", tc.content))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,7 +93,7 @@ func equalResource(a, b metav1.APIResource) bool {
 
 // The repository's CRD reads as the cluster serves it.
 func TestReadCRDsFrigate(t *testing.T) {
-	lists, err := ReadCRDs(frigateCRD)
+	lists, _, err := ReadCRDs(frigateCRD)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,20 +135,20 @@ func TestReadCRDsErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			path := write(t, "crds.yaml", tc.content)
-			_, err := ReadCRDs(path)
+			_, _, err := ReadCRDs(path)
 			if err == nil || !strings.HasPrefix(err.Error(), path+": ") || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("ReadCRDs() error = %v, want %q", err, path+": …"+tc.want)
 			}
 		})
 	}
 	t.Run("missing file", func(t *testing.T) {
-		if _, err := ReadCRDs("no-such-file.yaml"); err == nil || !strings.Contains(err.Error(), "no-such-file.yaml") {
+		if _, _, err := ReadCRDs("no-such-file.yaml"); err == nil || !strings.Contains(err.Error(), "no-such-file.yaml") {
 			t.Errorf("ReadCRDs() error = %v, want it to name the file", err)
 		}
 	})
 	t.Run("defined in two files", func(t *testing.T) {
 		a, b := write(t, "a.yaml", crd()), write(t, "b.yaml", crd())
-		_, err := ReadCRDs(a, b)
+		_, _, err := ReadCRDs(a, b)
 		if err == nil || !strings.HasPrefix(err.Error(), b+": document 1") || !strings.Contains(err.Error(), "also at "+a+": document 1") {
 			t.Errorf("ReadCRDs() error = %v, want it to name both files", err)
 		}
