@@ -2,17 +2,23 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 
+	"github.com/kube-annotator/kube-annotator/pkg/resolve"
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/staticdiscovery"
 	h "github.com/kube-annotator/kube-annotator/test/harness"
 )
@@ -26,7 +32,9 @@ var allAPIs = h.Options{APIServerFlags: map[string]string{"runtime-config": "api
 // what a control plane of the client library's version serves with every
 // built-in API enabled, cut down by CompactOpenAPI: a document for each
 // group-version known offline that the server serves. With -update (`make
-// builtin-schemas`) it rewrites the embedded copy from the server.
+// builtin-schemas`) it rewrites the embedded copy from the server. And it
+// proves that a custom resource's schema offline, from its CRD's file, is
+// the one the server publishes.
 func TestBuiltInSchemas(t *testing.T) {
 	if !strings.HasPrefix(env.Features.Version, "v"+staticdiscovery.KubeVersion()+".") {
 		t.Skipf("the server is %s; the offline schemas are of Kubernetes %s", env.Features.Version, staticdiscovery.KubeVersion())
@@ -80,6 +88,86 @@ func TestBuiltInSchemas(t *testing.T) {
 	}
 	if len(missing) > 0 {
 		t.Logf("known offline and not served with every API enabled, so left dyn offline: %v", missing)
+	}
+	t.Run("crd", func(t *testing.T) { testCRDSchemaOffline(t, e) })
+}
+
+// gadgetCRD is a CRD whose schema has what the API server changes in the
+// schema it publishes: an embedded resource, an int-or-string, fields
+// that keep unknown fields, a map list, and a metadata it leaves untyped.
+const gadgetCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gadgets.example.com}
+spec:
+  group: example.com
+  names: {plural: gadgets, kind: Gadget}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          metadata: {type: object}
+          spec:
+            type: object
+            required: [size]
+            properties:
+              size: {type: integer, format: int32, minimum: 0}
+              port: {x-kubernetes-int-or-string: true}
+              extra: {type: object, x-kubernetes-preserve-unknown-fields: true}
+              template:
+                type: object
+                x-kubernetes-embedded-resource: true
+                properties:
+                  spec: {type: object, properties: {image: {type: string}}}
+              parts:
+                type: array
+                x-kubernetes-list-type: map
+                x-kubernetes-list-map-keys: [name]
+                items: {type: object, required: [name], properties: {name: {type: string}, at: {type: string, format: date-time}}}
+              labels: {type: object, additionalProperties: {type: string}}
+  - name: v2
+    served: true
+    storage: false
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+`
+
+// testCRDSchemaOffline installs gadgetCRD on e and compares the schemas
+// of its served versions, resolved offline from the CRD's file, with what
+// e publishes, less descriptions.
+func testCRDSchemaOffline(t *testing.T, e *h.Env) {
+	e.InstallCRD(t, gadgetCRD)
+	dc, err := discovery.NewDiscoveryClientForConfig(e.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	off, err := resolve.NewOffline(writeFile(t, "gadgets.yaml", gadgetCRD))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, version := range []string{"v1", "v2"} {
+		res := rules.Resource{GVR: schema.GroupVersionResource{Group: "example.com", Version: version, Resource: "gadgets"}, Kind: "Gadget", Namespaced: true}
+		var want *spec.Schema
+		// A CRD just created is published a moment later.
+		err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			var err error
+			want, err = resolve.New(dc).Schema(res)
+			return want != nil, err
+		})
+		if err != nil {
+			t.Fatalf("%s: not published: %v", rules.GVRString(res.GVR), err)
+		}
+		got, err := off.Schema(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, b := withoutDescriptions(t, got), withoutDescriptions(t, want); a != b {
+			t.Errorf("schema of %s offline differs from the server's\noffline: %s\nserver:  %s", rules.GVRString(res.GVR), a, b)
+		}
 	}
 }
 
