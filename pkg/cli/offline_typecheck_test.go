@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -87,5 +90,41 @@ func TestCheckOfflineTypeCheck(t *testing.T) {
 				t.Errorf("exit %d, stderr:\n%s\nwant exit 1 and %q", code, stderr, path+tc.err)
 			}
 		})
+	}
+}
+
+// admission --offline compiles the rules as check --offline does: CEL
+// that does not type-check is refused with the same error.
+func TestAdmissionOfflineTypeCheck(t *testing.T) {
+	path := writeTemp(t, "rules.yaml", "rules:\n- name: r\n  resources: [deployments]\n  when: object.spec.replicass > 2\n  labels: {a: b}\n")
+	want := path + `:4: rules[0].when: rule "r": CEL condition "object.spec.replicass > 2" does not type-check against the schema of deployments.v1.apps: column 12: undefined field 'replicass'`
+	_, stderr, code := invoke("kube-annotator", "admission", "--offline", "--rules", path)
+	if code == 0 || !strings.Contains(stderr, want) {
+		t.Errorf("admission --offline: exit %d, stderr:\n%s\nwant an error with %q", code, stderr, want)
+	}
+}
+
+// check --offline -o json reports each expression that does not
+// type-check as an error at its line, and the file as invalid.
+func TestCheckOfflineTypeCheckJSON(t *testing.T) {
+	path := writeTemp(t, "rules.yaml", "rules:\n- name: r\n  resources: [deployments]\n  when: object.spec.replicass > 2\n  labels:\n    n: {cel: object.spec.replicas}\n")
+	stdout, stderr, code := invoke("kube-annotator", "check", "--offline", "-o", "json", "--rules", path)
+	var report struct {
+		Valid    bool `json:"valid"`
+		Problems []struct {
+			Severity, Path, Message string
+			Line                    int
+		} `json:"problems"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &report); err != nil {
+		t.Fatalf("exit %d, stdout is not a report: %v\n%s%s", code, err, stdout, stderr)
+	}
+	var got []string
+	for _, p := range report.Problems {
+		got = append(got, fmt.Sprintf("%s %d %s %v", p.Severity, p.Line, p.Path, strings.Contains(p.Message, "does not type-check against the schema of deployments.v1.apps")))
+	}
+	want := []string{"error 4 rules[0].when true", "error 6 rules[0].labels.n.cel true"}
+	if code != 1 || report.Valid || !slices.Equal(got, want) {
+		t.Errorf("exit %d, valid %v, problems %q; want exit 1, invalid, %q", code, report.Valid, got, want)
 	}
 }
