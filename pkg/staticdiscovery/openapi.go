@@ -158,7 +158,10 @@ func compact(schemas map[string]*spec.Schema, roots []string) ([]byte, error) {
 		if !ok {
 			return nil, fmt.Errorf("components.schemas[%s]: referred to and not in the document", name)
 		}
-		s = withoutDescriptions(s)
+		s, err := withoutDescriptions(s)
+		if err != nil {
+			return nil, fmt.Errorf("components.schemas[%s]: %w", name, err)
+		}
 		out.Components.Schemas[name] = s
 		walkSchema(s, func(s *spec.Schema) {
 			if ref := s.Ref.String(); strings.HasPrefix(ref, componentsPrefix) {
@@ -171,18 +174,18 @@ func compact(schemas map[string]*spec.Schema, roots []string) ([]byte, error) {
 
 // withoutDescriptions returns a copy of s without its descriptions and
 // those of the schemas in it.
-func withoutDescriptions(s *spec.Schema) *spec.Schema {
-	var c spec.Schema
+func withoutDescriptions(s *spec.Schema) (*spec.Schema, error) {
 	// A deep copy: a schema's JSON round trip keeps all it holds.
 	js, err := json.Marshal(s)
-	if err == nil {
-		err = json.Unmarshal(js, &c)
-	}
 	if err != nil {
-		panic(fmt.Sprintf("copy of a schema: %v", err)) // a schema just decoded from JSON encodes
+		return nil, err
+	}
+	var c spec.Schema
+	if err := json.Unmarshal(js, &c); err != nil {
+		return nil, err
 	}
 	walkSchema(&c, func(s *spec.Schema) { s.Description = "" })
-	return &c
+	return &c, nil
 }
 
 // walkSchema calls fn on s and on every schema in it, each before those
