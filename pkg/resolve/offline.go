@@ -24,12 +24,17 @@ func NewOffline(crdFiles ...string) (*Resolver, error) {
 	if err != nil {
 		return nil, err
 	}
-	crds, crdDocs, err := staticdiscovery.ReadCRDs(crdFiles...)
+	crds, crdSchemas, err := staticdiscovery.ReadCRDs(crdFiles...)
 	if err != nil {
 		return nil, err
 	}
+	// The documents are read only when a schema is asked for: for CEL.
 	docs := sync.OnceValues(func() (staticdiscovery.Documents, error) {
 		builtInDocs, err := staticdiscovery.BuiltInOpenAPI()
+		if err != nil {
+			return nil, err
+		}
+		crdDocs, err := crdSchemas.Documents()
 		if err != nil {
 			return nil, err
 		}

@@ -27,11 +27,12 @@ const (
 // ReadCRDs reads the CustomResourceDefinitions (apiextensions.k8s.io/v1)
 // in the YAML files at paths, each of one or more documents (a List of
 // them too, as kubectl prints it), and returns the resources they define,
-// one list per group-version, at their served versions, and the OpenAPI
-// v3 documents of those group-versions, as a server publishes them
-// (crdSchema). Documents of other kinds are skipped; a file with no CRD
-// is an error. Errors name the file, the document and the field.
-func ReadCRDs(paths ...string) ([]*metav1.APIResourceList, Documents, error) {
+// one list per group-version, at their served versions, and the schemas
+// of their objects, as a server publishes them (crdSchema), whose
+// Documents are those a server serves. Documents of other kinds are
+// skipped; a file with no CRD is an error. Errors name the file, the
+// document and the field.
+func ReadCRDs(paths ...string) ([]*metav1.APIResourceList, CRDSchemas, error) {
 	builtIn, err := BuiltIn()
 	if err != nil {
 		return nil, nil, err
@@ -42,7 +43,7 @@ func ReadCRDs(paths ...string) ([]*metav1.APIResourceList, Documents, error) {
 		builtInGroups[gv.Group] = true
 	}
 	r := crdReader{builtInGroups: builtInGroups, defined: map[schema.GroupResource]string{}, lists: map[schema.GroupVersion]*metav1.APIResourceList{},
-		schemas: map[schema.GroupVersion]map[string]*spec.Schema{}}
+		schemas: CRDSchemas{}}
 	var errs []error
 	for _, path := range paths {
 		errs = append(errs, r.readFile(path))
@@ -50,11 +51,7 @@ func ReadCRDs(paths ...string) ([]*metav1.APIResourceList, Documents, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, nil, err
 	}
-	docs, err := crdDocuments(r.schemas)
-	if err != nil {
-		return nil, nil, err
-	}
-	return r.out, docs, nil
+	return r.out, r.schemas, nil
 }
 
 // crdReader collects the resources of CRDs, file after file.
@@ -65,9 +62,7 @@ type crdReader struct {
 	defined map[schema.GroupResource]string
 	lists   map[schema.GroupVersion]*metav1.APIResourceList
 	out     []*metav1.APIResourceList // lists, in the order first defined
-	// schemas are the schemas of the resources' objects, by
-	// group-version and kind.
-	schemas map[schema.GroupVersion]map[string]*spec.Schema
+	schemas CRDSchemas                // the schemas of the resources' objects
 }
 
 // readFile reads the CRDs in the file at path.
@@ -189,7 +184,7 @@ func (r *crdReader) add(crd *apiextensionsv1.CustomResourceDefinition, where str
 		l.APIResources = append(l.APIResources, res)
 		s, err := crdSchema(crd, v)
 		if err != nil {
-			return fmt.Errorf("%s: spec.versions[%s].schema: %w", where, v.Name, err)
+			return fmt.Errorf("%s: spec.versions: version %q: schema: %w", where, v.Name, err)
 		}
 		if r.schemas[gv] == nil {
 			r.schemas[gv] = map[string]*spec.Schema{}

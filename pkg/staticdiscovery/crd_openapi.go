@@ -88,11 +88,15 @@ func crdModelName(gvk schema.GroupVersionKind) string {
 	return strings.Join(parts, ".") + "." + gvk.Version + "." + gvk.Kind
 }
 
-// crdDocuments returns the OpenAPI v3 documents of the custom resources
-// whose schemas are given, by group-version and kind, each with the
+// CRDSchemas are the schemas of the objects of custom resources, by
+// group-version and kind, as ReadCRDs reads them from CRDs.
+type CRDSchemas map[schema.GroupVersion]map[string]*spec.Schema
+
+// Documents returns the OpenAPI v3 documents of the group-versions of s,
+// as a server publishes them: each with the schemas of its kinds and the
 // built-in schemas of the metadata every object has.
-func crdDocuments(schemas map[schema.GroupVersion]map[string]*spec.Schema) (Documents, error) {
-	if len(schemas) == 0 {
+func (s CRDSchemas) Documents() (Documents, error) {
+	if len(s) == 0 {
 		return nil, nil
 	}
 	builtIn, err := BuiltInOpenAPI()
@@ -105,12 +109,12 @@ func crdDocuments(schemas map[schema.GroupVersion]map[string]*spec.Schema) (Docu
 		return nil, fmt.Errorf("%s: %s: %w", builtInOpenAPIFile, core, err)
 	}
 	docs := Documents{}
-	for gv, kinds := range schemas {
+	for gv, kinds := range s {
 		all := maps.Clone(d.Components.Schemas)
 		var roots []string
-		for kind, s := range kinds {
+		for kind, ks := range kinds {
 			name := crdModelName(gv.WithKind(kind))
-			all[name] = s
+			all[name] = ks
 			roots = append(roots, name)
 		}
 		if docs[OpenAPIPath(gv)], err = compact(all, roots); err != nil {
