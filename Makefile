@@ -152,6 +152,10 @@ fuzz: ## Fuzz the rules parser and compiler and the desired-state computation, F
 manifests: envtest-assets ## Regenerate deploy/rbac.yaml and deploy/rules.yaml from rules.yaml (on a local control plane)
 	go test -count=1 ./test/e2e -run TestDeployMatchesRules -update
 
+.PHONY: builtin-schemas
+builtin-schemas: envtest-assets ## Regenerate pkg/staticdiscovery's copy of the built-in resources' OpenAPI v3 schemas, which offline commands type-check CEL against, from a local control plane with every API enabled
+	go test -count=1 ./test/e2e -run '^TestBuiltInSchemas$$' -update
+
 CHART_DIR := deploy/chart/kube-annotator
 .PHONY: test-chart
 test-chart: envtest-assets ## The Helm chart (own module test/chart): helm lint, every ci/ values file accepted by the API server, RBAC equal to `rbac`'s, install, upgrade, uninstall

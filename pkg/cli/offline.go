@@ -74,7 +74,7 @@ func (e *env) checkOffline(output string, file *rules.File, r *checkReport, cf *
 	if err != nil {
 		return err
 	}
-	_, unresolved, err := resolve.Compile(r.File, file, res.Resolve, nil, nil)
+	_, unresolved, err := resolve.Compile(r.File, file, res.Resolve, res.Schema, nil)
 	if err != nil {
 		return e.reportInvalid(output, r, true, err)
 	}

@@ -1,8 +1,10 @@
 package resolve
 
 import (
+	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -14,17 +16,33 @@ import (
 // resources of the Kubernetes version the client library was built for
 // and the custom resources the CustomResourceDefinitions in crdFiles
 // define (see staticdiscovery), and resolves names among them as New does
-// among a cluster's. Its ErrNotServed errors say so.
+// among a cluster's. Its ErrNotServed errors say so. Its Schema returns
+// the schemas a server would publish for them: the built-in resources'
+// from staticdiscovery's copy, the custom resources' from their CRDs.
 func NewOffline(crdFiles ...string) (*Resolver, error) {
 	builtIn, err := staticdiscovery.BuiltIn()
 	if err != nil {
 		return nil, err
 	}
-	crds, err := staticdiscovery.ReadCRDs(crdFiles...)
+	crds, crdSchemas, err := staticdiscovery.ReadCRDs(crdFiles...)
 	if err != nil {
 		return nil, err
 	}
-	d, err := staticdiscovery.New(append(slices.Clone(builtIn), crds...)...)
+	// The documents are read only when a schema is asked for: for CEL.
+	docs := sync.OnceValues(func() (staticdiscovery.Documents, error) {
+		builtInDocs, err := staticdiscovery.BuiltInOpenAPI()
+		if err != nil {
+			return nil, err
+		}
+		crdDocs, err := crdSchemas.Documents()
+		if err != nil {
+			return nil, err
+		}
+		all := maps.Clone(builtInDocs)
+		maps.Copy(all, crdDocs) // a CRD's group is never a built-in one
+		return all, nil
+	})
+	d, err := staticdiscovery.NewWithOpenAPI(docs, append(slices.Clone(builtIn), crds...)...)
 	if err != nil {
 		return nil, err
 	}

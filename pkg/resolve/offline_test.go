@@ -126,3 +126,67 @@ func TestCompileOffline(t *testing.T) {
 		})
 	}
 }
+
+// TestSchemaOffline checks that a Resolver that asks no server returns
+// the schemas a server would publish: a built-in resource's from
+// staticdiscovery's copy, its references resolved; a custom resource's
+// from the CRD file, with the metadata of every object; nothing for a
+// group-version no server serves a document for, or no CRD file defines.
+func TestSchemaOffline(t *testing.T) {
+	off, err := NewOffline(frigateCRD)
+	if err != nil {
+		t.Fatal(err)
+	}
+	builtInOnly, err := NewOffline()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		r    *Resolver
+		name string
+		path []string // a path of properties the schema has
+		want string   // the type at path; "" for no schema
+	}{
+		{r: off, name: "deployments", path: []string{"spec", "replicas"}, want: "integer"},
+		{r: off, name: "deployments", path: []string{"spec", "template", "spec", "containers"}, want: "array"},
+		{r: off, name: "pods", path: []string{"metadata", "labels"}, want: "object"},
+		{r: off, name: "cronjobs", path: []string{"spec", "schedule"}, want: "string"},
+		{r: off, name: "customresourcedefinitions", path: []string{"spec", "group"}, want: "string"},
+		{r: off, name: "apiservices", path: []string{"spec", "service"}, want: "object"},
+		{r: off, name: "frigates", path: []string{"spec", "foo"}, want: "string"},
+		{r: off, name: "frigates", path: []string{"metadata", "name"}, want: "string"},
+		{r: off, name: "frigates", path: []string{"apiVersion"}, want: "string"},
+		{r: builtInOnly, name: "runtimeclasses.v1alpha1.node.k8s.io"}, // not served by Kubernetes, known to typed clients
+	}
+	for _, tc := range tests {
+		t.Run(tc.name+"."+strings.Join(tc.path, "."), func(t *testing.T) {
+			res, err := tc.r.Resolve(tc.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := tc.r.Schema(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.want == "" {
+				if s != nil {
+					t.Fatalf("Schema(%s) = %v, want none", tc.name, s.Type)
+				}
+				return
+			}
+			if s == nil {
+				t.Fatalf("Schema(%s) = nil, want a schema", tc.name)
+			}
+			for _, p := range tc.path {
+				prop, ok := s.Properties[p]
+				if !ok {
+					t.Fatalf("Schema(%s) has no %s in %s", tc.name, p, strings.Join(tc.path, "."))
+				}
+				s = &prop
+			}
+			if got := strings.Join(s.Type, ","); got != tc.want {
+				t.Errorf("Schema(%s).%s is of type %q, want %q", tc.name, strings.Join(tc.path, "."), got, tc.want)
+			}
+		})
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/staticdiscovery"
 )
 
 // schemaEntry is a schema fetched for a kind: the schema (nil when the
@@ -21,20 +22,18 @@ type schemaEntry struct {
 
 // Schema returns the OpenAPI v3 schema the API server publishes for the
 // objects of res, with its references resolved, for rules.TypeCheck; nil
-// when it publishes none, or when r asks no server (NewOffline). Its
+// when it publishes none. Offline (NewOffline), the schema is the one a
+// server would publish, from the documents staticdiscovery keeps. Its
 // group-version's document is fetched once until Reset, and parsed again
 // only when the server says it changed, so that the periodic look-ups of
 // a reloader cost one small request.
 func (r *Resolver) Schema(res rules.Resource) (*spec.Schema, error) {
-	if r.offline {
-		return nil, nil
-	}
 	gvk := res.GVR.GroupVersion().WithKind(res.Kind)
 	paths, err := r.cached.OpenAPIV3().Paths()
 	if err != nil {
 		return nil, fmt.Errorf("OpenAPI v3 of the server: %w", err)
 	}
-	gv, ok := paths[openAPIPath(gvk.GroupVersion())]
+	gv, ok := paths[staticdiscovery.OpenAPIPath(gvk.GroupVersion())]
 	if !ok {
 		return nil, nil
 	}
@@ -59,13 +58,4 @@ func (r *Resolver) Schema(res rules.Resource) (*spec.Schema, error) {
 	r.schemas[gvk] = schemaEntry{url: url, schema: s}
 	r.mu.Unlock()
 	return s, nil
-}
-
-// openAPIPath is the path of a group-version among the server's OpenAPI v3
-// documents.
-func openAPIPath(gv schema.GroupVersion) string {
-	if gv.Group == "" {
-		return "api/" + gv.Version
-	}
-	return "apis/" + gv.Group + "/" + gv.Version
 }

@@ -97,11 +97,4 @@ func TestResolverSchema(t *testing.T) {
 			t.Errorf("Schema(%s) = %v, %v; want nil, nil", res.GVR.Resource, s, err)
 		}
 	}
-	off, err := NewOffline()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s, err := off.Schema(deployments); s != nil || err != nil {
-		t.Errorf("offline Schema(deployments) = %v, %v; want nil, nil", s, err)
-	}
 }

@@ -10,11 +10,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/cel/openapi/resolver"
+	"k8s.io/client-go/openapi"
 	"k8s.io/client-go/openapi/openapitest"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
+	"github.com/kube-annotator/kube-annotator/pkg/staticdiscovery"
 )
 
 // Schemas as the API server publishes them, references resolved, cut
@@ -183,14 +185,25 @@ func schemas(t *testing.T, byKind map[string]string) rules.SchemaFunc {
 }
 
 // TestTypeCheckBuiltInSchemas checks expressions against the schemas of
-// Deployments and Pods as an API server publishes them (client-go's copy
-// of its OpenAPI v3 documents): what rules commonly read type-checks, as
-// the controller evaluates it, and a typo does not.
+// Deployments and Pods as an API server publishes them, in client-go's
+// copy of its OpenAPI v3 documents and in staticdiscovery's, which offline
+// commands type-check against: what rules commonly read type-checks, as
+// the controller evaluates it, and a typo does not, in both alike.
 func TestTypeCheckBuiltInSchemas(t *testing.T) {
+	offline, err := staticdiscovery.NewWithOpenAPI(staticdiscovery.BuiltInOpenAPI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, docs := range map[string]openapi.Client{"client-go": openapitest.NewEmbeddedFileClient(), "staticdiscovery": offline.OpenAPIV3()} {
+		t.Run(name, func(t *testing.T) { testTypeCheckBuiltInSchemas(t, docs) })
+	}
+}
+
+func testTypeCheckBuiltInSchemas(t *testing.T, docs openapi.Client) {
 	pods := rules.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod", Namespaced: true}
 	known := map[string]*spec.Schema{
-		"Deployment": builtInSchema(t, "apis/apps/v1", "io.k8s.api.apps.v1.Deployment"),
-		"Pod":        builtInSchema(t, "api/v1", "io.k8s.api.core.v1.Pod"),
+		"Deployment": builtInSchema(t, docs, "apis/apps/v1", "io.k8s.api.apps.v1.Deployment"),
+		"Pod":        builtInSchema(t, docs, "api/v1", "io.k8s.api.core.v1.Pod"),
 	}
 	for _, tc := range []struct {
 		resource rules.Resource
@@ -226,11 +239,11 @@ func TestTypeCheckBuiltInSchemas(t *testing.T) {
 	}
 }
 
-// builtInSchema returns the schema named ref in client-go's copy of the
-// OpenAPI v3 document at path, with its references resolved.
-func builtInSchema(t *testing.T, path, ref string) *spec.Schema {
+// builtInSchema returns the schema named ref in the OpenAPI v3 document
+// at path of docs, with its references resolved.
+func builtInSchema(t *testing.T, docs openapi.Client, path, ref string) *spec.Schema {
 	t.Helper()
-	paths, err := openapitest.NewEmbeddedFileClient().Paths()
+	paths, err := docs.Paths()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 	"sigs.k8s.io/yaml"
 )
 
@@ -26,28 +27,31 @@ const (
 // ReadCRDs reads the CustomResourceDefinitions (apiextensions.k8s.io/v1)
 // in the YAML files at paths, each of one or more documents (a List of
 // them too, as kubectl prints it), and returns the resources they define,
-// one list per group-version, at their served versions. Documents of other
-// kinds are skipped; a file with no CRD is an error. Errors name the file,
-// the document and the field.
-func ReadCRDs(paths ...string) ([]*metav1.APIResourceList, error) {
+// one list per group-version, at their served versions, and the schemas
+// of their objects, as a server publishes them (crdSchema), whose
+// Documents are those a server serves. Documents of other kinds are
+// skipped; a file with no CRD is an error. Errors name the file, the
+// document and the field.
+func ReadCRDs(paths ...string) ([]*metav1.APIResourceList, CRDSchemas, error) {
 	builtIn, err := BuiltIn()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	builtInGroups := map[string]bool{}
 	for _, l := range builtIn {
 		gv, _ := schema.ParseGroupVersion(l.GroupVersion)
 		builtInGroups[gv.Group] = true
 	}
-	r := crdReader{builtInGroups: builtInGroups, defined: map[schema.GroupResource]string{}, lists: map[schema.GroupVersion]*metav1.APIResourceList{}}
+	r := crdReader{builtInGroups: builtInGroups, defined: map[schema.GroupResource]string{}, lists: map[schema.GroupVersion]*metav1.APIResourceList{},
+		schemas: CRDSchemas{}}
 	var errs []error
 	for _, path := range paths {
 		errs = append(errs, r.readFile(path))
 	}
 	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return r.out, nil
+	return r.out, r.schemas, nil
 }
 
 // crdReader collects the resources of CRDs, file after file.
@@ -58,6 +62,7 @@ type crdReader struct {
 	defined map[schema.GroupResource]string
 	lists   map[schema.GroupVersion]*metav1.APIResourceList
 	out     []*metav1.APIResourceList // lists, in the order first defined
+	schemas CRDSchemas                // the schemas of the resources' objects
 }
 
 // readFile reads the CRDs in the file at path.
@@ -169,7 +174,7 @@ func (r *crdReader) add(crd *apiextensionsv1.CustomResourceDefinition, where str
 	}
 	r.defined[gr] = where
 	for _, v := range versions {
-		gv := schema.GroupVersion{Group: crd.Spec.Group, Version: v}
+		gv := schema.GroupVersion{Group: crd.Spec.Group, Version: v.Name}
 		l := r.lists[gv]
 		if l == nil {
 			l = &metav1.APIResourceList{GroupVersion: gv.String()}
@@ -177,13 +182,21 @@ func (r *crdReader) add(crd *apiextensionsv1.CustomResourceDefinition, where str
 			r.out = append(r.out, l)
 		}
 		l.APIResources = append(l.APIResources, res)
+		s, err := crdSchema(crd, v)
+		if err != nil {
+			return fmt.Errorf("%s: spec.versions: version %q: schema: %w", where, v.Name, err)
+		}
+		if r.schemas[gv] == nil {
+			r.schemas[gv] = map[string]*spec.Schema{}
+		}
+		r.schemas[gv][res.Kind] = s
 	}
 	return nil
 }
 
 // resource returns the resource crd defines, as discovery lists it, and
 // its served versions; or the first field that does not allow it.
-func (r *crdReader) resource(crd *apiextensionsv1.CustomResourceDefinition) (metav1.APIResource, []string, error) {
+func (r *crdReader) resource(crd *apiextensionsv1.CustomResourceDefinition) (metav1.APIResource, []apiextensionsv1.CustomResourceDefinitionVersion, error) {
 	s := crd.Spec
 	names := s.Names
 	switch {
@@ -202,13 +215,13 @@ func (r *crdReader) resource(crd *apiextensionsv1.CustomResourceDefinition) (met
 	case s.Scope != apiextensionsv1.NamespaceScoped && s.Scope != apiextensionsv1.ClusterScoped:
 		return metav1.APIResource{}, nil, fmt.Errorf("spec.scope: %q must be %s or %s", s.Scope, apiextensionsv1.NamespaceScoped, apiextensionsv1.ClusterScoped)
 	}
-	var versions []string
+	var versions []apiextensionsv1.CustomResourceDefinitionVersion
 	for i, v := range s.Versions {
 		if v.Name == "" {
 			return metav1.APIResource{}, nil, fmt.Errorf("spec.versions[%d].name: must be set", i)
 		}
 		if v.Served {
-			versions = append(versions, v.Name)
+			versions = append(versions, v)
 		}
 	}
 	if len(versions) == 0 {

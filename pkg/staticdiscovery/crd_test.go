@@ -1,6 +1,7 @@
 package staticdiscovery
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // frigateCRD is the repository's Kubebuilder CRD.
@@ -61,7 +63,7 @@ func TestReadCRDs(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			lists, err := ReadCRDs(write(t, "crds.yaml", tc.content))
+			lists, _, err := ReadCRDs(write(t, "crds.yaml", tc.content))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,7 +95,7 @@ func equalResource(a, b metav1.APIResource) bool {
 
 // The repository's CRD reads as the cluster serves it.
 func TestReadCRDsFrigate(t *testing.T) {
-	lists, err := ReadCRDs(frigateCRD)
+	lists, schemas, err := ReadCRDs(frigateCRD)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,6 +103,18 @@ func TestReadCRDsFrigate(t *testing.T) {
 		Verbs: metav1.Verbs{"delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"}}
 	if r, ok := find(lists, "ship.nwiizo.dev/v1beta1", "frigates"); !ok || !equalResource(r, want) || len(lists) != 1 {
 		t.Errorf("ReadCRDs(%s) = %v, want frigates %+v alone", frigateCRD, lists, want)
+	}
+	docs, err := schemas.Documents()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const path = "apis/ship.nwiizo.dev/v1beta1"
+	if got := slices.Collect(maps.Keys(docs)); !slices.Equal(got, []string{path}) {
+		t.Fatalf("documents %v, want %s alone", got, path)
+	}
+	s := resolveFrom(t, docs[path], schema.GroupVersionKind{Group: "ship.nwiizo.dev", Version: "v1beta1", Kind: "Frigate"})
+	if foo, name := s.Properties["spec"].Properties["foo"], s.Properties["metadata"].Properties["name"]; !foo.Type.Contains("string") || !name.Type.Contains("string") {
+		t.Errorf("the Frigate's schema lacks a string spec.foo and metadata.name: %s", mustJSON(t, s))
 	}
 }
 
@@ -135,20 +149,20 @@ func TestReadCRDsErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			path := write(t, "crds.yaml", tc.content)
-			_, err := ReadCRDs(path)
+			_, _, err := ReadCRDs(path)
 			if err == nil || !strings.HasPrefix(err.Error(), path+": ") || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("ReadCRDs() error = %v, want %q", err, path+": …"+tc.want)
 			}
 		})
 	}
 	t.Run("missing file", func(t *testing.T) {
-		if _, err := ReadCRDs("no-such-file.yaml"); err == nil || !strings.Contains(err.Error(), "no-such-file.yaml") {
+		if _, _, err := ReadCRDs("no-such-file.yaml"); err == nil || !strings.Contains(err.Error(), "no-such-file.yaml") {
 			t.Errorf("ReadCRDs() error = %v, want it to name the file", err)
 		}
 	})
 	t.Run("defined in two files", func(t *testing.T) {
 		a, b := write(t, "a.yaml", crd()), write(t, "b.yaml", crd())
-		_, err := ReadCRDs(a, b)
+		_, _, err := ReadCRDs(a, b)
 		if err == nil || !strings.HasPrefix(err.Error(), b+": document 1") || !strings.Contains(err.Error(), "also at "+a+": document 1") {
 			t.Errorf("ReadCRDs() error = %v, want it to name both files", err)
 		}

@@ -16,7 +16,8 @@ import (
 )
 
 // ErrNoServer is what Discovery's methods that only a server could answer
-// (its version, its OpenAPI documents) return.
+// (its version, its OpenAPI v2 document, and its OpenAPI v3 documents
+// unless given) return.
 var ErrNoServer = errors.New("no API server: resources are known offline")
 
 // Discovery is a discovery.DiscoveryInterface over a fixed set of
@@ -27,15 +28,26 @@ type Discovery struct {
 	// as given. Each group's versions are in the order of preference.
 	groups []metav1.APIGroup
 	lists  map[string]*metav1.APIResourceList // by group-version
+	// openAPI returns the OpenAPI v3 documents, or nil when there are
+	// none (New).
+	openAPI func() (Documents, error)
 }
 
 var _ discovery.DiscoveryInterface = (*Discovery)(nil)
 
 // New returns a Discovery of the resources of lists, one list per
-// group-version. Two lists of one group-version are merged; a resource
-// listed twice in one group-version is an error.
+// group-version, with no OpenAPI documents. Two lists of one
+// group-version are merged; a resource listed twice in one group-version
+// is an error.
 func New(lists ...*metav1.APIResourceList) (*Discovery, error) {
-	d := &Discovery{lists: map[string]*metav1.APIResourceList{}}
+	return NewWithOpenAPI(nil, lists...)
+}
+
+// NewWithOpenAPI is New with the OpenAPI v3 documents that docs returns,
+// which its OpenAPIV3 client serves; docs is called each time they are
+// asked for, so that they are read only when needed.
+func NewWithOpenAPI(docs func() (Documents, error), lists ...*metav1.APIResourceList) (*Discovery, error) {
+	d := &Discovery{lists: map[string]*metav1.APIResourceList{}, openAPI: docs}
 	versions := map[string][]string{} // by group
 	var groups []string
 	for _, l := range lists {
@@ -142,8 +154,14 @@ func (d *Discovery) ServerVersion() (*version.Info, error) { return nil, ErrNoSe
 // OpenAPISchema returns ErrNoServer.
 func (d *Discovery) OpenAPISchema() (*openapi_v2.Document, error) { return nil, ErrNoServer }
 
-// OpenAPIV3 returns a client whose Paths returns ErrNoServer.
-func (d *Discovery) OpenAPIV3() openapi.Client { return noOpenAPI{} }
+// OpenAPIV3 returns a client of the documents of NewWithOpenAPI, or, from
+// New, one whose Paths returns ErrNoServer.
+func (d *Discovery) OpenAPIV3() openapi.Client {
+	if d.openAPI == nil {
+		return noOpenAPI{}
+	}
+	return openAPIClient{docs: d.openAPI}
+}
 
 // RESTClient returns nil: there is no server to send requests to.
 func (d *Discovery) RESTClient() restclient.Interface { return nil }

@@ -8,7 +8,11 @@
 // client serves a server's, so that the RESTMapper that resolves resource
 // names against a cluster resolves them offline the same way: plural,
 // singular and short names, "resource.group" and
-// "resource.version.group", at the version a server prefers.
+// "resource.version.group", at the version a server prefers. It serves
+// their OpenAPI v3 documents too (BuiltInOpenAPI, from the embedded
+// zz_generated.openapi.json.gz that `make builtin-schemas` rewrites, and
+// the CRDs' openAPIV3Schema), so that CEL is type-checked offline against
+// the schemas a server would publish.
 //
 // A cluster may serve less: alpha and beta versions that it does not
 // enable, or resources of a newer Kubernetes than the cluster's. And it

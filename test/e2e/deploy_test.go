@@ -12,7 +12,7 @@ import (
 	h "github.com/kube-annotator/kube-annotator/test/harness"
 )
 
-var update = flag.Bool("update", false, "regenerate deploy/rbac.yaml and deploy/rules.yaml")
+var update = flag.Bool("update", false, "regenerate deploy/rbac.yaml and deploy/rules.yaml, and pkg/staticdiscovery's built-in OpenAPI documents")
 
 // deploy/ is generated from rules.yaml: the RBAC by `rbac`, the rules by
 // copying (with the path to the JSON Schema made relative to deploy/). Run `make manifests` (this test with -update) after changing

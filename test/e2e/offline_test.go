@@ -20,13 +20,17 @@ import (
 // that can be listed and watched, as discovery lists it, and each of its
 // names resolving to the same resource offline as online; and that rbac
 // and admission print offline, for the repository's rules.yaml with the
-// Frigate CRD given as a file, what they print against the server.
+// Frigate CRD given as a file, what they print against the server; and
+// that check --offline type-checks CEL against the schemas the server
+// publishes, refusing what check on the cluster refuses, in its words.
 func TestOffline(t *testing.T) {
 	if !strings.HasPrefix(env.Features.Version, "v"+staticdiscovery.KubeVersion()+".") {
 		t.Skipf("the server is %s; the offline view is of Kubernetes %s", env.Features.Version, staticdiscovery.KubeVersion())
 	}
 	t.Run("discovery", testOfflineDiscovery)
 	t.Run("commands", testOfflineCommands)
+	t.Run("schemas", testOfflineSchemas)
+	t.Run("type-check", testOfflineTypeCheck)
 }
 
 func testOfflineCommands(t *testing.T) {
