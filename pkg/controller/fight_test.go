@@ -5,11 +5,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2/ktesting"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
 	"github.com/kube-annotator/kube-annotator/pkg/fight"
@@ -35,6 +37,9 @@ func TestSyncHandlerHoldsAFight(t *testing.T) {
 	recorder, m := events.NewFakeRecorder(20), metrics.New()
 	c := withCache(t, client, Options{Recorder: recorder, Metrics: m},
 		fixture.Compile(t, "rules:\n- {name: team, resources: [configmaps], annotations: {a: '1'}}\n"))
+	// The detector's clock stands still: however slow the syncs, the
+	// fourth comes within the wait.
+	c.fights = newFights(clocktesting.NewFakePassiveClock(time.Now()), m)
 	store := informerOf(c, configMaps).informer.GetStore()
 	for i := range 4 {
 		// The cache sees the other manager's revert of our last write.
@@ -109,6 +114,8 @@ func TestSyncHandlerNamesEachManager(t *testing.T) {
 	recorder, m := events.NewFakeRecorder(20), metrics.New()
 	c := withCache(t, client, Options{Recorder: recorder, Metrics: m},
 		fixture.Compile(t, "rules:\n- {name: team, resources: [configmaps], annotations: {a: '1'}}\n"))
+	clk := clocktesting.NewFakePassiveClock(time.Now())
+	c.fights = newFights(clk, m)
 	store := informerOf(c, configMaps).informer.GetStore()
 	revert := func() {
 		rv += 100
@@ -126,6 +133,7 @@ func TestSyncHandlerNamesEachManager(t *testing.T) {
 	}
 	q, _ := c.queue.Get() // after the wait, at most a second
 	c.queue.Done(q)
+	clk.SetTime(clk.Now().Add(fight.BackoffBase))
 	revert()
 	if n := len(patches(client)); n != fight.Writes+1 {
 		t.Errorf("%d patches, want %d: the held write goes after the wait", n, fight.Writes+1)
