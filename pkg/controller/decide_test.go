@@ -156,7 +156,7 @@ func checkCachedDecidesAsWhole(t *testing.T, tg *rules.Target, obj *unstructured
 	if !reflect.DeepEqual(got.Change, want.Change) || !reflect.DeepEqual(got.Requests, want.Requests) ||
 		got.Ignored != want.Ignored || got.Owns != want.Owns || !reflect.DeepEqual(got.Audit, want.Audit) {
 		t.Errorf("cached object: %v %v ignored %q owns %v audit %v\nwhole object: %v %v ignored %q owns %v audit %v",
-			describe(got.Change), got.Requests, got.Ignored, got.Owns, got.Audit, describe(want.Change), want.Requests, want.Ignored, want.Owns, want.Audit)
+			got.Change.Summary(), got.Requests, got.Ignored, got.Owns, got.Audit, want.Change.Summary(), want.Requests, want.Ignored, want.Owns, want.Audit)
 		ok = false
 	}
 	marker := patch.MarkerKey(reconcile.FieldManager, tg.GVR.GroupResource())

@@ -26,36 +26,53 @@ func newFights(clk clock.PassiveClock, m *metrics.Metrics) *fight.Detector[queue
 // holdFight is asked before a write of d, whose change hashes to change,
 // to obj: it returns how long the write must wait because the object is
 // in a fight (0 for any other object), and reports a fight that starts,
-// or goes on, in a log line, a Warning event on obj and metrics.
+// goes on, or is joined by another field manager, in a log line, a
+// Warning event on obj and metrics.
 func (c *Controller) holdFight(ctx context.Context, key Key, obj objcache.Object, d reconcile.Decision, change fight.Change) time.Duration {
 	v := c.fights.Hold(key.queued(), change)
-	if v.Report != fight.None {
+	if v.Report != fight.None || v.Fought && v.Wait == 0 {
+		// A fight reported, or a write in it about to go: whoever
+		// reverted the last one may be a manager not seen yet.
 		c.reportFight(ctx, key, obj, d, v)
 	}
 	return v.Wait
 }
 
+// reportFight names the other field manager that reverted the keys last
+// and reports the fight when v says to, or when that manager is new to it.
 func (c *Controller) reportFight(ctx context.Context, key Key, obj objcache.Object, d reconcile.Decision, v fight.Verdict) {
 	f := fight.Fight{Wait: v.Wait}
 	for _, ch := range d.Changes(obj) {
 		f.Keys = append(f.Keys, fight.Key{Kind: ch.Kind, Key: ch.Key, Rule: ch.Rule})
 	}
-	f.Manager = c.otherManager(ctx, key, f.Keys)
+	manager := c.otherManager(ctx, key, f.Keys)
+	managers, added := c.fights.Saw(key.queued(), manager)
+	if v.Report == fight.None && !added {
+		return
+	}
+	f.Managers = managers
+	if len(f.Managers) == 0 {
+		f.Managers = []string{fight.Unknown}
+	}
+	f.Manager = f.Managers[0]
 	klog.FromContext(ctx).Info("Another field manager reverts the keys the rules set; writes to the object back off",
-		"key", key.String(), "manager", f.Manager, "rules", f.Rules(), "change", describe(d.Change),
+		"key", key.String(), "manager", manager, "managers", f.Managers, "rules", f.Rules(), "change", d.Change.Summary(),
 		"writes", v.Writes+1, "window", fight.Window, "wait", v.Wait, "started", v.Report == fight.Started)
 	c.opts.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, fight.Reason, fight.Action, "%s", f.Note())
-	if v.Report == fight.Started {
+	if v.Report == fight.Started || added {
 		for _, r := range f.Rules() {
-			c.opts.Metrics.Fight.Fights.WithLabelValues(r, f.Manager).Inc()
+			c.opts.Metrics.Fight.Fights.WithLabelValues(r, manager).Inc()
 		}
+	}
+	if v.Report == fight.Started {
 		c.opts.Metrics.Fight.Fighting.WithLabelValues(key.GVR.GroupResource().String()).Inc()
 	}
 }
 
 // otherManager names the field manager that keys were last changed by,
 // from the object's managedFields, which the cache does not keep: it
-// reads them from the API server, once per fight reported.
+// reads them from the API server, once per fight reported and per write
+// in a fight.
 func (c *Controller) otherManager(ctx context.Context, key Key, keys []fight.Key) string {
 	rctx, cancel := context.WithTimeout(ctx, c.opts.WriteTimeout)
 	defer cancel()

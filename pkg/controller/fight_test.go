@@ -5,11 +5,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2/ktesting"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
 	"github.com/kube-annotator/kube-annotator/pkg/fight"
@@ -35,6 +37,9 @@ func TestSyncHandlerHoldsAFight(t *testing.T) {
 	recorder, m := events.NewFakeRecorder(20), metrics.New()
 	c := withCache(t, client, Options{Recorder: recorder, Metrics: m},
 		fixture.Compile(t, "rules:\n- {name: team, resources: [configmaps], annotations: {a: '1'}}\n"))
+	// The detector's clock stands still: however slow the syncs, the
+	// fourth comes within the wait.
+	c.fights = newFights(clocktesting.NewFakePassiveClock(time.Now()), m)
 	store := informerOf(c, configMaps).informer.GetStore()
 	for i := range 4 {
 		// The cache sees the other manager's revert of our last write.
@@ -83,5 +88,66 @@ func TestSyncHandlerHoldsAFight(t *testing.T) {
 	}
 	if got := value(t, m.Fight.Fighting.WithLabelValues("configmaps")); got != 0 {
 		t.Errorf("fighting_objects{resource=configmaps} = %v after the object is deleted, want 0", got)
+	}
+}
+
+// Two field managers revert the key in turn: the fight is found and
+// reported naming the one that owns the key then; the write after the
+// wait reads managedFields again, finds the other, and reports the fight
+// again naming both, counting it for the second manager too.
+func TestSyncHandlerNamesEachManager(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	x := Key{configMaps, "ns", "x"}
+	client := newClient(fixture.ConfigMap("ns", "x", map[string]string{"a": "theirs"}))
+	rv, gets := 1, 0
+	client.PrependReactor("patch", "configmaps", func(k8stesting.Action) (bool, runtime.Object, error) {
+		rv++
+		u := fixture.ConfigMap("ns", "x", map[string]string{"a": "1"})
+		u.SetResourceVersion(fmt.Sprint(rv))
+		return true, u, nil
+	})
+	client.PrependReactor("get", "configmaps", func(k8stesting.Action) (bool, runtime.Object, error) {
+		gets++
+		owner := []string{"gitops", "flux"}[(gets-1)%2]
+		return true, fixture.WithOwned(fixture.ConfigMap("ns", "x", map[string]string{"a": "theirs"}), owner, "a"), nil
+	})
+	recorder, m := events.NewFakeRecorder(20), metrics.New()
+	c := withCache(t, client, Options{Recorder: recorder, Metrics: m},
+		fixture.Compile(t, "rules:\n- {name: team, resources: [configmaps], annotations: {a: '1'}}\n"))
+	clk := clocktesting.NewFakePassiveClock(time.Now())
+	c.fights = newFights(clk, m)
+	store := informerOf(c, configMaps).informer.GetStore()
+	revert := func() {
+		rv += 100
+		u := fixture.ConfigMap("ns", "x", map[string]string{"a": "theirs"})
+		u.SetResourceVersion(fmt.Sprint(rv))
+		if err := store.Update(u); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.syncHandler(ctx, x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range fight.Writes + 1 {
+		revert()
+	}
+	q, _ := c.queue.Get() // after the wait, at most a second
+	c.queue.Done(q)
+	clk.SetTime(clk.Now().Add(fight.BackoffBase))
+	revert()
+	if n := len(patches(client)); n != fight.Writes+1 {
+		t.Errorf("%d patches, want %d: the held write goes after the wait", n, fight.Writes+1)
+	}
+	evs := slices.DeleteFunc(drain(recorder.Events), func(e string) bool { return strings.Contains(e, "Annotated") })
+	if len(evs) != 2 || !strings.Contains(evs[0], `Field manager "gitops" reverts`) || !strings.Contains(evs[1], `Field managers "gitops", "flux" revert annotation a (rule team)`) {
+		t.Errorf("events %q, want one naming gitops, then one naming gitops and flux", evs)
+	}
+	for _, manager := range []string{"gitops", "flux"} {
+		if got := value(t, m.Fight.Fights.WithLabelValues("team", manager)); got != 1 {
+			t.Errorf("fights_total{rule=team,manager=%s} = %v, want 1", manager, got)
+		}
+	}
+	if got := value(t, m.Fight.Fighting.WithLabelValues("configmaps")); got != 1 {
+		t.Errorf("fighting_objects{resource=configmaps} = %v, want 1: one object", got)
 	}
 }

@@ -26,7 +26,7 @@ func (c *Controller) initRules(set *rules.Set) {
 func (c *Controller) reportAudit(ctx context.Context, key Key, obj objcache.Object, d reconcile.Decision) {
 	logger := klog.FromContext(ctx).V(1)
 	for _, a := range d.Audit {
-		summary := describe(a.Change)
+		summary := a.Change.Summary()
 		if logger.Enabled() {
 			logger.Info("Audit rule would change object", "key", key.String(), "rule", a.Rule, "change", summary)
 		}

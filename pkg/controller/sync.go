@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -14,7 +12,6 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/rulestats"
 	"github.com/kube-annotator/kube-annotator/pkg/fight"
-	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
@@ -74,7 +71,7 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 	// it would leave its outcome unknown.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.WriteTimeout)
 	defer cancel()
-	summary := describe(d.Change)
+	summary := d.Change.Summary()
 	res, err := c.writer.Send(wctx, reconcile.Ref(key), d.Requests)
 	switch {
 	case err != nil:
@@ -164,28 +161,4 @@ func (c *Controller) report(ctx context.Context, key Key, obj objcache.Object, d
 		c.opts.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "RulesConflict", "Evaluate",
 			"Rules %s and %s want different values for %s %s; %s wins (file order)", cf.Kept, cf.Dropped, cf.Kind, cf.Key, cf.Kept)
 	}
-}
-
-// describe lists a change's keys for logs and events:
-// "annotations a, b; labels -c" (a leading "-" is a deletion).
-func describe(ch patch.Change) string {
-	var parts []string
-	for _, kv := range []struct {
-		kind string
-		m    map[string]*string
-	}{{"annotations", ch.Annotations}, {"labels", ch.Labels}} {
-		if len(kv.m) == 0 {
-			continue
-		}
-		keys := make([]string, 0, len(kv.m))
-		for k, v := range kv.m {
-			if v == nil {
-				k = "-" + k
-			}
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		parts = append(parts, kv.kind+" "+strings.Join(keys, ", "))
-	}
-	return strings.Join(parts, "; ")
 }

@@ -1,35 +1,51 @@
 package fight
 
 import (
-	"hash/maphash"
+	"hash/fnv"
+	"math/bits"
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 )
 
-// Change is a hash of a change to an object's annotations and labels:
-// two writes that make the same change have the same Change.
-type Change uint64
+// Change is a change to an object's annotations and labels as the
+// detector counts it: each key with a hash of the value it is set to, or
+// of its deletion. Two writes that make the same change have equal sums;
+// two that set one key to one value share that key.
+type Change struct {
+	keys []keyValue
+	// sum hashes the whole change, the keys in any order.
+	sum uint64
+	// sig has one bit set for each key and value: two changes whose sigs
+	// share no bit share no key set to the same value.
+	sig uint64
+}
 
-// changeSeed seeds the hashes of this process's changes.
-var changeSeed = maphash.MakeSeed()
+// keyValue is one key of a change: its kind and name, and its value.
+type keyValue struct{ key, value uint64 }
+
+// hash is FNV-1a of s: not seeded, so that the keys and values whose
+// sigs share a bit are the same ones in every process (and test).
+func hash(s string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return h.Sum64()
+}
 
 // ChangeOf hashes ch: each key with its kind and its value, or that it
-// is deleted, the keys in any order.
+// is deleted.
 func ChangeOf(ch patch.Change) Change {
-	var h maphash.Hash
-	h.SetSeed(changeSeed)
-	var sum uint64
+	var c Change
 	for kind, m := range []map[string]*string{ch.Annotations, ch.Labels} {
 		for k, v := range m {
-			h.Reset()
-			h.WriteByte(byte(kind))
-			h.WriteString(k)
+			kv := keyValue{key: hash(string(rune('a'+kind)) + k), value: 1}
 			if v != nil {
-				h.WriteByte(0)
-				h.WriteString(*v)
+				kv.value = hash("=" + *v)
 			}
-			sum += h.Sum64() // order-independent, as map order is random
+			c.keys = append(c.keys, kv)
+			pair := kv.key ^ bits.RotateLeft64(kv.value, 31)
+			c.sum += pair // order-independent, as map order is random
+			c.sig |= 1 << (pair >> 58)
 		}
 	}
-	return Change(sum)
+	return c
 }

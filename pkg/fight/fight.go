@@ -2,6 +2,7 @@ package fight
 
 import (
 	"hash/maphash"
+	"slices"
 	"sync"
 	"time"
 
@@ -20,6 +21,12 @@ const (
 	BackoffBase = time.Second
 	// BackoffMax caps the wait between two writes to an object in a fight.
 	BackoffMax = 5 * time.Minute
+	// MaxKeys is how many keys the detector keeps of one object: the
+	// ones written last.
+	MaxKeys = 8
+	// MaxManagers is how many other field managers are named in the
+	// fight of one object: the first seen.
+	MaxManagers = 3
 	// Quiet is how long an object must go without a write for its fight
 	// to end. It is longer than BackoffMax, so that a fight that goes on
 	// does not end between two of its writes. A fight that goes on is
@@ -45,12 +52,17 @@ type Verdict struct {
 	Wait time.Duration
 	// Report says whether to report the fight now.
 	Report Report
-	// Writes is how many writes were made to the object within Window.
+	// Writes is how many writes within Window set the key of the change
+	// written most often to the value the change sets it to.
 	Writes int
+	// Fought is true when the write is one of a fight: it sets a key
+	// fought over, and is held back (by Wait, maybe 0).
+	Fought bool
 }
 
-// Detector counts writes per object and holds the writes to objects in a
-// fight back. It is safe for concurrent use. K identifies an object.
+// Detector counts writes per object and key, and holds the writes to
+// objects in a fight back. It is safe for concurrent use. K identifies an
+// object.
 type Detector[K comparable] struct {
 	clock clock.PassiveClock
 	ended func(K)
@@ -61,30 +73,16 @@ type Detector[K comparable] struct {
 	// with that write: recent since rotated, older in the Window before.
 	recent, older map[uint64]first
 	rotated       time.Time
-	// states are the objects written more than once within Window, and
-	// those in a fight.
+	// states are the objects written more than once within Window with
+	// a key set to one value, and those in a fight.
 	states map[K]*state
 }
 
-// first is an object's first write.
+// first is what is kept of an object's first writes: the time and sum
+// of the last, and the sigs of all, within Window of each other.
 type first struct {
-	at     int64 // UnixNano
-	change Change
-}
-
-// state is what the detector keeps of an object written more than once.
-type state struct {
-	// change is the change each of the writes made.
-	change Change
-	// writes are the times of the last Writes writes (UnixNano), a ring
-	// whose oldest entry is at next.
-	writes [Writes]int64
-	next   uint8
-	n      uint8
-	// backoff is the wait after the last write; 0 until a fight starts.
-	backoff time.Duration
-	// reported is when the fight was last reported (UnixNano).
-	reported int64
+	at       int64 // UnixNano
+	sum, sig uint64
 }
 
 // NewDetector returns a detector reading time from clk; ended, if not
@@ -103,25 +101,32 @@ func NewDetector[K comparable](clk clock.PassiveClock, ended func(K)) *Detector[
 
 // Hold is asked before a write of change to k: it returns how long the
 // write must wait, and whether to report a fight. Objects not in a fight
-// never wait, nor does a change other than the one fought over.
+// never wait, nor does a change that sets no key fought over to the value
+// fought over.
 func (d *Detector[K]) Hold(k K, change Change) Verdict {
 	now := d.clock.Now().UnixNano()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	s := d.live(k, now)
-	if s == nil || s.change != change {
+	if s == nil {
 		return Verdict{}
 	}
-	v := Verdict{Writes: s.within(now)}
+	writes, fought := s.count(change, now)
+	v := Verdict{Writes: writes}
 	switch {
-	case s.backoff == 0 && v.Writes < Writes:
-		return v
+	case writes < Writes && !fought:
+		return v // not yet a fight, or a change of other keys
 	case s.backoff == 0:
 		s.backoff, s.reported, v.Report = BackoffBase, now, Started
-	case now-s.reported >= int64(Quiet):
+		s.held = s.fight(change, now)
+	case writes >= Writes:
+		s.held = max(s.held, s.fight(change, now)) // another key joins the fight
+	}
+	if v.Report == None && now-s.reported >= int64(Quiet) {
 		s.reported, v.Report = now, Continues
 	}
-	v.Wait = max(0, time.Duration(s.last()+int64(s.backoff)-now))
+	v.Fought = true
+	v.Wait = max(0, time.Duration(s.held+int64(s.backoff)-now))
 	return v
 }
 
@@ -133,29 +138,54 @@ func (d *Detector[K]) Wrote(k K, change Change) {
 	d.rotate(now)
 	f := maphash.Comparable(d.seed, k)
 	if s := d.live(k, now); s != nil {
-		if s.change == change {
-			s.add(now)
-			if s.backoff > 0 {
-				s.backoff = min(2*s.backoff, BackoffMax)
-			}
-			return
+		fighting := s.backoff > 0
+		if s.wrote(change, now) && fighting {
+			s.held = now
+			s.backoff = min(2*s.backoff, BackoffMax)
 		}
-		d.drop(k) // another change: the count starts again
+		if fighting && s.backoff == 0 {
+			d.ended(k) // each key fought over was written with another value
+		}
+		return
 	}
 	prev, ok := d.recent[f]
 	if !ok {
 		prev, ok = d.older[f]
 	}
-	if !ok || now-prev.at > int64(Window) || prev.change != change {
-		d.recent[f] = first{now, change}
+	switch {
+	case !ok || now-prev.at > int64(Window):
+		d.recent[f] = first{now, change.sum, change.sig}
+		return
+	case prev.sig&change.sig == 0:
+		// No key set to a value again yet: remember these keys too.
+		d.recent[f] = first{now, change.sum, prev.sig | change.sig}
 		return
 	}
 	delete(d.recent, f)
 	delete(d.older, f)
-	s := &state{change: change}
-	s.add(prev.at)
-	s.add(now)
+	s := &state{}
+	if prev.sum == change.sum {
+		s.wrote(change, prev.at) // the last write made the same change
+	}
+	s.wrote(change, now)
 	d.states[k] = s
+}
+
+// Saw records manager as one of the other field managers that revert
+// what the controller writes to k, if k is in a fight and fewer than
+// MaxManagers are recorded; Unknown is never recorded. It returns the
+// managers recorded, in the order seen, and whether manager is new.
+func (d *Detector[K]) Saw(k K, manager string) (managers []string, added bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s := d.states[k]
+	if s == nil || s.backoff == 0 {
+		return nil, false
+	}
+	if manager != Unknown && !slices.Contains(s.managers, manager) && len(s.managers) < MaxManagers {
+		s.managers, added = append(s.managers, manager), true
+	}
+	return slices.Clone(s.managers), added
 }
 
 // Forget drops what the detector knows of k, e.g. once it is deleted.
@@ -228,32 +258,12 @@ func (d *Detector[K]) rotate(now int64) {
 	d.rotated = time.Unix(0, now)
 }
 
-func (s *state) add(t int64) {
-	s.writes[s.next] = t
-	s.next = (s.next + 1) % Writes
-	s.n = min(s.n+1, Writes)
-}
-
-// last is the time of the last write.
-func (s *state) last() int64 { return s.writes[(s.next+Writes-1)%Writes] }
-
-// within counts the writes within Window before now.
-func (s *state) within(now int64) int {
-	n := 0
-	for i := range int(s.n) {
-		if now-s.writes[(int(s.next)+Writes-1-i)%Writes] <= int64(Window) {
-			n++
-		}
-	}
-	return n
-}
-
-// expired reports a state that can be dropped: a fight Quiet after its
-// last write, and an object not in a fight a Window after its last write
-// (no write of it is within Window any more).
+// expired reports a state that can be dropped: a fight Quiet after the
+// last write of a key fought over, and an object not in a fight a Window
+// after its last write (no write of it is within Window any more).
 func (s *state) expired(now int64) bool {
 	if s.backoff == 0 {
-		return now-s.last() > int64(Window)
+		return now-s.last > int64(Window)
 	}
-	return now-s.last() > int64(Quiet)
+	return now-s.held > int64(Quiet)
 }

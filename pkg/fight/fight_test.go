@@ -17,14 +17,18 @@ type step struct {
 	after time.Duration
 	op    string // "hold", "wrote", "sweep", "forget"
 	key   string
-	// change is what "hold" and "wrote" change; 0 stands for 1.
-	change Change
+	// change is what "hold" and "wrote" change: 0 or 1 sets annotation
+	// team to one value, 2 to another.
+	change int
 	want   Verdict // of "hold"
 }
 
 func hold(after time.Duration, want Verdict) step { return step{after: after, op: "hold", want: want} }
 func wrote(after time.Duration) step              { return step{after: after, op: "wrote"} }
 func sweep(after time.Duration) step              { return step{after: after, op: "sweep"} }
+
+// team is the change the steps write.
+var team = changeOf("team=ours")
 
 // fight is the first three writes, a second apart: the next is the fourth
 // within Window.
@@ -47,18 +51,18 @@ func TestDetector(t *testing.T) {
 		{name: "two writes more than a window apart: no state",
 			steps: []step{wrote(0), wrote(61 * s), hold(s, Verdict{})}},
 		{name: "a fourth write within the window starts a fight: it waits a second after the third",
-			steps:  append(fight, hold(200*time.Millisecond, Verdict{Wait: 800 * time.Millisecond, Report: Started, Writes: 3})),
+			steps:  append(fight, hold(200*time.Millisecond, Verdict{Wait: 800 * time.Millisecond, Report: Started, Writes: 3, Fought: true})),
 			states: 1, fighting: 1},
 		{name: "asked again while it waits: the rest of the wait, reported once",
-			steps: append(fight, hold(0, Verdict{Wait: s, Report: Started, Writes: 3}),
-				hold(300*time.Millisecond, Verdict{Wait: 700 * time.Millisecond, Writes: 3}),
-				hold(s, Verdict{Writes: 3})),
+			steps: append(fight, hold(0, Verdict{Wait: s, Report: Started, Writes: 3, Fought: true}),
+				hold(300*time.Millisecond, Verdict{Wait: 700 * time.Millisecond, Writes: 3, Fought: true}),
+				hold(s, Verdict{Writes: 3, Fought: true})),
 			states: 1, fighting: 1},
 		{name: "each write in a fight doubles the wait",
-			steps: append(fight, hold(0, Verdict{Wait: s, Report: Started, Writes: 3}),
-				wrote(s), hold(0, Verdict{Wait: 2 * s, Writes: 3}),
-				wrote(2*s), hold(s, Verdict{Wait: 3 * s, Writes: 3}),
-				wrote(3*s), hold(0, Verdict{Wait: 8 * s, Writes: 3})),
+			steps: append(fight, hold(0, Verdict{Wait: s, Report: Started, Writes: 3, Fought: true}),
+				wrote(s), hold(0, Verdict{Wait: 2 * s, Writes: 3, Fought: true}),
+				wrote(2*s), hold(s, Verdict{Wait: 3 * s, Writes: 3, Fought: true}),
+				wrote(3*s), hold(0, Verdict{Wait: 8 * s, Writes: 3, Fought: true})),
 			states: 1, fighting: 1},
 		{name: "four writes spread over more than a window: no fight",
 			steps:  []step{wrote(0), wrote(25 * s), wrote(25 * s), hold(25*s, Verdict{Writes: 2})},
@@ -66,28 +70,29 @@ func TestDetector(t *testing.T) {
 		{name: "a state not in a fight is swept a window after its last write",
 			steps: []step{wrote(0), wrote(s), sweep(61 * s), hold(0, Verdict{})}},
 		{name: "a fight ends after Quiet without a write",
-			steps: append(fight, hold(0, Verdict{Wait: s, Report: Started, Writes: 3}),
+			steps: append(fight, hold(0, Verdict{Wait: s, Report: Started, Writes: 3, Fought: true}),
 				sweep(Quiet+s), hold(0, Verdict{})),
 			ended: []string{"a"}},
 		{name: "an ended fight starts afresh: a third write is no fight",
-			steps: append(fight, hold(0, Verdict{Wait: s, Report: Started, Writes: 3}),
+			steps: append(fight, hold(0, Verdict{Wait: s, Report: Started, Writes: 3, Fought: true}),
 				wrote(Quiet+s), wrote(0), hold(0, Verdict{Writes: 2})),
 			states: 1, ended: []string{"a"}},
 		{name: "forgetting an object in a fight ends it",
-			steps: append(fight, hold(0, Verdict{Wait: s, Report: Started, Writes: 3}), step{op: "forget"}, hold(0, Verdict{})),
+			steps: append(fight, hold(0, Verdict{Wait: s, Report: Started, Writes: 3, Fought: true}), step{op: "forget"}, hold(0, Verdict{})),
 			ended: []string{"a"}},
-		{name: "writes of other changes are no fight: rules reloaded, a user relabelling",
-			steps: []step{wrote(0), {op: "wrote", change: 2}, wrote(0), {op: "wrote", change: 2}, hold(0, Verdict{})}},
+		{name: "a key written with other values is no fight: rules reloaded, a user relabelling; a state for a window",
+			steps:  []step{wrote(0), {op: "wrote", change: 2}, wrote(0), {op: "wrote", change: 2}, hold(0, Verdict{})},
+			states: 1},
 		{name: "only the writes since the change last differed count",
 			steps:  []step{{op: "wrote", change: 2}, wrote(0), wrote(0), hold(0, Verdict{Writes: 2})},
 			states: 1},
 		{name: "another change is not held in a fight, and ends it",
-			steps: append(fight, hold(0, Verdict{Wait: s, Report: Started, Writes: 3}),
+			steps: append(fight, hold(0, Verdict{Wait: s, Report: Started, Writes: 3, Fought: true}),
 				step{op: "hold", change: 2, want: Verdict{}}, step{op: "wrote", change: 2}, hold(0, Verdict{})),
-			ended: []string{"a"}},
+			states: 1, ended: []string{"a"}},
 		{name: "objects are counted apart",
 			steps: []step{wrote(0), {op: "wrote", key: "b"}, wrote(s), {op: "wrote", key: "c"}, wrote(0),
-				{op: "hold", key: "b", want: Verdict{}}, hold(0, Verdict{Wait: s, Report: Started, Writes: 3})},
+				{op: "hold", key: "b", want: Verdict{}}, hold(0, Verdict{Wait: s, Report: Started, Writes: 3, Fought: true})},
 			states: 1, fighting: 1},
 	}
 	for _, tc := range tests {
@@ -110,12 +115,12 @@ func run(t *testing.T, d *Detector[string], clk *clocktesting.FakePassiveClock, 
 	t.Helper()
 	for i, st := range steps {
 		clk.SetTime(clk.Now().Add(st.after))
-		k, change := st.key, st.change
+		k, change := st.key, changeOf("team=ours")
 		if k == "" {
 			k = "a"
 		}
-		if change == 0 {
-			change = 1
+		if st.change == 2 {
+			change = changeOf("team=theirs")
 		}
 		switch st.op {
 		case "hold":
@@ -144,13 +149,13 @@ func TestDetectorBackoffCapAndReports(t *testing.T) {
 	reports := map[Report][]time.Duration{}
 	start := clk.Now()
 	for clk.Now().Sub(start) < time.Hour {
-		v := d.Hold("a", 1)
+		v := d.Hold("a", team)
 		if v.Report != None {
 			reports[v.Report] = append(reports[v.Report], clk.Now().Sub(start).Round(time.Minute))
 		}
 		waits = append(waits, v.Wait)
 		clk.SetTime(clk.Now().Add(v.Wait))
-		d.Wrote("a", 1)
+		d.Wrote("a", team)
 	}
 	want := []time.Duration{1, 2, 4, 8, 16, 32, 64, 128, 256}
 	for i, w := range want {
@@ -179,7 +184,7 @@ func TestDetectorKeepsLittle(t *testing.T) {
 	clk := clocktesting.NewFakePassiveClock(time.Unix(1000, 0))
 	d := NewDetector[string](clk, nil)
 	for i := range 1000 {
-		d.Wrote(fmt.Sprint(i), 1)
+		d.Wrote(fmt.Sprint(i), team)
 	}
 	if states, _ := d.Len(); states != 0 {
 		t.Errorf("%d states after one write to each object, want 0", states)
@@ -209,7 +214,7 @@ func BenchmarkFirstWrite(b *testing.B) {
 	runtime.ReadMemStats(&before)
 	b.ResetTimer()
 	for _, k := range keys {
-		d.Wrote(k, 1)
+		d.Wrote(k, team)
 	}
 	b.StopTimer()
 	runtime.GC()
@@ -235,7 +240,7 @@ func TestChangeOf(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := ChangeOf(tc.ch) == ChangeOf(base); got != tc.same {
+			if got := ChangeOf(tc.ch).sum == ChangeOf(base).sum; got != tc.same {
 				t.Errorf("ChangeOf(%v) == ChangeOf(%v): %v, want %v", tc.ch, base, got, tc.same)
 			}
 		})

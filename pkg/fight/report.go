@@ -26,11 +26,14 @@ const Unknown = "unknown"
 
 // Fight is what is reported of an object in a fight.
 type Fight struct {
-	// Manager is the other field manager: the one that owns the keys the
-	// controller writes again, or, when none does (it deleted them), the
-	// one that changed the object last; Unknown when managedFields say
-	// neither.
+	// Manager is the other field manager found first: the one that owns
+	// the keys the controller writes again, or, when none does (it
+	// deleted them), the one that changed the object last; Unknown when
+	// managedFields say neither.
 	Manager string `json:"manager"`
+	// Managers are the other field managers seen in the fight, Manager
+	// first, at most MaxManagers.
+	Managers []string `json:"managers"`
 	// Keys are the keys fought over, each with the rule that wants it.
 	Keys []Key `json:"keys"`
 	// Wait is how long the controller's next write to the object waits.
@@ -58,8 +61,9 @@ func (f Fight) Rules() []string {
 }
 
 // Note is the Event's note: "Field manager "m" reverts annotation a (rule
-// r), label l (no rule): 4 writes in 1m0s; the writes back off, the next
-// waits 1s". ParseNote reads it back.
+// r), label l (no rule): more than 3 writes in 1m0s; the writes back off,
+// the next waits 1s", or with several managers "Field managers "m", "n"
+// revert …". ParseNote reads it back.
 func (f Fight) Note() string {
 	keys := make([]string, len(f.Keys))
 	for i, k := range f.Keys {
@@ -69,13 +73,28 @@ func (f Fight) Note() string {
 		}
 		keys[i] = fmt.Sprintf("%s %s (%s)", k.Kind, k.Key, rule)
 	}
-	return fmt.Sprintf("Field manager %q reverts %s: more than %d writes in %v; the writes back off, the next waits %v",
-		f.Manager, strings.Join(keys, ", "), Writes, Window, f.Wait)
+	managers := f.Managers
+	if len(managers) == 0 {
+		managers = []string{f.Manager}
+	}
+	quoted := make([]string, len(managers))
+	for i, m := range managers {
+		quoted[i] = strconv.Quote(m)
+	}
+	who := "Field manager " + quoted[0] + " reverts"
+	if len(quoted) > 1 {
+		who = "Field managers " + strings.Join(quoted, ", ") + " revert"
+	}
+	return fmt.Sprintf("%s %s: more than %d writes in %v; the writes back off, the next waits %v",
+		who, strings.Join(keys, ", "), Writes, Window, f.Wait)
 }
 
+const quotedRE = `"(?:[^"\\]|\\.)*"`
+
 var (
-	noteRE = regexp.MustCompile(`^Field manager ("(?:[^"\\]|\\.)*") reverts (.+?): more than \d+ writes in [^;]+; the writes back off, the next waits (\S+)$`)
-	keyRE  = regexp.MustCompile(`^(annotation|label) (\S+) \((?:rule (\S+)|no rule)\)$`)
+	noteRE   = regexp.MustCompile(`^Field (?:manager (` + quotedRE + `) reverts|managers (` + quotedRE + `(?:, ` + quotedRE + `)+) revert) (.+?): more than \d+ writes in [^;]+; the writes back off, the next waits (\S+)$`)
+	quotesRE = regexp.MustCompile(quotedRE)
+	keyRE    = regexp.MustCompile(`^(annotation|label) (\S+) \((?:rule (\S+)|no rule)\)$`)
 )
 
 // ParseNote reads a Fight from the note of a Reason Event; ok is false
@@ -85,16 +104,19 @@ func ParseNote(note string) (f Fight, ok bool) {
 	if m == nil {
 		return Fight{}, false
 	}
-	manager, err := strconv.Unquote(m[1])
+	for _, q := range quotesRE.FindAllString(m[1]+m[2], -1) {
+		manager, err := strconv.Unquote(q)
+		if err != nil {
+			return Fight{}, false
+		}
+		f.Managers = append(f.Managers, manager)
+	}
+	wait, err := time.ParseDuration(m[4])
 	if err != nil {
 		return Fight{}, false
 	}
-	wait, err := time.ParseDuration(m[3])
-	if err != nil {
-		return Fight{}, false
-	}
-	f = Fight{Manager: manager, Wait: wait}
-	for _, s := range strings.Split(m[2], ", ") {
+	f.Manager, f.Wait = f.Managers[0], wait
+	for _, s := range strings.Split(m[3], ", ") {
 		km := keyRE.FindStringSubmatch(s)
 		if km == nil {
 			return Fight{}, false

@@ -16,11 +16,14 @@ func TestNoteRoundTrip(t *testing.T) {
 		want string
 	}{
 		{"one annotation",
-			Fight{Manager: "argocd-controller", Keys: []Key{{"annotation", "team", "team"}}, Wait: time.Second},
+			Fight{Manager: "argocd-controller", Managers: []string{"argocd-controller"}, Keys: []Key{{"annotation", "team", "team"}}, Wait: time.Second},
 			`Field manager "argocd-controller" reverts annotation team (rule team): more than 3 writes in 1m0s; the writes back off, the next waits 1s`},
 		{"keys of two rules and one of none; a manager with quotes and spaces",
-			Fight{Manager: `my "tool" v2`, Keys: []Key{{"annotation", "example.com/a", "a"}, {"label", "tier", ""}, {"label", "x.io/y", "b"}}, Wait: 4 * time.Minute},
+			Fight{Manager: `my "tool" v2`, Managers: []string{`my "tool" v2`}, Keys: []Key{{"annotation", "example.com/a", "a"}, {"label", "tier", ""}, {"label", "x.io/y", "b"}}, Wait: 4 * time.Minute},
 			`Field manager "my \"tool\" v2" reverts annotation example.com/a (rule a), label tier (no rule), label x.io/y (rule b): more than 3 writes in 1m0s; the writes back off, the next waits 4m0s`},
+		{"two managers in turn, one with a comma and quotes",
+			Fight{Manager: "flux", Managers: []string{"flux", `a, "b"`}, Keys: []Key{{"label", "tier", "web"}}, Wait: 2 * time.Second},
+			`Field managers "flux", "a, \"b\"" revert label tier (rule web): more than 3 writes in 1m0s; the writes back off, the next waits 2s`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -33,7 +36,7 @@ func TestNoteRoundTrip(t *testing.T) {
 			}
 		})
 	}
-	for _, note := range []string{"", "Changed annotations team", `Field manager "x" reverts annotation a (rule r)`,
+	for _, note := range []string{"", "Changed annotations team", `Field manager "x" reverts annotation a (rule r)`, `Field managers "x" revert annotation a (rule r): more than 3 writes in 1m0s; the writes back off, the next waits 1s`,
 		`Field manager x reverts annotation a (rule r): more than 3 writes in 1m0s; the writes back off, the next waits 1s`} {
 		if f, ok := ParseNote(note); ok {
 			t.Errorf("ParseNote(%q) = %+v, want not a fight", note, f)

@@ -19,11 +19,11 @@ func newFightMetrics() FightMetrics {
 	return FightMetrics{
 		Fights: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "fights_total",
-			Help: "Objects found in a fight (another field manager reverts what a rule sets, so the controller wrote them more than 3 times in 60s), by rule and the other field manager.",
+			Help: "Objects found in a fight (other field managers revert what a rule sets, so the controller set one key to one value more than 3 times in 60s), by rule and other field manager: once per fight for each of the first 3 managers seen in it.",
 		}, []string{"rule", "manager"}),
 		Fighting: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "fighting_objects",
-			Help: "Objects in a fight, whose writes back off, by resource; a fight ends 10m after the object's last write.",
+			Help: "Objects in a fight, whose writes back off, by resource; a fight ends 10m after the object's last write of a key fought over.",
 		}, []string{"resource"}),
 	}
 }

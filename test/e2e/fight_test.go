@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -20,8 +21,9 @@ import (
 // controller.
 const fightManager = "fight-e2e"
 
-// reverter is a second writer with a field manager of its own: each time
-// it sees the annotation key not at its value, it puts its value back
+// reverter is a second writer, or several taking turns, each with a
+// field manager of its own: each time it sees none of the writers' keys
+// at the writer's value, the writer whose turn it is puts its value back
 // (with an update, so that the API server counts the controller's patches
 // apart from its writes).
 type reverter struct {
@@ -29,7 +31,16 @@ type reverter struct {
 	reverts []time.Time
 }
 
+// writer is one of a reverter's writers: its field manager, and the
+// annotation key it puts its value back on.
+type writer struct{ manager, key, value string }
+
 func startReverter(t *testing.T, ns, name, key, value string) *reverter {
+	return startReverters(t, ns, name, writer{fightManager, key, value})
+}
+
+// startReverters starts a reverter whose writers take turns, in order.
+func startReverters(t *testing.T, ns, name string, writers ...writer) *reverter {
 	r := &reverter{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -43,13 +54,14 @@ func startReverter(t *testing.T, ns, name, key, value string) *reverter {
 			}
 			for ev := range w.ResultChan() {
 				u, ok := ev.Object.(*unstructured.Unstructured)
-				if !ok || u.GetAnnotations()[key] == value {
+				if !ok || slices.ContainsFunc(writers, func(wr writer) bool { return u.GetAnnotations()[wr.key] == wr.value }) {
 					continue
 				}
+				wr := writers[r.count()%len(writers)]
 				anns := u.GetAnnotations()
-				anns[key] = value
+				anns[wr.key] = wr.value
 				u.SetAnnotations(anns)
-				if _, err := env.Dynamic.Resource(h.ConfigMaps).Namespace(ns).Update(ctx, u, metav1.UpdateOptions{FieldManager: fightManager}); err == nil {
+				if _, err := env.Dynamic.Resource(h.ConfigMaps).Namespace(ns).Update(ctx, u, metav1.UpdateOptions{FieldManager: wr.manager}); err == nil {
 					r.mu.Lock()
 					r.reverts = append(r.reverts, time.Now())
 					r.mu.Unlock()
