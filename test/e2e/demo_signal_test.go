@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -31,6 +32,7 @@ func TestDemoInterruptedThroughAPipe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	started := time.Now()
 	cmd := exec.Command(demo, "--binary", binary, "--rules", "rules.yaml")
 	cmd.Dir = h.RepoRoot()
 	cmd.Stdout, cmd.Stderr = w, w
@@ -47,7 +49,7 @@ func TestDemoInterruptedThroughAPipe(t *testing.T) {
 		out.WriteString(lines.Text() + "\n")
 	}
 	children := childPIDs(t, cmd.Process.Pid)
-	dirs := tempDirs(t, out.String(), children)
+	dirs := tempDirs(t, out.String(), children, started)
 	t.Cleanup(func() { // what a failed demo left behind
 		for _, pid := range children {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
@@ -116,9 +118,16 @@ func childPIDs(t *testing.T, pid int) []int {
 // temporary directory.
 var tempDirRE = regexp.MustCompile(regexp.QuoteMeta(os.TempDir()) + `/[^/\s=,"]+`)
 
+// demoDirPrefixes are the names the demo's temporary directories start
+// with: its own, the control plane's (test/harness) and envtest's.
+var demoDirPrefixes = []string{"kube-annotator-demo-", "kube-annotator-e2e-", "k8s_test_framework_"}
+
 // tempDirs returns the directories under the temporary directory that the
-// demo's output and its children's command lines name.
-func tempDirs(t *testing.T, output string, pids []int) []string {
+// demo's output and its children's command lines name, and that the demo
+// made: named as it names them, and made since it started. Any other
+// path there (the clone the tests run in may be one) is not the demo's,
+// and is neither checked nor removed.
+func tempDirs(t *testing.T, output string, pids []int, started time.Time) []string {
 	t.Helper()
 	text := output
 	for _, pid := range pids {
@@ -131,7 +140,11 @@ func tempDirs(t *testing.T, output string, pids []int) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, d := range tempDirRE.FindAllString(text, -1) {
-		if fi, err := os.Stat(d); err == nil && fi.IsDir() && !seen[d] && !strings.HasPrefix(binary, d+"/") {
+		ours := slices.ContainsFunc(demoDirPrefixes, func(p string) bool { return strings.HasPrefix(filepath.Base(d), p) })
+		if !ours || strings.HasPrefix(h.RepoRoot()+"/", d+"/") || strings.HasPrefix(binary, d+"/") {
+			continue
+		}
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() && !seen[d] && !fi.ModTime().Before(started.Add(-time.Second)) {
 			seen[d] = true
 			out = append(out, d)
 		}
