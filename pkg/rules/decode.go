@@ -38,10 +38,10 @@ func (d *decoder) lineOf(path string, v *yaml.Node) {
 	d.lines[path] = v.Line
 }
 
-// maxVisits bounds the values the decoder visits beyond those the file
-// writes: aliases let a small file name the same large value many times;
-// no real rules file comes near it. What the file writes is bounded by
-// MaxFileSize.
+// maxVisits bounds the values the decoder visits, or the values the file
+// writes where they are more: aliases let a small file name the same large
+// value many times; no real rules file comes near it. What the file
+// writes is bounded by MaxFileSize.
 const maxVisits = 20_000
 
 // MaxRules bounds the rules of a file. Loading compares every pair of
@@ -62,16 +62,20 @@ func (d *decoder) errorf(n *yaml.Node, field, format string, args ...any) {
 func (d *decoder) exhausted() bool {
 	d.visits++
 	switch {
-	case d.visits == d.nodes+maxVisits+1:
+	case d.visits == d.visitLimit()+1:
 		d.errs = append(d.errs, FieldError{Message: fmt.Sprintf(
-			"too complex: its aliases expand to more than %d values beyond the %d it writes (excessive aliasing); write the values out, or alias fewer",
-			maxVisits, d.nodes)})
+			"too complex: its aliases expand it to more than %d values, where it writes %d (excessive aliasing); write the values out, or alias fewer",
+			d.visitLimit(), d.nodes)})
 	case len(d.errs) >= maxErrors:
 		d.capped = true
 		return true
 	}
-	return d.visits > d.nodes+maxVisits
+	return d.visits > d.visitLimit()
 }
+
+// visitLimit is how many values the decoder visits at most: maxVisits, or
+// as many as the file writes, so that only aliases can pass it.
+func (d *decoder) visitLimit() int { return max(maxVisits, d.nodes) }
 
 // countNodes counts the values of the tree at n, without following
 // aliases.
