@@ -62,20 +62,16 @@ func (d *decoder) errorf(n *yaml.Node, field, format string, args ...any) {
 func (d *decoder) exhausted() bool {
 	d.visits++
 	switch {
-	case d.visits == d.visitLimit()+1:
+	case d.visits == max(maxVisits, d.nodes)+1:
 		d.errs = append(d.errs, FieldError{Message: fmt.Sprintf(
 			"too complex: its aliases expand it to more than %d values, where it writes %d (excessive aliasing); write the values out, or alias fewer",
-			d.visitLimit(), d.nodes)})
+			max(maxVisits, d.nodes), d.nodes)})
 	case len(d.errs) >= maxErrors:
 		d.capped = true
 		return true
 	}
-	return d.visits > d.visitLimit()
+	return d.visits > max(maxVisits, d.nodes)
 }
-
-// visitLimit is how many values the decoder visits at most: maxVisits, or
-// as many as the file writes, so that only aliases can pass it.
-func (d *decoder) visitLimit() int { return max(maxVisits, d.nodes) }
 
 // countNodes counts the values of the tree at n, without following
 // aliases.
