@@ -12,6 +12,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // Labels on every policy and binding Translate returns.
@@ -180,7 +181,7 @@ func (tr *translator) collect(set *rules.Set) error {
 				tr.rules = append(tr.rules, r)
 			}
 			if patch.MarkerKey(tr.opts.FieldManager, t.GVR.GroupResource()) == "" {
-				return fmt.Errorf("rule %s: field manager %q and resource %s cannot name a marker annotation", c.Name, tr.opts.FieldManager, rules.GVRString(t.GVR))
+				return fmt.Errorf("rule %s: field manager %q and resource %s cannot name a marker annotation", c.Name, tr.opts.FieldManager, source.GVRString(t.GVR))
 			}
 			r.resources = append(r.resources, t.GVR)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 	"github.com/kube-annotator/kube-annotator/test/testutil"
 )
 
@@ -31,7 +32,7 @@ var (
 	namespaces  = rulestest.Namespaces.GVR
 	deployments = rulestest.Deployments.GVR
 	// served are the resources the tests' cluster serves.
-	served = []rules.Resource{rulestest.ConfigMaps, rulestest.Namespaces, rulestest.Deployments, rulestest.Pods}
+	served = []source.Resource{rulestest.ConfigMaps, rulestest.Namespaces, rulestest.Deployments, rulestest.Pods}
 )
 
 func options() Options {
@@ -400,7 +401,7 @@ func checkRequest(t *testing.T, set *rules.Set, policies []*compiled, rq request
 	if rq.nsIgnored {
 		ns.Annotations = map[string]string{rules.IgnoreAnnotation: "true"}
 	}
-	d, err := reconcile.Decide(target, obj, rules.Namespaces(func(string) (metav1.Object, bool) { return ns, true }), reconcile.FieldManager)
+	d, err := reconcile.Decide(target, obj, source.Namespaces(func(string) (metav1.Object, bool) { return ns, true }), reconcile.FieldManager)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/record"
 	"github.com/kube-annotator/kube-annotator/pkg/reloader"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // applyChain returns what puts rules in force, what keeps it repaired
@@ -72,7 +73,7 @@ func recordRuled(rec *record.Record, next policysync.ApplyFunc) policysync.Apply
 		for _, t := range set.SortedTargets() {
 			if err := rec.Ensure(ctx, t.GVR.GroupResource()); err != nil {
 				klog.FromContext(ctx).Error(err, "Cannot record a resource the admission policies write to; keys they set there may be left when no rule names it",
-					"resource", rules.GVRString(t.GVR))
+					"resource", source.GVRString(t.GVR))
 			}
 		}
 		next(ctx, set)
@@ -94,7 +95,7 @@ func changeGuard(max int, preview func(*rules.Set) controller.Preview) reloader.
 		}
 		err := &reloader.TooManyChanges{Total: p.Total, PerRule: p.PerRule, Limit: max}
 		for _, gvr := range p.Unknown {
-			err.Uncounted = append(err.Uncounted, rules.GVRString(gvr))
+			err.Uncounted = append(err.Uncounted, source.GVRString(gvr))
 		}
 		return err
 	}

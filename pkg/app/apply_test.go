@@ -17,6 +17,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/record"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 func TestChangeGuard(t *testing.T) {
@@ -59,7 +60,7 @@ func TestRecordRuled(t *testing.T) {
 	client := fake.NewClientset()
 	rec := record.New(client.CoreV1(), "ns", "m", "")
 	set := &rules.Set{Targets: map[schema.GroupVersionResource]*rules.Target{
-		{Version: "v1", Resource: "pods"}: {Resource: rules.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}}},
+		{Version: "v1", Resource: "pods"}: {Resource: source.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}}},
 	}}
 	applied := false
 	recordRuled(rec, func(context.Context, *rules.Set) {

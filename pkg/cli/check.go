@@ -14,11 +14,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/spf13/cobra"
+
 	"github.com/kube-annotator/kube-annotator/pkg/rbac"
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 	"github.com/kube-annotator/kube-annotator/pkg/staticdiscovery"
-	"github.com/spf13/cobra"
 )
 
 func (e *env) newCheckCommand() *cobra.Command {
@@ -184,7 +186,7 @@ func checkResource(ctx context.Context, resolver rules.ResolveFunc, cs kubernete
 	if err != nil {
 		return checkRow{}, err
 	}
-	row := checkRow{resource: name, servedAs: rules.GVRString(res.GVR), status: "ok", gr: res.GVR.GroupResource()}
+	row := checkRow{resource: name, servedAs: source.GVRString(res.GVR), status: "ok", gr: res.GVR.GroupResource()}
 	var denied []string
 	for _, a := range rbac.Needs(rule, res.Namespaced, namespace) {
 		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
@@ -194,7 +196,7 @@ func checkResource(ctx context.Context, resolver rules.ResolveFunc, cs kubernete
 		}}
 		got, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
 		if err != nil {
-			return checkRow{}, fmt.Errorf("review access to %s %s: %w", a.Verb, rules.GVRString(res.GVR), err)
+			return checkRow{}, fmt.Errorf("review access to %s %s: %w", a.Verb, source.GVRString(res.GVR), err)
 		}
 		if !got.Status.Allowed {
 			denied = append(denied, deniedAccess(a, namespace))

@@ -19,6 +19,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/kubeflags"
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 	"github.com/kube-annotator/kube-annotator/pkg/scan"
 	"github.com/kube-annotator/kube-annotator/pkg/version"
 )
@@ -188,7 +189,7 @@ type session struct {
 	metadata metadata.Interface
 	// look finds the objects the rules read besides the objects ruled
 	// (their namespaces, a Pod's Node), listed once.
-	look rules.Lookup
+	look source.Lookup
 	// unset counts the keys the rules could not compute, for warnings.
 	unset scan.Unset
 }

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/spf13/cobra"
+
 	"github.com/kube-annotator/kube-annotator/pkg/app"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 	"github.com/kube-annotator/kube-annotator/pkg/scan"
-	"github.com/spf13/cobra"
 )
 
 // Exit codes of diff, as kubectl diff's: 0 nothing to change, 1 changes
@@ -99,7 +101,7 @@ func (s *session) changes(ctx context.Context, targets []*rules.Target, namespac
 			return nil
 		})
 		if err != nil {
-			return nil, nil, fmt.Errorf("list %s: %w", rules.GVRString(t.GVR), err)
+			return nil, nil, fmt.Errorf("list %s: %w", source.GVRString(t.GVR), err)
 		}
 	}
 	return pending, audited, nil

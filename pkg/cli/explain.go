@@ -13,10 +13,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/spf13/cobra"
+
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 	"github.com/kube-annotator/kube-annotator/pkg/scan"
-	"github.com/spf13/cobra"
 )
 
 // explained is explain's answer for one object, as -o json and -o yaml
@@ -124,7 +126,7 @@ func explainObjects(ctx context.Context, path, manager string, cf *clusterFlags,
 	}
 	t := targetOf(c.set, res.GVR.GroupResource())
 	if t == nil {
-		return nil, fmt.Errorf("resource %q (%s): no rule in %s names it", resource, rules.GVRString(res.GVR), path)
+		return nil, fmt.Errorf("resource %q (%s): no rule in %s names it", resource, source.GVRString(res.GVR), path)
 	}
 	dyn, err := dynamic.NewForConfig(c.cfg)
 	if err != nil {
@@ -155,10 +157,10 @@ func explainObjects(ctx context.Context, path, manager string, cf *clusterFlags,
 func namespacesOf(ctx context.Context, dyn dynamic.Interface, gvr schema.GroupVersionResource, name string) ([]string, error) {
 	list, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
 	if err != nil {
-		return nil, fmt.Errorf("list %s named %q: %w", rules.GVRString(gvr), name, err)
+		return nil, fmt.Errorf("list %s named %q: %w", source.GVRString(gvr), name, err)
 	}
 	if len(list.Items) == 0 {
-		return nil, fmt.Errorf("%s %q not found in any namespace", rules.GVRString(gvr), name)
+		return nil, fmt.Errorf("%s %q not found in any namespace", source.GVRString(gvr), name)
 	}
 	out := make([]string, 0, len(list.Items))
 	for _, o := range list.Items {
@@ -186,7 +188,7 @@ func explainIn(ctx context.Context, dyn dynamic.Interface, t *rules.Target, ns, 
 	if err != nil {
 		return nil, fmt.Errorf("explain %s: %w", ref, err)
 	}
-	out := &explained{Resource: rules.GVRString(t.GVR), Namespace: ns, Name: name, Explanation: x}
+	out := &explained{Resource: source.GVRString(t.GVR), Namespace: ns, Name: name, Explanation: x}
 	if out.Fight, err = fightOf(ctx, dyn, ns, obj.GetUID(), time.Now()); err != nil {
 		out.FightUnknown = err.Error()
 	}

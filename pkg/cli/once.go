@@ -12,10 +12,10 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kube-annotator/kube-annotator/pkg/app"
-
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/record"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 	"github.com/kube-annotator/kube-annotator/pkg/scan"
 )
 
@@ -136,7 +136,7 @@ type converger struct {
 // nor an error.
 func (cv *converger) converge(ctx context.Context, t *rules.Target) *tally {
 	logger := klog.FromContext(ctx)
-	tl := &tally{resource: rules.GVRString(t.GVR)}
+	tl := &tally{resource: source.GVRString(t.GVR)}
 	defer cv.progress.track(tl)()
 	jobs := make(chan *scan.Object)
 	var wg sync.WaitGroup

@@ -9,11 +9,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/spf13/cobra"
+
 	"github.com/kube-annotator/kube-annotator/pkg/rbac"
 	"github.com/kube-annotator/kube-annotator/pkg/record"
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
-	"github.com/spf13/cobra"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 func (e *env) newRBACCommand() *cobra.Command {
@@ -64,7 +66,7 @@ func (e *env) rbac(path string, o rbac.Options, cf *clusterFlags) error {
 	if err != nil {
 		return err
 	}
-	resolved := map[string]rules.Resource{}
+	resolved := map[string]source.Resource{}
 	failed := false
 	for i, rule := range file.Rules {
 		for j, name := range rule.Resources {
@@ -123,20 +125,20 @@ func validateRBACNames(name, lease string) error {
 // its group is taken as written, with a warning; it is taken as namespaced,
 // which grants more (watching namespaces) rather than less than the
 // controller may need once the resource is served.
-func resource(r *resolve.Resolver, name string) (rules.Resource, string, error) {
+func resource(r *resolve.Resolver, name string) (source.Resource, string, error) {
 	res, err := r.Resolve(name)
 	if err == nil {
 		return res, "", nil
 	}
 	if gr := schema.ParseGroupResource(name); gr.Group != "" && errors.Is(err, resolve.ErrNotServed) {
-		return rules.Resource{GVR: gr.WithVersion(""), Namespaced: true},
+		return source.Resource{GVR: gr.WithVersion(""), Namespaced: true},
 			fmt.Sprintf("%s is not %s; granting resource %q in group %q as written", name, notServedBy(r), gr.Resource, gr.Group), nil
 	}
-	return rules.Resource{}, "", err
+	return source.Resource{}, "", err
 }
 
 // groupResources maps each resource name to its group and resource.
-func groupResources(resolved map[string]rules.Resource) map[string]schema.GroupResource {
+func groupResources(resolved map[string]source.Resource) map[string]schema.GroupResource {
 	out := make(map[string]schema.GroupResource, len(resolved))
 	for name, res := range resolved {
 		out[name] = res.GVR.GroupResource()

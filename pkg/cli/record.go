@@ -12,6 +12,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/record"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // addRecordVars adds --field-manager, which names the field manager the
@@ -79,7 +80,7 @@ type unservedPrune struct {
 // pruneTargets returns, for once and diff, the targets that prune the
 // resources rec lists and no rule of set names, and those that resolve
 // cannot resolve, which wait in the record.
-func pruneTargets(rec *record.Record, set *rules.Set, resolve func(schema.GroupResource) (rules.Resource, error)) ([]*rules.Target, []unservedPrune) {
+func pruneTargets(rec *record.Record, set *rules.Set, resolve func(schema.GroupResource) (source.Resource, error)) ([]*rules.Target, []unservedPrune) {
 	var targets []*rules.Target
 	var unserved []unservedPrune
 	for _, gr := range reconcile.ToPrune(rec.Recorded(), set) {

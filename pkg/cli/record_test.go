@@ -15,6 +15,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/record"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // A field manager or record namespace that cannot be used is a usage
@@ -56,16 +57,16 @@ func TestPruneTargets(t *testing.T) {
 	if err := rec.Load(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	deployments := rules.Resource{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Kind: "Deployment", Namespaced: true}
+	deployments := source.Resource{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Kind: "Deployment", Namespaced: true}
 	set := &rules.Set{Targets: map[schema.GroupVersionResource]*rules.Target{
-		{Version: "v1", Resource: "configmaps"}: {Resource: rules.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}}},
+		{Version: "v1", Resource: "configmaps"}: {Resource: source.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}}},
 	}}
 	notServed := errors.New("not served")
-	targets, unserved := pruneTargets(rec, set, func(gr schema.GroupResource) (rules.Resource, error) {
+	targets, unserved := pruneTargets(rec, set, func(gr schema.GroupResource) (source.Resource, error) {
 		if gr == deployments.GVR.GroupResource() {
 			return deployments, nil
 		}
-		return rules.Resource{}, notServed
+		return source.Resource{}, notServed
 	})
 	if len(targets) != 1 || targets[0].Resource != deployments || len(targets[0].Rules) != 0 {
 		t.Errorf("targets = %+v, want deployments with no rule", targets)

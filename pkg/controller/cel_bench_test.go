@@ -18,6 +18,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // deploymentJSON is a Deployment as a cluster's API server serves it:
@@ -59,7 +60,7 @@ func BenchmarkSyncDecide(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			target := rulestest.Compile(b, bc.rules, rulestest.Deployments).Targets[rulestest.Deployments.GVR]
 			obj := cachedDeployment(b, target)
-			ns := rules.Namespaces(func(name string) (metav1.Object, bool) { return &metav1.ObjectMeta{Name: name}, true })
+			ns := source.Namespaces(func(name string) (metav1.Object, bool) { return &metav1.ObjectMeta{Name: name}, true })
 			d, err := reconcile.Decide(target, obj, ns, reconcile.FieldManager)
 			if err != nil || !d.Change.Empty() || d.Evaluation.Desired.Labels["size"] != "big" {
 				b.Fatalf("Decide() = %+v, %v; want size: big, nothing to change", d, err)
@@ -103,7 +104,7 @@ func BenchmarkSyncDecideUnseen(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			target := rulestest.Compile(b, bc.rules, rulestest.Deployments).Targets[rulestest.Deployments.GVR]
 			transform := cacheTransform(target)
-			ns := rules.Namespaces(func(name string) (metav1.Object, bool) { return &metav1.ObjectMeta{Name: name}, true })
+			ns := source.Namespaces(func(name string) (metav1.Object, bool) { return &metav1.ObjectMeta{Name: name}, true })
 			objs := make([]patch.Object, n)
 			for i := range objs {
 				u := numberedDeployment(b, i, false).(*unstructured.Unstructured)
@@ -142,7 +143,7 @@ func BenchmarkSyncDecideUnseen(b *testing.B) {
 // BenchmarkSyncDecide decide on the Deployment as its informer caches it
 // what they decide on the whole Deployment: size: big, nothing to change.
 func TestDecideOnCachedDeployment(t *testing.T) {
-	ns := rules.Namespaces(func(name string) (metav1.Object, bool) { return &metav1.ObjectMeta{Name: name}, true })
+	ns := source.Namespaces(func(name string) (metav1.Object, bool) { return &metav1.ObjectMeta{Name: name}, true })
 	for _, tc := range syncDecideCases {
 		t.Run(tc.name, func(t *testing.T) {
 			target := rulestest.Compile(t, tc.rules, rulestest.Deployments).Targets[rulestest.Deployments.GVR]

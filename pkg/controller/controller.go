@@ -27,6 +27,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // Options configure a Controller.
@@ -115,11 +116,11 @@ type Controller struct {
 	// pruned or waiting to be (see resources.go).
 	resources map[schema.GroupResource]*resource
 	// sources are the informers of the objects the rules read besides
-	// the objects ruled, by rules.RelatedSource.Field, each run while a
+	// the objects ruled, by source.Source.Field, each run while a
 	// target needs it (see sources.go).
 	sources map[string]*resourceInformer
 	// look finds those objects in the sources' caches, for the rules.
-	look rules.Lookup
+	look source.Lookup
 }
 
 // NewController returns a controller that watches metadata and writes

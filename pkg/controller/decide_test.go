@@ -15,6 +15,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 	"github.com/kube-annotator/kube-annotator/test/testutil"
 )
 
@@ -37,7 +38,7 @@ func TestCachedDecidesAsWhole(t *testing.T) {
 		{"ours and others", fixture.WithOwned(fixture.WithOwned(fixture.ConfigMap("ns", "x", anns), "kubectl", "user"), reconcile.FieldManager, "a", "stale")},
 		{"another manager owns what we set", fixture.WithOwned(fixture.ConfigMap("ns", "x", anns), "kubectl", "a", "stale")},
 	}
-	nsLabels := rules.Namespaces(func(ns string) (metav1.Object, bool) {
+	nsLabels := source.Namespaces(func(ns string) (metav1.Object, bool) {
 		m, ok := map[string]*metav1.ObjectMeta{
 			"ns":     {Name: "ns", Labels: map[string]string{"team": "a"}, Annotations: map[string]string{"example.com/cost": "7"}},
 			"prod-1": {Name: "prod-1", Labels: map[string]string{"team": "b", "env": "prod"}},
@@ -142,7 +143,7 @@ func randomObject(rng *rand.Rand, namespace bool) *unstructured.Unstructured {
 // checkCachedDecidesAsWhole reports whether obj, as the cache of tg keeps
 // it, gets the decision obj gets, and whether that decision touches only
 // keys the projection keeps or this controller owns.
-func checkCachedDecidesAsWhole(t *testing.T, tg *rules.Target, obj *unstructured.Unstructured, look rules.Lookup) bool {
+func checkCachedDecidesAsWhole(t *testing.T, tg *rules.Target, obj *unstructured.Unstructured, look source.Lookup) bool {
 	t.Helper()
 	want, err := reconcile.Decide(tg, obj, look, reconcile.FieldManager)
 	if err != nil {

@@ -13,8 +13,8 @@
 // the informer's cache, asks reconcile.Decide what the rules want, and
 // writes only when the object differs. Objects in the cache are shared and
 // never modified. SetRules swaps the compiled rules in force. The objects
-// rules read besides the object, one informer per rules.RelatedSource,
-// answer the rules.Lookup each evaluation is given (sources.go).
+// rules read besides the object, one informer per source.Source,
+// answer the source.Lookup each evaluation is given (sources.go).
 //
 // A resource that leaves the rules is pruned: the controller keeps
 // watching it, with no rule, until the keys it set there are deleted, as

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // Fakes of what the prune tests need: a record, a resolver, an informer
@@ -91,11 +91,11 @@ type fakeResolver struct {
 	resets int
 }
 
-func (f *fakeResolver) ResolveGroupResource(gr schema.GroupResource) (rules.Resource, error) {
+func (f *fakeResolver) ResolveGroupResource(gr schema.GroupResource) (source.Resource, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if gr == f.hidden {
-		return rules.Resource{}, errors.New("not served")
+		return source.Resource{}, errors.New("not served")
 	}
 	return resolve(gr.Resource)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // Test helpers shared by this package's tests.
@@ -42,13 +43,13 @@ const (
 
 // resolve resolves resource names as a cluster serving configmaps and
 // namespaces would.
-func resolve(name string) (rules.Resource, error) {
-	for _, r := range []rules.Resource{rulestest.ConfigMaps, rulestest.Namespaces} {
+func resolve(name string) (source.Resource, error) {
+	for _, r := range []source.Resource{rulestest.ConfigMaps, rulestest.Namespaces} {
 		if r.GVR.Resource == name {
 			return r, nil
 		}
 	}
-	return rules.Resource{}, fmt.Errorf("the server doesn't have a resource type %q", name)
+	return source.Resource{}, fmt.Errorf("the server doesn't have a resource type %q", name)
 }
 
 // Controllers under test.
@@ -105,7 +106,7 @@ func informerOf(c *Controller, gvr schema.GroupVersionResource) *resourceInforme
 func namespaceInformer(c *Controller) bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return c.sources[rules.NamespaceSource.Field] != nil
+	return c.sources[source.Namespace.Field] != nil
 }
 
 // asCached returns o as the informer of t would cache it.

@@ -18,6 +18,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/retry"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // resourceInformer is the informer of one ruled or pruned resource. Each
@@ -60,7 +61,7 @@ func (c *Controller) startInformer(ctx context.Context, t *rules.Target) (*resou
 		return nil, err
 	}
 	if _, err := inf.AddEventHandler(c.withInitialList(ri, c.handlerFor(klog.FromContext(ctx), t.GVR))); err != nil {
-		return nil, fmt.Errorf("informer of %s: event handler: %w", rules.GVRString(t.GVR), err)
+		return nil, fmt.Errorf("informer of %s: event handler: %w", source.GVRString(t.GVR), err)
 	}
 	ri.run(ctx, inf)
 	return ri, nil
@@ -103,7 +104,7 @@ func (ri *resourceInformer) run(ctx context.Context, inf cache.SharedIndexInform
 // API server is sent again after a short pause (retry.UntilAnswered). Both stream their initial
 // list when the API server supports it (WatchListClient). The watch error
 // handler reports to ri.
-func (c *Controller) newInformer(r rules.Resource, ns string, keep *rules.Projection, indexers cache.Indexers, sharded bool, ri *resourceInformer) (cache.SharedIndexInformer, error) {
+func (c *Controller) newInformer(r source.Resource, ns string, keep *rules.Projection, indexers cache.Indexers, sharded bool, ri *resourceInformer) (cache.SharedIndexInformer, error) {
 	var lw *cache.ListWatch
 	var client any
 	var example runtime.Object
@@ -124,17 +125,17 @@ func (c *Controller) newInformer(r rules.Resource, ns string, keep *rules.Projec
 		ri.projecting = objcache.NewProjecting(c.opts.FieldManager, r, keep, c.shared)
 		client, example, transform = c.metadata, &metav1.PartialObjectMetadata{}, ri.projecting.Transform
 	}
-	lw = retry.UntilAnswered(lw, rules.GVRString(r.GVR), retry.InformerBackoff)
+	lw = retry.UntilAnswered(lw, source.GVRString(r.GVR), retry.InformerBackoff)
 	if sharded {
 		lw = c.opts.Shard(r.GVR, ns, lw)
 	}
 	inf := cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, client), example,
-		cache.SharedIndexInformerOptions{ResyncPeriod: c.opts.ResyncPeriod, Indexers: indexers, ObjectDescription: rules.GVRString(r.GVR)})
+		cache.SharedIndexInformerOptions{ResyncPeriod: c.opts.ResyncPeriod, Indexers: indexers, ObjectDescription: source.GVRString(r.GVR)})
 	if err := inf.SetTransform(transform); err != nil {
-		return nil, fmt.Errorf("informer of %s: cache transform: %w", rules.GVRString(r.GVR), err)
+		return nil, fmt.Errorf("informer of %s: cache transform: %w", source.GVRString(r.GVR), err)
 	}
 	if err := inf.SetWatchErrorHandlerWithContext(c.watchErrorHandler(r.GVR, ri)); err != nil {
-		return nil, fmt.Errorf("informer of %s: watch error handler: %w", rules.GVRString(r.GVR), err)
+		return nil, fmt.Errorf("informer of %s: watch error handler: %w", source.GVRString(r.GVR), err)
 	}
 	return inf, nil
 }
@@ -163,7 +164,7 @@ func (c *Controller) watchErrorHandler(gvr schema.GroupVersionResource, ri *reso
 		if apierrors.IsNotFound(err) {
 			ri.gone.Store(true)
 			if pruning := c.prunes(ri); pruning || c.opts.ResourceGone != nil {
-				klog.FromContext(ctx).Info("Resource no longer served", "resource", rules.GVRString(gvr), "pruning", pruning)
+				klog.FromContext(ctx).Info("Resource no longer served", "resource", source.GVRString(gvr), "pruning", pruning)
 				if !pruning {
 					c.opts.ResourceGone(gvr)
 				}
@@ -247,7 +248,7 @@ func (ri *resourceInformer) widen(ctx context.Context, t *rules.Target) bool {
 	p := rules.Projection{Annotations: ri.projection.Annotations.Union(need.Annotations), Labels: ri.projection.Labels.Union(need.Labels)}
 	ri.projecting.Widen(p)
 	ri.projection = p
-	klog.FromContext(ctx).Info("Widening cache", "resource", rules.GVRString(t.GVR), "annotations", sets.List(p.Annotations), "labels", sets.List(p.Labels))
+	klog.FromContext(ctx).Info("Widening cache", "resource", source.GVRString(t.GVR), "annotations", sets.List(p.Annotations), "labels", sets.List(p.Labels))
 	return true
 }
 
@@ -259,7 +260,7 @@ func (c *Controller) servable(ctx context.Context, e cachedEntry) bool {
 		return true
 	}
 	if !e.informer.stale.Swap(true) {
-		klog.FromContext(ctx).Info("Cache lacks a value the rules need; listing again", "resource", rules.GVRString(e.informer.gvr))
+		klog.FromContext(ctx).Info("Cache lacks a value the rules need; listing again", "resource", source.GVRString(e.informer.gvr))
 		if err := c.transition(ctx, observed{}); err != nil {
 			c.fail(err)
 		}

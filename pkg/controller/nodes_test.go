@@ -10,6 +10,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 	"github.com/kube-annotator/kube-annotator/test/testutil"
 )
 
@@ -104,14 +105,14 @@ func TestRunFromNode(t *testing.T) {
 	want("the default once the Node is gone", map[string]string{"p3": "unknown"})
 
 	c.mu.RLock()
-	running := c.sources[rules.NodeSource.Field] != nil
+	running := c.sources[source.Node.Field] != nil
 	c.mu.RUnlock()
 	if !running {
 		t.Errorf("no informer of Nodes while a rule reads them")
 	}
 	c.SetRules(ctx, compile("rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n"))
 	c.mu.RLock()
-	left := c.sources[rules.NodeSource.Field] != nil
+	left := c.sources[source.Node.Field] != nil
 	c.mu.RUnlock()
 	if left {
 		t.Errorf("an informer of Nodes once no rule reads them, want none")

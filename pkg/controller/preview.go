@@ -6,6 +6,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // NoRule names, in Preview.PerRule, the changes no rule wants: keys this
@@ -40,7 +41,7 @@ func (c *Controller) Preview(set *rules.Set) Preview {
 	c.mu.RLock()
 	type cachedBy struct {
 		ri   *resourceInformer
-		res  rules.Resource
+		res  source.Resource
 		keep rules.Projection
 	}
 	informers := map[schema.GroupResource]cachedBy{}

@@ -14,6 +14,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // Pruning. Sync deletes the keys the controller owns that no rule wants,
@@ -49,7 +50,7 @@ type Record interface {
 // Resolver resolves a recorded resource to the version the server
 // serves; *resolve.Resolver is one.
 type Resolver interface {
-	ResolveGroupResource(gr schema.GroupResource) (rules.Resource, error)
+	ResolveGroupResource(gr schema.GroupResource) (source.Resource, error)
 	// Reset drops cached discovery, so that the next resolution sees the
 	// server as it is now.
 	Reset()
@@ -68,8 +69,8 @@ func (noRecord) Ref() string                                        { return "(n
 // noResolver resolves nothing.
 type noResolver struct{}
 
-func (noResolver) ResolveGroupResource(gr schema.GroupResource) (rules.Resource, error) {
-	return rules.Resource{}, fmt.Errorf("resource %s not resolved: no resolver", gr)
+func (noResolver) ResolveGroupResource(gr schema.GroupResource) (source.Resource, error) {
+	return source.Resource{}, fmt.Errorf("resource %s not resolved: no resolver", gr)
 }
 func (noResolver) Reset() {}
 
@@ -134,7 +135,7 @@ func (c *Controller) checkPrunes(ctx context.Context) {
 		// fail, nothing would retry it.
 		if !c.opts.Partial {
 			if err := c.opts.Record.Remove(ctx, p.r.gr); err != nil {
-				logger.Error(err, "Pruned a resource, but cannot remove it from the record; will retry", "resource", rules.GVRString(p.target.GVR))
+				logger.Error(err, "Pruned a resource, but cannot remove it from the record; will retry", "resource", source.GVRString(p.target.GVR))
 				continue
 			}
 		}
@@ -220,7 +221,7 @@ func (c *Controller) retryPending(ctx context.Context) {
 
 func (c *Controller) reportPruning(ctx context.Context, r *resource) {
 	klog.FromContext(ctx).Info("Pruning a resource no rule names: deleting the keys set on its objects",
-		"resource", rules.GVRString(r.target.GVR), "record", c.opts.Record.Ref())
+		"resource", source.GVRString(r.target.GVR), "record", c.opts.Record.Ref())
 	c.setPruneReason(ctx, r, metrics.PruneRunning, nil)
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // The lifecycle of a resource. Every resource the rules name, and every
@@ -86,7 +87,7 @@ type observed struct {
 	// resolve, when not nil, resolves the recorded resources to prune
 	// that have no state yet. When nil, they get none until the next
 	// SetRules.
-	resolve func(schema.GroupResource) (rules.Resource, error)
+	resolve func(schema.GroupResource) (source.Resource, error)
 	// resolved are waiting resources looked up again.
 	resolved map[schema.GroupResource]resolution
 	// complete are the prunes found complete, each at the generation of
@@ -99,7 +100,7 @@ type observed struct {
 
 // resolution is the result of looking a resource up.
 type resolution struct {
-	r   rules.Resource
+	r   source.Resource
 	err error
 }
 
@@ -178,10 +179,10 @@ func (c *Controller) drop(ctx context.Context, r *resource, stop []*resourceInfo
 	logger := klog.FromContext(ctx)
 	switch {
 	case r.phase == ruled:
-		logger.Info("Stopping informer", "resource", rules.GVRString(r.target.GVR))
+		logger.Info("Stopping informer", "resource", source.GVRString(r.target.GVR))
 	case r.phase == pruning: // complete: update keeps the others
 		logger.Info("Pruned a resource no rule names; removed it from the record",
-			"resource", rules.GVRString(r.target.GVR), "record", c.opts.Record.Ref())
+			"resource", source.GVRString(r.target.GVR), "record", c.opts.Record.Ref())
 	case r.phase == waiting:
 		logger.Info("Resource removed from the record; it is not pruned", "resource", r.gr.String(), "record", c.opts.Record.Ref())
 	}
@@ -214,7 +215,7 @@ func (c *Controller) enforce(ctx context.Context, t *rules.Target, o observed, s
 		c.resources[gr] = r
 	}
 	if r.phase == pruning {
-		logger.Info("Resource ruled again; pruning stops", "resource", rules.GVRString(t.GVR), "rules", t.RuleNames())
+		logger.Info("Resource ruled again; pruning stops", "resource", source.GVRString(t.GVR), "rules", t.RuleNames())
 	}
 	if r.phase != ruled {
 		c.setPruneReason(ctx, r, "", nil)
@@ -229,7 +230,7 @@ func (c *Controller) enforce(ctx context.Context, t *rules.Target, o observed, s
 		// The cache lacks what the rules now need (whole objects, or values
 		// of keys it dropped), keeps whole objects the rules no longer read, or
 		// lists another version: build it again, listing every object.
-		logger.Info("Rebuilding informer", "resource", rules.GVRString(t.GVR), "reason", "the rules need another part of each object, or another version")
+		logger.Info("Rebuilding informer", "resource", source.GVRString(t.GVR), "reason", "the rules need another part of each object, or another version")
 		if r.informer.gvr != t.GVR {
 			stop = c.stopInformer(r, stop) // what is known of the old version's objects goes
 		} else {
@@ -238,7 +239,7 @@ func (c *Controller) enforce(ctx context.Context, t *rules.Target, o observed, s
 		}
 	}
 	if r.informer == nil {
-		logger.Info("Starting informer", "resource", rules.GVRString(t.GVR), "rules", t.RuleNames())
+		logger.Info("Starting informer", "resource", source.GVRString(t.GVR), "rules", t.RuleNames())
 		ri, err := c.start(ctx, t)
 		if err != nil {
 			return stop, err
@@ -294,7 +295,7 @@ func (c *Controller) prune(ctx context.Context, gr schema.GroupResource, o obser
 		c.setPruneReason(ctx, r, metrics.PruneNotServed, errNotServed)
 	case r.phase == pruning && c.opts.Partial && c.complete(r, o):
 		klog.FromContext(ctx).Info("Pruned this shard's objects of a resource no rule names; it stays in the record for the other shards",
-			"resource", rules.GVRString(r.target.GVR), "record", c.opts.Record.Ref())
+			"resource", source.GVRString(r.target.GVR), "record", c.opts.Record.Ref())
 		stop = c.stopInformer(r, stop)
 		r.phase = pruned
 		c.setPruneReason(ctx, r, "", nil)

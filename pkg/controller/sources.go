@@ -15,9 +15,10 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
-// The objects rules read besides the objects ruled (rules.RelatedSource):
+// The objects rules read besides the objects ruled (source.Source):
 // their Namespace, for namespace selectors, fromNamespace, CEL's
 // namespaceObject and the opt-out; a Pod's Node, for fromNode. Each
 // source that a running target needs (rules.Target.Sources) has one
@@ -35,7 +36,7 @@ const sourcesPoll = 50 * time.Millisecond
 
 // sourceIndex is the name of the index, by the object of src each names,
 // of the informers of the resources whose objects name one.
-func sourceIndex(src *rules.RelatedSource) string { return "source:" + src.Field }
+func sourceIndex(src *source.Source) string { return "source:" + src.Field }
 
 // sourceIndexers returns the indexers that the informer of the resource
 // gr needs for the sources: an index by the object each object names, for
@@ -45,7 +46,7 @@ func sourceIndex(src *rules.RelatedSource) string { return "source:" + src.Field
 // starts reading it does.
 func sourceIndexers(gr schema.GroupResource, namespaced bool) cache.Indexers {
 	out := cache.Indexers{}
-	for _, src := range rules.Sources() {
+	for _, src := range source.All() {
 		if !src.NamedBy(gr, namespaced) {
 			continue
 		}
@@ -67,7 +68,7 @@ func sourceIndexers(gr schema.GroupResource, namespaced bool) cache.Indexers {
 // sourceStoreKey is the key, in the informer of src and in the index by
 // the object of src named, of the object of src named name by an object
 // in namespace ns.
-func sourceStoreKey(src *rules.RelatedSource, ns, name string) string {
+func sourceStoreKey(src *source.Source, ns, name string) string {
 	if src.Resource.Namespaced {
 		return ns + "/" + name
 	}
@@ -81,7 +82,7 @@ func sourceStoreKey(src *rules.RelatedSource, ns, name string) string {
 // Later, when one of them arrives or goes, the objects that name it are
 // synced; when it changes, those of each target that the change matters
 // to.
-func (c *Controller) startSource(ctx context.Context, src *rules.RelatedSource) (*resourceInformer, error) {
+func (c *Controller) startSource(ctx context.Context, src *source.Source) (*resourceInformer, error) {
 	ri := &resourceInformer{gvr: src.Resource.GVR}
 	inf, err := c.newInformer(src.Resource, "", nil, cache.Indexers{}, false, ri)
 	if err != nil {
@@ -109,16 +110,16 @@ func (c *Controller) startSource(ctx context.Context, src *rules.RelatedSource) 
 		},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("informer of %s: event handler: %w", rules.GVRString(src.Resource.GVR), err)
+		return nil, fmt.Errorf("informer of %s: event handler: %w", source.GVRString(src.Resource.GVR), err)
 	}
-	klog.FromContext(ctx).Info("Starting informer", "resource", rules.GVRString(src.Resource.GVR), "reason", src.Reason)
+	klog.FromContext(ctx).Info("Starting informer", "resource", source.GVRString(src.Resource.GVR), "reason", src.Reason)
 	ri.run(ctx, inf)
 	return ri, nil
 }
 
 // enqueueNaming enqueues the cached objects that name obj, an object of
 // src, of every running target that needs src and that pick picks.
-func (c *Controller) enqueueNaming(src *rules.RelatedSource, obj any, pick func(*rules.Target) bool) {
+func (c *Controller) enqueueNaming(src *source.Source, obj any, pick func(*rules.Target) bool) {
 	m, ok := obj.(metav1.Object)
 	if !ok {
 		return
@@ -134,7 +135,7 @@ func (c *Controller) enqueueNaming(src *rules.RelatedSource, obj any, pick func(
 		gvr := r.informer.gvr
 		keys, err := r.informer.informer.GetIndexer().IndexKeys(sourceIndex(src), key)
 		if err != nil {
-			utilruntime.HandleError(fmt.Errorf("objects of %s naming %s %s: %w", rules.GVRString(gvr), src.Resource.Kind, key, err))
+			utilruntime.HandleError(fmt.Errorf("objects of %s naming %s %s: %w", source.GVRString(gvr), src.Resource.Kind, key, err))
 			continue
 		}
 		for _, k := range keys {
@@ -143,13 +144,13 @@ func (c *Controller) enqueueNaming(src *rules.RelatedSource, obj any, pick func(
 	}
 }
 
-// sourceCaches is the rules.Lookup of the controller: the objects of each
+// sourceCaches is the source.Lookup of the controller: the objects of each
 // source as its informer caches them. They are shared with the cache:
 // read only.
 type sourceCaches struct{ c *Controller }
 
-// Find implements rules.Lookup.
-func (s sourceCaches) Find(src *rules.RelatedSource, ns, name string) (metav1.Object, bool) {
+// Find implements source.Lookup.
+func (s sourceCaches) Find(src *source.Source, ns, name string) (metav1.Object, bool) {
 	s.c.mu.RLock()
 	ri := s.c.sources[src.Field]
 	s.c.mu.RUnlock()
@@ -168,7 +169,7 @@ func (s sourceCaches) Find(src *rules.RelatedSource, ns, name string) (metav1.Ob
 // running informer, ruled or pruned, needs, and appends to stop those
 // that none needs.
 func (c *Controller) runSources(ctx context.Context, stop []*resourceInformer) ([]*resourceInformer, error) {
-	for _, src := range rules.Sources() {
+	for _, src := range source.All() {
 		need := false
 		for _, r := range c.resources {
 			need = need || r.informer != nil && slices.Contains(r.target.Sources(), src)
@@ -182,7 +183,7 @@ func (c *Controller) runSources(ctx context.Context, stop []*resourceInformer) (
 			}
 			c.sources = put(c.sources, src.Field, ri)
 		case !need && ri != nil:
-			klog.FromContext(ctx).Info("Stopping informer", "resource", rules.GVRString(src.Resource.GVR), "reason", "no rule needs "+src.What)
+			klog.FromContext(ctx).Info("Stopping informer", "resource", source.GVRString(src.Resource.GVR), "reason", "no rule needs "+src.What)
 			stop = append(stop, ri)
 			delete(c.sources, src.Field)
 		}

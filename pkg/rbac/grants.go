@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // A Grant is where the controller needs the ResourceVerbs on one ruled
@@ -26,7 +27,7 @@ type Grant struct {
 // Grants returns the grant of every resource the rules of file name,
 // sorted by group and resource; resolved maps each name as written to its
 // resource (a name it lacks is left out).
-func Grants(file *rules.File, resolved map[string]rules.Resource) []Grant {
+func Grants(file *rules.File, resolved map[string]source.Resource) []Grant {
 	type grant struct {
 		namespaces map[string]bool
 		cluster    bool
@@ -86,7 +87,7 @@ func ConfinedTo(rule *rules.Rule) ([]string, bool) {
 // watchesNamespaces reports whether the controller watches namespaces for
 // the rules, asking rules.NeedsNamespaces of each resource a rule names, as
 // the controller asks it of each target.
-func watchesNamespaces(file *rules.File, resolved map[string]rules.Resource) bool {
+func watchesNamespaces(file *rules.File, resolved map[string]source.Resource) bool {
 	for _, rule := range file.Rules {
 		for _, name := range rule.Resources {
 			if rules.NeedsNamespaces(resolved[name].Namespaced, rule.NamespaceSelector != "") {
@@ -102,7 +103,7 @@ func watchesNamespaces(file *rules.File, resolved map[string]rules.Resource) boo
 // watches.
 func relatedResources(file *rules.File) []schema.GroupResource {
 	var out []schema.GroupResource
-	for _, src := range rules.RelatedSources() {
+	for _, src := range source.Related() {
 		if slices.ContainsFunc(file.Rules, func(r rules.Rule) bool { return readsFrom(&r, src) }) {
 			out = append(out, src.Resource.GVR.GroupResource())
 		}
@@ -145,7 +146,7 @@ func Needs(rule *rules.Rule, namespaced bool, namespace string) []Access {
 
 // readsFrom reports whether rule r reads values from the objects of src,
 // so that run watches them.
-func readsFrom(r *rules.Rule, src *rules.RelatedSource) bool {
+func readsFrom(r *rules.Rule, src *source.Source) bool {
 	for _, m := range []map[string]rules.RelatedKey{r.AnnotationsFromRelated, r.LabelsFromRelated} {
 		for _, k := range m {
 			if k.From == src.Field {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/record"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // object is what a test reads of one generated object.
@@ -53,7 +54,7 @@ func rulesOf(t *testing.T, objs []object, kind, namespace string) []rbacv1.Polic
 	return nil
 }
 
-var resolved = map[string]rules.Resource{
+var resolved = map[string]source.Resource{
 	"pods":        {GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Namespaced: true},
 	"po":          {GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Namespaced: true},
 	"configmaps":  {GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Namespaced: true},

@@ -13,6 +13,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 	"github.com/kube-annotator/kube-annotator/test/testutil"
 )
 
@@ -67,7 +68,7 @@ func TestDecide(t *testing.T) {
 	const ab = "rules:\n- {name: ab, resources: [configmaps], annotations: {a: '1', b: '2'}}\n"
 	const teams = "rules:\n- {name: one, resources: [configmaps], selector: app=web, annotations: {team: a}}\n" +
 		"- {name: two, resources: [configmaps], names: ['x*'], annotations: {team: b}}\n"
-	nsLabels := rules.Namespaces(func(ns string) (metav1.Object, bool) {
+	nsLabels := source.Namespaces(func(ns string) (metav1.Object, bool) {
 		l, ok := map[string]labels.Set{"ns-a": {"team": "a"}}[ns]
 		return &metav1.ObjectMeta{Name: ns, Labels: l}, ok
 	})
@@ -243,7 +244,7 @@ func whole(m *metav1.PartialObjectMetadata) *unstructured.Unstructured {
 // nothing else; Owns says whether the manager owns keys, changed or not.
 func TestDecidePruneAndOwns(t *testing.T) {
 	const ab = "rules:\n- {name: ab, resources: [configmaps], annotations: {a: '1', b: '2'}}\n"
-	pruned := Prune(rules.Resource{GVR: configMaps, Kind: "ConfigMap", Namespaced: true})
+	pruned := Prune(source.Resource{GVR: configMaps, Kind: "ConfigMap", Namespaced: true})
 	anns := map[string]string{"a": "1", "b": "2", "user": "u"}
 	lbls := map[string]string{"tier": "web", "app": "x"}
 	ours := entry(FieldManager, []string{"a", "b"}, []string{"tier"})

@@ -5,7 +5,7 @@
 // disagree about what an object needs.
 //
 // Start at Decide (reconcile.go): it evaluates the rules.Target for the
-// object, with the rules.Lookup it is given, and plans the change with
+// object, with the source.Lookup it is given, and plans the change with
 // package patch. Writer.Send (send.go) writes it, as the field manager;
 // Explain (explain.go) says why; Prune and ToPrune (prune.go) remove keys
 // no rule wants on resources no rule names.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // KeyChange is one annotation or label a Decision changes.
@@ -81,7 +82,7 @@ type Conflict struct {
 
 // Explain explains obj, a whole object of t as the API server returns it
 // (managedFields included), as Decide decides it for manager.
-func Explain(t *rules.Target, obj patch.Object, look rules.Lookup, manager string) (Explanation, error) {
+func Explain(t *rules.Target, obj patch.Object, look source.Lookup, manager string) (Explanation, error) {
 	d, err := Decide(t, obj, look, manager)
 	if err != nil {
 		return Explanation{}, err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 	"github.com/kube-annotator/kube-annotator/test/testutil"
 )
 
@@ -46,7 +47,7 @@ func TestDecideOptOutLocked(t *testing.T) {
 			if tc.nsIgnored {
 				ns.Annotations = map[string]string{rules.IgnoreAnnotation: "true"}
 			}
-			d, err := Decide(target(t, tc.rules), tc.obj, rules.Namespaces(func(string) (metav1.Object, bool) { return ns, true }), FieldManager)
+			d, err := Decide(target(t, tc.rules), tc.obj, source.Namespaces(func(string) (metav1.Object, bool) { return ns, true }), FieldManager)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // FieldManager is the field manager kube-annotator writes as, and whose
@@ -67,7 +68,7 @@ func (d Decision) Empty() bool { return d.Change.Empty() }
 // for rules that select by its labels or read its labels or annotations,
 // and the related objects rules read values from. Decide only reads obj,
 // which may be an object from an informer's cache.
-func Decide(t *rules.Target, obj patch.Object, look rules.Lookup, manager string) (Decision, error) {
+func Decide(t *rules.Target, obj patch.Object, look source.Lookup, manager string) (Decision, error) {
 	ev := t.Evaluate(obj, look)
 	marker := patch.MarkerKey(manager, t.GVR.GroupResource())
 	owned := patch.OwnedOrMarked(obj.GetManagedFields(), manager, obj.GetAnnotations(), marker)
@@ -91,7 +92,7 @@ func Decide(t *rules.Target, obj patch.Object, look rules.Lookup, manager string
 // decideLocked completes d for obj, an object that opts out: only the
 // rules that do not allow it (allowOptOut: false) apply, and nothing else
 // is changed or pruned on it.
-func decideLocked(d Decision, t *rules.Target, obj patch.Object, look rules.Lookup, marker string) (Decision, error) {
+func decideLocked(d Decision, t *rules.Target, obj patch.Object, look source.Lookup, marker string) (Decision, error) {
 	locked := t.Locked()
 	if locked == nil {
 		return d, nil

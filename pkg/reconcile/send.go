@@ -11,7 +11,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // Ref names one object of one resource.
@@ -23,7 +23,7 @@ type Ref struct {
 
 // String formats the reference as "resource.version.group namespace/name".
 func (r Ref) String() string {
-	return rules.GVRString(r.GVR) + " " + klog.KRef(r.Namespace, r.Name).String()
+	return source.GVRString(r.GVR) + " " + klog.KRef(r.Namespace, r.Name).String()
 }
 
 // Result is what Send did.

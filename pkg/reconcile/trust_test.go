@@ -4,19 +4,20 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/kube-annotator/kube-annotator/pkg/patch"
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
-	"github.com/kube-annotator/kube-annotator/test/testutil"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/kube-annotator/kube-annotator/pkg/patch"
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
+	"github.com/kube-annotator/kube-annotator/test/testutil"
 )
 
 func TestDecideIgnoreAndAudit(t *testing.T) {
 	const enforced = "rules:\n- {name: e, resources: [configmaps], annotations: {a: '1'}}\n"
 	const audited = "rules:\n- {name: au, resources: [configmaps], mode: audit, annotations: {a: '1'}, removeAnnotations: [gone]}\n"
 	optOut := map[string]string{rules.IgnoreAnnotation: "true", "old": "o"}
-	quiet := rules.Namespaces(func(ns string) (metav1.Object, bool) {
+	quiet := source.Namespaces(func(ns string) (metav1.Object, bool) {
 		return &metav1.ObjectMeta{Name: ns, Annotations: map[string]string{rules.IgnoreAnnotation: "true"}}, ns == "quiet"
 	})
 	tests := []struct {

@@ -21,20 +21,21 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // Test helpers shared by this package's tests.
 
 var (
-	configMaps = rules.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Namespaced: true}
-	widgets    = rules.Resource{GVR: schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}, Namespaced: true}
+	configMaps = source.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Namespaced: true}
+	widgets    = source.Resource{GVR: schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}, Namespaced: true}
 )
 
 // resolver is a fake cluster: it serves the resources in served, and
 // cannot be asked while down.
 type resolver struct {
 	mu     sync.Mutex
-	served map[string]rules.Resource
+	served map[string]source.Resource
 	down   bool
 	// answered counts the names resolved while up, served or not.
 	answered atomic.Int64
@@ -47,21 +48,21 @@ func (f *resolver) setDown(down bool) {
 	f.down = down
 }
 
-func (f *resolver) resolve(name string) (rules.Resource, error) {
+func (f *resolver) resolve(name string) (source.Resource, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.down {
-		return rules.Resource{}, errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")
+		return source.Resource{}, errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")
 	}
 	f.answered.Add(1)
 	r, ok := f.served[name]
 	if !ok {
-		return rules.Resource{}, fmt.Errorf("the server doesn't have a resource type %q: %w", name, resolve.ErrNotServed)
+		return source.Resource{}, fmt.Errorf("the server doesn't have a resource type %q: %w", name, resolve.ErrNotServed)
 	}
 	return r, nil
 }
 
-func (f *resolver) serve(name string, r rules.Resource) {
+func (f *resolver) serve(name string, r source.Resource) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.served[name] = r
@@ -110,7 +111,7 @@ func newFakes(t *testing.T, path string, exclude ...string) *harness {
 	return &harness{
 		t:       t,
 		path:    path,
-		res:     &resolver{served: map[string]rules.Resource{"configmaps": configMaps}},
+		res:     &resolver{served: map[string]source.Resource{"configmaps": configMaps}},
 		exclude: exclude,
 		trigger: NewTrigger(),
 		applied: make(chan *rules.Set, 10),
@@ -335,7 +336,7 @@ func targets(s *rules.Set) []string {
 	var out []string
 	for _, t := range s.SortedTargets() {
 		for _, r := range t.Rules {
-			out = append(out, fmt.Sprintf("%s: %s %v", rules.GVRString(t.GVR), r.Name, r.Annotations))
+			out = append(out, fmt.Sprintf("%s: %s %v", source.GVRString(t.GVR), r.Name, r.Annotations))
 		}
 	}
 	return out

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // ErrUnreachable is what Compile's error matches, with errors.Is, when it
@@ -25,7 +26,7 @@ var ErrUnreachable = errors.New("could not ask the API server")
 // ErrUnreachable.
 func Compile(path string, file *rules.File, resolveName rules.ResolveFunc, schemas rules.SchemaFunc, exclude []string) (*rules.Set, []rules.FieldError, error) {
 	var unreachable error
-	asked := func(name string) (rules.Resource, error) {
+	asked := func(name string) (source.Resource, error) {
 		r, err := resolveName(name)
 		if err != nil && !errors.Is(err, ErrNotServed) && unreachable == nil {
 			unreachable = err

@@ -8,13 +8,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // Compile leaves out the resources the server said it does not serve, and
 // fails when it could not be asked: the rules in force then stay.
 func TestCompileUnreachable(t *testing.T) {
 	const content = "rules:\n- name: team\n  resources: [configmaps, widgets]\n  annotations: {team: a}\n"
-	configMaps := rules.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Namespaced: true}
+	configMaps := source.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Namespaced: true}
 	refused := errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")
 	tests := []struct {
 		name            string
@@ -35,11 +36,11 @@ func TestCompileUnreachable(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			resolveName := func(name string) (rules.Resource, error) {
+			resolveName := func(name string) (source.Resource, error) {
 				if name == "configmaps" {
 					return configMaps, nil
 				}
-				return rules.Resource{}, tc.widgets
+				return source.Resource{}, tc.widgets
 			}
 			set, unresolved, err := Compile("rules.yaml", file, resolveName, nil, tc.exclude)
 			if got := errors.Is(err, ErrUnreachable); got != tc.wantUnreachable {

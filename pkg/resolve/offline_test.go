@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 	"github.com/kube-annotator/kube-annotator/pkg/staticdiscovery"
 )
 
@@ -63,7 +64,7 @@ func TestResolveOffline(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Resolve(%q): %v", tc.name, err)
 			}
-			if s := rules.GVRString(got.GVR); s != tc.want || got.Namespaced != tc.namespaced {
+			if s := source.GVRString(got.GVR); s != tc.want || got.Namespaced != tc.namespaced {
 				t.Errorf("Resolve(%q) = %s namespaced=%v, want %s namespaced=%v", tc.name, s, got.Namespaced, tc.want, tc.namespaced)
 			}
 		})

@@ -11,7 +11,7 @@ import (
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/restmapper"
 
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 	"github.com/kube-annotator/kube-annotator/pkg/staticdiscovery"
 )
 
@@ -79,16 +79,16 @@ func (r *Resolver) Reset() { r.deferred.Reset() }
 // Resolve maps a resource name to the resource served at its preferred
 // version. Its error matches ErrNotServed when the server does not serve
 // the resource.
-func (r *Resolver) Resolve(name string) (rules.Resource, error) {
+func (r *Resolver) Resolve(name string) (source.Resource, error) {
 	gvk, err := r.kindFor(name)
 	if err != nil {
-		return rules.Resource{}, r.resolveError(name, err)
+		return source.Resource{}, r.resolveError(name, err)
 	}
 	mapping, err := r.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
-		return rules.Resource{}, r.resolveError(name, err)
+		return source.Resource{}, r.resolveError(name, err)
 	}
-	return rules.Resource{
+	return source.Resource{
 		GVR:        mapping.Resource,
 		Kind:       mapping.GroupVersionKind.Kind,
 		Namespaced: mapping.Scope.Name() == meta.RESTScopeNameNamespace,
@@ -100,10 +100,10 @@ func (r *Resolver) Resolve(name string) (rules.Resource, error) {
 // at its preferred version. Unlike Resolve it expands no short names: the
 // name is a resource's plural, as the API server serves it. Its error
 // matches ErrNotServed when the server does not serve the resource.
-func (r *Resolver) ResolveGroupResource(gr schema.GroupResource) (rules.Resource, error) {
+func (r *Resolver) ResolveGroupResource(gr schema.GroupResource) (source.Resource, error) {
 	gvks, err := r.deferred.KindsFor(gr.WithVersion(""))
 	if err != nil && !meta.IsNoMatchError(err) {
-		return rules.Resource{}, r.resolveError(gr.String(), err)
+		return source.Resource{}, r.resolveError(gr.String(), err)
 	}
 	for _, gvk := range gvks {
 		if gvk.Group != gr.Group {
@@ -111,15 +111,15 @@ func (r *Resolver) ResolveGroupResource(gr schema.GroupResource) (rules.Resource
 		}
 		mapping, err := r.deferred.RESTMapping(gvk.GroupKind())
 		if err != nil {
-			return rules.Resource{}, r.resolveError(gr.String(), err)
+			return source.Resource{}, r.resolveError(gr.String(), err)
 		}
-		return rules.Resource{
+		return source.Resource{
 			GVR:        mapping.Resource,
 			Kind:       mapping.GroupVersionKind.Kind,
 			Namespaced: mapping.Scope.Name() == meta.RESTScopeNameNamespace,
 		}, nil
 	}
-	return rules.Resource{}, &notServedError{name: gr.String(), offline: r.offline}
+	return source.Resource{}, &notServedError{name: gr.String(), offline: r.offline}
 }
 
 // kindFor follows kubectl: a name with a version ("deployments.v1.apps")

@@ -11,7 +11,7 @@ import (
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	k8stesting "k8s.io/client-go/testing"
 
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // fakeDiscovery serves configmaps and deployments; while down is set,
@@ -69,7 +69,7 @@ func TestResolve(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Resolve(%q): %v", tc.name, err)
 			}
-			if s := rules.GVRString(got.GVR); s != tc.want || got.Namespaced != tc.namespaced {
+			if s := source.GVRString(got.GVR); s != tc.want || got.Namespaced != tc.namespaced {
 				t.Errorf("Resolve(%q) = %s namespaced=%v, want %s namespaced=%v", tc.name, s, got.Namespaced, tc.want, tc.namespaced)
 			}
 		})
@@ -118,7 +118,7 @@ func TestResolveGroupResource(t *testing.T) {
 			got, err := New(d).ResolveGroupResource(tc.gr)
 			switch {
 			case tc.want != "":
-				if err != nil || rules.GVRString(got.GVR) != tc.want {
+				if err != nil || source.GVRString(got.GVR) != tc.want {
 					t.Errorf("ResolveGroupResource(%v) = %v, %v; want %s", tc.gr, got, err, tc.want)
 				}
 			case err == nil || errors.Is(err, ErrNotServed) != tc.notServed:

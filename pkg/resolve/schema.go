@@ -8,7 +8,7 @@ import (
 	"k8s.io/apiserver/pkg/cel/openapi/resolver"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 	"github.com/kube-annotator/kube-annotator/pkg/staticdiscovery"
 )
 
@@ -27,7 +27,7 @@ type schemaEntry struct {
 // group-version's document is fetched once until Reset, and parsed again
 // only when the server says it changed, so that the periodic look-ups of
 // a reloader cost one small request.
-func (r *Resolver) Schema(res rules.Resource) (*spec.Schema, error) {
+func (r *Resolver) Schema(res source.Resource) (*spec.Schema, error) {
 	gvk := res.GVR.GroupVersion().WithKind(res.Kind)
 	paths, err := r.cached.OpenAPIV3().Paths()
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	"k8s.io/client-go/openapi"
 
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // appsV1 is the OpenAPI v3 document of apps/v1, cut down to Deployments'
@@ -60,7 +60,7 @@ func TestResolverSchema(t *testing.T) {
 	var down error
 	d := &openAPIDiscovery{FakeDiscovery: fakeDiscovery(&down), hash: "A"}
 	r := New(d)
-	deployments := rules.Resource{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Kind: "Deployment"}
+	deployments := source.Resource{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Kind: "Deployment"}
 	replicas := func() string {
 		t.Helper()
 		s, err := r.Schema(deployments)
@@ -89,7 +89,7 @@ func TestResolverSchema(t *testing.T) {
 	replicas()
 	counts("after Reset, changed", 3, 2)
 
-	for _, res := range []rules.Resource{
+	for _, res := range []source.Resource{
 		{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap"},
 		{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "statefulsets"}, Kind: "StatefulSet"},
 	} {

@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // compileCELs compiles the cel values of a rule, by key.
@@ -56,21 +58,13 @@ func (c *Compiled) WhenReadsNamespace() bool {
 	return c.when != nil && len(c.when.namespaceReads) > 0
 }
 
-// objectContent is an object whose fields CEL can read: an
-// *unstructured.Unstructured, or what a cache keeps of one.
-type objectContent interface {
-	// UnstructuredContent returns the object's fields, as JSON decodes
-	// them, but that maps of strings may be map[string]string.
-	UnstructuredContent() map[string]any
-}
-
 // celInput returns what exprs, CEL expressions of a rule, read of obj: its
 // content (its metadata, from a metadata cache, when they read no more),
 // and the metadata of its Namespace (nil for a cluster-scoped
 // object or a Namespace, as admission gives them); or why they cannot be
 // read.
-func celInput(obj metav1.Object, isNamespace bool, namespaces Lookup, exprs ...*celExpr) (object, namespace map[string]any, why string) {
-	switch u, ok := obj.(objectContent); {
+func celInput(obj metav1.Object, isNamespace bool, namespaces source.Lookup, exprs ...*celExpr) (object, namespace map[string]any, why string) {
+	switch u, ok := obj.(source.Content); {
 	case ok:
 		object = u.UnstructuredContent()
 	case readsMetadataOnly(exprs):
@@ -83,7 +77,7 @@ func celInput(obj metav1.Object, isNamespace bool, namespaces Lookup, exprs ...*
 	if !needsNamespace || isNamespace || ns == "" {
 		return object, nil, ""
 	}
-	m, ok := namespaceIn(namespaces, ns)
+	m, ok := source.NamespaceOf(namespaces, ns)
 	if !ok {
 		return nil, nil, fmt.Sprintf("namespace %q is not known", ns)
 	}
@@ -100,7 +94,7 @@ func celInput(obj metav1.Object, isNamespace bool, namespaces Lookup, exprs ...*
 // whenFails returns why the rule's when condition does not hold for obj,
 // or "" when it does (or the rule has none). An error, or a result other
 // than true, leaves the object unselected.
-func (c *Compiled) whenFails(obj metav1.Object, isNamespace bool, namespaces Lookup) string {
+func (c *Compiled) whenFails(obj metav1.Object, isNamespace bool, namespaces source.Lookup) string {
 	if c.when == nil {
 		return ""
 	}

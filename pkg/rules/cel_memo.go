@@ -7,6 +7,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // maxInputKey bounds the key of a memoized CEL result: an expression that
@@ -27,7 +29,7 @@ type celOutcome struct {
 // of the values at those paths: when they are all scalars or missing, the
 // result is kept in e's memo by them, and an object whose fields read hold
 // values seen before costs e no evaluation.
-func (e *celExpr) evalOn(obj metav1.Object, isNamespace bool, namespaces Lookup) (any, error) {
+func (e *celExpr) evalOn(obj metav1.Object, isNamespace bool, namespaces source.Lookup) (any, error) {
 	var buf [256]byte
 	var key []byte
 	keyed := e.memo.use()
@@ -63,8 +65,8 @@ func scalar(v any) bool {
 // inputKey appends to buf the values of the fields e reads of obj and of
 // its namespace, as celInput gives them to e, and reports whether they
 // are all scalars or missing, and so make a key of e's result.
-func (e *celExpr) inputKey(buf []byte, obj metav1.Object, isNamespace bool, namespaces Lookup) ([]byte, bool) {
-	content, hasContent := obj.(objectContent)
+func (e *celExpr) inputKey(buf []byte, obj metav1.Object, isNamespace bool, namespaces source.Lookup) ([]byte, bool) {
+	content, hasContent := obj.(source.Content)
 	for _, p := range e.reads {
 		var ok bool
 		switch {
@@ -86,7 +88,7 @@ func (e *celExpr) inputKey(buf []byte, obj metav1.Object, isNamespace bool, name
 	if isNamespace || ns == "" {
 		return append(buf, 'N'), len(buf) < maxInputKey // namespaceObject is null
 	}
-	m, ok := namespaceIn(namespaces, ns)
+	m, ok := source.NamespaceOf(namespaces, ns)
 	if !ok {
 		return nil, false
 	}

@@ -9,6 +9,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // memoExprs read fields every way walkReads knows: selections, has(),
@@ -90,7 +92,7 @@ func memoObjects(r *rand.Rand, n int) []metav1.Object {
 // share what it reads and objects that do not, evaluated from many
 // goroutines at once with one memo per expression.
 func TestEvalOnMemo(t *testing.T) {
-	namespaces := Namespaces(func(name string) (metav1.Object, bool) {
+	namespaces := source.Namespaces(func(name string) (metav1.Object, bool) {
 		if name == "unknown" {
 			return nil, false
 		}
@@ -126,7 +128,7 @@ func TestEvalOnMemo(t *testing.T) {
 }
 
 // freshEval evaluates e on obj without its memo.
-func freshEval(e *celExpr, obj metav1.Object, isNamespace bool, namespaces Namespaces) (any, error) {
+func freshEval(e *celExpr, obj metav1.Object, isNamespace bool, namespaces source.Namespaces) (any, error) {
 	object, ns, why := celInput(obj, isNamespace, namespaces, e)
 	if why != "" {
 		return nil, fmt.Errorf("%s", why)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // TestCELOnMetadata checks that a resource whose CEL expressions read of
@@ -24,7 +25,7 @@ func TestCELOnMetadata(t *testing.T) {
 	md := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team", UID: "u-1",
 			Labels: map[string]string{"tier": "web"}, Annotations: map[string]string{"owner": "ops"}}}
-	prod := rules.Namespaces(func(name string) (metav1.Object, bool) {
+	prod := source.Namespaces(func(name string) (metav1.Object, bool) {
 		return &metav1.ObjectMeta{Name: name, Labels: map[string]string{"env": "prod"}}, true
 	})
 	tests := []struct {

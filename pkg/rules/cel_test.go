@@ -10,6 +10,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // TestParseCEL checks that when conditions and cel values are compiled at
@@ -110,13 +111,13 @@ func TestEvaluateCEL(t *testing.T) {
 	if p := target.Projection(); !p.Whole || !reflect.DeepEqual(p.Fields, wantFields) {
 		t.Errorf("projection keeps fields %q (whole %v), want %q", p.Fields, p.Whole, wantFields)
 	}
-	prod := rules.Namespaces(func(name string) (metav1.Object, bool) {
+	prod := source.Namespaces(func(name string) (metav1.Object, bool) {
 		return &metav1.ObjectMeta{Name: name, Labels: map[string]string{"env": "prod"}}, true
 	})
 	tests := []struct {
 		name        string
 		obj         *unstructured.Unstructured
-		namespaces  rules.Namespaces
+		namespaces  source.Namespaces
 		labels      map[string]string
 		annotations map[string]string
 		problems    int

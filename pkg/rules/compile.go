@@ -11,25 +11,16 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
-// Resource is a resource name from a rules file, resolved through discovery.
-type Resource struct {
-	// GVR is the resource the API server serves, at its preferred version.
-	GVR schema.GroupVersionResource
-	// Kind is the kind of the resource's objects at that version. The
-	// metadata-only cache does not carry it, and writes and events need it.
-	Kind string
-	// Namespaced is false for cluster-scoped resources such as namespaces.
-	Namespaced bool
-}
-
 // ResolveFunc resolves a resource name as written in a rules file.
-type ResolveFunc func(name string) (Resource, error)
+type ResolveFunc func(name string) (source.Resource, error)
 
 // Target is everything the rules want of one resource.
 type Target struct {
-	Resource
+	source.Resource
 	// Rules are the rules that name the resource, in file order.
 	Rules []*Compiled
 	// ReadsObjects is set when a rule reads fields of objects beyond what
@@ -45,7 +36,7 @@ type Target struct {
 	static   *Evaluation      // what every object gets, when no rule selects or reads
 	memo     *selectionMemo   // evaluations by the rules selecting, when no rule reads
 	excluded []string         // namespace globs no rule applies in
-	sources  []*RelatedSource // see Sources
+	sources  []*source.Source // see Sources
 }
 
 // nothing is the evaluation of an object no rule selects.
@@ -81,7 +72,7 @@ func (t *Target) isNamespaces() bool {
 //
 // namespaces gives the namespace of obj to rules that select by its labels
 // or read its labels or annotations.
-func (t *Target) Evaluate(obj metav1.Object, namespaces Lookup) *Evaluation {
+func (t *Target) Evaluate(obj metav1.Object, namespaces source.Lookup) *Evaluation {
 	if glob, _ := t.excludedBy(obj); glob != "" {
 		return nothing
 	}
@@ -97,7 +88,7 @@ func (t *Target) Evaluate(obj metav1.Object, namespaces Lookup) *Evaluation {
 // evaluate returns what the rules of t for which selected holds, by their
 // index, want of obj; evaluated are outcomes of their CEL values known
 // already.
-func (t *Target) evaluate(obj metav1.Object, namespaces Lookup, evaluated []evaluated, selected func(i int) bool) *Evaluation {
+func (t *Target) evaluate(obj metav1.Object, namespaces source.Lookup, evaluated []evaluated, selected func(i int) bool) *Evaluation {
 	e := &Evaluation{}
 	h := home{look: namespaces, isNamespace: t.isNamespaces(), evaluated: evaluated}
 	if t.ReadsNamespaces {
@@ -317,7 +308,7 @@ func staticConflicts(t *Target) []FieldError {
 			out = append(out, FieldError{
 				Field: fmt.Sprintf("rules[%d].%s", r.Index, field),
 				Message: fmt.Sprintf("conflicts with rules[%d] (%s), which also applies to every object of %s: %s %q is %s here (%s) and %s there",
-					prev.rule.Index, prev.rule.Name, GVRString(t.GVR), kind, key, what, r.Name, prev.what),
+					prev.rule.Index, prev.rule.Name, source.GVRString(t.GVR), kind, key, what, r.Name, prev.what),
 			})
 		}
 		for _, kind := range []struct {
@@ -348,16 +339,6 @@ func staticConflicts(t *Target) []FieldError {
 		}
 	}
 	return out
-}
-
-// GVRString formats a GVR the way kubectl names it: "deployments.v1.apps",
-// or "pods.v1" in the core group.
-func GVRString(gvr schema.GroupVersionResource) string {
-	s := gvr.Resource + "." + gvr.Version
-	if gvr.Group != "" {
-		s += "." + gvr.Group
-	}
-	return s
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 var (
@@ -22,8 +23,8 @@ var (
 
 // fakeResolve resolves names as a small cluster's discovery would, including
 // several names for one resource; any other name is an error.
-func fakeResolve(name string) (rules.Resource, error) {
-	known := map[string]rules.Resource{
+func fakeResolve(name string) (source.Resource, error) {
+	known := map[string]source.Resource{
 		"pods":                     {GVR: podsGVR, Namespaced: true},
 		"po":                       {GVR: podsGVR, Namespaced: true},
 		"namespaces":               {GVR: nsGVR},
@@ -36,7 +37,7 @@ func fakeResolve(name string) (rules.Resource, error) {
 	}
 	r, ok := known[name]
 	if !ok {
-		return rules.Resource{}, fmt.Errorf("resource %q not found", name)
+		return source.Resource{}, fmt.Errorf("resource %q not found", name)
 	}
 	return r, nil
 }
@@ -63,8 +64,8 @@ func TestCompile(t *testing.T) {
 			name:  "one rule, two resources",
 			rules: []rules.Rule{mkRule("a", []string{"pods", "namespaces"}, team("web"))},
 			wantTargets: map[schema.GroupVersionResource]*wantTarget{
-				podsGVR: {Resource: rules.Resource{GVR: podsGVR, Namespaced: true}, Rules: []string{"a"}, Annotations: team("web")},
-				nsGVR:   {Resource: rules.Resource{GVR: nsGVR}, Rules: []string{"a"}, Annotations: team("web")},
+				podsGVR: {Resource: source.Resource{GVR: podsGVR, Namespaced: true}, Rules: []string{"a"}, Annotations: team("web")},
+				nsGVR:   {Resource: source.Resource{GVR: nsGVR}, Rules: []string{"a"}, Annotations: team("web")},
 			},
 		},
 		{
@@ -74,7 +75,7 @@ func TestCompile(t *testing.T) {
 				mkRule("b", []string{"po"}, map[string]string{"tier": "1", "example.com/x": "y"}),
 			},
 			wantTargets: map[schema.GroupVersionResource]*wantTarget{
-				podsGVR: {Resource: rules.Resource{GVR: podsGVR, Namespaced: true}, Rules: []string{"a", "b"},
+				podsGVR: {Resource: source.Resource{GVR: podsGVR, Namespaced: true}, Rules: []string{"a", "b"},
 					Annotations: map[string]string{"team": "web", "tier": "1", "example.com/x": "y"}},
 			},
 		},
@@ -85,7 +86,7 @@ func TestCompile(t *testing.T) {
 				mkRule("b", []string{"frigates.v2.ship.nwiizo.dev"}, map[string]string{"tier": "1"}),
 			},
 			wantTargets: map[schema.GroupVersionResource]*wantTarget{
-				frigatesGVR: {Resource: rules.Resource{GVR: frigatesGVR, Namespaced: true}, Rules: []string{"a", "b"},
+				frigatesGVR: {Resource: source.Resource{GVR: frigatesGVR, Namespaced: true}, Rules: []string{"a", "b"},
 					Annotations: map[string]string{"team": "web", "tier": "1"}},
 			},
 		},
@@ -102,7 +103,7 @@ func TestCompile(t *testing.T) {
 			name:  "names for one resource in one rule give one target",
 			rules: []rules.Rule{mkRule("a", []string{"deploy", "deployments", "deployments.v1.apps"}, team("web"))},
 			wantTargets: map[schema.GroupVersionResource]*wantTarget{
-				deployGVR: {Resource: rules.Resource{GVR: deployGVR, Namespaced: true}, Rules: []string{"a"}, Annotations: team("web")},
+				deployGVR: {Resource: source.Resource{GVR: deployGVR, Namespaced: true}, Rules: []string{"a"}, Annotations: team("web")},
 			},
 		},
 		{
@@ -113,9 +114,9 @@ func TestCompile(t *testing.T) {
 				mkRule("b", []string{"pods", "deploy", "deployments"}, map[string]string{"y": "2"}),
 			},
 			wantTargets: map[schema.GroupVersionResource]*wantTarget{
-				deployGVR: {Resource: rules.Resource{GVR: deployGVR, Namespaced: true}, Rules: []string{"c", "b"},
+				deployGVR: {Resource: source.Resource{GVR: deployGVR, Namespaced: true}, Rules: []string{"c", "b"},
 					Annotations: map[string]string{"team": "web", "y": "2"}},
-				podsGVR: {Resource: rules.Resource{GVR: podsGVR, Namespaced: true}, Rules: []string{"a", "b"},
+				podsGVR: {Resource: source.Resource{GVR: podsGVR, Namespaced: true}, Rules: []string{"a", "b"},
 					Annotations: map[string]string{"x": "1", "y": "2"}},
 			},
 		},
@@ -126,7 +127,7 @@ func TestCompile(t *testing.T) {
 				mkRule("b", []string{"deployments"}, team("web")),
 			},
 			wantTargets: map[schema.GroupVersionResource]*wantTarget{
-				deployGVR: {Resource: rules.Resource{GVR: deployGVR, Namespaced: true}, Rules: []string{"a", "b"}, Annotations: team("web")},
+				deployGVR: {Resource: source.Resource{GVR: deployGVR, Namespaced: true}, Rules: []string{"a", "b"}, Annotations: team("web")},
 			},
 		},
 		{
@@ -136,8 +137,8 @@ func TestCompile(t *testing.T) {
 				mkRule("b", []string{"deploy"}, team("db")),
 			},
 			wantTargets: map[schema.GroupVersionResource]*wantTarget{
-				podsGVR:   {Resource: rules.Resource{GVR: podsGVR, Namespaced: true}, Rules: []string{"a"}, Annotations: team("web")},
-				deployGVR: {Resource: rules.Resource{GVR: deployGVR, Namespaced: true}, Rules: []string{"b"}, Annotations: team("db")},
+				podsGVR:   {Resource: source.Resource{GVR: podsGVR, Namespaced: true}, Rules: []string{"a"}, Annotations: team("web")},
+				deployGVR: {Resource: source.Resource{GVR: deployGVR, Namespaced: true}, Rules: []string{"b"}, Annotations: team("db")},
 			},
 		},
 		{
@@ -147,8 +148,8 @@ func TestCompile(t *testing.T) {
 				mkRule("b", []string{"frigates", "frigates.ship.nwiizo.dev"}, team("web")),
 			},
 			wantTargets: map[schema.GroupVersionResource]*wantTarget{
-				podsGVR:     {Resource: rules.Resource{GVR: podsGVR, Namespaced: true}, Rules: []string{"a"}, Annotations: team("web")},
-				frigatesGVR: {Resource: rules.Resource{GVR: frigatesGVR, Namespaced: true}, Rules: []string{"b"}, Annotations: team("web")},
+				podsGVR:     {Resource: source.Resource{GVR: podsGVR, Namespaced: true}, Rules: []string{"a"}, Annotations: team("web")},
+				frigatesGVR: {Resource: source.Resource{GVR: frigatesGVR, Namespaced: true}, Rules: []string{"b"}, Annotations: team("web")},
 			},
 			wantUnresolved: []rules.FieldError{
 				{Field: "rules[0].resources[1]", Message: `resource "podz" not found`},
@@ -226,7 +227,7 @@ func TestCompile(t *testing.T) {
 // wantTarget is what a test expects of a rules.Target: its resource, its
 // rules' names and the annotations every object gets.
 type wantTarget struct {
-	rules.Resource
+	source.Resource
 	Rules       []string
 	Annotations map[string]string
 }
@@ -244,7 +245,7 @@ func dumpTargets(m map[schema.GroupVersionResource]*wantTarget) string {
 	s := ""
 	for _, gvr := range sortedGVRs(m) {
 		t := m[gvr]
-		s += fmt.Sprintf("  %s namespaced=%v rules=%v annotations=%v\n", rules.GVRString(gvr), t.Namespaced, t.Rules, t.Annotations)
+		s += fmt.Sprintf("  %s namespaced=%v rules=%v annotations=%v\n", source.GVRString(gvr), t.Namespaced, t.Rules, t.Annotations)
 	}
 	return s
 }
@@ -254,7 +255,7 @@ func sortedGVRs(m map[schema.GroupVersionResource]*wantTarget) []schema.GroupVer
 	for gvr := range m {
 		out = append(out, gvr)
 	}
-	sort.Slice(out, func(i, j int) bool { return rules.GVRString(out[i]) < rules.GVRString(out[j]) })
+	sort.Slice(out, func(i, j int) bool { return source.GVRString(out[i]) < source.GVRString(out[j]) })
 	return out
 }
 
@@ -293,7 +294,7 @@ func TestSortedTargets(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			set := &rules.Set{Targets: map[schema.GroupVersionResource]*rules.Target{}}
 			for _, g := range tc.in {
-				set.Targets[g] = &rules.Target{Resource: rules.Resource{GVR: g}}
+				set.Targets[g] = &rules.Target{Resource: source.Resource{GVR: g}}
 			}
 			// Map order varies from run to run; the result must not.
 			for range 20 {
@@ -321,7 +322,7 @@ func TestGVRString(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := rules.GVRString(tc.gvr); got != tc.want {
+			if got := source.GVRString(tc.gvr); got != tc.want {
 				t.Errorf("GVRString(%#v) = %q, want %q", tc.gvr, got, tc.want)
 			}
 		})

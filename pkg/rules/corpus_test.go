@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // The corpus is a file-based suite, apart from the inline tables of
@@ -342,7 +343,7 @@ func abbrev(s string) string {
 
 // corpusResolve resolves resource names as a small cluster's discovery
 // would, with several names for one resource; other names are not found.
-func corpusResolve(name string) (rules.Resource, error) {
+func corpusResolve(name string) (source.Resource, error) {
 	core := func(resource string) schema.GroupVersionResource {
 		return schema.GroupVersionResource{Version: "v1", Resource: resource}
 	}
@@ -352,7 +353,7 @@ func corpusResolve(name string) (rules.Resource, error) {
 	frigatesV2.Version = "v2"
 	deploy, rs := apps, apps
 	deploy.Resource, rs.Resource = "deployments", "replicasets"
-	known := map[string]rules.Resource{
+	known := map[string]source.Resource{
 		"pods": {GVR: core("pods"), Namespaced: true}, "pod": {GVR: core("pods"), Namespaced: true},
 		"po": {GVR: core("pods"), Namespaced: true}, "namespaces": {GVR: core("namespaces")},
 		"ns": {GVR: core("namespaces")}, "deployments": {GVR: deploy, Namespaced: true},
@@ -362,7 +363,7 @@ func corpusResolve(name string) (rules.Resource, error) {
 	}
 	r, ok := known[name]
 	if !ok {
-		return rules.Resource{}, fmt.Errorf("the server doesn't have a resource type %q", name)
+		return source.Resource{}, fmt.Errorf("the server doesn't have a resource type %q", name)
 	}
 	return r, nil
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // metadataValues are the keys of an annotations or labels mapping, by how
@@ -20,7 +21,7 @@ type metadataValues struct {
 	jsonPath      map[string]string       // {jsonPath: '…'}
 	cel           map[string]string       // {cel: "…"}
 	fromNamespace map[string]NamespaceKey // {fromNamespace: {…}}
-	fromRelated   map[string]RelatedKey   // {fromNode: {…}}, of relatedSources
+	fromRelated   map[string]RelatedKey   // {fromNode: {…}}, of source.Related()
 	ifAbsent      map[string]bool         // {…, ifAbsent: true}, of any of the above
 	defaults      map[string]string       // {…, default: "…"}, of a computed form
 	kind          string                  // annotationKind or labelKind
@@ -97,14 +98,14 @@ var valueForms = []valueForm{
 				into.fromNamespace = put(into.fromNamespace, key, k)
 			}
 		}},
-	relatedForm(NodeSource, "{fromNode: {label: KEY}} to read a label (or annotation) of a Pod's Node",
+	relatedForm(source.Node, "{fromNode: {label: KEY}} to read a label (or annotation) of a Pod's Node",
 		"The value of a label or annotation of the Node a Pod runs on (spec.nodeName), for pods only; it follows the Node "+
 			"when that changes, and is set once a Pod not yet scheduled is."),
 }
 
 // relatedForm is the value form that reads a label or annotation of the
 // related objects of src.
-func relatedForm(src *RelatedSource, how, doc string) valueForm {
+func relatedForm(src *source.Source, how, doc string) valueForm {
 	return valueForm{name: src.Field, how: how, doc: doc, computed: true,
 		value: func(string) *jsonSchema { return ref(src.Field) },
 		decode: func(d *decoder, v *yaml.Node, p, key string, into *metadataValues) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // TestParseDefault checks the {…, default: "…"} form of computed values.
@@ -62,13 +63,13 @@ func TestEvaluateDefault(t *testing.T) {
 		"    team: {fromNamespace: {label: team}, default: none}\n"+
 		"    plain: {jsonPath: '{.data.plain}'}\n", rulestest.ConfigMaps)
 	target := set.Targets[rulestest.ConfigMaps.GVR]
-	nsWith := func(lbls map[string]string) rules.Namespaces {
+	nsWith := func(lbls map[string]string) source.Namespaces {
 		return func(string) (metav1.Object, bool) { return &metav1.ObjectMeta{Name: "ns", Labels: lbls}, true }
 	}
 	tests := []struct {
 		name      string
 		data      map[string]any
-		ns        rules.Namespaces
+		ns        source.Namespaces
 		want      map[string]string
 		defaulted []string // annotations whose default is set
 		problems  int

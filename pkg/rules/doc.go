@@ -17,14 +17,15 @@
 //     what the rules selecting it want of its annotations and labels.
 //     Target.Explain (explain.go) says why, rule by rule.
 //
-// Rules read objects besides the object itself through one table,
-// sources (sources.go): the Namespace (NamespaceSource: namespace
-// selectors, fromNamespace) and a Pod's Node (NodeSource: fromNode) are
-// two entries of it, RelatedSources that are only data. The decoder, the
+// Rules read objects besides the object itself through one table, that
+// of package source (pkg/rules/source): the Namespace (source.Namespace:
+// namespace selectors, fromNamespace) and a Pod's Node (source.Node:
+// fromNode) are two entries of it, that are only data. The decoder, the
 // JSON Schema, the caches' projection and the controller's watches follow
-// from the table. The objects themselves are read through a Lookup passed
-// to each evaluation: the controller answers from its informers, the
-// commands from a list made once; no compiled value calls back up.
+// from the table. The objects themselves are read through a
+// source.Lookup passed to each evaluation: the controller answers from
+// its informers, the commands from a list made once; no compiled value
+// calls back up.
 //
 // Layer "rules" of deps_test.go: it imports only patch of this module and
 // no client or informer (of client-go, util packages only); resolving a

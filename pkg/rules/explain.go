@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // Verdict is what one rule makes of one object.
@@ -54,7 +56,7 @@ type Want struct {
 // Explain returns, for every rule of t in file order, whether it selects
 // obj and, if not, why; and, if so, what it wants of obj. Like Evaluate,
 // it only reads obj.
-func (t *Target) Explain(obj metav1.Object, namespaces Lookup) []Verdict {
+func (t *Target) Explain(obj metav1.Object, namespaces source.Lookup) []Verdict {
 	excluded, ns := t.excludedBy(obj)
 	h := home{look: namespaces, isNamespace: t.isNamespaces()}
 	if t.ReadsNamespaces {

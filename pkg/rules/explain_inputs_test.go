@@ -8,8 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // TestExplainInputs checks that Explain shows a rule's when condition
@@ -37,7 +37,7 @@ func TestExplainInputs(t *testing.T) {
 `, rulestest.ConfigMaps)
 	target := set.Targets[rulestest.ConfigMaps.GVR]
 	ns := &metav1.ObjectMeta{Name: "shop", Labels: map[string]string{"example.com/env": "prod"}}
-	namespaces := rules.Namespaces(func(name string) (metav1.Object, bool) { return ns, name == "shop" })
+	namespaces := source.Namespaces(func(name string) (metav1.Object, bool) { return ns, name == "shop" })
 	cm := func(data map[string]any) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
 			"metadata": map[string]any{"name": "x", "namespace": "shop"}, "data": data}}

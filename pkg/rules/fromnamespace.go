@@ -8,7 +8,8 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // NamespaceKey is a label or annotation of a namespace that a rule reads a
@@ -23,34 +24,6 @@ type NamespaceKey struct {
 
 // String formats k as in the rules file: `label "team"`.
 func (k NamespaceKey) String() string { return fmt.Sprintf("%s %q", k.Kind, k.Key) }
-
-// NamespaceSource is the namespace of an object, which namespaceSelector
-// selects by and {fromNamespace: {label: KEY}}, CEL's namespaceObject and
-// the opt-out read: for a namespaced object, the Namespace named in its
-// metadata.namespace; for a Namespace, itself.
-var NamespaceSource = &RelatedSource{
-	Field:    "fromNamespace",
-	Resource: Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, Kind: "Namespace"},
-	Self:     schema.GroupResource{Resource: "namespaces"},
-	Ref:      []string{"metadata", "namespace"},
-	What:     "the namespace",
-	Unset:    "the object is cluster-scoped and has no namespace to read",
-	Reason:   "rules select by namespace labels or read namespaces, or namespaces may opt out",
-}
-
-// Namespaces returns a namespace's metadata — its labels, for
-// namespaceSelector, and its labels and annotations, for fromNamespace —
-// and whether it is known. The object returned is only read. As a Lookup
-// it knows of namespaces only; a nil Namespaces knows of none.
-type Namespaces func(name string) (metav1.Object, bool)
-
-// Find answers for NamespaceSource, and knows no other source.
-func (ns Namespaces) Find(src *RelatedSource, _, name string) (metav1.Object, bool) {
-	if ns == nil || src != NamespaceSource {
-		return nil, false
-	}
-	return ns(name)
-}
 
 // namespaceKeyKinds are the fields of a fromNamespace value form: the
 // kinds of namespace key it may read.
@@ -214,7 +187,7 @@ func namespaceValues(from map[string]NamespaceKey, home metav1.Object, why strin
 // home returns the namespace whose keys fromNamespace reads for obj, an
 // object of t: the Namespace itself for the namespaces resource, else
 // obj's namespace from namespaces; nil, and why, when there is none.
-func (t *Target) home(obj metav1.Object, namespaces Lookup) (metav1.Object, string) {
+func (t *Target) home(obj metav1.Object, namespaces source.Lookup) (metav1.Object, string) {
 	if t.isNamespaces() {
 		return obj, ""
 	}
@@ -222,7 +195,7 @@ func (t *Target) home(obj metav1.Object, namespaces Lookup) (metav1.Object, stri
 	if ns == "" {
 		return nil, "the object is cluster-scoped and has no namespace to read"
 	}
-	home, ok := namespaceIn(namespaces, ns)
+	home, ok := source.NamespaceOf(namespaces, ns)
 	if !ok {
 		return nil, fmt.Sprintf("namespace %q is not known", ns)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 const fromNamespaceRules = `rules:
@@ -22,7 +23,7 @@ const fromNamespaceRules = `rules:
 
 // withNodes are the resources of a cluster that serves a cluster-scoped
 // resource besides namespaces.
-var withNodes = []rules.Resource{rulestest.ConfigMaps, rulestest.Namespaces, rulestest.Nodes}
+var withNodes = []source.Resource{rulestest.ConfigMaps, rulestest.Namespaces, rulestest.Nodes}
 
 func TestFromNamespace(t *testing.T) {
 	set := rulestest.Compile(t, fromNamespaceRules, withNodes...)
@@ -55,7 +56,7 @@ func TestFromNamespace(t *testing.T) {
 			map[string]string{"cost": "own-cost", "fixed": "x"}, map[string]string{"env": "own"}, "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			namespaces := rules.Namespaces(nsLabels)
+			namespaces := source.Namespaces(nsLabels)
 			if tc.bare {
 				namespaces = func(name string) (metav1.Object, bool) { return &metav1.ObjectMeta{Name: name}, true }
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // TestParseFromNode checks the {fromNode: {…}} form: what it decodes to,
@@ -100,7 +101,7 @@ func TestEvaluateFromNode(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		node       string
-		find       rules.Lookup
+		find       source.Lookup
 		wantLabels map[string]string
 		wantAnns   map[string]string
 		// wantInput is where zone is read from; wantWhy, when it is
@@ -154,11 +155,11 @@ func TestFromNodeNeeds(t *testing.T) {
 	if !p.Labels.Has("zone") || !p.Annotations.Has("rack") {
 		t.Errorf("Projection() keeps labels %v, annotations %v; want zone and rack, which the rule sets", p.Labels, p.Annotations)
 	}
-	if got := set.RelatedSources(); !slices.Equal(got, []*rules.RelatedSource{rules.NodeSource}) {
-		t.Errorf("RelatedSources() = %v, want NodeSource", got)
+	if got := set.RelatedSources(); !slices.Equal(got, []*source.Source{source.Node}) {
+		t.Errorf("RelatedSources() = %v, want source.Node", got)
 	}
 	want := []rules.RelatedKey{{From: "fromNode", Kind: "annotation", Key: "example.com/rack"}, {From: "fromNode", Kind: "label", Key: "topology.kubernetes.io/zone"}}
-	if got := tg.RelatedKeys(rules.NodeSource); !reflect.DeepEqual(got, want) {
+	if got := tg.RelatedKeys(source.Node); !reflect.DeepEqual(got, want) {
 		t.Errorf("RelatedKeys() = %v, want %v", got, want)
 	}
 	node := func(labels, anns map[string]string) metav1.Object {
@@ -174,7 +175,7 @@ func TestFromNodeNeeds(t *testing.T) {
 		{"another label", node(map[string]string{"x": "a"}, nil), node(map[string]string{"x": "b"}, nil), false},
 		{"the label read, as an annotation", node(nil, nil), node(nil, map[string]string{"topology.kubernetes.io/zone": "b"}), false},
 	} {
-		if got := tg.SourceChangeMatters(rules.NodeSource, tc.old, tc.new); got != tc.want {
+		if got := tg.SourceChangeMatters(source.Node, tc.old, tc.new); got != tc.want {
 			t.Errorf("%s: SourceChangeMatters() = %v, want %v", tc.name, got, tc.want)
 		}
 	}
@@ -197,7 +198,7 @@ func TestFromNodeConflicts(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f, err := rules.Parse("rules.yaml", []byte(tc.rules))
 			if err == nil {
-				_, _, err = rules.Compile("rules.yaml", f, func(string) (rules.Resource, error) { return rulestest.Pods, nil })
+				_, _, err = rules.Compile("rules.yaml", f, func(string) (source.Resource, error) { return rulestest.Pods, nil })
 			}
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error = %v, want one containing %q", err, tc.want)
@@ -225,8 +226,8 @@ func TestLockedReadsFromNode(t *testing.T) {
 // nodesLookup is the Lookup that finds Nodes, and only Nodes, with find.
 type nodesLookup func(ns, name string) (metav1.Object, bool)
 
-func (find nodesLookup) Find(src *rules.RelatedSource, ns, name string) (metav1.Object, bool) {
-	if src != rules.NodeSource {
+func (find nodesLookup) Find(src *source.Source, ns, name string) (metav1.Object, bool) {
+	if src != source.Node {
 		return nil, false
 	}
 	return find(ns, name)

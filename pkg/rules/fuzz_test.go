@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // fuzzFile is the name Parse is given; every error must start with it.
@@ -244,15 +245,15 @@ func checkRoundTrip(t *testing.T, file *rules.File) {
 // fuzzResolve resolves the names corpusResolve knows, fails names with an
 // "x", and makes up a resource for the rest, where a plural and its
 // singular are one resource: random files then share resources often.
-func fuzzResolve(name string) (rules.Resource, error) {
+func fuzzResolve(name string) (source.Resource, error) {
 	if r, err := corpusResolve(name); err == nil {
 		return r, nil
 	}
 	if strings.Contains(name, "x") {
-		return rules.Resource{}, fmt.Errorf("the server doesn't have a resource type %q", name)
+		return source.Resource{}, fmt.Errorf("the server doesn't have a resource type %q", name)
 	}
 	gvr := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: strings.TrimSuffix(name, "s")}
-	return rules.Resource{GVR: gvr, Namespaced: len(name)%2 == 0}, nil
+	return source.Resource{GVR: gvr, Namespaced: len(name)%2 == 0}, nil
 }
 
 var (

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // TestEvaluateUnsetAndHeld checks the reason given for each key a rule
@@ -77,15 +78,15 @@ func TestEvaluateUnsetAndHeld(t *testing.T) {
 func TestTargetSources(t *testing.T) {
 	for _, tc := range []struct {
 		name, rules string
-		res         rules.Resource
-		want        []*rules.RelatedSource
+		res         source.Resource
+		want        []*source.Source
 	}{
-		{"namespaced", "rules:\n- {name: r, resources: [configmaps], annotations: {a: b}}\n", rulestest.ConfigMaps, []*rules.RelatedSource{rules.NamespaceSource}},
+		{"namespaced", "rules:\n- {name: r, resources: [configmaps], annotations: {a: b}}\n", rulestest.ConfigMaps, []*source.Source{source.Namespace}},
 		{"fromNode", "rules:\n- {name: r, resources: [pods], labels: {z: {fromNode: {label: z}}}}\n", rulestest.Pods,
-			[]*rules.RelatedSource{rules.NamespaceSource, rules.NodeSource}},
+			[]*source.Source{source.Namespace, source.Node}},
 		{"cluster-scoped", "rules:\n- {name: r, resources: [nodes], annotations: {a: b}}\n", rulestest.Nodes, nil},
 		{"Namespaces by label", "rules:\n- {name: r, resources: [namespaces], namespaceSelector: team=a, annotations: {a: b}}\n", rulestest.Namespaces,
-			[]*rules.RelatedSource{rules.NamespaceSource}},
+			[]*source.Source{source.Namespace}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			set := rulestest.Compile(t, tc.rules, tc.res)
@@ -95,7 +96,7 @@ func TestTargetSources(t *testing.T) {
 		})
 	}
 	prune := &rules.Target{Resource: rulestest.ConfigMaps}
-	if got := prune.Sources(); !reflect.DeepEqual(got, []*rules.RelatedSource{rules.NamespaceSource}) {
+	if got := prune.Sources(); !reflect.DeepEqual(got, []*source.Source{source.Namespace}) {
 		t.Errorf("a prune's Sources() = %v, want the namespace: its objects' namespaces may opt out", got)
 	}
 }

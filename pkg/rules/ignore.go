@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // IgnoreAnnotation opts an object, or every object of a namespace, out of
@@ -19,12 +21,12 @@ func OptsOut(annotations map[string]string) bool {
 // Ignored returns why obj, an object of t, is left alone — it or its
 // namespace, as look finds it, opts out — or "" when the rules apply to
 // it.
-func (t *Target) Ignored(obj metav1.Object, look Lookup) string {
+func (t *Target) Ignored(obj metav1.Object, look source.Lookup) string {
 	if OptsOut(obj.GetAnnotations()) {
 		return fmt.Sprintf("the object carries %s: \"true\"", IgnoreAnnotation)
 	}
 	if ns := obj.GetNamespace(); ns != "" {
-		if m, ok := namespaceIn(look, ns); ok && OptsOut(m.GetAnnotations()) {
+		if m, ok := source.NamespaceOf(look, ns); ok && OptsOut(m.GetAnnotations()) {
 			return fmt.Sprintf("namespace %q carries %s: \"true\"", ns, IgnoreAnnotation)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // jsonSchema is a JSON Schema (draft 2020-12) of a value in the rules file,
@@ -115,7 +116,7 @@ func JSONSchema() []byte {
 		defLabelLiteral: {Type: "string", Pattern: labelValuePattern, MaxLength: validation.LabelValueMaxLength,
 			Description: "A label value: at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit; or empty."},
 	}
-	for _, src := range relatedSources {
+	for _, src := range source.Related() {
 		root.Defs[src.Field] = objectKeySchema(src.What)
 	}
 	for _, kind := range []string{annotationKind, labelKind} {
@@ -210,7 +211,7 @@ func jsonPathSchema() *jsonSchema {
 func fromNamespaceSchema() *jsonSchema { return objectKeySchema("the namespace") }
 
 // objectKeySchema is one key of another object, named by of: the value of
-// {fromNamespace: …} or of a RelatedSource's form.
+// {fromNamespace: …} or of a source.Source's form.
 func objectKeySchema(of string) *jsonSchema {
 	s := &jsonSchema{Type: "object", Properties: map[string]*jsonSchema{}, AdditionalProperties: closed,
 		Description: strings.ToUpper(of[:1]) + possessive(of)[1:] + " key to read: {label: KEY} or {annotation: KEY}."}

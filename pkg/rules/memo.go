@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // Bounds of the memos, in entries of each of their two generations.
@@ -112,7 +114,7 @@ func (c *Compiled) memoizable() bool {
 
 // evaluate returns what the rules of t want of obj, shared with every
 // object the same rules select and whose CEL values yield the same.
-func (m *selectionMemo) evaluate(t *Target, obj metav1.Object, namespaces Lookup) *Evaluation {
+func (m *selectionMemo) evaluate(t *Target, obj metav1.Object, namespaces source.Lookup) *Evaluation {
 	var selected uint64
 	for i, r := range t.Rules {
 		if r.Selects(obj, t.isNamespaces(), namespaces) {

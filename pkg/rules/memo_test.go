@@ -13,6 +13,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // literalRules select ConfigMaps by label, name, namespace and a when
@@ -94,7 +95,7 @@ const celRules = `rules:
 func TestEvaluateCELBySelection(t *testing.T) {
 	kept := rulestest.Compile(t, celRules, rulestest.ConfigMaps).Targets[rulestest.ConfigMaps.GVR]
 	afresh := rulestest.Compile(t, celRules+readingRule, rulestest.ConfigMaps).Targets[rulestest.ConfigMaps.GVR]
-	namespaces := rules.Namespaces(func(name string) (metav1.Object, bool) {
+	namespaces := source.Namespaces(func(name string) (metav1.Object, bool) {
 		return &metav1.ObjectMeta{Name: name, Labels: map[string]string{"env": name + "-env"}}, name != "gone"
 	})
 	var objs []*unstructured.Unstructured

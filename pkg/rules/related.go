@@ -9,12 +9,14 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // RelatedKey is a label or annotation of a related object that a rule
 // reads a value from: {fromNode: {label: KEY}}.
 type RelatedKey struct {
-	// From is the value form, the Field of a RelatedSource: "fromNode".
+	// From is the value form, the Field of a source.Source: "fromNode".
 	From string
 	// Kind is "label" or "annotation"; Key is the key.
 	Kind, Key string
@@ -24,12 +26,12 @@ type RelatedKey struct {
 func (k RelatedKey) String() string { return fmt.Sprintf("%s %q", k.Kind, k.Key) }
 
 // Source returns the source k reads.
-func (k RelatedKey) Source() *RelatedSource { return relatedSource(k.From) }
+func (k RelatedKey) Source() *source.Source { return source.ByField(k.From) }
 
 // RelatedSources returns the sources the rules of t read values from.
-func (t *Target) RelatedSources() []*RelatedSource {
-	var out []*RelatedSource
-	for _, src := range relatedSources {
+func (t *Target) RelatedSources() []*source.Source {
+	var out []*source.Source
+	for _, src := range source.Related() {
 		if len(t.RelatedKeys(src)) > 0 {
 			out = append(out, src)
 		}
@@ -38,8 +40,8 @@ func (t *Target) RelatedSources() []*RelatedSource {
 }
 
 // RelatedSources returns the sources that any rule of s reads values from.
-func (s *Set) RelatedSources() []*RelatedSource {
-	var out []*RelatedSource
+func (s *Set) RelatedSources() []*source.Source {
+	var out []*source.Source
 	for _, t := range s.Targets {
 		for _, src := range t.RelatedSources() {
 			if !slices.Contains(out, src) {
@@ -52,7 +54,7 @@ func (s *Set) RelatedSources() []*RelatedSource {
 
 // RelatedKeys returns, sorted, the keys of src's objects that the rules of
 // t read, as RelatedKeys.
-func (t *Target) RelatedKeys(src *RelatedSource) []RelatedKey {
+func (t *Target) RelatedKeys(src *source.Source) []RelatedKey {
 	var out []RelatedKey
 	for _, r := range t.Rules {
 		for _, m := range []map[string]RelatedKey{r.AnnotationsFromRelated, r.LabelsFromRelated} {
@@ -90,7 +92,7 @@ func (c *Compiled) readsRelated() bool {
 // which look finds. A key whose related object is not named, not
 // known or lacks the key, or whose value is not valid, sets nothing; it is
 // returned in missing. inputs says, by key, where each value was read.
-func relatedValues(from map[string]RelatedKey, obj metav1.Object, look Lookup, valid func(string) []string) (out, inputs map[string]string, miss []missing) {
+func relatedValues(from map[string]RelatedKey, obj metav1.Object, look source.Lookup, valid func(string) []string) (out, inputs map[string]string, miss []missing) {
 	if len(from) == 0 {
 		return nil, nil, nil
 	}
@@ -113,7 +115,7 @@ func relatedValues(from map[string]RelatedKey, obj metav1.Object, look Lookup, v
 
 // relatedValue reads k of the related object of obj through look: the
 // value, and where it was read; or why it was not.
-func relatedValue(k RelatedKey, obj metav1.Object, look Lookup) (value, input, why string) {
+func relatedValue(k RelatedKey, obj metav1.Object, look source.Lookup) (value, input, why string) {
 	src := k.Source()
 	name := src.RefOf(obj)
 	if name == "" {
@@ -159,7 +161,7 @@ func (e *Evaluation) recordInputs(inputs map[string]string, rule, kind string) {
 
 // relatedKey decodes {label: KEY} or {annotation: KEY}, the value of the
 // value form of src, found at path p.
-func (d *decoder) relatedKey(n *yaml.Node, p string, src *RelatedSource) (RelatedKey, bool) {
+func (d *decoder) relatedKey(n *yaml.Node, p string, src *source.Source) (RelatedKey, bool) {
 	d.lineOf(p, n)
 	kind, key, ok := d.objectKey(n, p, src.What)
 	return RelatedKey{From: src.Field, Kind: kind, Key: key}, ok

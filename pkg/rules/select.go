@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/util/jsonpath"
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // Compiled is one rule ready to be evaluated against objects.
@@ -96,14 +97,14 @@ func (c *Compiled) ReadsObject() bool {
 
 // Selects reports whether the rule applies to obj. isNamespace says obj is
 // a Namespace, which is matched by its own name and labels.
-func (c *Compiled) Selects(obj metav1.Object, isNamespace bool, namespaces Lookup) bool {
+func (c *Compiled) Selects(obj metav1.Object, isNamespace bool, namespaces source.Lookup) bool {
 	return c.Unselected(obj, isNamespace, namespaces) == ""
 }
 
 // Unselected returns why the rule does not apply to obj — the first of its
 // selection fields that obj fails, named as in the file — or "" when it
 // applies. isNamespace is as for Selects.
-func (c *Compiled) Unselected(obj metav1.Object, isNamespace bool, namespaces Lookup) string {
+func (c *Compiled) Unselected(obj metav1.Object, isNamespace bool, namespaces source.Lookup) string {
 	if why := c.unselectedBy(obj, isNamespace, namespaces); why != "" {
 		return why
 	}
@@ -112,7 +113,7 @@ func (c *Compiled) Unselected(obj metav1.Object, isNamespace bool, namespaces Lo
 
 // unselectedBy returns why the rule's label, name and namespace criteria
 // do not select obj, or "".
-func (c *Compiled) unselectedBy(obj metav1.Object, isNamespace bool, namespaces Lookup) string {
+func (c *Compiled) unselectedBy(obj metav1.Object, isNamespace bool, namespaces source.Lookup) string {
 	if c.selector != nil && !c.selector.Matches(labels.Set(obj.GetLabels())) {
 		return fmt.Sprintf("selector %q does not match the object's labels", c.Selector)
 	}
@@ -136,7 +137,7 @@ func (c *Compiled) unselectedBy(obj metav1.Object, isNamespace bool, namespaces 
 		var set labels.Set
 		if isNamespace {
 			set = labels.Set(obj.GetLabels())
-		} else if m, ok := namespaceIn(namespaces, ns); ok {
+		} else if m, ok := source.NamespaceOf(namespaces, ns); ok {
 			set = labels.Set(m.GetLabels())
 		} else {
 			// Not known yet; its arrival enqueues its objects.
@@ -203,7 +204,7 @@ type home struct {
 	// look finds the objects values are read from besides obj: its
 	// namespace (for CEL's namespaceObject, with isNamespace) and its
 	// related objects (fromNode).
-	look        Lookup
+	look        source.Lookup
 	isNamespace bool
 	// evaluated are outcomes of CEL values known already.
 	evaluated []evaluated

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 func obj(ns, name string, lbls map[string]string) *unstructured.Unstructured {
@@ -24,7 +25,7 @@ func obj(ns, name string, lbls map[string]string) *unstructured.Unstructured {
 
 // nsLabels knows two namespaces, prod-1 and dev-1.
 // served are the resources of the tests' cluster.
-var served = []rules.Resource{rulestest.ConfigMaps, rulestest.Namespaces}
+var served = []source.Resource{rulestest.ConfigMaps, rulestest.Namespaces}
 
 func nsLabels(name string) (metav1.Object, bool) {
 	l, ok := map[string]labels.Set{"prod-1": {"env": "prod"}, "dev-1": {"env": "dev"}}[name]
@@ -90,7 +91,7 @@ func TestEvaluate(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ev := target.Evaluate(tc.obj, rules.Namespaces(nsLabels))
+			ev := target.Evaluate(tc.obj, source.Namespaces(nsLabels))
 			if !reflect.DeepEqual(ev.Annotations, tc.wantAnns) || !reflect.DeepEqual(ev.Labels, tc.wantLabels) {
 				t.Errorf("annotations %v labels %v, want %v %v", ev.Annotations, ev.Labels, tc.wantAnns, tc.wantLabels)
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 var cmGVR = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
@@ -46,7 +47,7 @@ func TestExplain(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := tg.Explain(obj(tc.ns, "x", tc.lbls), rules.Namespaces(nsLabels))
+			got := tg.Explain(obj(tc.ns, "x", tc.lbls), source.Namespaces(nsLabels))
 			if len(got) != len(tc.want) {
 				t.Fatalf("%d verdicts, want %d", len(got), len(tc.want))
 			}
@@ -109,12 +110,12 @@ func TestEvaluateAudit(t *testing.T) {
 
 func TestIgnored(t *testing.T) {
 	tg := rulestest.Compile(t, "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n", served...).Targets[cmGVR]
-	off := rules.Namespaces(func(ns string) (metav1.Object, bool) {
+	off := source.Namespaces(func(ns string) (metav1.Object, bool) {
 		return &metav1.ObjectMeta{Name: ns, Annotations: map[string]string{rules.IgnoreAnnotation: "true"}}, ns == "quiet"
 	})
 	tests := []struct {
 		name, ns, value string
-		nsIgnored       rules.Lookup
+		nsIgnored       source.Lookup
 		want            string
 	}{
 		{"object opts out", "ns", "true", nil, "the object carries"},

@@ -9,12 +9,14 @@ import (
 	"github.com/google/cel-go/common/types"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // SchemaFunc returns the OpenAPI schema of the objects of a resource, with
 // its references resolved, or nil when none is known (see
 // resolve.Resolver's Schema).
-type SchemaFunc func(Resource) (*spec.Schema, error)
+type SchemaFunc func(source.Resource) (*spec.Schema, error)
 
 // TypeCheck type-checks each CEL expression of the rules of set against
 // the schema of every resource the rule targets, with object typed by it,
@@ -50,7 +52,7 @@ func TypeCheck(name string, f *File, set *Set, schemas SchemaFunc) error {
 					field := fmt.Sprintf("rules[%d].%s", c.Index, x.field)
 					errs = append(errs, FieldError{Line: f.lines[field], Field: field, Message: fmt.Sprintf(
 						"rule %q: CEL %s %q does not type-check against the schema of %s: %v",
-						c.Name, x.what, x.src, GVRString(t.GVR), err)})
+						c.Name, x.what, x.src, source.GVRString(t.GVR), err)})
 				}
 			}
 		}
@@ -64,7 +66,7 @@ func TypeCheck(name string, f *File, set *Set, schemas SchemaFunc) error {
 
 // typedEnv returns the CEL environment with object typed by the schema of
 // res, or nil when it is not known.
-func typedEnv(res Resource, schemas SchemaFunc) *cel.Env {
+func typedEnv(res source.Resource, schemas SchemaFunc) *cel.Env {
 	s, err := schemas(res)
 	if err != nil || s == nil {
 		return nil

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 	"github.com/kube-annotator/kube-annotator/pkg/staticdiscovery"
 )
 
@@ -49,8 +50,8 @@ const (
 )
 
 var (
-	frigates  = rules.Resource{GVR: schema.GroupVersionResource{Group: "ship.example.com", Version: "v1", Resource: "frigates"}, Kind: "Frigate", Namespaced: true}
-	freeforms = rules.Resource{GVR: schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "freeforms"}, Kind: "Freeform", Namespaced: true}
+	frigates  = source.Resource{GVR: schema.GroupVersionResource{Group: "ship.example.com", Version: "v1", Resource: "frigates"}, Kind: "Frigate", Namespaced: true}
+	freeforms = source.Resource{GVR: schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "freeforms"}, Kind: "Freeform", Namespaced: true}
 )
 
 // TestTypeCheck checks that CEL expressions are type-checked against the
@@ -129,7 +130,7 @@ func TestTypeCheckAsksEachSchemaOnce(t *testing.T) {
 	set := compile(t, f)
 	asked := map[string]int{}
 	known := schemas(t, map[string]string{"Deployment": deploymentSchema})
-	if err := rules.TypeCheck("rules.yaml", f, set, func(r rules.Resource) (*spec.Schema, error) {
+	if err := rules.TypeCheck("rules.yaml", f, set, func(r source.Resource) (*spec.Schema, error) {
 		asked[r.Kind]++
 		return known(r)
 	}); err != nil {
@@ -146,7 +147,7 @@ func TestTypeCheckAsksEachSchemaOnce(t *testing.T) {
 	if err := rules.TypeCheck("rules.yaml", typo, set, known); err == nil {
 		t.Error("TypeCheck of a typo with the schema known = nil, want an error")
 	}
-	err = rules.TypeCheck("rules.yaml", typo, set, func(rules.Resource) (*spec.Schema, error) { return nil, errors.New("no answer") })
+	err = rules.TypeCheck("rules.yaml", typo, set, func(source.Resource) (*spec.Schema, error) { return nil, errors.New("no answer") })
 	if err != nil {
 		t.Errorf("TypeCheck with no schema to be had = %v, want nil", err)
 	}
@@ -156,13 +157,13 @@ func TestTypeCheckAsksEachSchemaOnce(t *testing.T) {
 // freeforms.
 func compile(t *testing.T, f *rules.File) *rules.Set {
 	t.Helper()
-	set, unresolved, err := rules.Compile("rules.yaml", f, func(name string) (rules.Resource, error) {
-		for _, r := range []rules.Resource{rulestest.Deployments, rulestest.ConfigMaps, frigates, freeforms} {
-			if r.GVR.Resource == name || rules.GVRString(r.GVR) == name {
+	set, unresolved, err := rules.Compile("rules.yaml", f, func(name string) (source.Resource, error) {
+		for _, r := range []source.Resource{rulestest.Deployments, rulestest.ConfigMaps, frigates, freeforms} {
+			if r.GVR.Resource == name || source.GVRString(r.GVR) == name {
 				return r, nil
 			}
 		}
-		return rules.Resource{}, fmt.Errorf("unknown resource %q", name)
+		return source.Resource{}, fmt.Errorf("unknown resource %q", name)
 	})
 	if err != nil || len(unresolved) > 0 {
 		t.Fatalf("compile: %v %v", err, unresolved)
@@ -181,7 +182,7 @@ func schemas(t *testing.T, byKind map[string]string) rules.SchemaFunc {
 		}
 		parsed[kind] = s
 	}
-	return func(r rules.Resource) (*spec.Schema, error) { return parsed[r.Kind], nil }
+	return func(r source.Resource) (*spec.Schema, error) { return parsed[r.Kind], nil }
 }
 
 // TestTypeCheckBuiltInSchemas checks expressions against the schemas of
@@ -200,13 +201,13 @@ func TestTypeCheckBuiltInSchemas(t *testing.T) {
 }
 
 func testTypeCheckBuiltInSchemas(t *testing.T, docs openapi.Client) {
-	pods := rules.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod", Namespaced: true}
+	pods := source.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod", Namespaced: true}
 	known := map[string]*spec.Schema{
 		"Deployment": builtInSchema(t, docs, "apis/apps/v1", "io.k8s.api.apps.v1.Deployment"),
 		"Pod":        builtInSchema(t, docs, "api/v1", "io.k8s.api.core.v1.Pod"),
 	}
 	for _, tc := range []struct {
-		resource rules.Resource
+		resource source.Resource
 		when     string
 		err      string
 	}{
@@ -224,11 +225,11 @@ func testTypeCheckBuiltInSchemas(t *testing.T, docs openapi.Client) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			set, _, err := rules.Compile("rules.yaml", f, func(string) (rules.Resource, error) { return tc.resource, nil })
+			set, _, err := rules.Compile("rules.yaml", f, func(string) (source.Resource, error) { return tc.resource, nil })
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = rules.TypeCheck("rules.yaml", f, set, func(r rules.Resource) (*spec.Schema, error) { return known[r.Kind], nil })
+			err = rules.TypeCheck("rules.yaml", f, set, func(r source.Resource) (*spec.Schema, error) { return known[r.Kind], nil })
 			switch {
 			case tc.err == "" && err != nil:
 				t.Errorf("TypeCheck = %v, want nil", err)

@@ -97,7 +97,7 @@ type Rule struct {
 	// AnnotationsFromRelated ("annotations", the keys given
 	// {fromNode: {label: KEY}} or {fromNode: {annotation: KEY}}) are set to
 	// the value of that label or annotation of an object the object names
-	// (see RelatedSource) — a Pod's Node — and follow it when it changes. A
+	// (see source.Source) — a Pod's Node — and follow it when it changes. A
 	// Pod not yet scheduled names no Node: the key is set once it is.
 	AnnotationsFromRelated map[string]RelatedKey
 	// Labels ("labels", the keys given a string) are set to these literal

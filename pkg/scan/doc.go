@@ -6,7 +6,7 @@
 // Start at Resource (scan.go), which pages through one rules.Target's
 // objects and calls Visit with each Object and its changes. Sources and
 // SourcesOf (related.go) list the related objects once — namespaces,
-// nodes — and answer the rules.Lookup each evaluation is given, as the
+// nodes — and answer the source.Lookup each evaluation is given, as the
 // controller's informers do for `run`.
 //
 // Layer "decide" of deps_test.go: it imports rules, reconcile and patch,

@@ -9,21 +9,22 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // objects are the objects of the sources the rules read, by source, then
-// by namespace and name: a rules.Lookup, as the controller's informers of
+// by namespace and name: a source.Lookup, as the controller's informers of
 // them answer.
-type objects map[*rules.RelatedSource]map[[2]string]metav1.Object
+type objects map[*source.Source]map[[2]string]metav1.Object
 
-// Find implements rules.Lookup.
-func (o objects) Find(src *rules.RelatedSource, namespace, name string) (metav1.Object, bool) {
+// Find implements source.Lookup.
+func (o objects) Find(src *source.Source, namespace, name string) (metav1.Object, bool) {
 	obj, ok := o[src][[2]string{namespace, name}]
 	return obj, ok
 }
 
 // add keeps obj as an object of src.
-func (o objects) add(src *rules.RelatedSource, obj metav1.Object) {
+func (o objects) add(src *source.Source, obj metav1.Object) {
 	if o[src] == nil {
 		o[src] = map[[2]string]metav1.Object{}
 	}
@@ -33,7 +34,7 @@ func (o objects) add(src *rules.RelatedSource, obj metav1.Object) {
 // Sources lists, once, the objects of each source the rules of set read
 // (set.Sources(): the namespaces, and the Nodes for fromNode) and returns
 // the Lookup that finds them in those lists.
-func Sources(ctx context.Context, client dynamic.Interface, set *rules.Set) (rules.Lookup, error) {
+func Sources(ctx context.Context, client dynamic.Interface, set *rules.Set) (source.Lookup, error) {
 	out := objects{}
 	for _, src := range set.Sources() {
 		list, err := client.Resource(src.Resource.GVR).List(ctx, metav1.ListOptions{})
@@ -52,7 +53,7 @@ func Sources(ctx context.Context, client dynamic.Interface, set *rules.Set) (rul
 // the Lookup that finds them: for explain, which reads one object. An
 // object that is not found is not known, as to the controller's
 // informers.
-func SourcesOf(ctx context.Context, client dynamic.Interface, t *rules.Target, obj metav1.Object) (rules.Lookup, error) {
+func SourcesOf(ctx context.Context, client dynamic.Interface, t *rules.Target, obj metav1.Object) (source.Lookup, error) {
 	out := objects{}
 	for _, src := range t.Sources() {
 		name := src.RefOf(obj)

@@ -17,6 +17,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // PageSize is how many objects one list request asks for.
@@ -51,7 +52,7 @@ type Visit func(t *rules.Target, pending *Object) error
 // field manager manager, the objects its rules read besides the object
 // found through look (Sources). It counts in unset the keys the rules
 // could not compute.
-func Resource(ctx context.Context, client dynamic.Interface, t *rules.Target, namespace, manager string, look rules.Lookup, unset *Unset, visit Visit) error {
+func Resource(ctx context.Context, client dynamic.Interface, t *rules.Target, namespace, manager string, look source.Lookup, unset *Unset, visit Visit) error {
 	if !t.Namespaced {
 		namespace = ""
 	}
@@ -63,7 +64,7 @@ func Resource(ctx context.Context, client dynamic.Interface, t *rules.Target, na
 	return p.EachListItem(ctx, metav1.ListOptions{}, func(obj runtime.Object) error {
 		u, ok := obj.(*unstructured.Unstructured)
 		if !ok {
-			return fmt.Errorf("list %s: unexpected item %T", rules.GVRString(t.GVR), obj)
+			return fmt.Errorf("list %s: unexpected item %T", source.GVRString(t.GVR), obj)
 		}
 		d, err := reconcile.Decide(t, u, look, manager)
 		if err != nil {
@@ -82,7 +83,7 @@ func pending(t *rules.Target, u *unstructured.Unstructured, d reconcile.Decision
 	if d.Empty() && len(d.Audit) == 0 {
 		return nil
 	}
-	return &Object{Resource: rules.GVRString(t.GVR), Namespace: u.GetNamespace(), Name: u.GetName(),
+	return &Object{Resource: source.GVRString(t.GVR), Namespace: u.GetNamespace(), Name: u.GetName(),
 		Changes: d.Changes(u), Audit: d.Audit, Requests: d.Requests}
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 const manager = reconcile.FieldManager
@@ -31,7 +32,7 @@ var (
 	configMaps = rulestest.ConfigMaps.GVR
 	namespaces = rulestest.Namespaces.GVR
 	// served are the resources the tests' cluster serves.
-	served = []rules.Resource{rulestest.ConfigMaps, rulestest.Namespaces, rulestest.Pods}
+	served = []source.Resource{rulestest.ConfigMaps, rulestest.Namespaces, rulestest.Pods}
 )
 
 // object returns an object of kind with annotations ann and labels lbl,
@@ -80,7 +81,7 @@ func cm(namespace, name string, ann map[string]string, ours ...string) *unstruct
 func TestPending(t *testing.T) {
 	const abc = "rules:\n- {name: r, resources: [configmaps], annotations: {b: '2', a: '1', c: ''}}\n"
 	const nsSelector = "rules:\n- {name: r, resources: [configmaps], namespaceSelector: team=a, annotations: {a: '1'}}\n"
-	nsLabels := rules.Namespaces(func(ns string) (metav1.Object, bool) {
+	nsLabels := source.Namespaces(func(ns string) (metav1.Object, bool) {
 		l, ok := map[string]labels.Set{"ns-a": {"team": "a"}, "ns-b": {"team": "b"}}[ns]
 		return &metav1.ObjectMeta{Name: ns, Labels: l}, ok
 	})
@@ -346,7 +347,7 @@ func TestSources(t *testing.T) {
 				return
 			}
 			for ns, want := range map[string]labels.Set{"ns-a": {"team": "a"}, "bare": {}, "unknown": nil} {
-				m, ok := got.Find(rules.NamespaceSource, "", ns)
+				m, ok := got.Find(source.Namespace, "", ns)
 				var l labels.Set
 				if ok {
 					l = m.GetLabels()
@@ -358,10 +359,10 @@ func TestSources(t *testing.T) {
 					t.Errorf("labels of %s = %v, %v; want %v, %v", ns, l, ok, want, want != nil)
 				}
 			}
-			if m, ok := got.Find(rules.NamespaceSource, "", "quiet"); ok != tc.namespaces || ok && !rules.OptsOut(m.GetAnnotations()) {
+			if m, ok := got.Find(source.Namespace, "", "quiet"); ok != tc.namespaces || ok && !rules.OptsOut(m.GetAnnotations()) {
 				t.Errorf("namespace quiet found %v, opting out; want found %v", ok, tc.namespaces)
 			}
-			if _, ok := got.Find(rules.NodeSource, "", "n1"); ok != tc.nodes {
+			if _, ok := got.Find(source.Node, "", "n1"); ok != tc.nodes {
 				t.Errorf("Node n1 found %v, want %v", ok, tc.nodes)
 			}
 		})

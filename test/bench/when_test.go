@@ -6,8 +6,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // TestRulesWhenCacheFieldsOfDeployments checks that the memory measured
@@ -15,7 +15,7 @@ import (
 // informer caches the fields read, while the other resources stay on
 // metadata as with rulesYAML, and the same annotation is set everywhere.
 func TestRulesWhenCacheFieldsOfDeployments(t *testing.T) {
-	served := []rules.Resource{rulestest.Deployments,
+	served := []source.Resource{rulestest.Deployments,
 		{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"}, Kind: "ReplicaSet", Namespaced: true},
 		rulestest.Pods,
 	}

@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/discovery"
 
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 	h "github.com/kube-annotator/kube-annotator/test/harness"
 )
 
@@ -139,7 +139,7 @@ func TestResolve(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Resolve(%q): %v", tc.name, err)
 			}
-			if s := rules.GVRString(got.GVR); s != tc.want || got.Namespaced != tc.namespaced {
+			if s := source.GVRString(got.GVR); s != tc.want || got.Namespaced != tc.namespaced {
 				t.Errorf("Resolve(%q) = %s namespaced=%v, want %s namespaced=%v", tc.name, s, got.Namespaced, tc.want, tc.namespaced)
 			}
 		})

@@ -18,7 +18,7 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 	"github.com/kube-annotator/kube-annotator/pkg/staticdiscovery"
 	h "github.com/kube-annotator/kube-annotator/test/harness"
 )
@@ -150,7 +150,7 @@ func testCRDSchemaOffline(t *testing.T, e *h.Env) {
 		t.Fatal(err)
 	}
 	for _, version := range []string{"v1", "v2"} {
-		res := rules.Resource{GVR: schema.GroupVersionResource{Group: "example.com", Version: version, Resource: "gadgets"}, Kind: "Gadget", Namespaced: true}
+		res := source.Resource{GVR: schema.GroupVersionResource{Group: "example.com", Version: version, Resource: "gadgets"}, Kind: "Gadget", Namespaced: true}
 		var want *spec.Schema
 		// A CRD just created is published a moment later.
 		err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
@@ -159,14 +159,14 @@ func testCRDSchemaOffline(t *testing.T, e *h.Env) {
 			return want != nil, err
 		})
 		if err != nil {
-			t.Fatalf("%s: not published: %v", rules.GVRString(res.GVR), err)
+			t.Fatalf("%s: not published: %v", source.GVRString(res.GVR), err)
 		}
 		got, err := off.Schema(res)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if a, b := withoutDescriptions(t, got), withoutDescriptions(t, want); a != b {
-			t.Errorf("schema of %s offline differs from the server's\noffline: %s\nserver:  %s", rules.GVRString(res.GVR), a, b)
+			t.Errorf("schema of %s offline differs from the server's\noffline: %s\nserver:  %s", source.GVRString(res.GVR), a, b)
 		}
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"k8s.io/client-go/discovery"
 
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 	"github.com/kube-annotator/kube-annotator/pkg/staticdiscovery"
 	h "github.com/kube-annotator/kube-annotator/test/harness"
 )
@@ -84,12 +84,12 @@ func testOfflineDiscovery(t *testing.T) {
 		}
 		o, ok := offline[gvr]
 		if !ok {
-			t.Errorf("%s is served and not known offline", rules.GVRString(gvr))
+			t.Errorf("%s is served and not known offline", source.GVRString(gvr))
 			continue
 		}
 		if o.Kind != s.Kind || o.Namespaced != s.Namespaced || o.SingularName != s.SingularName ||
 			!slices.Equal(sorted(o.ShortNames), sorted(s.ShortNames)) || !slices.Equal(controllerVerbs(o.Verbs), controllerVerbs(s.Verbs)) {
-			t.Errorf("%s:\noffline %+v\nserved  %+v", rules.GVRString(gvr), o, s)
+			t.Errorf("%s:\noffline %+v\nserved  %+v", source.GVRString(gvr), o, s)
 		}
 		names = append(names, s.Name, s.SingularName, s.Name+"."+gvr.Version+"."+gvr.Group)
 		if gvr.Group != "" {
@@ -100,7 +100,7 @@ func testOfflineDiscovery(t *testing.T) {
 	// What is known offline and not served is what a cluster may enable.
 	for gvr := range offline {
 		if _, ok := online[gvr]; !ok && !strings.Contains(gvr.Version, "alpha") && !strings.Contains(gvr.Version, "beta") {
-			t.Errorf("%s is known offline and not served, and not an alpha or beta version", rules.GVRString(gvr))
+			t.Errorf("%s is known offline and not served, and not an alpha or beta version", source.GVRString(gvr))
 		}
 	}
 	if len(names) < 100 {

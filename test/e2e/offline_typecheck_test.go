@@ -9,7 +9,7 @@ import (
 	"k8s.io/client-go/discovery"
 
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 	h "github.com/kube-annotator/kube-annotator/test/harness"
 )
 
@@ -32,22 +32,22 @@ func testOfflineSchemas(t *testing.T) {
 	}
 	compared := 0
 	for gvr, r := range indexResources(served) {
-		if _, err := off.Resolve(rules.GVRString(gvr)); err != nil {
+		if _, err := off.Resolve(source.GVRString(gvr)); err != nil {
 			continue // what no rule can name offline, such as bindings
 		}
-		res := rules.Resource{GVR: gvr, Kind: r.Kind, Namespaced: r.Namespaced}
+		res := source.Resource{GVR: gvr, Kind: r.Kind, Namespaced: r.Namespaced}
 		want, err := on.Schema(res)
 		if err != nil || want == nil {
-			t.Errorf("online Schema(%s) = %v, %v", rules.GVRString(gvr), want, err)
+			t.Errorf("online Schema(%s) = %v, %v", source.GVRString(gvr), want, err)
 			continue
 		}
 		got, err := off.Schema(res)
 		if err != nil {
-			t.Errorf("offline Schema(%s): %v", rules.GVRString(gvr), err)
+			t.Errorf("offline Schema(%s): %v", source.GVRString(gvr), err)
 			continue
 		}
 		if a, b := withoutDescriptions(t, got), withoutDescriptions(t, want); a != b {
-			t.Errorf("schema of %s offline differs from the server's\noffline: %.2000s\nserver:  %.2000s", rules.GVRString(gvr), a, b)
+			t.Errorf("schema of %s offline differs from the server's\noffline: %.2000s\nserver:  %.2000s", source.GVRString(gvr), a, b)
 		}
 		compared++
 	}

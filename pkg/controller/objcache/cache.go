@@ -14,6 +14,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // Object is an object as the cache keeps it: a *cachedMetadata from a
@@ -34,7 +35,7 @@ type Object interface {
 // Everything else the decoder allocated is dropped, and values equal on
 // many objects are shared through shared. It is NewProjecting's
 // Transform, for a cache whose projection never widens.
-func MetadataTransform(manager string, r rules.Resource, keep *rules.Projection, shared *Interner) cache.TransformFunc {
+func MetadataTransform(manager string, r source.Resource, keep *rules.Projection, shared *Interner) cache.TransformFunc {
 	return NewProjecting(manager, r, keep, shared).Transform
 }
 
@@ -47,7 +48,7 @@ func MetadataTransform(manager string, r rules.Resource, keep *rules.Projection,
 // when the key was not on it (Serves).
 type Projecting struct {
 	manager string
-	r       rules.Resource
+	r       source.Resource
 	shared  *Interner
 	cur     atomic.Pointer[projector]
 }
@@ -55,7 +56,7 @@ type Projecting struct {
 // NewProjecting returns the transform of a metadata cache of r's objects
 // that keeps what keep names (every key when keep is nil) and what
 // manager owns.
-func NewProjecting(manager string, r rules.Resource, keep *rules.Projection, shared *Interner) *Projecting {
+func NewProjecting(manager string, r source.Resource, keep *rules.Projection, shared *Interner) *Projecting {
 	p := &Projecting{manager: manager, r: r, shared: shared}
 	p.cur.Store(newProjector(keep, manager, r))
 	return p

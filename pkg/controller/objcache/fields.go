@@ -8,6 +8,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // ObjectTransform is the transform of the cache of objects of r whose
@@ -18,7 +19,7 @@ import (
 // metadata cache keeps it, with the annotations and labels keep names or
 // manager owns, as a *cachedObject (see newCachedObject), values shared
 // through shared. It is idempotent, as MetadataTransform.
-func ObjectTransform(manager string, r rules.Resource, keep *rules.Projection, shared *Interner) cache.TransformFunc {
+func ObjectTransform(manager string, r source.Resource, keep *rules.Projection, shared *Interner) cache.TransformFunc {
 	if keep.Fields == nil {
 		return WholeObjectTransform(manager)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // The caches of ruled resources and of namespaces keep the annotations the
@@ -17,7 +18,7 @@ import (
 func TestCacheKeepsControlAnnotations(t *testing.T) {
 	ruled := fixture.Compile(t, "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n").Targets[rulestest.ConfigMaps.GVR].Projection()
 	for _, tc := range []struct {
-		r    rules.Resource
+		r    source.Resource
 		keep *rules.Projection // what a rule needs of a ruled resource; every key of namespaces
 	}{
 		{rulestest.ConfigMaps, &ruled},
@@ -31,7 +32,7 @@ func TestCacheKeepsControlAnnotations(t *testing.T) {
 				t.Fatal(err)
 			}
 			if got := out.(Object).GetAnnotations()[key]; got != "true" {
-				t.Errorf("%s cache: annotation %s = %q, want it kept", rules.GVRString(tc.r.GVR), key, got)
+				t.Errorf("%s cache: annotation %s = %q, want it kept", source.GVRString(tc.r.GVR), key, got)
 			}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // projector is what the metadata cache of one resource keeps of its
@@ -64,7 +65,7 @@ func (p *projected) drops(seed maphash.Seed, keys sets.Set[string]) bool {
 // newProjector returns the projector that keeps what keep names (every
 // key when keep is nil or whole) of the objects of r, and the keys manager
 // owns on each.
-func newProjector(keep *rules.Projection, manager string, r rules.Resource) *projector {
+func newProjector(keep *rules.Projection, manager string, r source.Resource) *projector {
 	kind := kindOf{gvk: r.GVR.GroupVersion().WithKind(r.Kind)}
 	if keep == nil || keep.Whole {
 		return &projector{all: true, kind: kind}
