@@ -116,9 +116,9 @@ type Controller struct {
 	// pruned or waiting to be (see resources.go).
 	resources map[schema.GroupResource]*resource
 	// sources are the informers of the objects the rules read besides
-	// the objects ruled, by source.Source.Field, each run while a
-	// target needs it (see sources.go).
-	sources map[string]*resourceInformer
+	// the objects ruled, by source, each run while a target needs it
+	// (see sources.go).
+	sources map[*source.Source]*resourceInformer
 	// look finds those objects in the sources' caches, for the rules.
 	look source.Lookup
 }

@@ -106,7 +106,7 @@ func informerOf(c *Controller, gvr schema.GroupVersionResource) *resourceInforme
 func namespaceInformer(c *Controller) bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return c.sources[source.Namespace.Field] != nil
+	return c.sources[source.Namespace] != nil
 }
 
 // asCached returns o as the informer of t would cache it.

@@ -55,7 +55,7 @@ func (c *Controller) startInformer(ctx context.Context, t *rules.Target) (*resou
 		ns = c.opts.Namespace
 	}
 	ri := &resourceInformer{gvr: t.GVR, projection: t.Projection()}
-	indexers := sourceIndexers(t.GVR.GroupResource(), t.Namespaced)
+	indexers := sourceIndexers(t)
 	inf, err := c.newInformer(t.Resource, ns, &ri.projection, indexers, true, ri)
 	if err != nil {
 		return nil, err

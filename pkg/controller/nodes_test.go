@@ -105,14 +105,14 @@ func TestRunFromNode(t *testing.T) {
 	want("the default once the Node is gone", map[string]string{"p3": "unknown"})
 
 	c.mu.RLock()
-	running := c.sources[source.Node.Field] != nil
+	running := c.sources[source.Node] != nil
 	c.mu.RUnlock()
 	if !running {
 		t.Errorf("no informer of Nodes while a rule reads them")
 	}
 	c.SetRules(ctx, compile("rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n"))
 	c.mu.RLock()
-	left := c.sources[source.Node.Field] != nil
+	left := c.sources[source.Node] != nil
 	c.mu.RUnlock()
 	if left {
 		t.Errorf("an informer of Nodes once no rule reads them, want none")

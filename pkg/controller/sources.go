@@ -7,7 +7,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
@@ -38,16 +37,17 @@ const sourcesPoll = 50 * time.Millisecond
 // of the informers of the resources whose objects name one.
 func sourceIndex(src *source.Source) string { return "source:" + src.Field }
 
-// sourceIndexers returns the indexers that the informer of the resource
-// gr needs for the sources: an index by the object each object names, for
-// each source whose objects gr's objects name. It is set whether or not a
-// rule reads the source now: an informer whose cache does not keep the
-// field that names it indexes nothing, and one built again when a rule
-// starts reading it does.
-func sourceIndexers(gr schema.GroupResource, namespaced bool) cache.Indexers {
+// sourceIndexers returns the indexers that the informer of t's objects
+// needs for the sources: an index by the object each object names, for
+// each source whose objects t's objects name — every entry of the table
+// and any other source t reads. An entry's is set whether or not a rule
+// reads the source now: an informer whose cache does not keep the field
+// that names it indexes nothing, and one built again when a rule starts
+// reading it does.
+func sourceIndexers(t *rules.Target) cache.Indexers {
 	out := cache.Indexers{}
-	for _, src := range source.All() {
-		if !src.NamedBy(gr, namespaced) {
+	for _, src := range knownSources(t.Sources()) {
+		if !src.NamedBy(t.GVR.GroupResource(), t.Namespaced) {
 			continue
 		}
 		out[sourceIndex(src)] = func(obj any) ([]string, error) {
@@ -60,6 +60,18 @@ func sourceIndexers(gr schema.GroupResource, namespaced bool) cache.Indexers {
 				return nil, nil
 			}
 			return []string{sourceStoreKey(src, m.GetNamespace(), name)}, nil
+		}
+	}
+	return out
+}
+
+// knownSources returns the entries of the source table and, after them,
+// each of more that is not one.
+func knownSources(more []*source.Source) []*source.Source {
+	out := source.All()
+	for _, src := range more {
+		if !slices.Contains(out, src) {
+			out = append(out, src)
 		}
 	}
 	return out
@@ -152,7 +164,7 @@ type sourceCaches struct{ c *Controller }
 // Find implements source.Lookup.
 func (s sourceCaches) Find(src *source.Source, ns, name string) (metav1.Object, bool) {
 	s.c.mu.RLock()
-	ri := s.c.sources[src.Field]
+	ri := s.c.sources[src]
 	s.c.mu.RUnlock()
 	if ri == nil {
 		return nil, false
@@ -169,24 +181,31 @@ func (s sourceCaches) Find(src *source.Source, ns, name string) (metav1.Object, 
 // running informer, ruled or pruned, needs, and appends to stop those
 // that none needs.
 func (c *Controller) runSources(ctx context.Context, stop []*resourceInformer) ([]*resourceInformer, error) {
-	for _, src := range source.All() {
-		need := false
-		for _, r := range c.resources {
-			need = need || r.informer != nil && slices.Contains(r.target.Sources(), src)
+	var needed []*source.Source
+	for _, r := range c.resources {
+		if r.informer != nil {
+			needed = append(needed, r.target.Sources()...)
 		}
-		ri := c.sources[src.Field]
-		switch {
-		case need && ri == nil:
-			ri, err := c.startSource(ctx, src)
-			if err != nil {
-				return stop, err
-			}
-			c.sources = put(c.sources, src.Field, ri)
-		case !need && ri != nil:
+	}
+	for src, ri := range c.sources {
+		if !slices.Contains(needed, src) {
 			klog.FromContext(ctx).Info("Stopping informer", "resource", source.GVRString(src.Resource.GVR), "reason", "no rule needs "+src.What)
 			stop = append(stop, ri)
-			delete(c.sources, src.Field)
+			delete(c.sources, src)
 		}
+	}
+	for _, src := range knownSources(needed) {
+		if c.sources[src] != nil || !slices.Contains(needed, src) {
+			continue
+		}
+		ri, err := c.startSource(ctx, src)
+		if err != nil {
+			return stop, err
+		}
+		if c.sources == nil {
+			c.sources = map[*source.Source]*resourceInformer{}
+		}
+		c.sources[src] = ri
 	}
 	return stop, nil
 }
@@ -199,7 +218,7 @@ func (c *Controller) sourcesReady(t *rules.Target) bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	for _, src := range t.Sources() {
-		if ri := c.sources[src.Field]; ri != nil && !ri.informer.HasSynced() {
+		if ri := c.sources[src]; ri != nil && !ri.informer.HasSynced() {
 			return false
 		}
 	}

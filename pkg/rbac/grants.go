@@ -102,11 +102,20 @@ func watchesNamespaces(file *rules.File, resolved map[string]source.Resource) bo
 // rules read values from (fromNode: nodes), which the controller lists and
 // watches.
 func relatedResources(file *rules.File) []schema.GroupResource {
-	var out []schema.GroupResource
-	for _, src := range source.Related() {
-		if slices.ContainsFunc(file.Rules, func(r rules.Rule) bool { return readsFrom(&r, src) }) {
-			out = append(out, src.Resource.GVR.GroupResource())
+	var srcs []*source.Source
+	for _, r := range file.Rules {
+		for _, m := range []map[string]rules.RelatedKey{r.AnnotationsFromRelated, r.LabelsFromRelated} {
+			for _, k := range m {
+				if !slices.Contains(srcs, k.Source) {
+					srcs = append(srcs, k.Source)
+				}
+			}
 		}
+	}
+	slices.SortFunc(srcs, source.Order)
+	var out []schema.GroupResource
+	for _, src := range srcs {
+		out = append(out, src.Resource.GVR.GroupResource())
 	}
 	return out
 }
@@ -149,7 +158,7 @@ func Needs(rule *rules.Rule, namespaced bool, namespace string) []Access {
 func readsFrom(r *rules.Rule, src *source.Source) bool {
 	for _, m := range []map[string]rules.RelatedKey{r.AnnotationsFromRelated, r.LabelsFromRelated} {
 		for _, k := range m {
-			if k.From == src.Field {
+			if k.Source == src {
 				return true
 			}
 		}

@@ -155,7 +155,7 @@ func TestGenerateScopes(t *testing.T) {
 // namespaces whose labels rules only read, and Nodes a rule reads values
 // from, are listed and watched, not patched.
 func TestGenerateClusterRole(t *testing.T) {
-	fromNode := map[string]rules.RelatedKey{"zone": {From: "fromNode", Kind: "label", Key: "zone"}}
+	fromNode := map[string]rules.RelatedKey{"zone": {Source: source.Node, Kind: "label", Key: "zone"}}
 	tests := []struct {
 		name  string
 		rules []rules.Rule

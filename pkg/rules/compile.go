@@ -331,7 +331,7 @@ func staticConflicts(t *Target) []FieldError {
 				add(kind.name, k, "read from the namespace's "+kind.fromNS[k].String(), kind.field+"."+k)
 			}
 			for _, k := range slices.Sorted(maps.Keys(kind.related)) {
-				add(kind.name, k, "read from "+kind.related[k].Source().What+"'s "+kind.related[k].String(), kind.field+"."+k)
+				add(kind.name, k, "read from "+kind.related[k].Source.What+"'s "+kind.related[k].String(), kind.field+"."+k)
 			}
 			for i, k := range kind.remove {
 				add(kind.name, k, "removed", fmt.Sprintf("remove%s[%d]", strings.ToUpper(kind.field[:1])+kind.field[1:], i))

@@ -17,7 +17,7 @@ import (
 // TestParseFromNode checks the {fromNode: {…}} form: what it decodes to,
 // and the errors that name the field.
 func TestParseFromNode(t *testing.T) {
-	zone := rules.RelatedKey{From: "fromNode", Kind: "label", Key: "topology.kubernetes.io/zone"}
+	zone := rules.RelatedKey{Source: source.Node, Kind: "label", Key: "topology.kubernetes.io/zone"}
 	tests := []struct {
 		name      string
 		resources string
@@ -158,7 +158,7 @@ func TestFromNodeNeeds(t *testing.T) {
 	if got := set.RelatedSources(); !slices.Equal(got, []*source.Source{source.Node}) {
 		t.Errorf("RelatedSources() = %v, want source.Node", got)
 	}
-	want := []rules.RelatedKey{{From: "fromNode", Kind: "annotation", Key: "example.com/rack"}, {From: "fromNode", Kind: "label", Key: "topology.kubernetes.io/zone"}}
+	want := []rules.RelatedKey{{Source: source.Node, Kind: "annotation", Key: "example.com/rack"}, {Source: source.Node, Kind: "label", Key: "topology.kubernetes.io/zone"}}
 	if got := tg.RelatedKeys(source.Node); !reflect.DeepEqual(got, want) {
 		t.Errorf("RelatedKeys() = %v, want %v", got, want)
 	}

@@ -166,7 +166,7 @@ func readFrom(jsonPath, cel map[string]string, related map[string]RelatedKey) ma
 	}
 	out = maps.Clone(out)
 	for k, v := range related {
-		out = put(out, k, v.From+" "+v.String())
+		out = put(out, k, v.Source.Field+" "+v.String())
 	}
 	return out
 }

@@ -16,8 +16,9 @@ import (
 // RelatedKey is a label or annotation of a related object that a rule
 // reads a value from: {fromNode: {label: KEY}}.
 type RelatedKey struct {
-	// From is the value form, the Field of a source.Source: "fromNode".
-	From string
+	// Source is the source read: source.Node for {fromNode: …}. A test
+	// may give one of its own, which works as the shipped ones do.
+	Source *source.Source
 	// Kind is "label" or "annotation"; Key is the key.
 	Kind, Key string
 }
@@ -25,21 +26,25 @@ type RelatedKey struct {
 // String formats k as in messages: `label "zone"`.
 func (k RelatedKey) String() string { return fmt.Sprintf("%s %q", k.Kind, k.Key) }
 
-// Source returns the source k reads.
-func (k RelatedKey) Source() *source.Source { return source.ByField(k.From) }
-
-// RelatedSources returns the sources the rules of t read values from.
+// RelatedSources returns the sources the rules of t read values from,
+// in source.Order.
 func (t *Target) RelatedSources() []*source.Source {
 	var out []*source.Source
-	for _, src := range source.Related() {
-		if len(t.RelatedKeys(src)) > 0 {
-			out = append(out, src)
+	for _, r := range t.Rules {
+		for _, m := range []map[string]RelatedKey{r.AnnotationsFromRelated, r.LabelsFromRelated} {
+			for _, k := range m {
+				if !slices.Contains(out, k.Source) {
+					out = append(out, k.Source)
+				}
+			}
 		}
 	}
+	slices.SortFunc(out, source.Order)
 	return out
 }
 
-// RelatedSources returns the sources that any rule of s reads values from.
+// RelatedSources returns the sources that any rule of s reads values
+// from, in source.Order.
 func (s *Set) RelatedSources() []*source.Source {
 	var out []*source.Source
 	for _, t := range s.Targets {
@@ -49,6 +54,7 @@ func (s *Set) RelatedSources() []*source.Source {
 			}
 		}
 	}
+	slices.SortFunc(out, source.Order)
 	return out
 }
 
@@ -59,7 +65,7 @@ func (t *Target) RelatedKeys(src *source.Source) []RelatedKey {
 	for _, r := range t.Rules {
 		for _, m := range []map[string]RelatedKey{r.AnnotationsFromRelated, r.LabelsFromRelated} {
 			for _, k := range m {
-				if k.From == src.Field && !slices.Contains(out, k) {
+				if k.Source == src && !slices.Contains(out, k) {
 					out = append(out, k)
 				}
 			}
@@ -75,7 +81,7 @@ func (c *Compiled) relatedRefs() [][]string {
 	var out [][]string
 	for _, m := range []map[string]RelatedKey{c.AnnotationsFromRelated, c.LabelsFromRelated} {
 		for _, k := range m {
-			if ref := k.Source().Ref; !slices.ContainsFunc(out, func(p []string) bool { return slices.Equal(p, ref) }) {
+			if ref := k.Source.Ref; !slices.ContainsFunc(out, func(p []string) bool { return slices.Equal(p, ref) }) {
 				out = append(out, ref)
 			}
 		}
@@ -100,12 +106,12 @@ func relatedValues(from map[string]RelatedKey, obj metav1.Object, look source.Lo
 		rk := from[k]
 		v, input, why := relatedValue(rk, obj, look)
 		if why != "" {
-			miss = append(miss, missing{k, rk.From + ": " + why, ReasonSourceMissing})
+			miss = append(miss, missing{k, rk.Source.Field + ": " + why, ReasonSourceMissing})
 			continue
 		}
 		if msgs := valid(v); len(msgs) > 0 {
 			why = fmt.Sprintf("the value of %s (%d bytes) is not valid: %v", input, len(v), msgs)
-			miss = append(miss, missing{k, rk.From + ": " + why, ReasonInvalid})
+			miss = append(miss, missing{k, rk.Source.Field + ": " + why, ReasonInvalid})
 			continue
 		}
 		out, inputs = put(out, k, v), put(inputs, k, input)
@@ -116,7 +122,7 @@ func relatedValues(from map[string]RelatedKey, obj metav1.Object, look source.Lo
 // relatedValue reads k of the related object of obj through look: the
 // value, and where it was read; or why it was not.
 func relatedValue(k RelatedKey, obj metav1.Object, look source.Lookup) (value, input, why string) {
-	src := k.Source()
+	src := k.Source
 	name := src.RefOf(obj)
 	if name == "" {
 		return "", "", src.Unset
@@ -164,7 +170,7 @@ func (e *Evaluation) recordInputs(inputs map[string]string, rule, kind string) {
 func (d *decoder) relatedKey(n *yaml.Node, p string, src *source.Source) (RelatedKey, bool) {
 	d.lineOf(p, n)
 	kind, key, ok := d.objectKey(n, p, src.What)
-	return RelatedKey{From: src.Field, Kind: kind, Key: key}, ok
+	return RelatedKey{Source: src, Kind: kind, Key: key}, ok
 }
 
 // relatedFor reports, for rule r at path, each value read from a related
@@ -176,7 +182,7 @@ func (d *decoder) relatedFor(n *yaml.Node, path string, r *Rule) {
 		from  map[string]RelatedKey
 	}{{"annotations", r.AnnotationsFromRelated}, {"labels", r.LabelsFromRelated}} {
 		for _, key := range slices.Sorted(maps.Keys(kind.from)) {
-			src := kind.from[key].Source()
+			src := kind.from[key].Source
 			for j, name := range r.Resources {
 				if slices.Contains(src.Names, strings.ToLower(name)) {
 					continue

@@ -132,7 +132,7 @@ func labelWrites(r *Rule) map[string]labelWrite {
 		out[k] = labelWrite{how: "read from the namespace's " + from.String()}
 	}
 	for k, from := range r.LabelsFromRelated {
-		out[k] = labelWrite{how: "read from " + from.Source().What + "'s " + from.String()}
+		out[k] = labelWrite{how: "read from " + from.Source.What + "'s " + from.String()}
 	}
 	for k := range r.LabelsIfAbsent {
 		w := out[k]
