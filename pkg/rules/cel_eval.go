@@ -7,17 +7,18 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kube-annotator/kube-annotator/pkg/rules/celexpr"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // compileCELs compiles the cel values of a rule, by key.
-func compileCELs(from map[string]string) (map[string]*celExpr, error) {
+func compileCELs(from map[string]string) (map[string]*celexpr.Expr, error) {
 	if len(from) == 0 {
 		return nil, nil
 	}
-	out := make(map[string]*celExpr, len(from))
+	out := make(map[string]*celexpr.Expr, len(from))
 	for k, src := range from {
-		e, err := compileCEL(src, stringType)
+		e, err := celexpr.Compile(src, celexpr.StringType)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", k, err)
 		}
@@ -28,16 +29,16 @@ func compileCELs(from map[string]string) (map[string]*celExpr, error) {
 
 // celExprs returns the rule's CEL expressions: its when condition and
 // its cel values.
-func (c *Compiled) celExprs() []*celExpr {
+func (c *Compiled) celExprs() []*celexpr.Expr {
 	if c.when == nil {
 		return c.values
 	}
-	return append([]*celExpr{c.when}, c.values...)
+	return append([]*celexpr.Expr{c.when}, c.values...)
 }
 
 // sortedExprs returns the expressions of the maps, each by key.
-func sortedExprs(ms ...map[string]*celExpr) []*celExpr {
-	var out []*celExpr
+func sortedExprs(ms ...map[string]*celexpr.Expr) []*celexpr.Expr {
+	var out []*celexpr.Expr
 	for _, m := range ms {
 		for _, k := range slices.Sorted(maps.Keys(m)) {
 			out = append(out, m[k])
@@ -49,46 +50,13 @@ func sortedExprs(ms ...map[string]*celExpr) []*celExpr {
 // readsNamespaceObject reports whether a CEL expression of the rule reads
 // namespaceObject.
 func (c *Compiled) readsNamespaceObject() bool {
-	return slices.ContainsFunc(c.celExprs(), func(e *celExpr) bool { return len(e.namespaceReads) > 0 })
+	return slices.ContainsFunc(c.celExprs(), func(e *celexpr.Expr) bool { return len(e.NamespaceReads) > 0 })
 }
 
 // WhenReadsNamespace reports whether the rule's when condition reads
 // namespaceObject.
 func (c *Compiled) WhenReadsNamespace() bool {
-	return c.when != nil && len(c.when.namespaceReads) > 0
-}
-
-// celInput returns what exprs, CEL expressions of a rule, read of obj: its
-// content (its metadata, from a metadata cache, when they read no more),
-// and the metadata of its Namespace (nil for a cluster-scoped
-// object or a Namespace, as admission gives them); or why they cannot be
-// read.
-func celInput(obj metav1.Object, isNamespace bool, namespaces source.Lookup, exprs ...*celExpr) (object, namespace map[string]any, why string) {
-	switch u, ok := obj.(source.Content); {
-	case ok:
-		object = u.UnstructuredContent()
-	case readsMetadataOnly(exprs):
-		object = metadataContent(obj, metadataFields(exprs))
-	default:
-		return nil, nil, fmt.Sprintf("the cache holds only the metadata of %T; CEL cannot read the object", obj)
-	}
-	needsNamespace := slices.ContainsFunc(exprs, func(e *celExpr) bool { return len(e.namespaceReads) > 0 })
-	ns := obj.GetNamespace()
-	if !needsNamespace || isNamespace || ns == "" {
-		return object, nil, ""
-	}
-	m, ok := source.NamespaceOf(namespaces, ns)
-	if !ok {
-		return nil, nil, fmt.Sprintf("namespace %q is not known", ns)
-	}
-	md := map[string]any{"name": m.GetName()}
-	if l := m.GetLabels(); l != nil {
-		md["labels"] = l
-	}
-	if a := m.GetAnnotations(); a != nil {
-		md["annotations"] = a
-	}
-	return object, map[string]any{"metadata": md}, ""
+	return c.when != nil && len(c.when.NamespaceReads) > 0
 }
 
 // whenFails returns why the rule's when condition does not hold for obj,
@@ -98,7 +66,7 @@ func (c *Compiled) whenFails(obj metav1.Object, isNamespace bool, namespaces sou
 	if c.when == nil {
 		return ""
 	}
-	v, err := c.when.evalOn(obj, isNamespace, namespaces)
+	v, err := c.when.EvalOn(obj, isNamespace, namespaces)
 	if err != nil {
 		return fmt.Sprintf("when %q: %v", c.When, err)
 	}
@@ -111,7 +79,7 @@ func (c *Compiled) whenFails(obj metav1.Object, isNamespace bool, namespaces sou
 // celValues evaluates the rule's cel values from against obj, or takes
 // their outcomes from h. A value that is not a string, an error, or a
 // result valid rejects sets nothing; the reason is returned in missing.
-func celValues(from map[string]*celExpr, obj metav1.Object, h home, valid func(string) []string) (map[string]string, []missing) {
+func celValues(from map[string]*celexpr.Expr, obj metav1.Object, h home, valid func(string) []string) (map[string]string, []missing) {
 	if len(from) == 0 {
 		return nil, nil
 	}
@@ -139,11 +107,31 @@ func celValues(from map[string]*celExpr, obj metav1.Object, h home, valid func(s
 
 // outcome returns what e yields on obj: its outcome in h.evaluated, or
 // else its value now.
-func (h home) outcome(e *celExpr, obj metav1.Object) (any, error) {
+func (h home) outcome(e *celexpr.Expr, obj metav1.Object) (any, error) {
 	for _, o := range h.evaluated {
 		if o.expr == e {
-			return o.value, o.err
+			return o.Value, o.Err
 		}
 	}
-	return e.evalOn(obj, h.isNamespace, h.look)
+	return e.EvalOn(obj, h.isNamespace, h.look)
+}
+
+// ReadsFields reports whether the rule reads fields of objects that a
+// metadata cache does not keep, so that the resource's cache must keep
+// objects with their fields: a JSONPath value, which may read any field,
+// a CEL expression that reads more than celexpr.MetadataOnly allows, or a
+// value from a related object (fromNode), found through a field of the
+// object (a Pod's spec.nodeName).
+func (c *Compiled) ReadsFields() bool {
+	return len(c.annotationsFrom)+len(c.labelsFrom) > 0 || !celexpr.MetadataOnly(c.celExprs()) || c.readsRelated()
+}
+
+// celKeys returns the label and annotation keys of objects that the
+// rule's CEL expressions read by name.
+func (c *Compiled) celKeys() (labelKeys, annotationKeys []string) {
+	for _, e := range c.celExprs() {
+		l, a := celexpr.MetadataKeys(e.Reads)
+		labelKeys, annotationKeys = append(labelKeys, l...), append(annotationKeys, a...)
+	}
+	return labelKeys, annotationKeys
 }

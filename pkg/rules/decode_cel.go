@@ -3,6 +3,8 @@ package rules
 import (
 	"github.com/google/cel-go/common/types"
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules/celexpr"
 )
 
 // when decodes a rule's when condition: a CEL expression yielding a bool.
@@ -33,12 +35,12 @@ func (d *decoder) cel(v *yaml.Node, p string, want *types.Type, what string) (st
 		d.errorf(v, p, "must be a CEL expression, got an empty string")
 		return "", false
 	}
-	e, err := compileCEL(src, want)
+	e, err := celexpr.Compile(src, want)
 	if err != nil {
 		d.errorf(v, p, "invalid CEL %s %q: %v", what, src, err)
 		return "", false
 	}
-	if why := e.volatile(); why != "" {
+	if why := e.Volatile(); why != "" {
 		d.errorf(v, p, "CEL %s %q reads %s, which every write changes, so it would never settle; "+
 			"read fields by name, e.g. object.metadata.labels.team", what, src, why)
 		return "", false

@@ -9,6 +9,8 @@ import (
 	"strconv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules/celexpr"
 )
 
 // Condition is a rule's when condition as evaluated for one object.
@@ -53,7 +55,7 @@ func (c *Compiled) source(kind, key string, obj metav1.Object, h home) (string, 
 		from, cels, fromNS = c.LabelsFrom, c.labelsCEL, c.LabelsFromNamespace
 	}
 	if e, ok := cels[key]; ok {
-		return fmt.Sprintf("cel %q", e.source), celInputs(e, obj, h)
+		return fmt.Sprintf("cel %q", e.Source), celInputs(e, obj, h)
 	}
 	if tmpl, ok := from[key]; ok {
 		return fmt.Sprintf("jsonPath %q", tmpl), nil
@@ -66,8 +68,8 @@ func (c *Compiled) source(kind, key string, obj metav1.Object, h home) (string, 
 
 // celInputs returns the fields e reads of obj and of its namespace, each
 // once, sorted; none when they cannot be read.
-func celInputs(e *celExpr, obj metav1.Object, h home) []Input {
-	object, ns, why := celInput(obj, h.isNamespace, h.look, e)
+func celInputs(e *celexpr.Expr, obj metav1.Object, h home) []Input {
+	object, ns, why := celexpr.Input(obj, h.isNamespace, h.look, e)
 	if why != "" {
 		return nil
 	}
@@ -80,9 +82,9 @@ func celInputs(e *celExpr, obj metav1.Object, h home) []Input {
 			out = append(out, Input{Field: fieldName(root, p), Value: valueAt(content, p)})
 		}
 	}
-	add(celObject, object, e.reads)
+	add(celexpr.Object, object, e.Reads)
 	if ns != nil {
-		add(celNamespaceObject, ns, e.namespaceReads)
+		add(celexpr.NamespaceObject, ns, e.NamespaceReads)
 	}
 	slices.SortFunc(out, func(a, b Input) int { return cmp.Compare(a.Field, b.Field) })
 	return slices.CompactFunc(out, func(a, b Input) bool { return a.Field == b.Field })
@@ -94,9 +96,9 @@ func namespaceInput(k NamespaceKey, h home) []Input {
 	if h.obj == nil {
 		return nil
 	}
-	root, m := celNamespaceObject, h.obj.GetAnnotations()
+	root, m := celexpr.NamespaceObject, h.obj.GetAnnotations()
 	if h.isNamespace {
-		root = celObject
+		root = celexpr.Object
 	}
 	field := "annotations"
 	if k.Kind == labelKind {
@@ -128,7 +130,7 @@ func fieldName(root string, path []string) string {
 // valueAt returns the value at path in content as JSON, cut to
 // maxInputLen; nil when absent.
 func valueAt(content map[string]any, path []string) *string {
-	v, missingAt, ok := contentValue(content, path)
+	v, missingAt, ok := celexpr.ContentValue(content, path)
 	if !ok || missingAt >= 0 {
 		return nil
 	}

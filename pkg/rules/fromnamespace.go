@@ -9,6 +9,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kube-annotator/kube-annotator/pkg/rules/celexpr"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
@@ -90,7 +91,7 @@ func (c *Compiled) namespaceKeys() (labelKeys, annotationKeys []string) {
 		}
 	}
 	for _, e := range c.celExprs() {
-		_, a := metadataKeys(e.namespaceReads)
+		_, a := celexpr.MetadataKeys(e.NamespaceReads)
 		annotationKeys = append(annotationKeys, a...)
 	}
 	return labelKeys, annotationKeys

@@ -111,7 +111,7 @@ func (t *Target) fields() [][]string {
 			}
 		}
 		for _, e := range r.celExprs() {
-			for _, f := range e.reads {
+			for _, f := range e.Reads {
 				if len(f) == 0 {
 					return nil
 				}

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/util/jsonpath"
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/celexpr"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
@@ -28,9 +29,9 @@ type Compiled struct {
 
 	selector, namespaceSelector labels.Selector
 	annotationsFrom, labelsFrom map[string]*template
-	when                        *celExpr
-	annotationsCEL, labelsCEL   map[string]*celExpr
-	values                      []*celExpr // annotationsCEL then labelsCEL, each by key
+	when                        *celexpr.Expr
+	annotationsCEL, labelsCEL   map[string]*celexpr.Expr
+	values                      []*celexpr.Expr // annotationsCEL then labelsCEL, each by key
 }
 
 // template is a parsed JSONPath template. Executing one is not safe for
@@ -60,7 +61,7 @@ func compileRule(r Rule, index int) (*Compiled, error) {
 		return nil, err
 	}
 	if r.When != "" {
-		if c.when, err = compileCEL(r.When, boolType); err != nil {
+		if c.when, err = celexpr.Compile(r.When, celexpr.BoolType); err != nil {
 			return nil, fmt.Errorf("when: %w", err)
 		}
 	}

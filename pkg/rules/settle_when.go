@@ -3,6 +3,8 @@ package rules
 import (
 	"fmt"
 	"slices"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules/celexpr"
 )
 
 // whenReads returns the field paths the when condition of rules[i] reads,
@@ -15,11 +17,11 @@ func parsedWhenReads(rules []Rule) whenReads {
 		if rules[i].When == "" {
 			return nil
 		}
-		e, err := compileCEL(rules[i].When, boolType)
+		e, err := celexpr.Compile(rules[i].When, celexpr.BoolType)
 		if err != nil {
 			return nil // reported by the decoder
 		}
-		return e.reads
+		return e.Reads
 	}
 }
 
@@ -33,7 +35,7 @@ func compiledWhenReads(targets []*Target) whenReads {
 	}
 	return func(i int) [][]string {
 		if c := byIndex[i]; c != nil && c.when != nil {
-			return c.when.reads
+			return c.when.Reads
 		}
 		return nil
 	}
@@ -60,7 +62,7 @@ func whenUnsettled(rules []Rule, group []int, reads whenReads, reported map[stri
 		if p == nil {
 			continue
 		}
-		labelKeys, annotationKeys := metadataKeys(p)
+		labelKeys, annotationKeys := celexpr.MetadataKeys(p)
 		for _, read := range slices.Concat(prefixed(labelKind, labelKeys), prefixed(annotationKind, annotationKeys)) {
 			w, ok := setters[read]
 			key := fmt.Sprintf("%d %s", i, read)

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
+	"github.com/kube-annotator/kube-annotator/pkg/rules/celexpr"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
@@ -48,7 +49,7 @@ func TypeCheck(name string, f *File, set *Set, schemas SchemaFunc) error {
 		}
 		for _, c := range t.Rules {
 			for _, x := range c.celSources() {
-				if _, err := checkCEL(env, x.src, x.want); err != nil {
+				if _, err := celexpr.Check(env, x.src, x.want); err != nil {
 					field := fmt.Sprintf("rules[%d].%s", c.Index, x.field)
 					errs = append(errs, FieldError{Line: f.lines[field], Field: field, Message: fmt.Sprintf(
 						"rule %q: CEL %s %q does not type-check against the schema of %s: %v",
@@ -71,11 +72,11 @@ func typedEnv(res source.Resource, schemas SchemaFunc) *cel.Env {
 	if err != nil || s == nil {
 		return nil
 	}
-	dt := objectDeclType(s, res.Kind)
+	dt := celexpr.ObjectDeclType(s, res.Kind)
 	if dt == nil {
 		return nil
 	}
-	env, err := newCELEnv(dt)
+	env, err := celexpr.NewEnv(dt)
 	if err != nil {
 		return nil // a schema CEL cannot declare is one not known
 	}
@@ -95,14 +96,14 @@ type celSource struct {
 func (c *Compiled) celSources() []celSource {
 	var out []celSource
 	if c.When != "" {
-		out = append(out, celSource{field: "when", what: "condition", src: c.When, want: boolType})
+		out = append(out, celSource{field: "when", what: "condition", src: c.When, want: celexpr.BoolType})
 	}
 	for _, kind := range []struct {
 		field string
 		from  map[string]string
 	}{{"annotations", c.AnnotationsCEL}, {"labels", c.LabelsCEL}} {
 		for _, k := range sortedKeys(kind.from) {
-			out = append(out, celSource{field: fieldPath(kind.field, k) + ".cel", what: "value", src: kind.from[k], want: stringType})
+			out = append(out, celSource{field: fieldPath(kind.field, k) + ".cel", what: "value", src: kind.from[k], want: celexpr.StringType})
 		}
 	}
 	return out

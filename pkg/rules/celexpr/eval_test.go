@@ -1,4 +1,4 @@
-package rules
+package celexpr
 
 import (
 	"fmt"
@@ -33,7 +33,7 @@ var memoExprs = []string{
 	"object.kind + ' ' + object.apiVersion",
 	"object.metadata.annotations['note']",
 	"object.metadata.uid",
-	"object.spec.replicas.value",
+	"object.spec.replicas.Value",
 	"dyn([object.spec.replicas])",
 	"'constant'",
 }
@@ -101,9 +101,9 @@ func TestEvalOnMemo(t *testing.T) {
 	objs := memoObjects(rand.New(rand.NewPCG(1, 2)), 400)
 	for _, src := range memoExprs {
 		t.Run(src, func(t *testing.T) {
-			e, err := compileCEL(src, stringType)
+			e, err := Compile(src, StringType)
 			if err != nil {
-				if e, err = compileCEL(src, boolType); err != nil {
+				if e, err = Compile(src, BoolType); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -113,7 +113,7 @@ func TestEvalOnMemo(t *testing.T) {
 					for i := g; i < 2*len(objs); i += 4 {
 						obj := objs[i%len(objs)]
 						for _, isNamespace := range []bool{false, true} {
-							got, gotErr := e.evalOn(obj, isNamespace, namespaces)
+							got, gotErr := e.EvalOn(obj, isNamespace, namespaces)
 							want, wantErr := freshEval(e, obj, isNamespace, namespaces)
 							if !reflect.DeepEqual(got, want) || fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
 								t.Errorf("%T %+v (namespace: %t): evalOn() = %#v, %v; want %#v, %v", obj, obj, isNamespace, got, gotErr, want, wantErr)
@@ -128,8 +128,8 @@ func TestEvalOnMemo(t *testing.T) {
 }
 
 // freshEval evaluates e on obj without its memo.
-func freshEval(e *celExpr, obj metav1.Object, isNamespace bool, namespaces source.Namespaces) (any, error) {
-	object, ns, why := celInput(obj, isNamespace, namespaces, e)
+func freshEval(e *Expr, obj metav1.Object, isNamespace bool, namespaces source.Namespaces) (any, error) {
+	object, ns, why := Input(obj, isNamespace, namespaces, e)
 	if why != "" {
 		return nil, fmt.Errorf("%s", why)
 	}
@@ -155,16 +155,16 @@ func TestEvalOnKeepsScalars(t *testing.T) {
 		{"object.metadata.labels.size() > 0", false},
 		{"object.metadata.labels.tier + string(object.spec.replicas)", true},
 		{"dyn([object.spec.replicas])", false},
-		{"object.spec.replicas.value == 1", false},
+		{"object.spec.replicas.Value == 1", false},
 	}
 	for _, tc := range tests {
-		e, err := compileCEL(tc.src, boolType)
+		e, err := Compile(tc.src, BoolType)
 		if err != nil {
-			if e, err = compileCEL(tc.src, stringType); err != nil {
+			if e, err = Compile(tc.src, StringType); err != nil {
 				t.Fatal(err)
 			}
 		}
-		_, _ = e.evalOn(obj, false, nil)
+		_, _ = e.EvalOn(obj, false, nil)
 		if kept := len(e.memo.new) > 0; kept != tc.kept {
 			t.Errorf("%s: kept = %t, want %t", tc.src, kept, tc.kept)
 		}
@@ -174,23 +174,23 @@ func TestEvalOnKeepsScalars(t *testing.T) {
 // TestMemoBounds checks that a memo keeps at most twice its bound, and
 // that a key used between others stays.
 func TestMemoBounds(t *testing.T) {
-	m := memo[int]{max: 3}
+	m := Memo[int]{Max: 3}
 	for i := range 100 {
-		m.put(fmt.Sprint("k", i), i)
-		if _, ok := m.get([]byte("hot")); !ok {
-			m.put("hot", -1)
+		m.Put(fmt.Sprint("k", i), i)
+		if _, ok := m.Get([]byte("hot")); !ok {
+			m.Put("hot", -1)
 		}
-		if n := len(m.new) + len(m.old); n > 2*m.max {
-			t.Fatalf("after %d puts: %d kept, want at most %d", i+1, n, 2*m.max)
+		if n := len(m.new) + len(m.old); n > 2*m.Max {
+			t.Fatalf("after %d puts: %d kept, want at most %d", i+1, n, 2*m.Max)
 		}
 	}
-	if v, ok := m.get([]byte("hot")); !ok || v != -1 {
+	if v, ok := m.Get([]byte("hot")); !ok || v != -1 {
 		t.Errorf("get(hot) = %d, %t; want -1, true", v, ok)
 	}
-	if _, ok := m.get([]byte("k0")); ok {
+	if _, ok := m.Get([]byte("k0")); ok {
 		t.Errorf("get(k0) found a key put 100 puts ago")
 	}
-	if v, ok := m.get([]byte("k99")); !ok || v != 99 {
+	if v, ok := m.Get([]byte("k99")); !ok || v != 99 {
 		t.Errorf("get(k99) = %d, %t; want 99, true", v, ok)
 	}
 }
@@ -199,30 +199,30 @@ func TestMemoBounds(t *testing.T) {
 // declines to be asked for a while once a generation filled, and that one
 // whose keys come back does not.
 func TestMemoDeclines(t *testing.T) {
-	lookups := func(m *memo[int], n int, key func(i int) string) (declined int) {
+	lookups := func(m *Memo[int], n int, key func(i int) string) (declined int) {
 		for i := range n {
-			if !m.use() {
+			if !m.Use() {
 				declined++
 				continue
 			}
 			k := key(i)
-			if _, ok := m.get([]byte(k)); !ok {
-				m.put(k, i)
+			if _, ok := m.Get([]byte(k)); !ok {
+				m.Put(k, i)
 			}
 		}
 		return declined
 	}
-	unique := &memo[int]{max: 100}
+	unique := &Memo[int]{Max: 100}
 	if d := lookups(unique, 201, func(i int) string { return fmt.Sprint(i) }); d != 0 {
 		t.Errorf("unique keys: %d of the first 201 lookups declined, want 0", d)
 	}
 	if d := lookups(unique, 800, func(i int) string { return fmt.Sprint("x", i) }); d != 800 {
 		t.Errorf("unique keys: %d of the next 800 lookups declined, want all", d)
 	}
-	if !unique.use() {
+	if !unique.Use() {
 		t.Errorf("unique keys: use() = false after 800 declined")
 	}
-	recurring := &memo[int]{max: 100}
+	recurring := &Memo[int]{Max: 100}
 	if d := lookups(recurring, 5000, func(i int) string { return fmt.Sprint(i % 150) }); d != 0 {
 		t.Errorf("recurring keys: %d of 5,000 lookups declined, want 0", d)
 	}

@@ -1,4 +1,4 @@
-package rules
+package celexpr
 
 import (
 	"reflect"
@@ -27,12 +27,12 @@ func TestCELReads(t *testing.T) {
 		{"object == object", [][]string{{}, {}}, nil},
 	}
 	for _, tc := range tests {
-		e, err := compileCEL(tc.src, boolType)
+		e, err := Compile(tc.src, BoolType)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.src, err)
 		}
-		if !reflect.DeepEqual(e.reads, tc.reads) || !reflect.DeepEqual(e.namespaceReads, tc.namespace) {
-			t.Errorf("%s: reads %q, namespace %q; want %q, %q", tc.src, e.reads, e.namespaceReads, tc.reads, tc.namespace)
+		if !reflect.DeepEqual(e.Reads, tc.reads) || !reflect.DeepEqual(e.NamespaceReads, tc.namespace) {
+			t.Errorf("%s: reads %q, namespace %q; want %q, %q", tc.src, e.Reads, e.NamespaceReads, tc.reads, tc.namespace)
 		}
 	}
 }

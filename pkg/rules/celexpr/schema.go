@@ -1,4 +1,4 @@
-package rules
+package celexpr
 
 import (
 	apiservercel "k8s.io/apiserver/pkg/cel"
@@ -14,7 +14,7 @@ const (
 	extEmbeddedResource      = "x-kubernetes-embedded-resource"
 )
 
-// objectDeclType returns the CEL type of objects whose OpenAPI schema is s
+// ObjectDeclType returns the CEL type of objects whose OpenAPI schema is s
 // (with its references resolved), named after kind, as admission policies
 // type object (common.SchemaDeclType) but for what the controller
 // evaluates: the object's content as JSON decodes it. So a formatted
@@ -22,7 +22,7 @@ const (
 // object whose fields the schema does not list — preserved unknown
 // fields, a free-form object, a schema without a type — is dyn rather
 // than an object without fields. It returns nil when s types nothing.
-func objectDeclType(s *spec.Schema, kind string) *apiservercel.DeclType {
+func ObjectDeclType(s *spec.Schema, kind string) *apiservercel.DeclType {
 	if s == nil {
 		return nil
 	}
@@ -47,7 +47,7 @@ func dynSchema() *spec.Schema {
 }
 
 // asEvaluated returns a copy of s in which every part that the checker
-// cannot type as the controller evaluates it is dyn (see objectDeclType).
+// cannot type as the controller evaluates it is dyn (see ObjectDeclType).
 // A resource (the root, or an embedded resource) has apiVersion and kind,
 // and a metadata that is dyn unless the schema lists its fields.
 func asEvaluated(s *spec.Schema, resource bool) *spec.Schema {

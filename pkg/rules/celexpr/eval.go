@@ -1,9 +1,11 @@
-package rules
+package celexpr
 
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -11,43 +13,43 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
-// maxInputKey bounds the key of a memoized CEL result: an expression that
+// MaxInputKey bounds the key of a memoized CEL result: an expression that
 // reads longer values (a large annotation) is evaluated each time.
-const maxInputKey = 1024
+const MaxInputKey = 1024
 
-// celOutcome is what evaluating a CEL expression on an object gave: its
+// Outcome is what evaluating a CEL expression on an object gave: its
 // value, or why it has none.
-type celOutcome struct {
-	value any
-	err   error
+type Outcome struct {
+	Value any
+	Err   error
 }
 
-// evalOn evaluates e on obj, whose namespace namespaces gives (it is
-// obj itself when isNamespace), as celInput makes them readable. Every
+// EvalOn evaluates e on obj, whose namespace namespaces gives (it is
+// obj itself when isNamespace), as Input makes them readable. Every
 // field e reads of them is a variable or a chain of selections from one
 // (see walkReads), and CEL is deterministic, so its result is a function
 // of the values at those paths: when they are all scalars or missing, the
 // result is kept in e's memo by them, and an object whose fields read hold
 // values seen before costs e no evaluation.
-func (e *celExpr) evalOn(obj metav1.Object, isNamespace bool, namespaces source.Lookup) (any, error) {
+func (e *Expr) EvalOn(obj metav1.Object, isNamespace bool, namespaces source.Lookup) (any, error) {
 	var buf [256]byte
 	var key []byte
-	keyed := e.memo.use()
+	keyed := e.memo.Use()
 	if keyed {
 		key, keyed = e.inputKey(buf[:0], obj, isNamespace, namespaces)
 	}
 	if keyed {
-		if o, ok := e.memo.get(key); ok {
-			return o.value, o.err
+		if o, ok := e.memo.Get(key); ok {
+			return o.Value, o.Err
 		}
 	}
-	object, ns, why := celInput(obj, isNamespace, namespaces, e)
+	object, ns, why := Input(obj, isNamespace, namespaces, e)
 	if why != "" {
 		return nil, errors.New(why)
 	}
 	v, err := e.eval(object, ns)
 	if keyed && scalar(v) {
-		e.memo.put(string(key), celOutcome{v, err})
+		e.memo.Put(string(key), Outcome{v, err})
 	}
 	return v, err
 }
@@ -63,17 +65,17 @@ func scalar(v any) bool {
 }
 
 // inputKey appends to buf the values of the fields e reads of obj and of
-// its namespace, as celInput gives them to e, and reports whether they
+// its namespace, as Input gives them to e, and reports whether they
 // are all scalars or missing, and so make a key of e's result.
-func (e *celExpr) inputKey(buf []byte, obj metav1.Object, isNamespace bool, namespaces source.Lookup) ([]byte, bool) {
+func (e *Expr) inputKey(buf []byte, obj metav1.Object, isNamespace bool, namespaces source.Lookup) ([]byte, bool) {
 	content, hasContent := obj.(source.Content)
-	for _, p := range e.reads {
+	for _, p := range e.Reads {
 		var ok bool
 		switch {
 		case hasContent:
-			v, at, found := contentValue(content.UnstructuredContent(), p)
+			v, at, found := ContentValue(content.UnstructuredContent(), p)
 			buf, ok = appendValue(buf, v, at, found)
-		case metadataPath(p):
+		case MetadataPath(p):
 			s, at, found := metadataValue(obj, p, e.metadataFields)
 			buf, ok = appendString(buf, s, at, found)
 		}
@@ -81,32 +83,32 @@ func (e *celExpr) inputKey(buf []byte, obj metav1.Object, isNamespace bool, name
 			return nil, false
 		}
 	}
-	if len(e.namespaceReads) == 0 {
-		return buf, len(buf) <= maxInputKey
+	if len(e.NamespaceReads) == 0 {
+		return buf, len(buf) <= MaxInputKey
 	}
 	ns := obj.GetNamespace()
 	if isNamespace || ns == "" {
-		return append(buf, 'N'), len(buf) < maxInputKey // namespaceObject is null
+		return append(buf, 'N'), len(buf) < MaxInputKey // namespaceObject is null
 	}
 	m, ok := source.NamespaceOf(namespaces, ns)
 	if !ok {
 		return nil, false
 	}
-	for _, p := range e.namespaceReads {
-		s, at, ok := metadataValue(m, p, readsName|readsLabels|readsAnnotations)
+	for _, p := range e.NamespaceReads {
+		s, at, ok := metadataValue(m, p, ReadsName|ReadsLabels|ReadsAnnotations)
 		if buf, ok = appendString(buf, s, at, ok); !ok {
 			return nil, false
 		}
 	}
-	return buf, len(buf) <= maxInputKey
+	return buf, len(buf) <= MaxInputKey
 }
 
-// contentValue returns the value at p in m (whose maps of strings may be
+// ContentValue returns the value at p in m (whose maps of strings may be
 // map[string]string: labels and annotations of a namespace, or of a
 // cached object): the value, and -1; or the index in p of the first field
 // missing. ok is false when a field on the way is not a map, which CEL
 // reads as an error that a key cannot tell.
-func contentValue(m map[string]any, p []string) (v any, missingAt int, ok bool) {
+func ContentValue(m map[string]any, p []string) (v any, missingAt int, ok bool) {
 	v = m
 	for i, k := range p {
 		var found bool
@@ -127,17 +129,17 @@ func contentValue(m map[string]any, p []string) (v any, missingAt int, ok bool) 
 	return v, -1, true
 }
 
-// metadataValue returns the value at p of the content metadataContent
-// gives of obj with fields, as contentValue does; for a Namespace as
-// celInput gives it to namespaceObject, fields are its name, labels and
+// metadataValue returns the value at p of the content MetadataContent
+// gives of obj with fields, as ContentValue does; for a Namespace as
+// Input gives it to namespaceObject, fields are its name, labels and
 // annotations.
-func metadataValue(obj metav1.Object, p []string, fields metadataField) (v string, missingAt int, ok bool) {
+func metadataValue(obj metav1.Object, p []string, fields MetadataField) (v string, missingAt int, ok bool) {
 	if len(p) == 0 {
 		return "", 0, false // the whole object: a map
 	}
 	if p[0] == "apiVersion" || p[0] == "kind" {
 		k, isTyped := obj.(interface{ GetObjectKind() schema.ObjectKind })
-		if !isTyped || fields&readsKind == 0 {
+		if !isTyped || fields&ReadsKind == 0 {
 			return "", 0, true
 		}
 		gvk := k.GetObjectKind().GroupVersionKind()
@@ -161,17 +163,17 @@ func metadataValue(obj metav1.Object, p []string, fields metadataField) (v strin
 	var present bool
 	switch p[1] {
 	case "name":
-		s, present = obj.GetName(), fields&readsName != 0
+		s, present = obj.GetName(), fields&ReadsName != 0
 	case "namespace":
 		s = obj.GetNamespace()
-		present = s != "" && fields&readsNamespace != 0
+		present = s != "" && fields&ReadsNamespace != 0
 	case "uid":
 		s = string(obj.GetUID())
-		present = s != "" && fields&readsUID != 0
+		present = s != "" && fields&ReadsUID != 0
 	case "labels":
-		return mapValue(obj.GetLabels(), p, fields&readsLabels != 0)
+		return mapValue(obj.GetLabels(), p, fields&ReadsLabels != 0)
 	case "annotations":
-		return mapValue(obj.GetAnnotations(), p, fields&readsAnnotations != 0)
+		return mapValue(obj.GetAnnotations(), p, fields&ReadsAnnotations != 0)
 	}
 	switch {
 	case !present:
@@ -202,7 +204,7 @@ func mapValue(m map[string]string, p []string, kept bool) (v string, missingAt i
 	return s, -1, true
 }
 
-// appendValue appends to buf a value contentValue returned, and reports
+// appendValue appends to buf a value ContentValue returned, and reports
 // whether it is one a key can hold: a scalar, or a field missing.
 func appendValue(buf []byte, v any, missingAt int, ok bool) ([]byte, bool) {
 	if !ok || missingAt >= 0 {
@@ -232,7 +234,7 @@ func appendString(buf []byte, s string, missingAt int, ok bool) ([]byte, bool) {
 	if !ok || missingAt >= 0 {
 		return appendMissing(buf, missingAt, ok)
 	}
-	if len(s) > maxInputKey {
+	if len(s) > MaxInputKey {
 		return nil, false
 	}
 	buf = binary.AppendUvarint(append(buf, 's'), uint64(len(s)))
@@ -247,4 +249,37 @@ func appendMissing(buf []byte, missingAt int, ok bool) ([]byte, bool) {
 		return nil, false
 	}
 	return append(buf, 'm', byte(missingAt)), true
+}
+
+// Input returns what exprs, CEL expressions of a rule, read of obj: its
+// content (its metadata, from a metadata cache, when they read no more),
+// and the metadata of its Namespace (nil for a cluster-scoped
+// object or a Namespace, as admission gives them); or why they cannot be
+// read.
+func Input(obj metav1.Object, isNamespace bool, namespaces source.Lookup, exprs ...*Expr) (object, namespace map[string]any, why string) {
+	switch u, ok := obj.(source.Content); {
+	case ok:
+		object = u.UnstructuredContent()
+	case MetadataOnly(exprs):
+		object = MetadataContent(obj, MetadataFields(exprs))
+	default:
+		return nil, nil, fmt.Sprintf("the cache holds only the metadata of %T; CEL cannot read the object", obj)
+	}
+	needsNamespace := slices.ContainsFunc(exprs, func(e *Expr) bool { return len(e.NamespaceReads) > 0 })
+	ns := obj.GetNamespace()
+	if !needsNamespace || isNamespace || ns == "" {
+		return object, nil, ""
+	}
+	m, ok := source.NamespaceOf(namespaces, ns)
+	if !ok {
+		return nil, nil, fmt.Sprintf("namespace %q is not known", ns)
+	}
+	md := map[string]any{"name": m.GetName()}
+	if l := m.GetLabels(); l != nil {
+		md["labels"] = l
+	}
+	if a := m.GetAnnotations(); a != nil {
+		md["annotations"] = a
+	}
+	return object, map[string]any{"metadata": md}, ""
 }

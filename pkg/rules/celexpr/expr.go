@@ -1,4 +1,4 @@
-package rules
+package celexpr
 
 import (
 	"errors"
@@ -19,27 +19,27 @@ import (
 
 // CEL variables a rule's expressions read, as in admission policies.
 const (
-	// celObject is the object the rule is evaluated on.
-	celObject = "object"
-	// celNamespaceObject is the object's Namespace, null for a
+	// Object is the object the rule is evaluated on.
+	Object = "object"
+	// NamespaceObject is the object's Namespace, null for a
 	// cluster-scoped object; the controller knows its metadata only.
-	celNamespaceObject = "namespaceObject"
+	NamespaceObject = "namespaceObject"
 )
 
 // Result types of CEL expressions.
 var (
-	boolType   = types.BoolType
-	stringType = types.StringType
+	BoolType   = types.BoolType
+	StringType = types.StringType
 )
 
 // celEnv is the API server's CEL environment for stored expressions (the
 // one admission policies are evaluated in, with the Kubernetes libraries),
 // extended with the variables rules read, both dyn.
-var celEnv = sync.OnceValues(func() (*cel.Env, error) { return newCELEnv(nil) })
+var celEnv = sync.OnceValues(func() (*cel.Env, error) { return NewEnv(nil) })
 
-// newCELEnv returns the environment of celEnv with object of type
+// NewEnv returns the environment of celEnv with object of type
 // object's CEL type (dyn when object is nil); namespaceObject stays dyn.
-func newCELEnv(object *apiservercel.DeclType) (*cel.Env, error) {
+func NewEnv(object *apiservercel.DeclType) (*cel.Env, error) {
 	objectType, decls := cel.DynType, []*apiservercel.DeclType(nil)
 	if object != nil {
 		objectType, decls = object.CelType(), []*apiservercel.DeclType{object}
@@ -47,8 +47,8 @@ func newCELEnv(object *apiservercel.DeclType) (*cel.Env, error) {
 	set, err := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()).Extend(environment.VersionedOptions{
 		IntroducedVersion: version.MajorMinor(1, 0),
 		EnvOptions: []cel.EnvOption{
-			cel.Variable(celObject, objectType),
-			cel.Variable(celNamespaceObject, cel.DynType),
+			cel.Variable(Object, objectType),
+			cel.Variable(NamespaceObject, cel.DynType),
 		},
 		DeclTypes: decls,
 	})
@@ -58,33 +58,33 @@ func newCELEnv(object *apiservercel.DeclType) (*cel.Env, error) {
 	return set.Env(environment.StoredExpressions)
 }
 
-// celExpr is a compiled CEL expression of a rule: a when condition or a
+// Expr is a compiled CEL expression of a rule: a when condition or a
 // cel value.
-type celExpr struct {
-	source  string
+type Expr struct {
+	Source  string
 	program cel.Program
 	// reads are the paths of the object's fields the expression reads,
 	// each a list of field names from the object's root; an empty path
 	// reads the whole object.
-	reads [][]string
+	Reads [][]string
 	// namespaceReads are the paths it reads of namespaceObject.
-	namespaceReads [][]string
+	NamespaceReads [][]string
 	// metadataFields are the fields of what a metadata cache keeps that
 	// reads read.
-	metadataFields metadataField
-	// memo keeps its results by the values of what it reads (evalOn).
-	memo memo[celOutcome]
+	metadataFields MetadataField
+	// memo keeps its results by the values of what it reads (EvalOn).
+	memo Memo[Outcome]
 }
 
-// compileCEL compiles src, which must yield want (types.BoolType for a
+// Compile compiles src, which must yield want (types.BoolType for a
 // condition, types.StringType for a value) or dyn, and bounds its
 // evaluation by the API server's per-call cost limit.
-func compileCEL(src string, want *types.Type) (*celExpr, error) {
+func Compile(src string, want *types.Type) (*Expr, error) {
 	env, err := celEnv()
 	if err != nil {
 		return nil, fmt.Errorf("CEL environment: %w", err)
 	}
-	checked, err := checkCEL(env, src, want)
+	checked, err := Check(env, src, want)
 	if err != nil {
 		return nil, err
 	}
@@ -94,14 +94,14 @@ func compileCEL(src string, want *types.Type) (*celExpr, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &celExpr{source: src, program: prg, memo: memo[celOutcome]{max: maxResults}}
+	e := &Expr{Source: src, program: prg, memo: Memo[Outcome]{Max: maxResults}}
 	walkReads(checked.NativeRep().Expr(), e)
-	e.metadataFields = readMetadataFields(e.reads)
+	e.metadataFields = readMetadataFields(e.Reads)
 	return e, nil
 }
 
-// checkCEL parses and type-checks src in env; it must yield want or dyn.
-func checkCEL(env *cel.Env, src string, want *types.Type) (*cel.Ast, error) {
+// Check parses and type-checks src in env; it must yield want or dyn.
+func Check(env *cel.Env, src string, want *types.Type) (*cel.Ast, error) {
 	checked, iss := env.Compile(src)
 	if iss.Err() != nil {
 		var msgs []string
@@ -119,7 +119,7 @@ func checkCEL(env *cel.Env, src string, want *types.Type) (*cel.Ast, error) {
 
 // eval evaluates e with the object's content and its namespace's metadata
 // (nil for none).
-func (e *celExpr) eval(object, namespace map[string]any) (any, error) {
+func (e *Expr) eval(object, namespace map[string]any) (any, error) {
 	v, _, err := e.program.Eval(&celActivation{object: object, namespace: namespace})
 	if err != nil {
 		return nil, err
@@ -136,9 +136,9 @@ type celActivation struct {
 // ResolveName returns the value of the variable name.
 func (a *celActivation) ResolveName(name string) (any, bool) {
 	switch name {
-	case celObject:
+	case Object:
 		return a.object, true
-	case celNamespaceObject:
+	case NamespaceObject:
 		if a.namespace == nil {
 			return types.NullValue, true
 		}
@@ -153,24 +153,24 @@ func (a *celActivation) Parent() interpreter.Activation { return nil }
 // walkReads adds to e the object paths that x reads. A chain of field
 // selections, optional selections and constant indexes rooted at object
 // is one read of its deepest field; "'k' in path" reads path.k.
-func walkReads(x ast.Expr, e *celExpr) {
-	if p, ok := objectPath(x, celObject); ok {
-		e.reads = append(e.reads, p)
+func walkReads(x ast.Expr, e *Expr) {
+	if p, ok := objectPath(x, Object); ok {
+		e.Reads = append(e.Reads, p)
 		return
 	}
-	if p, ok := objectPath(x, celNamespaceObject); ok {
-		e.namespaceReads = append(e.namespaceReads, p)
+	if p, ok := objectPath(x, NamespaceObject); ok {
+		e.NamespaceReads = append(e.NamespaceReads, p)
 		return
 	}
 	if x.Kind() == ast.CallKind && x.AsCall().FunctionName() == operators.In {
 		args := x.AsCall().Args()
 		if k, ok := constString(args[0]); ok {
-			if p, ok := objectPath(args[1], celObject); ok {
-				e.reads = append(e.reads, append(p, k))
+			if p, ok := objectPath(args[1], Object); ok {
+				e.Reads = append(e.Reads, append(p, k))
 				return
 			}
-			if p, ok := objectPath(args[1], celNamespaceObject); ok {
-				e.namespaceReads = append(e.namespaceReads, append(p, k))
+			if p, ok := objectPath(args[1], NamespaceObject); ok {
+				e.NamespaceReads = append(e.NamespaceReads, append(p, k))
 				return
 			}
 		}
@@ -248,10 +248,10 @@ func children(x ast.Expr) []ast.Expr {
 	return nil
 }
 
-// volatile returns what e reads that every write of the controller
+// Volatile returns what e reads that every write of the controller
 // changes, so that what it decides would never settle, or "".
-func (e *celExpr) volatile() string {
-	for _, p := range e.reads {
+func (e *Expr) Volatile() string {
+	for _, p := range e.Reads {
 		switch {
 		case len(p) == 0:
 			return "the whole object"
@@ -267,9 +267,9 @@ func (e *celExpr) volatile() string {
 	return ""
 }
 
-// metadataKeys returns the label and annotation keys that paths read by
+// MetadataKeys returns the label and annotation keys that paths read by
 // name.
-func metadataKeys(paths [][]string) (labelKeys, annotationKeys []string) {
+func MetadataKeys(paths [][]string) (labelKeys, annotationKeys []string) {
 	for _, p := range paths {
 		if len(p) < 3 || p[0] != "metadata" {
 			continue
