@@ -168,13 +168,6 @@ func newFlags(c *cobra.Command) *pflag.FlagSet {
 	return fs
 }
 
-// addRulesFlag adds --rules, the rules file, completed with YAML files.
-func addRulesFlag(c *cobra.Command) *string {
-	p := newFlags(c).String("rules", defaultRules, "Path to the rules file")
-	_ = c.MarkFlagFilename("rules", "yaml", "yml") // the flag exists
-	return p
-}
-
 // defaultRules is --rules' default.
 const defaultRules = "rules.yaml"
 

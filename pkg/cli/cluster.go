@@ -15,7 +15,6 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
-	"github.com/kube-annotator/kube-annotator/pkg/app"
 	"github.com/kube-annotator/kube-annotator/pkg/kubeflags"
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -93,7 +92,7 @@ func (f *clusterFlags) validate() error {
 	if err := f.offline.validate(); err != nil {
 		return err
 	}
-	return app.ValidateExcludeNamespaces(f.exclude)
+	return validateExcludeNamespaces(f.exclude)
 }
 
 // restConfig builds the client configuration the connection flags
