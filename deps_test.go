@@ -41,8 +41,9 @@ var layers = []layer{
 	// One decision per object, and what it needs of the cluster.
 	{"decide", []string{"pkg/reconcile", "pkg/admission", "pkg/record", "pkg/resolve", "pkg/scan", "pkg/rbac"}},
 	// What a command does besides its flags and output, one question
-	// each: explain one object, check a file, diff, converge once.
-	{"verb", []string{"pkg/explain", "pkg/check", "pkg/diff", "pkg/converge"}},
+	// each: explain one object, check a file, diff, converge once,
+	// complete a name.
+	{"verb", []string{"pkg/explain", "pkg/check", "pkg/diff", "pkg/converge", "pkg/completion"}},
 	// The parts of the running controller.
 	{"run", []string{"pkg/controller", "pkg/controller/objcache", "pkg/controller/internal/fixture",
 		"pkg/controller/rulestats", "pkg/policysync", "pkg/reloader"}},
@@ -156,6 +157,7 @@ func TestLowerPackagesDoNotImportUpper(t *testing.T) {
 		{"check", []string{"cli", "app", "controller", "reloader"}},
 		{"diff", []string{"cli", "app", "controller", "reloader"}},
 		{"converge", []string{"cli", "app", "controller", "reloader"}},
+		{"completion", []string{"cli", "app", "controller", "reloader"}},
 	} {
 		out, err := exec.Command("go", "list", "-deps", "./pkg/"+tc.pkg).Output()
 		if err != nil {

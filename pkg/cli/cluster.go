@@ -32,8 +32,6 @@ type clusterFlags struct {
 	exclude []string
 	// allNamespaces is -A/--all-namespaces, for the commands that take it.
 	allNamespaces bool
-	// fs holds the flags, which completion and the kubeconfig checks read.
-	fs *pflag.FlagSet
 	// offline, for the commands that take --offline, resolves names with
 	// no cluster (offline.go).
 	offline *offlineFlags
@@ -45,7 +43,7 @@ type clusterFlags struct {
 // run, which watches).
 func addClusterFlags(c *cobra.Command, requestTimeout string) *clusterFlags {
 	fs := newFlags(c)
-	f := &clusterFlags{fs: fs}
+	f := &clusterFlags{}
 	f.kube.DefaultRequestTimeout = requestTimeout
 	f.kube.AddFlags(fs)
 	// No client-side limit by default: the workers bound how many requests
@@ -98,7 +96,7 @@ func (f *clusterFlags) validate() error {
 // restConfig builds the client configuration the connection flags
 // select, with the client-side rate limits.
 func (f *clusterFlags) restConfig() (*rest.Config, error) {
-	if err := f.kubeconfigNames(); err != nil {
+	if err := f.kube.ValidateKubeconfig(); err != nil {
 		return nil, usageError{err}
 	}
 	cfg, err := f.kube.RESTConfig()
