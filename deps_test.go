@@ -50,7 +50,7 @@ var layers = []layer{
 	// The process of `run`, wired from one Config.
 	{"process", []string{"pkg/app"}},
 	// Flags, subcommands, main.
-	{"command", []string{"pkg/cli", "."}},
+	{"command", []string{"pkg/cli/help", "pkg/cli", "."}},
 	// Control planes, end-to-end suites, benchmark and demo.
 	{"test", []string{"test/harness", "test/bench", "test/demo", "test/e2e", "test/soak"}},
 }
