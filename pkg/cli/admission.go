@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 
 	"github.com/kube-annotator/kube-annotator/pkg/admission"
@@ -99,21 +98,9 @@ func translate(ctx context.Context, path, manager string, cf *clusterFlags, warn
 }
 
 // noteAdmissionServer says on w what the admission policies need of the
-// API server at cfg if it does not serve them (admission.ServerNote);
-// offline (no cfg), nothing.
+// API server at cfg if it does not serve them; offline (no cfg), nothing.
 func noteAdmissionServer(ctx context.Context, w io.Writer, cfg *rest.Config) {
-	if cfg == nil {
-		return
-	}
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	note := ""
-	if err == nil {
-		note, err = admission.ServerNote(ctx, dc)
-	}
-	if err != nil {
-		note = "warning: could not ask whether the API server serves admission policies: " + err.Error()
-	}
-	if note != "" {
+	if note := admission.ServerNoteFor(ctx, cfg); note != "" {
 		fmt.Fprintln(w, note)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/dynamic"
 
 	"github.com/kube-annotator/kube-annotator/pkg/explain"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -117,19 +116,9 @@ func (o *explainOptions) objects(ctx context.Context) ([]*explain.Object, error)
 	if t == nil {
 		return nil, fmt.Errorf("resource %q (%s): no rule in %s names it", o.resource, rules.GVRString(res.GVR), o.rulesPath)
 	}
-	dyn, err := dynamic.NewForConfig(c.cfg)
-	if err != nil {
-		return nil, err
+	namespace := o.cluster.kube.DefaultNamespace
+	if o.cluster.allNamespaces {
+		namespace = nil
 	}
-	namespaces := []string{""}
-	switch {
-	case t.Namespaced && o.cluster.allNamespaces:
-		namespaces, err = explain.NamespacesOf(ctx, dyn, t.GVR, o.name)
-	case t.Namespaced:
-		namespaces[0], err = o.cluster.kube.DefaultNamespace()
-	}
-	if err != nil {
-		return nil, err
-	}
-	return explain.Objects(ctx, dyn, t, namespaces, o.name, o.manager)
+	return explain.Named(ctx, c.cfg, t, o.name, o.manager, namespace)
 }

@@ -62,20 +62,10 @@ func (o *onceOptions) run(ctx context.Context) error {
 	}
 	cv := &converge.Converger{Dynamic: s.dynamic, Writer: reconcile.NewWriter(s.metadata, o.record.FieldManager, rec, nil),
 		Manager: o.record.FieldManager, Namespace: ns, Workers: o.workers, Look: s.look, Unset: &s.unset, Progress: converge.NewProgress(o.Err)}
-	var tallies []*converge.Tally
-	for _, u := range s.unresolved {
-		tallies = append(tallies, &converge.Tally{Resource: u.Field, Note: u.Message})
-	}
-	failed := len(s.unresolved) > 0
-	for _, t := range s.set.SortedTargets() {
-		tl := cv.Converge(ctx, t)
-		tallies = append(tallies, tl)
-		failed = failed || tl.Failed()
-	}
-	pruned, prunesFailed := cv.Prune(ctx, rec, s.set, s.resolver.ResolveGroupResource)
-	converge.PrintSummary(o.Out, append(tallies, pruned...))
+	tallies, failed := cv.All(ctx, s.set, s.unresolved, rec, s.resolver.ResolveGroupResource)
+	converge.PrintSummary(o.Out, tallies)
 	s.warnUnset(o.env)
-	if failed || prunesFailed || ctx.Err() != nil {
+	if failed || ctx.Err() != nil {
 		return exitCode(1) // the summary says what failed
 	}
 	return nil

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/spf13/pflag"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/kube-annotator/kube-annotator/pkg/app"
@@ -48,13 +47,5 @@ func recordNamespace(flag, scope string) string {
 // loadRecord returns the record that c names, of a process limited to
 // namespace scope ("" for every namespace), read.
 func loadRecord(ctx context.Context, cfg *rest.Config, c *app.RecordConfig, scope string) (*record.Record, error) {
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	rec := record.New(cs.CoreV1(), recordNamespace(c.Namespace, scope), c.FieldManager, scope)
-	if err := rec.Load(ctx); err != nil {
-		return nil, err
-	}
-	return rec, nil
+	return record.Open(ctx, cfg, recordNamespace(c.Namespace, scope), c.FieldManager, scope)
 }

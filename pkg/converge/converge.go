@@ -77,6 +77,24 @@ func (cv *Converger) Converge(ctx context.Context, t *rules.Target) *Tally {
 	return tl
 }
 
+// All converges every target of set, then prunes the resources rec lists
+// that no rule of set names (Prune), and returns what it did, first the
+// resources of the rules file that are not served (unresolved), and
+// whether any failed.
+func (cv *Converger) All(ctx context.Context, set *rules.Set, unresolved []rules.FieldError, rec *record.Record, resolve func(schema.GroupResource) (rules.Resource, error)) (tallies []*Tally, failed bool) {
+	for _, u := range unresolved {
+		tallies = append(tallies, &Tally{Resource: u.Field, Note: u.Message})
+	}
+	failed = len(unresolved) > 0
+	for _, t := range set.SortedTargets() {
+		tl := cv.Converge(ctx, t)
+		tallies = append(tallies, tl)
+		failed = failed || tl.Failed()
+	}
+	pruned, prunesFailed := cv.Prune(ctx, rec, set, resolve)
+	return append(tallies, pruned...), failed || prunesFailed
+}
+
 // Prune converges the resources rec lists that no rule of set names,
 // resolved by resolve, removing each from the record once its keys are
 // gone, and says what it did and whether any failed. Those the server

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -27,6 +28,28 @@ type Object struct {
 	// if any; FightUnknown says why explain cannot tell.
 	Fight        *Fight `json:"fight,omitempty"`
 	FightUnknown string `json:"fightUnknown,omitempty"`
+}
+
+// Named explains the objects named name of t through a client of the API
+// server at cfg, for a controller writing as manager: of a namespaced
+// resource, the one in the namespace that namespace returns or, with no
+// namespace func, each in every namespace.
+func Named(ctx context.Context, cfg *rest.Config, t *rules.Target, name, manager string, namespace func() (string, error)) ([]*Object, error) {
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	namespaces := []string{""}
+	switch {
+	case t.Namespaced && namespace == nil:
+		namespaces, err = NamespacesOf(ctx, dyn, t.GVR, name)
+	case t.Namespaced:
+		namespaces[0], err = namespace()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return Objects(ctx, dyn, t, namespaces, name, manager)
 }
 
 // Objects explains the object name of t in each of namespaces ("" for a
