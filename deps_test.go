@@ -40,13 +40,17 @@ var layers = []layer{
 	{"rules", []string{"pkg/rules", "pkg/rules/celexpr", "pkg/rules/rulestest", "pkg/fight"}},
 	// One decision per object, and what it needs of the cluster.
 	{"decide", []string{"pkg/reconcile", "pkg/admission", "pkg/record", "pkg/resolve", "pkg/scan", "pkg/rbac"}},
+	// What a command does besides its flags and output, one question
+	// each: explain one object, check a file, diff, converge once,
+	// complete a name.
+	{"verb", []string{"pkg/explain", "pkg/check", "pkg/diff", "pkg/converge", "pkg/completion"}},
 	// The parts of the running controller.
 	{"run", []string{"pkg/controller", "pkg/controller/objcache", "pkg/controller/internal/fixture",
 		"pkg/controller/rulestats", "pkg/policysync", "pkg/reloader"}},
 	// The process of `run`, wired from one Config.
 	{"process", []string{"pkg/app"}},
 	// Flags, subcommands, main.
-	{"command", []string{"pkg/cli", "."}},
+	{"command", []string{"pkg/cli/help", "pkg/cli", "."}},
 	// Control planes, end-to-end suites, benchmark and demo.
 	{"test", []string{"test/harness", "test/bench", "test/demo", "test/e2e", "test/soak"}},
 }
@@ -147,6 +151,13 @@ func TestLowerPackagesDoNotImportUpper(t *testing.T) {
 		{"rbac", []string{"cli", "app", "controller", "resolve", "reloader", "staticdiscovery"}},
 		{"rules", []string{"cli", "app", "controller", "rbac", "resolve"}},
 		{"resolve", []string{"cli", "app", "controller", "rbac"}},
+		// What a command does, apart from its flags: nothing of the command
+		// line, nor of the running controller.
+		{"explain", []string{"cli", "app", "controller", "reloader"}},
+		{"check", []string{"cli", "app", "controller", "reloader"}},
+		{"diff", []string{"cli", "app", "controller", "reloader"}},
+		{"converge", []string{"cli", "app", "controller", "reloader"}},
+		{"completion", []string{"cli", "app", "controller", "reloader"}},
 	} {
 		out, err := exec.Command("go", "list", "-deps", "./pkg/"+tc.pkg).Output()
 		if err != nil {

@@ -25,7 +25,6 @@ var oversized = map[string]struct {
 	why     string
 }{
 	"pkg/rules":      {4370, "schema and decoder, compiler, CEL, selection and evaluation in one package: to split along Load, Compile and Evaluate"},
-	"pkg/cli":        {2978, "every subcommand's flags, output and help in one package: to split per command family over shared options"},
 	"pkg/controller": {2290, "informers, queue and sync beside prune, reshard and preview: prune and reshard to move below it as objcache and retry did"},
 	"test/bench":     {4259, "the benchmark's runners, sharding setups, memory and latency measurements in one command: runners to move to packages of their own"},
 	"test/harness":   {2349, "the control plane, processes, objects, faults and metrics of every test suite: faults and processes to split off"},

@@ -7,6 +7,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
 )
 
 // Requirement is what admission policies need of the API server. v1beta1
@@ -46,4 +47,22 @@ func ServerNote(ctx context.Context, dc Discovery) (string, error) {
 	}
 	return fmt.Sprintf("warning: admission policies need %s; %s does not serve it.\n"+
 		"warning: it refuses the policies; run --admission-policies leaves every rule to the controller, which writes objects right after they are created.", Requirement, server), nil
+}
+
+// ServerNoteFor is ServerNote of the API server at cfg, asked through a
+// discovery client of its own, or, when it cannot be asked, a warning
+// that says so; "" with no cfg (offline).
+func ServerNoteFor(ctx context.Context, cfg *rest.Config) string {
+	if cfg == nil {
+		return ""
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	note := ""
+	if err == nil {
+		note, err = ServerNote(ctx, dc)
+	}
+	if err != nil {
+		note = "warning: could not ask whether the API server serves admission policies: " + err.Error()
+	}
+	return note
 }

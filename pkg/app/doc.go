@@ -6,7 +6,7 @@
 //
 // Start at Run (app.go): newApp constructs each part in order, complete
 // before the next receives it, and run starts them; Config (config.go) is
-// what the command line fills and Validate checks, naming the flag. A
+// what the command line fills, completes and validates (pkg/cli). A
 // rules-file field enters here as Config's rules path: rules.Load, then
 // resolve.Compile against discovery, then the controller's SetRules; on a
 // change the reloader does the same and calls SetRules again.

@@ -1,21 +1,27 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 
 	"github.com/kube-annotator/kube-annotator/pkg/admission"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 )
 
+// admissionOptions are admission's flags.
+type admissionOptions struct {
+	*env
+	commonFlags
+	manager string
+}
+
 func (e *env) newAdmissionCommand() *cobra.Command {
+	o := &admissionOptions{env: e}
 	c := &cobra.Command{
 		Use:   "admission",
 		Short: "Print admission policies that annotate objects as they are created",
@@ -27,30 +33,25 @@ func (e *env) newAdmissionCommand() *cobra.Command {
 			"(removals, some JSONPath values) is said on stderr and left to the controller.",
 		Args: noArgs,
 	}
-	rulesPath := addRulesFlag(c)
-	fs := newFlags(c)
-	manager := addFieldManagerFlag(fs)
-	offline := addOfflineFlags(c, "Do not contact a cluster: resolve resource names among the built-in resources and the --crd files")
-	cf := addClusterFlags(c, terminalRequestTimeout)
-	cf.offline = offline
-	cf.addExcludeFlag(fs)
-	cf.addAllNamespacesFlag(fs, "Policies that apply in every namespace: what admission prints without -n, whatever the kubeconfig context's namespace")
-	addLogFlags(fs)
-	c.RunE = func(c *cobra.Command, _ []string) error {
-		if err := cmp.Or(validateFieldManager(*manager), cf.validate(), defaultRulesExist(fs)); err != nil {
-			return usageError{err}
-		}
-		ctx, restore := e.logging(c.Context(), fs)
-		defer restore()
-		return e.admission(ctx, *rulesPath, *manager, cf)
-	}
+	fs := o.addRules(c)
+	fieldManagerVar(fs, &o.manager)
+	o.addOffline(c, "Do not contact a cluster: resolve resource names among the built-in resources and the --crd files")
+	o.addCluster(c, terminalRequestTimeout, clusterScope{exclude: true,
+		allNamespaces: "Policies that apply in every namespace: what admission prints without -n, whatever the kubeconfig context's namespace"})
+	c.RunE = e.runE(o)
 	return c
 }
 
-// admission prints the admission policies of the rules file at path for
+func (o *admissionOptions) complete(*cobra.Command, []string) error { return nil }
+
+func (o *admissionOptions) validate() error {
+	return o.commonFlags.validate(validateFieldManager(o.manager))
+}
+
+// run prints the admission policies of the rules file for the field
 // manager.
-func (e *env) admission(ctx context.Context, path, manager string, cf *clusterFlags) error {
-	policies, err := translate(ctx, path, manager, cf, e.Err)
+func (o *admissionOptions) run(ctx context.Context) error {
+	policies, err := translate(ctx, o.rulesPath, o.manager, o.cluster, o.Err)
 	if err != nil {
 		return err
 	}
@@ -59,18 +60,10 @@ func (e *env) admission(ctx context.Context, path, manager string, cf *clusterFl
 		return err
 	}
 	if len(policies) == 0 {
-		fmt.Fprintf(e.Err, "%s: no rule can be applied at admission\n", path)
+		fmt.Fprintf(o.Err, "%s: no rule can be applied at admission\n", o.rulesPath)
 	}
-	_, err = e.Out.Write(out)
+	_, err = o.Out.Write(out)
 	return err
-}
-
-// addFieldManagerFlag adds --field-manager, which names the controller in
-// managedFields, its record, and its admission policies and marker.
-func addFieldManagerFlag(fs *pflag.FlagSet) *string {
-	var manager string
-	fieldManagerVar(fs, &manager)
-	return &manager
 }
 
 // fieldManagerVar adds --field-manager, stored in p.
@@ -105,21 +98,9 @@ func translate(ctx context.Context, path, manager string, cf *clusterFlags, warn
 }
 
 // noteAdmissionServer says on w what the admission policies need of the
-// API server at cfg if it does not serve them (admission.ServerNote);
-// offline (no cfg), nothing.
+// API server at cfg if it does not serve them; offline (no cfg), nothing.
 func noteAdmissionServer(ctx context.Context, w io.Writer, cfg *rest.Config) {
-	if cfg == nil {
-		return
-	}
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	note := ""
-	if err == nil {
-		note, err = admission.ServerNote(ctx, dc)
-	}
-	if err != nil {
-		note = "warning: could not ask whether the API server serves admission policies: " + err.Error()
-	}
-	if note != "" {
+	if note := admission.ServerNoteFor(ctx, cfg); note != "" {
 		fmt.Fprintln(w, note)
 	}
 }

@@ -1,29 +1,28 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"strings"
-	"text/tabwriter"
-
-	authorizationv1 "k8s.io/api/authorization/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
 
+	"github.com/kube-annotator/kube-annotator/pkg/check"
 	"github.com/kube-annotator/kube-annotator/pkg/rbac"
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
-	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 	"github.com/kube-annotator/kube-annotator/pkg/staticdiscovery"
 )
 
+// checkOptions are check's flags.
+type checkOptions struct {
+	*env
+	commonFlags
+}
+
 func (e *env) newCheckCommand() *cobra.Command {
+	o := &checkOptions{env: e}
 	c := &cobra.Command{
 		Use:   "check",
 		Short: "Validate a rules file; resolve and check permissions on a cluster",
@@ -35,40 +34,33 @@ func (e *env) newCheckCommand() *cobra.Command {
 			"Exit status: 0 all ok (offline: valid), 1 invalid or not all ok, 2 no verdict: the cluster could not be asked.",
 		Args: noArgs,
 	}
-	rulesPath := addRulesFlag(c)
-	fs := newFlags(c)
-	offline := addOfflineFlags(c, "Do not contact a cluster: validate the file and compile it against the built-in resources and the --crd files")
-	output := addOutputFlag(c)
-	cf := addClusterFlags(c, terminalRequestTimeout)
-	cf.offline = offline
-	cf.addAllNamespacesFlag(fs, "Check access in every namespace (cluster-wide): what check does without -n, whatever the kubeconfig context's namespace")
-	addLogFlags(fs)
-	c.RunE = func(c *cobra.Command, _ []string) error {
-		if err := cmp.Or(validateOutput(*output), cf.validate(), defaultRulesExist(fs)); err != nil {
-			return usageError{err}
-		}
-		ctx, restore := e.logging(c.Context(), fs)
-		defer restore()
-		return e.check(ctx, *rulesPath, *output, cf)
-	}
+	o.addRules(c)
+	o.addOffline(c, "Do not contact a cluster: validate the file and compile it against the built-in resources and the --crd files")
+	o.addOutput(c)
+	o.addCluster(c, terminalRequestTimeout, clusterScope{
+		allNamespaces: "Check access in every namespace (cluster-wide): what check does without -n, whatever the kubeconfig context's namespace"})
+	c.RunE = e.runE(o)
 	return c
 }
 
-// check validates the rules file at path and, unless offline, checks its
-// resources on the cluster; it prints what it found as output says.
-func (e *env) check(ctx context.Context, path, output string, cf *clusterFlags) error {
-	r := &checkReport{File: path, Problems: []checkProblem{}}
-	offline := cf.offline.enabled()
-	file, err := rules.Load(path)
+func (o *checkOptions) complete(*cobra.Command, []string) error { return nil }
+
+func (o *checkOptions) validate() error { return o.commonFlags.validate() }
+
+// run validates the rules file and, unless offline, checks its resources
+// on the cluster; it prints what it found as -o says.
+func (o *checkOptions) run(ctx context.Context) error {
+	r := check.NewReport(o.rulesPath)
+	file, err := rules.Load(o.rulesPath)
 	if err != nil {
-		return e.reportInvalid(output, r, offline, err)
+		return o.reportInvalid(r, err)
 	}
 	r.Valid, r.Rules = true, len(file.Rules)
-	e.addProblems(r, output, severityWarning, rules.Overlaps(file))
-	if offline {
-		return e.checkOffline(output, file, r, cf)
+	o.addProblems(r, check.SeverityWarning, rules.Overlaps(file))
+	if o.offline.enabled() {
+		return o.checkOffline(file, r)
 	}
-	cfg, res, err := cf.resolver()
+	cfg, res, err := o.cluster.resolver()
 	if err != nil {
 		return withOfflineHint(err)
 	}
@@ -76,33 +68,81 @@ func (e *env) check(ctx context.Context, path, output string, cf *clusterFlags) 
 	if err != nil {
 		return &exitError{checkFailed, err}
 	}
-	if _, _, err := resolve.Compile(path, file, res.Resolve, res.Schema, nil); errors.Is(err, resolve.ErrUnreachable) {
+	if _, _, err := resolve.Compile(o.rulesPath, file, res.Resolve, res.Schema, nil); errors.Is(err, resolve.ErrUnreachable) {
 		return withOfflineHint(err)
 	} else if err != nil {
-		return e.reportInvalid(output, r, offline, err)
+		return o.reportInvalid(r, err)
 	}
-	rows, err := checkRules(ctx, file, res.Resolve, cs, cf.namespace())
+	rows, err := check.Rules(ctx, file, res.Resolve, cs, o.cluster.namespace())
 	if err != nil {
 		return withOfflineHint(err) // no verdict on the rules: the cluster did not answer
 	}
-	e.addProblems(r, output, severityWarning, sensitiveProblems(file, servedAs(rows)))
-	noteAdmissionServer(ctx, e.Err, cfg)
-	r.addRows(rows)
-	return e.printReport(output, r, offline)
+	o.addProblems(r, check.SeverityWarning, rbac.Sensitive(file, check.ServedAs(rows)))
+	noteAdmissionServer(ctx, o.Err, cfg)
+	r.AddRows(rows)
+	return o.printReport(r)
+}
+
+// checkOffline is check --offline of file, reporting to r: it compiles
+// the rules against the resources known offline, which finds the
+// conflicts and cycles that only resolved names show (errors), and
+// reports the names it does not know as warnings, which do not fail the
+// check, as a cluster may serve them.
+func (o *checkOptions) checkOffline(file *rules.File, r *check.Report) error {
+	_, res, err := o.cluster.resolver()
+	if err != nil {
+		return err
+	}
+	_, unresolved, err := resolve.Compile(r.File, file, res.Resolve, res.Schema, nil)
+	if err != nil {
+		return o.reportInvalid(r, err)
+	}
+	for i := range unresolved {
+		unresolved[i].Message += "; its rules are not checked against rules that name it in other ways"
+	}
+	o.addProblems(r, check.SeverityWarning, unresolved)
+	o.addProblems(r, check.SeverityWarning, rbac.Sensitive(file, check.Resolved(file, res.Resolve)))
+	return o.printReport(r)
 }
 
 // reportInvalid answers err, which stopped the check of r's file. When it
 // says the rules are invalid — they do not load, type-check or agree — and
-// output is structured, it is the report's errors, and the file counts no
-// valid rules; otherwise it is returned as it is.
-func (e *env) reportInvalid(output string, r *checkReport, offline bool, err error) error {
+// -o is given, it is the report's errors, and the file counts no valid
+// rules; otherwise it is returned as it is.
+func (o *checkOptions) reportInvalid(r *check.Report, err error) error {
 	var invalid *rules.Error
-	if !errors.As(err, &invalid) || output == "" {
+	if !errors.As(err, &invalid) || o.output == "" {
 		return err
 	}
 	r.Valid, r.Rules = false, 0
-	e.addProblems(r, output, severityError, invalid.Fields)
-	return e.printReport(output, r, offline)
+	o.addProblems(r, check.SeverityError, invalid.Fields)
+	return o.printReport(r)
+}
+
+// addProblems adds problems of severity to r and, when r is printed as
+// text, prints the warnings on stderr as they are found, as every command
+// does.
+func (o *checkOptions) addProblems(r *check.Report, severity string, problems []rules.FieldError) {
+	r.Add(severity, problems)
+	if o.output == "" && severity == check.SeverityWarning {
+		warn(o.Err, r.File, problems)
+	}
+}
+
+// printReport prints r: as -o says, or as text (the file's verdict
+// offline, else the table of resources); it exits 1 unless r is ok.
+func (o *checkOptions) printReport(r *check.Report) error {
+	ok := r.Conclude()
+	var err error
+	if o.output != "" {
+		err = encode(o.Out, o.output, r)
+	} else {
+		err = r.PrintText(o.Out, o.offline.enabled())
+	}
+	if err == nil && !ok {
+		err = exitCode(1) // what is said above says what is not ok
+	}
+	return err
 }
 
 // checkFailed is check's exit status when it reaches no verdict, as
@@ -118,101 +158,3 @@ func withOfflineHint(err error) error {
 
 // offlineHint follows an error that says the cluster cannot be asked.
 const offlineHint = "(use --offline to validate the file without a cluster)"
-
-// A checkRow is the verdict on one resource of one rule.
-type checkRow struct {
-	rule, resource, servedAs, status string
-	// denied are the verbs the user may not use on it.
-	denied []string
-	// gr is the group and resource it is served as; zero when it is not
-	// served.
-	gr schema.GroupResource
-}
-
-// checkRules checks every resource of every rule in file, resolving it
-// through resolver and asking cs whether the user may do what the controller
-// does with it, in namespace ("" for all). A resource that is not served or
-// not allowed is a row saying so; an error means that the API server could
-// not be asked, so there is no verdict.
-func checkRules(ctx context.Context, file *rules.File, resolver rules.ResolveFunc, cs kubernetes.Interface, namespace string) ([]checkRow, error) {
-	var rows []checkRow
-	for _, rule := range file.Rules {
-		for _, name := range rule.Resources {
-			row, err := checkResource(ctx, resolver, cs, &rule, name, namespace)
-			if err != nil {
-				return nil, fmt.Errorf("rule %q: could not ask the API server: %w", rule.Name, err)
-			}
-			row.rule = rule.Name
-			rows = append(rows, row)
-		}
-	}
-	return rows, nil
-}
-
-// servedAs maps the resources of rows, as written, to the group and
-// resource they are served as.
-func servedAs(rows []checkRow) map[string]schema.GroupResource {
-	m := map[string]schema.GroupResource{}
-	for _, r := range rows {
-		if r.gr.Resource != "" {
-			m[r.resource] = r.gr
-		}
-	}
-	return m
-}
-
-// printChecks prints rows as a table; ok says whether every status is ok.
-func printChecks(out io.Writer, rows []checkRow) (ok bool, err error) {
-	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "RULE\tRESOURCE\tSERVED AS\tSTATUS")
-	ok = true
-	for _, r := range rows {
-		ok = ok && r.status == "ok"
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", r.rule, r.resource, r.servedAs, r.status)
-	}
-	return ok, w.Flush()
-}
-
-// checkResource resolves name and asks the API server whether the current
-// user may do what the controller does with it for rule, where it does it
-// (rbac.Needs) when limited to namespace ("" for all). A resource the
-// server does not serve has the status "not found"; an error says that the
-// server could not be asked. The row's rule is left to the caller.
-func checkResource(ctx context.Context, resolver rules.ResolveFunc, cs kubernetes.Interface, rule *rules.Rule, name, namespace string) (checkRow, error) {
-	res, err := resolver(name)
-	if errors.Is(err, resolve.ErrNotServed) {
-		return checkRow{resource: name, servedAs: "-", status: "not found"}, nil
-	}
-	if err != nil {
-		return checkRow{}, err
-	}
-	row := checkRow{resource: name, servedAs: source.GVRString(res.GVR), status: "ok", gr: res.GVR.GroupResource()}
-	var denied []string
-	for _, a := range rbac.Needs(rule, res.Namespaced, namespace) {
-		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
-			ResourceAttributes: &authorizationv1.ResourceAttributes{
-				Namespace: a.Namespace, Verb: a.Verb, Group: res.GVR.Group, Version: res.GVR.Version, Resource: res.GVR.Resource,
-			},
-		}}
-		got, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
-		if err != nil {
-			return checkRow{}, fmt.Errorf("review access to %s %s: %w", a.Verb, source.GVRString(res.GVR), err)
-		}
-		if !got.Status.Allowed {
-			denied = append(denied, deniedAccess(a, namespace))
-		}
-	}
-	if len(denied) > 0 {
-		row.status, row.denied = "forbidden: cannot "+strings.Join(denied, ", "), denied
-	}
-	return row, nil
-}
-
-// deniedAccess names a denied, as checkRow.denied lists it: the verb, and
-// the namespace when it is one the rule names rather than the check's.
-func deniedAccess(a rbac.Access, namespace string) string {
-	if a.Namespace == namespace || a.Namespace == "" {
-		return a.Verb
-	}
-	return a.Verb + " in " + a.Namespace
-}

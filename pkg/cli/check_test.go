@@ -178,3 +178,17 @@ func TestCheckOfflineCount(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q; want exit 0 and %q", code, stdout, stderr, path+": valid (1 rule)\n")
 	}
 }
+
+func TestCheckWarnsOfOverlaps(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rules.yaml")
+	content := "rules:\n- {name: web, resources: [configmaps], selector: app=web, annotations: {team: web}}\n" +
+		"- {name: front, resources: [configmaps], selector: tier=front, annotations: {team: front}}\n"
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := invoke("kube-annotator", "check", "--offline", "--rules", path)
+	want := "warning: " + path + `: rules[1]: rules web and front may both select configmaps and want different things of annotation "team"`
+	if code != 0 || !strings.Contains(stderr, want) || !strings.Contains(stdout, "valid (2 rules)") {
+		t.Errorf("check --offline: exit %d, stdout %q, stderr %q; want exit 0 and the warning %q", code, stdout, stderr, want)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/kube-annotator/kube-annotator/pkg/cli/help"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -79,7 +80,7 @@ func (e *env) newRootCommand() *cobra.Command {
 	root.SetErr(e.Err)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.SetHelpFunc(func(c *cobra.Command, _ []string) { e.printHelp(c) })
-	root.SetHelpCommand(e.newHelpCommand())
+	root.SetHelpCommand(help.NewCommand(e.printHelp, unknownCommand))
 	root.AddCommand(
 		e.newRunCommand(), e.newOnceCommand(), e.newDiffCommand(), e.newExplainCommand(),
 		e.newCheckCommand(), e.newRBACCommand(), e.newAdmissionCommand(), newVersionCommand(e),
@@ -111,34 +112,9 @@ func noArgs(_ *cobra.Command, args []string) error {
 	return nil
 }
 
-// newHelpCommand returns "help [COMMAND]": COMMAND --help, and a usage
-// error for a command that does not exist.
-func (e *env) newHelpCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "help [COMMAND]",
-		Short: "Print the help of a command",
-		Args:  cobra.ArbitraryArgs,
-		ValidArgsFunction: func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-			if len(args) > 0 {
-				return nil, cobra.ShellCompDirectiveNoFileComp
-			}
-			var out []cobra.Completion
-			for _, sub := range c.Root().Commands() {
-				if sub.IsAvailableCommand() && strings.HasPrefix(sub.Name(), toComplete) {
-					out = append(out, cobra.CompletionWithDesc(sub.Name(), sub.Short))
-				}
-			}
-			return out, cobra.ShellCompDirectiveNoFileComp
-		},
-		RunE: func(c *cobra.Command, args []string) error {
-			cmd, rest, err := c.Root().Find(args)
-			if err != nil || len(rest) > 0 && cmd == c.Root() {
-				return unknownCommand(c.Root(), args)
-			}
-			e.printHelp(cmd)
-			return nil
-		},
-	}
+// printHelp prints c's help to stdout.
+func (e *env) printHelp(c *cobra.Command) {
+	fmt.Fprint(e.Out, help.Text(c))
 }
 
 // markRuns makes every command of the tree under c set e.ran when its own
@@ -166,13 +142,6 @@ func newFlags(c *cobra.Command) *pflag.FlagSet {
 	fs := c.Flags()
 	fs.SortFlags = false
 	return fs
-}
-
-// addRulesFlag adds --rules, the rules file, completed with YAML files.
-func addRulesFlag(c *cobra.Command) *string {
-	p := newFlags(c).String("rules", defaultRules, "Path to the rules file")
-	_ = c.MarkFlagFilename("rules", "yaml", "yml") // the flag exists
-	return p
 }
 
 // defaultRules is --rules' default.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kube-annotator/kube-annotator/pkg/cli/help"
 	"github.com/spf13/cobra"
 )
 
@@ -113,5 +114,5 @@ func TestErrorFormats(t *testing.T) {
 // commands are the subcommands that the help lists, as run by
 // kube-annotator.
 func commands() []*cobra.Command {
-	return subcommands((&env{prog: "kube-annotator"}).newRootCommand())
+	return help.Subcommands((&env{prog: "kube-annotator"}).newRootCommand())
 }

@@ -15,7 +15,6 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
-	"github.com/kube-annotator/kube-annotator/pkg/app"
 	"github.com/kube-annotator/kube-annotator/pkg/kubeflags"
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -34,8 +33,6 @@ type clusterFlags struct {
 	exclude []string
 	// allNamespaces is -A/--all-namespaces, for the commands that take it.
 	allNamespaces bool
-	// fs holds the flags, which completion and the kubeconfig checks read.
-	fs *pflag.FlagSet
 	// offline, for the commands that take --offline, resolves names with
 	// no cluster (offline.go).
 	offline *offlineFlags
@@ -47,7 +44,7 @@ type clusterFlags struct {
 // run, which watches).
 func addClusterFlags(c *cobra.Command, requestTimeout string) *clusterFlags {
 	fs := newFlags(c)
-	f := &clusterFlags{fs: fs}
+	f := &clusterFlags{}
 	f.kube.DefaultRequestTimeout = requestTimeout
 	f.kube.AddFlags(fs)
 	// No client-side limit by default: the workers bound how many requests
@@ -94,13 +91,13 @@ func (f *clusterFlags) validate() error {
 	if err := f.offline.validate(); err != nil {
 		return err
 	}
-	return app.ValidateExcludeNamespaces(f.exclude)
+	return validateExcludeNamespaces(f.exclude)
 }
 
 // restConfig builds the client configuration the connection flags
 // select, with the client-side rate limits.
 func (f *clusterFlags) restConfig() (*rest.Config, error) {
-	if err := f.kubeconfigNames(); err != nil {
+	if err := f.kube.ValidateKubeconfig(); err != nil {
 		return nil, usageError{err}
 	}
 	cfg, err := f.kube.RESTConfig()

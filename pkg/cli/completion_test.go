@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kube-annotator/kube-annotator/pkg/completion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -106,8 +107,8 @@ func TestCompletionUnreachable(t *testing.T) {
 			for _, args := range [][]string{{"explain", ""}, {"explain", "configmaps", ""}, {"once", "-n", ""}} {
 				start := time.Now()
 				got, directive, stderr := complete(t, args...)
-				if took := time.Since(start); took > completionTimeout+2*time.Second {
-					t.Errorf("__complete %q took %v, want at most about %v", args, took, completionTimeout)
+				if took := time.Since(start); took > completion.Timeout+2*time.Second {
+					t.Errorf("__complete %q took %v, want at most about %v", args, took, completion.Timeout)
 				}
 				if len(got) != 0 || directive != ":4" || stderr != "" {
 					t.Errorf("__complete %q = %q, directive %s, stderr %q; want nothing, :4, and nothing else on stderr", args, got, directive, stderr)

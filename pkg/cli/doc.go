@@ -3,12 +3,15 @@
 // Commands are spf13/cobra commands, as kubectl's are, on pflag flag sets.
 //
 // Start at Main (cli.go), which builds the command tree and prints every
-// error in one place and format (errors.go). Each subcommand has its file:
-// run.go fills an app.Config and calls app.Run; once.go, diff.go and
-// explain.go load and compile the rules (rules.Load, resolve.Compile),
-// list objects through package scan and decide through package reconcile,
-// as run does; check.go, rbac.go and admission.go check a rules file or
-// print what it needs, without writing. Connection flags come from package kubeflags.
+// error in one place and format (errors.go). Each subcommand has its file
+// and, as kubectl's commands do, an options type (options.go): its flags,
+// completed and validated once — the errors name the flags — then run.
+// The flags most commands share are commonFlags (options.go) and the
+// connection flags clusterFlags (cluster.go). What a command does beyond
+// its flags and output lives below: run starts pkg/app, once converges
+// through pkg/converge, diff through pkg/diff, explain through
+// pkg/explain, check through pkg/check, rbac and admission print what
+// pkg/rbac and pkg/admission compute.
 //
 // Layer "command" of deps_test.go. It parses flags and prints; the
 // process it starts is wired by pkg/app, so it imports none of

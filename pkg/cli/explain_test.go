@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kube-annotator/kube-annotator/pkg/explain"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -45,7 +46,7 @@ func TestExplainFieldManager(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d, stderr %q", code, stderr)
 			}
-			var x explained
+			var x explain.Object
 			if err := json.Unmarshal([]byte(stdout), &x); err != nil {
 				t.Fatalf("%v: %s", err, stdout)
 			}
@@ -89,7 +90,7 @@ func TestExplainAllNamespaces(t *testing.T) {
 		t.Fatal(err)
 	}
 	stdout, stderr, code := invoke("kube-annotator", "explain", "-A", "cm", "web", "--rules", path, "--server", srv.URL, "-o", "json")
-	var xs []explained
+	var xs []explain.Object
 	if err := json.Unmarshal([]byte(stdout), &xs); code != 0 || err != nil || len(xs) != 2 || xs[0].Namespace != "a" || xs[1].Namespace != "b" {
 		t.Errorf("explain -A -o json: exit %d, %v, stdout %s, stderr %q; want a list of a/web and b/web", code, err, stdout, stderr)
 	}

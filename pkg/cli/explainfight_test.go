@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kube-annotator/kube-annotator/pkg/explain"
 	"github.com/kube-annotator/kube-annotator/pkg/fight"
 )
 
@@ -66,7 +67,7 @@ func TestExplainShowsFight(t *testing.T) {
 			srv := httptest.NewServer(&fakeAPIServer{objects: objects})
 			t.Cleanup(srv.Close)
 			stdout, stderr, code := invoke("kube-annotator", "explain", "cm/web", "--rules", path, "--server", srv.URL, "-o", "json")
-			var x explained
+			var x explain.Object
 			if err := json.Unmarshal([]byte(stdout), &x); code != 0 || err != nil {
 				t.Fatalf("exit %d, %v, stderr %q", code, err, stderr)
 			}

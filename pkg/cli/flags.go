@@ -1,23 +1,19 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"sigs.k8s.io/yaml"
 )
 
 // outputFormats are the values of -o/--output besides "" (text).
 var outputFormats = []cobra.Completion{"json", "yaml"}
-
-// addOutputFlag adds -o/--output, text or json or yaml, to c.
-func addOutputFlag(c *cobra.Command) *string {
-	p := newFlags(c).StringP("output", "o", "", "Output format: \"\" (text), json or yaml")
-	_ = c.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(outputFormats, cobra.ShellCompDirectiveNoFileComp)) // the flag exists
-	return p
-}
 
 // validateOutput reports an -o/--output that is neither text, json nor
 // yaml.
@@ -39,4 +35,19 @@ func defaultRulesExist(fs *pflag.FlagSet) error {
 		return fmt.Errorf("no %s here: --rules defaults to ./%s; name the rules file with --rules FILE", defaultRules, defaultRules)
 	}
 	return nil
+}
+
+// encode writes v to w as output says, json or yaml.
+func encode(w io.Writer, output string, v any) error {
+	if output == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	data, err := yaml.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(data)
+	return err
 }

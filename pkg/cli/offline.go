@@ -5,10 +5,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/staticdiscovery"
 )
 
@@ -62,40 +60,4 @@ func notServedBy(r *resolve.Resolver) string {
 		return "known offline (built in, or defined by a --crd file)"
 	}
 	return "served by the cluster"
-}
-
-// checkOffline is check --offline of file, reporting to r as output
-// says: it compiles the rules against the resources known offline, which
-// finds the conflicts and cycles that only resolved names show (errors),
-// and reports the names it does not know as warnings, which do not fail
-// the check, as a cluster may serve them.
-func (e *env) checkOffline(output string, file *rules.File, r *checkReport, cf *clusterFlags) error {
-	_, res, err := cf.resolver()
-	if err != nil {
-		return err
-	}
-	_, unresolved, err := resolve.Compile(r.File, file, res.Resolve, res.Schema, nil)
-	if err != nil {
-		return e.reportInvalid(output, r, true, err)
-	}
-	for i := range unresolved {
-		unresolved[i].Message += "; its rules are not checked against rules that name it in other ways"
-	}
-	e.addProblems(r, output, severityWarning, unresolved)
-	e.addProblems(r, output, severityWarning, sensitiveProblems(file, resolvedGroupResources(file, res.Resolve)))
-	return e.printReport(output, r, true)
-}
-
-// resolvedGroupResources maps the names in file's rules that resolve to
-// their group and resource.
-func resolvedGroupResources(file *rules.File, resolveName rules.ResolveFunc) map[string]schema.GroupResource {
-	out := map[string]schema.GroupResource{}
-	for _, rule := range file.Rules {
-		for _, name := range rule.Resources {
-			if res, err := resolveName(name); err == nil {
-				out[name] = res.GVR.GroupResource()
-			}
-		}
-	}
-	return out
 }

@@ -2,14 +2,14 @@ package cli
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
-
-	"github.com/spf13/cobra"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rbac"
 	"github.com/kube-annotator/kube-annotator/pkg/record"
@@ -18,7 +18,16 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
+// rbacOptions are rbac's flags.
+type rbacOptions struct {
+	*env
+	commonFlags
+	rbac.Options
+	manager string
+}
+
 func (e *env) newRBACCommand() *cobra.Command {
+	o := &rbacOptions{env: e}
 	c := &cobra.Command{
 		Use:   "rbac",
 		Short: "Print the least-privilege RBAC for a rules file",
@@ -30,39 +39,40 @@ func (e *env) newRBACCommand() *cobra.Command {
 			"a name with a group (frigates.ship.nwiizo.dev) that is not served (or not known offline) is taken as written.",
 		Args: noArgs,
 	}
-	rulesPath := addRulesFlag(c)
-	fs := newFlags(c)
-	o := rbac.Options{}
+	fs := o.addRules(c)
 	fs.StringVar(&o.Name, "name", "kube-annotator", "Name of the ServiceAccount, ClusterRole, Roles and their bindings")
 	fs.BoolVar(&o.LeaderElection, "leader-election", true, "Also grant the Lease for leader election (in the Role in the ServiceAccount's namespace)")
 	fs.StringVar(&o.Lease, "leader-election-id", defaultLeaseName, "Name of the Lease granted for leader election: run's --leader-election-id")
 	fs.BoolVar(&o.Events, "events", false, "Also grant creating Events (for run --events)")
 	fs.BoolVar(&o.Admission, "admission-policies", false, "Also grant managing kube-annotator's MutatingAdmissionPolicies and bindings (for run --admission-policies)")
-	manager := addFieldManagerFlag(fs)
-	offline := addOfflineFlags(c, "Do not contact a cluster: resolve resource names among the built-in resources and the --crd files")
-	cf := addClusterFlags(c, terminalRequestTimeout)
-	cf.offline = offline
-	addLogFlags(fs)
-	c.RunE = func(c *cobra.Command, _ []string) error {
-		if err := cmp.Or(validateFieldManager(*manager), cf.validate(), validateRBACNames(o.Name, o.Lease), defaultRulesExist(fs)); err != nil {
-			return usageError{err}
-		}
-		_, restore := e.logging(c.Context(), fs)
-		defer restore()
-		o.Record = record.Name(*manager)
-		return e.rbac(*rulesPath, o, cf)
-	}
+	fieldManagerVar(fs, &o.manager)
+	o.addOffline(c, "Do not contact a cluster: resolve resource names among the built-in resources and the --crd files")
+	o.addCluster(c, terminalRequestTimeout, clusterScope{})
+	c.RunE = e.runE(o)
 	return c
 }
 
-// rbac prints the RBAC that o says for the rules file at path, its
-// resources resolved on the cluster.
-func (e *env) rbac(path string, o rbac.Options, cf *clusterFlags) error {
+// complete names the record the field manager keeps and the namespace of
+// the ServiceAccount: -n's, else kube-annotator.
+func (o *rbacOptions) complete(*cobra.Command, []string) error {
+	o.Record = record.Name(o.manager)
+	o.Namespace = cmp.Or(o.cluster.namespace(), "kube-annotator")
+	return nil
+}
+
+func (o *rbacOptions) validate() error {
+	return o.commonFlags.validate(validateFieldManager(o.manager), validateRBACNames(o.Name, o.Lease))
+}
+
+// run prints the RBAC for the rules file, its resources resolved on the
+// cluster or offline.
+func (o *rbacOptions) run(context.Context) error {
+	path := o.rulesPath
 	file, err := rules.Load(path)
 	if err != nil {
 		return err
 	}
-	_, r, err := cf.resolver()
+	_, r, err := o.cluster.resolver()
 	if err != nil {
 		return err
 	}
@@ -72,12 +82,12 @@ func (e *env) rbac(path string, o rbac.Options, cf *clusterFlags) error {
 		for j, name := range rule.Resources {
 			res, warning, err := resource(r, name)
 			if err != nil {
-				fmt.Fprintf(e.Err, "%s: rules[%d].resources[%d]: %v\n", path, i, j, err)
+				fmt.Fprintf(o.Err, "%s: rules[%d].resources[%d]: %v\n", path, i, j, err)
 				failed = true
 				continue
 			}
 			if warning != "" {
-				fmt.Fprintf(e.Err, "warning: %s: rules[%d].resources[%d]: %s\n", path, i, j, warning)
+				fmt.Fprintf(o.Err, "warning: %s: rules[%d].resources[%d]: %s\n", path, i, j, warning)
 			}
 			resolved[name] = res
 		}
@@ -85,20 +95,15 @@ func (e *env) rbac(path string, o rbac.Options, cf *clusterFlags) error {
 	if failed {
 		return exitCode(1) // each resource that failed is said above
 	}
-	warnSensitive(e.Err, path, file, groupResources(resolved))
-	ns := cf.namespace()
-	if ns == "" {
-		ns = "kube-annotator"
-	}
+	warnSensitive(o.Err, path, file, groupResources(resolved))
 	if o.Admission {
-		fmt.Fprintln(e.Err, admissionWarning)
+		fmt.Fprintln(o.Err, admissionWarning)
 	}
-	o.Namespace = ns
-	out, err := rbac.YAML(rbac.Generate(file, resolved, o))
+	out, err := rbac.YAML(rbac.Generate(file, resolved, o.Options))
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprint(e.Out, out)
+	_, err = fmt.Fprint(o.Out, out)
 	return err
 }
 

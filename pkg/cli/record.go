@@ -4,15 +4,10 @@ import (
 	"context"
 
 	"github.com/spf13/pflag"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/kube-annotator/kube-annotator/pkg/app"
-	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/record"
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
-	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // addRecordVars adds --field-manager, which names the field manager the
@@ -25,17 +20,10 @@ func addRecordVars(fs *pflag.FlagSet, c *app.RecordConfig) {
 		"Namespace of the ConfigMap that records the resources written to (default: the Pod's namespace in a cluster, else -n's, else \"default\")")
 }
 
-// addRecordFlags adds the record's flags to fs.
-func addRecordFlags(fs *pflag.FlagSet) *app.RecordConfig {
-	c := &app.RecordConfig{}
-	addRecordVars(fs, c)
-	return c
-}
-
 // validateFieldManager reports, naming the flag, a field manager that
 // cannot be used.
 func validateFieldManager(manager string) error {
-	return app.RecordConfig{FieldManager: manager}.Validate()
+	return validateRecord(app.RecordConfig{FieldManager: manager})
 }
 
 // recordNamespace is where the record of a process limited to namespace
@@ -59,37 +47,5 @@ func recordNamespace(flag, scope string) string {
 // loadRecord returns the record that c names, of a process limited to
 // namespace scope ("" for every namespace), read.
 func loadRecord(ctx context.Context, cfg *rest.Config, c *app.RecordConfig, scope string) (*record.Record, error) {
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	rec := record.New(cs.CoreV1(), recordNamespace(c.Namespace, scope), c.FieldManager, scope)
-	if err := rec.Load(ctx); err != nil {
-		return nil, err
-	}
-	return rec, nil
-}
-
-// unservedPrune is a recorded resource to prune that the server does not
-// serve.
-type unservedPrune struct {
-	resource schema.GroupResource
-	err      error
-}
-
-// pruneTargets returns, for once and diff, the targets that prune the
-// resources rec lists and no rule of set names, and those that resolve
-// cannot resolve, which wait in the record.
-func pruneTargets(rec *record.Record, set *rules.Set, resolve func(schema.GroupResource) (source.Resource, error)) ([]*rules.Target, []unservedPrune) {
-	var targets []*rules.Target
-	var unserved []unservedPrune
-	for _, gr := range reconcile.ToPrune(rec.Recorded(), set) {
-		r, err := resolve(gr)
-		if err != nil {
-			unserved = append(unserved, unservedPrune{gr, err})
-			continue
-		}
-		targets = append(targets, reconcile.Prune(r))
-	}
-	return targets, unserved
+	return record.Open(ctx, cfg, recordNamespace(c.Namespace, scope), c.FieldManager, scope)
 }

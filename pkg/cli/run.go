@@ -1,7 +1,9 @@
 package cli
 
 import (
-	"fmt"
+	"cmp"
+	"context"
+	"errors"
 	"os"
 	"strings"
 	"time"
@@ -13,14 +15,19 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/app"
 )
 
-// runFlags are run's flags: the process's Config, and the connection
-// flags that build its client configuration.
-type runFlags struct {
-	cfg     app.Config
-	cluster *clusterFlags
+// runOptions are run's flags: the process's Config, completed and
+// validated once, and the connection flags that build its client
+// configuration.
+type runOptions struct {
+	commonFlags
+	cfg app.Config
+	// shardsGiven says whether --shard or --total-shards was given, which
+	// --shard-group excludes.
+	shardsGiven bool
 }
 
 func (e *env) newRunCommand() *cobra.Command {
+	o := &runOptions{}
 	c := &cobra.Command{
 		Use:   "run",
 		Short: "Run the controller: keep every ruled object annotated",
@@ -29,29 +36,21 @@ func (e *env) newRunCommand() *cobra.Command {
 			"Keys set on a resource that no rule names any more are deleted: the resources written to are recorded in a ConfigMap.",
 		Args: noArgs,
 	}
-	f := addRunFlags(c)
-	c.RunE = func(c *cobra.Command, _ []string) error {
-		fs := c.Flags()
-		cfg, err := f.config(fs.Changed)
-		if err == nil {
-			err = defaultRulesExist(fs)
+	o.addFlags(c)
+	c.RunE = func(c *cobra.Command, args []string) error {
+		if err := completeAndValidate(o, c, args); err != nil {
+			return err
 		}
-		if err != nil {
-			return usageError{err}
-		}
-		ctx := klog.NewContext(c.Context(), klog.Background().WithName("kube-annotator"))
-		return app.Run(ctx, cfg)
+		// A controller logs through klog, as -v says, until it is stopped.
+		return o.run(klog.NewContext(c.Context(), klog.Background().WithName("kube-annotator")))
 	}
 	return c
 }
 
-// addRunFlags adds run's flags to c.
-func addRunFlags(cmd *cobra.Command) *runFlags {
-	f := &runFlags{}
-	c := &f.cfg
-	fs := newFlags(cmd)
-	fs.StringVar(&c.RulesPath, "rules", defaultRules, "Path to the rules file")
-	_ = cmd.MarkFlagFilename("rules", "yaml", "yml") // the flag exists
+// addFlags adds run's flags to cmd.
+func (o *runOptions) addFlags(cmd *cobra.Command) {
+	c := &o.cfg
+	fs := o.addRules(cmd)
 	fs.IntVar(&c.Workers, "workers", 8, "Number of objects synced in parallel")
 	fs.DurationVar(&c.ResyncPeriod, "resync-period", 0, "How often every cached object is synced again although nothing changed, e.g. 10h (0: never; events alone keep objects converged)")
 	fs.BoolVar(&c.WatchRules, "watch-rules", true, "Reload the rules file when it changes (SIGHUP always reloads it)")
@@ -63,20 +62,15 @@ func addRunFlags(cmd *cobra.Command) *runFlags {
 	addRecordVars(fs, &c.Record)
 	addLeaderFlags(fs, &c.Leader)
 	addShardFlags(fs, &c.Shard)
-	f.cluster = addClusterFlags(cmd, "0")
-	f.cluster.addExcludeFlag(fs)
-	f.cluster.addAllNamespacesFlag(fs, "Watch every namespace: what run does without -n, whatever the kubeconfig context's namespace")
-	addLogFlags(fs)
-	return f
+	o.addCluster(cmd, "0", clusterScope{exclude: true,
+		allNamespaces: "Watch every namespace: what run does without -n, whatever the kubeconfig context's namespace"})
 }
 
-// config returns the Config the flags say, with defaults resolved, and
-// validated. changed reports whether a flag was set on the command line.
-func (f *runFlags) config(changed func(string) bool) (app.Config, error) {
-	c := f.cfg
-	if c.Shard.Group != "" && (changed("shard") || changed("total-shards")) {
-		return c, fmt.Errorf("--shard-group cannot be used with --shard or --total-shards: the group shares the objects among its live replicas")
-	}
+// complete resolves the defaults that depend on other flags or on where
+// the process runs, and fills the Config from the connection flags.
+func (o *runOptions) complete(cmd *cobra.Command, _ []string) error {
+	c, changed := &o.cfg, cmd.Flags().Changed
+	o.shardsGiven = changed("shard") || changed("total-shards")
 	// Leader election is on by default in a cluster, unless sharded: every
 	// shard writes, none stands by.
 	if !changed("leader-elect") {
@@ -85,16 +79,23 @@ func (f *runFlags) config(changed func(string) bool) (app.Config, error) {
 	if c.Leader.Namespace == "" {
 		c.Leader.Namespace = podNamespace()
 	}
-	if err := f.cluster.validate(); err != nil {
-		return c, err
-	}
-	c.Namespace, c.ExcludeNamespaces, c.RESTConfig = f.cluster.namespace(), f.cluster.exclude, f.cluster.reachedRESTConfig
-	if err := c.Validate(); err != nil {
-		return c, err
-	}
+	c.RulesPath = o.rulesPath
+	c.Namespace, c.ExcludeNamespaces, c.RESTConfig = o.cluster.namespace(), o.cluster.exclude, o.cluster.reachedRESTConfig
 	c.Record.Namespace = recordNamespace(c.Record.Namespace, c.Namespace)
-	return c, nil
+	return nil
 }
+
+// validate reports, naming the flag, the first value that cannot be used:
+// the one place run's configuration is checked.
+func (o *runOptions) validate() error {
+	if o.cfg.Shard.Group != "" && o.shardsGiven {
+		return errors.New("--shard-group cannot be used with --shard or --total-shards: the group shares the objects among its live replicas")
+	}
+	return cmp.Or(o.cluster.validate(), validateConfig(&o.cfg), defaultRulesExist(o.fs))
+}
+
+// run runs the controller until ctx ends.
+func (o *runOptions) run(ctx context.Context) error { return app.Run(ctx, o.cfg) }
 
 // serviceAccountNamespace is where a Pod finds its own namespace.
 var serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"

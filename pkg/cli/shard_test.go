@@ -65,14 +65,14 @@ func TestShardFlagsLeaderElection(t *testing.T) {
 				t.Setenv("KUBERNETES_SERVICE_HOST", "")
 			}
 			c := &cobra.Command{Use: "run"}
-			f := addRunFlags(c)
-			fs := c.Flags()
-			if err := fs.Parse(tc.args); err != nil {
+			o := &runOptions{}
+			o.addFlags(c)
+			if err := c.Flags().Parse(append([]string{"--rules", "rules.yaml"}, tc.args...)); err != nil {
 				t.Fatal(err)
 			}
-			cfg, err := f.config(fs.Changed)
-			if (err != nil) != tc.wantErr || cfg.Leader.Enabled != tc.wantLeader {
-				t.Errorf("error %v, leader election %v; want error %v, leader election %v", err, cfg.Leader.Enabled, tc.wantErr, tc.wantLeader)
+			err := completeAndValidate(o, c, nil)
+			if (err != nil) != tc.wantErr || o.cfg.Leader.Enabled != tc.wantLeader {
+				t.Errorf("error %v, leader election %v; want error %v, leader election %v", err, o.cfg.Leader.Enabled, tc.wantErr, tc.wantLeader)
 			}
 		})
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -15,15 +16,21 @@ func newVersionCommand(e *env) *cobra.Command {
 		Long:  "Print the version, git commit, build date and Go version of kube-annotator.",
 		Args:  noArgs,
 	}
-	output := addOutputFlag(c)
-	c.RunE = func(*cobra.Command, []string) error {
-		if err := validateOutput(*output); err != nil {
-			return usageError{err}
-		}
-		return printVersion(e, *output)
-	}
+	o := &versionOptions{env: e}
+	o.addOutput(c)
+	c.RunE = e.runE(o)
 	return c
 }
+
+// versionOptions are version's flags.
+type versionOptions struct {
+	*env
+	commonFlags
+}
+
+func (o *versionOptions) complete(*cobra.Command, []string) error { return nil }
+func (o *versionOptions) validate() error                         { return o.commonFlags.validate() }
+func (o *versionOptions) run(context.Context) error               { return printVersion(o.env, o.output) }
 
 // printVersion prints the version, commit, build date, Go version and
 // platform, as text or as output (json or yaml) says.

@@ -2,8 +2,9 @@
 // --context, -n, --server, …) and builds the client configuration they
 // select, as kubectl does.
 //
-// Start at Flags (kubeflags.go): AddFlags registers them, Validate checks
-// them, and RESTConfig and Namespace give what they select. Reach (reach.go) asks
+// Start at Flags (kubeflags.go): AddFlags registers them, Validate and
+// ValidateKubeconfig (kubeconfig.go) check them, and RESTConfig and
+// Namespace give what they select. Reach (reach.go) asks
 // the API server once, so that a command fails with an UnreachableError
 // naming the server rather than with a client's retry loop.
 //

@@ -16,7 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/kubernetes"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -99,6 +101,21 @@ type Record struct {
 	failed error
 	// observe is told the outcome of every update.
 	observe func(error)
+}
+
+// Open returns the record of manager in namespace, for a process limited
+// to the namespace scope ("" for every namespace), read through a client
+// of the API server at cfg.
+func Open(ctx context.Context, cfg *rest.Config, namespace, manager, scope string) (*Record, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	rec := New(cs.CoreV1(), namespace, manager, scope)
+	if err := rec.Load(ctx); err != nil {
+		return nil, err
+	}
+	return rec, nil
 }
 
 // New returns the record of manager, the ConfigMap Name(manager) in

@@ -46,7 +46,7 @@ func Compile(path string, file *rules.File, resolveName rules.ResolveFunc, schem
 		}
 	}
 	if err := set.ExcludeNamespaces(exclude); err != nil {
-		return nil, nil, fmt.Errorf("--exclude-namespaces: %w", err)
+		return nil, nil, fmt.Errorf("excluded namespaces: %w", err)
 	}
 	return set, unresolved, nil
 }

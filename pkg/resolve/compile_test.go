@@ -27,8 +27,8 @@ func TestCompileUnreachable(t *testing.T) {
 	}{
 		{name: "not served: unresolved", widgets: fmt.Errorf("widgets: %w", ErrNotServed), wantUnresolved: 1},
 		{name: "could not ask: unreachable", widgets: refused, wantUnreachable: true},
-		{name: "a bad glob names the flag", widgets: &notServedError{name: "widgets"}, exclude: []string{"["},
-			wantErr: `--exclude-namespaces: invalid namespace glob "["`},
+		{name: "a bad glob", widgets: &notServedError{name: "widgets"}, exclude: []string{"["},
+			wantErr: `excluded namespaces: invalid namespace glob "["`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

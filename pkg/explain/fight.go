@@ -1,9 +1,8 @@
-package cli
+package explain
 
 import (
 	"context"
 	"fmt"
-	"io"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,11 +15,11 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/fight"
 )
 
-// fightSeen is a fight of the controller over an object, as its last
+// Fight is a fight of the controller over an object, as its last
 // Warning event (reason fight.Reason) on the object tells: explain runs
 // apart from the controller, and the events are where the controller says
 // so (run --events).
-type fightSeen struct {
+type Fight struct {
 	fight.Fight
 	// Reported is when the controller last reported the fight.
 	Reported time.Time `json:"reported"`
@@ -34,10 +33,10 @@ type fightSeen struct {
 // on every supported server; events.k8s.io Events are the same objects.
 var coreEvents = schema.GroupVersionResource{Version: "v1", Resource: "events"}
 
-// fightOf returns the last fight the controller reported on the object
+// FightOf returns the last fight the controller reported on the object
 // uid in namespace ns ("" for a cluster-scoped object, whose events are in
 // default), or nil when it reported none.
-func fightOf(ctx context.Context, dyn dynamic.Interface, ns string, uid types.UID, now time.Time) (*fightSeen, error) {
+func FightOf(ctx context.Context, dyn dynamic.Interface, ns string, uid types.UID, now time.Time) (*Fight, error) {
 	if ns == "" {
 		ns = metav1.NamespaceDefault
 	}
@@ -46,7 +45,7 @@ func fightOf(ctx context.Context, dyn dynamic.Interface, ns string, uid types.UI
 	if err != nil {
 		return nil, fmt.Errorf("list the object's events in %s: %w", ns, err)
 	}
-	var last *fightSeen
+	var last *Fight
 	for i := range list.Items {
 		e := &list.Items[i]
 		message, _, _ := unstructured.NestedString(e.Object, "message")
@@ -55,7 +54,7 @@ func fightOf(ctx context.Context, dyn dynamic.Interface, ns string, uid types.UI
 			continue
 		}
 		if at := eventTime(e); last == nil || at.After(last.Reported) {
-			last = &fightSeen{Fight: f, Reported: at}
+			last = &Fight{Fight: f, Reported: at}
 		}
 	}
 	if last != nil {
@@ -76,26 +75,4 @@ func eventTime(e *unstructured.Unstructured) time.Time {
 		}
 	}
 	return e.GetCreationTimestamp().Time
-}
-
-// printFight writes what explain knows of a fight over the object.
-func printFight(w io.Writer, x *explained, now time.Time) {
-	switch {
-	case x.FightUnknown != "":
-		fmt.Fprintf(w, "\nFight: unknown: %s\n", x.FightUnknown)
-	case x.Fight != nil:
-		state := "goes on"
-		if !x.Fight.Ongoing {
-			state = "has likely ended (no report since)"
-		}
-		fmt.Fprintf(w, "\nFight (the controller's event, %s ago): it %s\n", now.Sub(x.Fight.Reported).Round(time.Second), state)
-		fmt.Fprintf(w, "  field manager %q reverts what the rules set; the controller's writes to the object back off\n", x.Fight.Manager)
-		for _, k := range x.Fight.Keys {
-			rule := "no rule wants it any more"
-			if k.Rule != "" {
-				rule = "rule " + k.Rule
-			}
-			fmt.Fprintf(w, "  %s %s\t(%s)\n", k.Kind, k.Key, rule)
-		}
-	}
 }

@@ -1,4 +1,4 @@
-package cli
+package help
 
 import (
 	"cmp"
@@ -11,14 +11,10 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/kubeflags"
 )
 
-// printHelp prints c's help to stdout.
-func (e *env) printHelp(c *cobra.Command) {
-	fmt.Fprint(e.Out, help(c))
-}
-
-// help is a command's help text: synopsis, usage, subcommands, examples,
-// its own flags, then the connection flags, if it has any.
-func help(c *cobra.Command) string {
+// Text is a command's help text: synopsis, usage, subcommands, examples,
+// its own flags, then the connection flags (kubeflags.Group), if it has
+// any.
+func Text(c *cobra.Command) string {
 	own, conn := flagGroups(c)
 	use := c.UseLine()
 	if !own.HasFlags() && !conn.HasFlags() && !c.HasSubCommands() {
@@ -26,7 +22,7 @@ func help(c *cobra.Command) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n\nUsage:\n  %s\n", strings.TrimSpace(cmp.Or(c.Long, c.Short)), use)
-	if subs := subcommands(c); len(subs) > 0 {
+	if subs := Subcommands(c); len(subs) > 0 {
 		b.WriteString("\nCommands:\n")
 		for _, s := range subs {
 			fmt.Fprintf(&b, "  %-11s %s\n", s.Name(), s.Short)
@@ -45,7 +41,7 @@ func help(c *cobra.Command) string {
 	if !c.HasParent() {
 		p := c.CommandPath()
 		fmt.Fprintf(&b, "\nRun '%s help COMMAND' or '%s COMMAND --help' for a command's flags;\n'%s --version' prints the version.\n", p, p, p)
-	} else if len(subcommands(c)) > 0 {
+	} else if len(Subcommands(c)) > 0 {
 		fmt.Fprintf(&b, "\nRun '%s COMMAND --help' for a command's flags.\n", c.CommandPath())
 	}
 	return b.String()
@@ -68,9 +64,9 @@ func flagGroups(c *cobra.Command) (own, conn *pflag.FlagSet) {
 	return own, conn
 }
 
-// subcommands are the commands under c that its help lists: neither
+// Subcommands are the commands under c that its help lists: neither
 // hidden nor help itself.
-func subcommands(c *cobra.Command) []*cobra.Command {
+func Subcommands(c *cobra.Command) []*cobra.Command {
 	var out []*cobra.Command
 	for _, s := range c.Commands() {
 		if s.IsAvailableCommand() && s.Name() != "help" {

@@ -1,4 +1,4 @@
-package cli
+package converge
 
 import (
 	"fmt"
@@ -10,22 +10,23 @@ import (
 	"golang.org/x/term"
 )
 
-// progress reports how far `once` has come: on a terminal a line that
+// Progress reports how far a Converger has come: on a terminal a line that
 // updates in place, otherwise one plain line per resource when it is done.
-type progress struct {
+type Progress struct {
 	w    io.Writer
 	live bool
 }
 
-func newProgress(w io.Writer) *progress {
+// NewProgress returns a Progress that writes to w.
+func NewProgress(w io.Writer) *Progress {
 	f, ok := w.(*os.File)
-	return &progress{w: w, live: ok && term.IsTerminal(int(f.Fd()))}
+	return &Progress{w: w, live: ok && term.IsTerminal(int(f.Fd()))}
 }
 
 // track reports on t until the returned stop is called.
-func (p *progress) track(t *tally) (stop func()) {
+func (p *Progress) track(t *Tally) (stop func()) {
 	line := func() string {
-		return fmt.Sprintf("%s: examined %d, changed %d, errors %d", t.resource, t.examined.Load(), t.changed.Load(), t.errors.Load())
+		return fmt.Sprintf("%s: examined %d, changed %d, errors %d", t.Resource, t.examined.Load(), t.changed.Load(), t.errors.Load())
 	}
 	if !p.live {
 		return func() { fmt.Fprintln(p.w, line()) }

@@ -1,14 +1,15 @@
-package cli
+package check
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
-// checkReport is check's answer as -o json and -o yaml print it; docs/cli.md
+// Report is check's answer as -o json and -o yaml print it; docs/cli.md
 // documents its fields, which scripts may rely on.
-type checkReport struct {
+type Report struct {
 	// File is the rules file, as --rules names it.
 	File string `json:"file"`
 	// Valid says that the file loaded: no problem is an error.
@@ -17,20 +18,20 @@ type checkReport struct {
 	Rules int `json:"rules"`
 	// Problems are what is wrong with the file (errors) or may be
 	// (warnings), in the order they were found; never null.
-	Problems []checkProblem `json:"problems"`
+	Problems []Problem `json:"problems"`
 	// Resources are the verdicts on each resource of each rule on the
 	// cluster; absent with --offline and when the file is not valid.
-	Resources []checkVerdict `json:"resources,omitempty"`
+	Resources []Verdict `json:"resources,omitempty"`
 	// OK is what the exit status says: the file is valid and every
 	// resource is served and allowed.
 	OK bool `json:"ok"`
 
 	// rows are the verdicts as the text table prints them.
-	rows []checkRow
+	rows []Row
 }
 
-// checkProblem is one problem of a rules file.
-type checkProblem struct {
+// Problem is one problem of a rules file.
+type Problem struct {
 	// Severity is error or warning.
 	Severity string `json:"severity"`
 	// Path is the field, e.g. rules[1].resources[0]; "" for the file.
@@ -41,8 +42,8 @@ type checkProblem struct {
 	Message string `json:"message"`
 }
 
-// checkVerdict is the verdict on one resource of one rule.
-type checkVerdict struct {
+// Verdict is the verdict on one resource of one rule.
+type Verdict struct {
 	Rule string `json:"rule"`
 	// Resource is the resource as the rule names it.
 	Resource string `json:"resource"`
@@ -55,29 +56,30 @@ type checkVerdict struct {
 	Denied []string `json:"denied,omitempty"`
 }
 
-// Severities of a checkProblem.
+// Severities of a Problem.
 const (
-	severityError   = "error"
-	severityWarning = "warning"
+	SeverityError   = "error"
+	SeverityWarning = "warning"
 )
 
-// addProblems adds problems of severity to r and, when r is printed as
-// text, prints the warnings on e.Err as they are found, as every command
-// does.
-func (e *env) addProblems(r *checkReport, output, severity string, problems []rules.FieldError) {
+// NewReport returns the report on the rules file at path, with no
+// problem yet.
+func NewReport(path string) *Report {
+	return &Report{File: path, Problems: []Problem{}}
+}
+
+// Add adds problems of severity to r.
+func (r *Report) Add(severity string, problems []rules.FieldError) {
 	for _, p := range problems {
-		r.Problems = append(r.Problems, checkProblem{Severity: severity, Path: p.Field, Line: p.Line, Message: p.Message})
-	}
-	if output == "" && severity == severityWarning {
-		warn(e.Err, r.File, problems)
+		r.Problems = append(r.Problems, Problem{Severity: severity, Path: p.Field, Line: p.Line, Message: p.Message})
 	}
 }
 
-// addRows adds the verdicts on the cluster's resources to r.
-func (r *checkReport) addRows(rows []checkRow) {
-	r.rows, r.Resources = rows, []checkVerdict{}
+// AddRows adds the verdicts on the cluster's resources to r.
+func (r *Report) AddRows(rows []Row) {
+	r.rows, r.Resources = rows, []Verdict{}
 	for _, row := range rows {
-		res := checkVerdict{Rule: row.rule, Resource: row.resource, Status: row.status, Denied: row.denied}
+		res := Verdict{Rule: row.rule, Resource: row.resource, Status: row.status, Denied: row.denied}
 		if row.gr.Resource != "" {
 			res.ServedAs = row.servedAs
 		}
@@ -88,28 +90,26 @@ func (r *checkReport) addRows(rows []checkRow) {
 	}
 }
 
-// printReport prints r: as output says, or as text (the file's verdict
-// offline, else the table of resources); it exits 1 unless r is ok.
-func (e *env) printReport(output string, r *checkReport, offline bool) error {
+// Conclude sets r's OK, which the exit status says, and returns it: the
+// file is valid and every resource is served and allowed.
+func (r *Report) Conclude() bool {
 	r.OK = r.Valid
 	for _, res := range r.Resources {
 		r.OK = r.OK && res.Status == "ok"
 	}
-	var err error
-	switch {
-	case output != "":
-		err = encode(e.Out, output, r)
-	case offline:
-		plural := "s"
-		if r.Rules == 1 {
-			plural = ""
-		}
-		_, err = fmt.Fprintf(e.Out, "%s: valid (%d rule%s)\n", r.File, r.Rules, plural)
-	default:
-		_, err = printChecks(e.Out, r.rows)
+	return r.OK
+}
+
+// PrintText writes r as text: offline, the file's verdict; else the table
+// of the verdicts on the cluster's resources.
+func (r *Report) PrintText(w io.Writer, offline bool) error {
+	if !offline {
+		return printRows(w, r.rows)
 	}
-	if err == nil && !r.OK {
-		err = exitCode(1) // what is said above says what is not ok
+	plural := "s"
+	if r.Rules == 1 {
+		plural = ""
 	}
+	_, err := fmt.Fprintf(w, "%s: valid (%d rule%s)\n", r.File, r.Rules, plural)
 	return err
 }

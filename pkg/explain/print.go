@@ -1,7 +1,6 @@
-package cli
+package explain
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -9,32 +8,14 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"sigs.k8s.io/yaml"
-
+	"github.com/kube-annotator/kube-annotator/pkg/diff"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
-// encode writes v to w as output says, json or yaml.
-func encode(w io.Writer, output string, v any) error {
-	if output == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(v)
-	}
-	data, err := yaml.Marshal(v)
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(data)
-	return err
-}
-
-// printExplained writes x as text, or as output (json or yaml) says.
-func printExplained(w io.Writer, output string, x *explained) error {
-	if output != "" {
-		return encode(w, output, x)
-	}
+// Print writes x as text: the object, each rule's verdict, the keys and
+// their owners, conflicts, a fight, and what run would change.
+func Print(w io.Writer, x *Object) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	ref := x.Name
 	if x.Namespace != "" {
@@ -115,6 +96,8 @@ func printInputs(w io.Writer, prefix string, inputs []rules.Input) {
 	}
 }
 
+// printKeyChanges writes changes under title, each key with its old and
+// new value and the rule that wants it.
 func printKeyChanges(w io.Writer, title string, changes []reconcile.KeyChange) {
 	fmt.Fprintln(w, title)
 	if len(changes) == 0 {
@@ -125,7 +108,7 @@ func printKeyChanges(w io.Writer, title string, changes []reconcile.KeyChange) {
 		if rule == "" {
 			rule = "no rule wants it any more"
 		}
-		fmt.Fprintf(w, "  %s %s\t%s → %s\t(%s)\n", c.Kind, c.Key, quoted(c.Old), quoted(c.New), rule)
+		fmt.Fprintf(w, "  %s %s\t%s → %s\t(%s)\n", c.Kind, c.Key, diff.Quoted(c.Old), diff.Quoted(c.New), rule)
 	}
 }
 
@@ -147,9 +130,32 @@ func shorten(v string) string {
 	return strconv.Quote(v)
 }
 
+// ownersText lists the field managers that own a key.
 func ownersText(owners []string) string {
 	if len(owners) == 0 {
 		return "(no owner recorded)"
 	}
 	return strings.Join(owners, ", ")
+}
+
+// printFight writes what explain knows of a fight over the object.
+func printFight(w io.Writer, x *Object, now time.Time) {
+	switch {
+	case x.FightUnknown != "":
+		fmt.Fprintf(w, "\nFight: unknown: %s\n", x.FightUnknown)
+	case x.Fight != nil:
+		state := "goes on"
+		if !x.Fight.Ongoing {
+			state = "has likely ended (no report since)"
+		}
+		fmt.Fprintf(w, "\nFight (the controller's event, %s ago): it %s\n", now.Sub(x.Fight.Reported).Round(time.Second), state)
+		fmt.Fprintf(w, "  field manager %q reverts what the rules set; the controller's writes to the object back off\n", x.Fight.Manager)
+		for _, k := range x.Fight.Keys {
+			rule := "no rule wants it any more"
+			if k.Rule != "" {
+				rule = "rule " + k.Rule
+			}
+			fmt.Fprintf(w, "  %s %s\t(%s)\n", k.Kind, k.Key, rule)
+		}
+	}
 }

@@ -1,4 +1,4 @@
-package cli
+package diff
 
 import (
 	"cmp"
@@ -8,11 +8,11 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/scan"
 )
 
-// ruleSummary says, rule by rule, how many objects diff found that each
+// Summary says, rule by rule, how many objects diff found that each
 // would change: the rules run enforces, from pending; those in audit mode,
 // for which run writes nothing, from audited; and the objects that lose
 // keys no rule wants any more. Rules are listed by name.
-func ruleSummary(pending, audited []*scan.Object) []string {
+func Summary(pending, audited []*scan.Object) []string {
 	enforced := countByRule(pending, func(o *scan.Object) []string {
 		var names []string
 		for _, c := range o.Changes {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kube-annotator/kube-annotator/pkg/check"
 	"sigs.k8s.io/yaml"
 )
 
@@ -33,18 +34,18 @@ func TestCheckOutput(t *testing.T) {
 		name     string
 		args     []string
 		wantCode int
-		want     checkReport
+		want     check.Report
 	}{
 		{"offline", []string{"--rules", valid, "--offline"}, 0, // widgets.example.com is not known offline
-			checkReport{File: valid, Valid: true, Rules: 1, Problems: []checkProblem{{Severity: "warning", Path: "rules[0].resources[1]"}}, OK: true}},
+			check.Report{File: valid, Valid: true, Rules: 1, Problems: []check.Problem{{Severity: "warning", Path: "rules[0].resources[1]"}}, OK: true}},
 		{"offline conflict", []string{"--rules", conflict, "--offline"}, 1,
-			checkReport{File: conflict, Problems: []checkProblem{{Severity: "error", Path: "rules[1].annotations.a"}}}},
+			check.Report{File: conflict, Problems: []check.Problem{{Severity: "error", Path: "rules[1].annotations.a"}}}},
 		{"conflict on a cluster", []string{"--rules", conflict, "--server", srv.URL}, 1,
-			checkReport{File: conflict, Problems: []checkProblem{{Severity: "error", Path: "rules[1].annotations.a"}}}},
+			check.Report{File: conflict, Problems: []check.Problem{{Severity: "error", Path: "rules[1].annotations.a"}}}},
 		{"invalid", []string{"--rules", invalid, "--offline"}, 1,
-			checkReport{File: invalid, Problems: []checkProblem{{Severity: "error", Path: "rules[0].annotations.bad key!", Line: 4}}}},
+			check.Report{File: invalid, Problems: []check.Problem{{Severity: "error", Path: "rules[0].annotations.bad key!", Line: 4}}}},
 		{"on a cluster", []string{"--rules", valid, "--server", srv.URL}, 1,
-			checkReport{File: valid, Valid: true, Rules: 1, Problems: []checkProblem{}, Resources: []checkVerdict{
+			check.Report{File: valid, Valid: true, Rules: 1, Problems: []check.Problem{}, Resources: []check.Verdict{
 				{Rule: "cms", Resource: "cm", ServedAs: "configmaps.v1", Status: "forbidden", Denied: []string{"patch"}},
 				{Rule: "cms", Resource: "widgets.example.com", Status: "not found"},
 			}}},
@@ -53,7 +54,7 @@ func TestCheckOutput(t *testing.T) {
 		for _, output := range []string{"json", "yaml"} {
 			t.Run(tc.name+"/"+output, func(t *testing.T) {
 				stdout, stderr, code := invoke("kube-annotator", append([]string{"check", "-o", output}, tc.args...)...)
-				var got checkReport
+				var got check.Report
 				data := []byte(stdout)
 				if output == "yaml" {
 					var err error
