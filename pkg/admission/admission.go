@@ -12,6 +12,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
@@ -210,7 +211,7 @@ var errFromRelated = errors.New("a value read from the Pod's Node is set by the 
 // ruleKeys lists what c sets, annotations then labels, each sorted.
 func ruleKeys(c *rules.Compiled) []*key {
 	var out []*key
-	add := func(kind string, literal, from, cel map[string]string, fromNamespace map[string]rules.NamespaceKey, related map[string]rules.RelatedKey,
+	add := func(kind string, literal, from, cel map[string]string, fromNamespace map[string]rulefile.NamespaceKey, related map[string]rulefile.RelatedKey,
 		ifAbsent map[string]bool, defaults map[string]string) {
 		var keys []*key
 		for name, v := range literal {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 	"github.com/kube-annotator/kube-annotator/test/testutil"
@@ -147,10 +148,10 @@ func TestTranslate(t *testing.T) {
 				{name: "applied", gvr: configMaps, obj: cm("ns", "x", nil, nil, nil), wantAnns: map[string]string{"a": "1", marker: "a"}},
 				{name: "an audit rule takes no key", gvr: configMaps, obj: cm("ns", "x", nil, map[string]string{"app": "x"}, nil),
 					wantAnns: map[string]string{"a": "1", marker: "a"}, wantLabels: map[string]string{"app": "x"}},
-				{name: "the object opts out", gvr: configMaps, obj: cm("ns", "x", map[string]string{rules.IgnoreAnnotation: "true"}, nil, nil)},
+				{name: "the object opts out", gvr: configMaps, obj: cm("ns", "x", map[string]string{rulefile.IgnoreAnnotation: "true"}, nil, nil)},
 				{name: "its namespace opts out", gvr: configMaps, obj: cm("ns", "x", nil, nil, nil), nsIgnored: true},
 				{name: "a Namespace that opts out", gvr: namespaces, obj: &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
-					ObjectMeta: metav1.ObjectMeta{Name: "n", Annotations: map[string]string{rules.IgnoreAnnotation: "true"}}}},
+					ObjectMeta: metav1.ObjectMeta{Name: "n", Annotations: map[string]string{rulefile.IgnoreAnnotation: "true"}}}},
 			}},
 		{name: "namespace globs",
 			rules:    "rules:\n- {name: r, resources: [configmaps, namespaces], namespaces: ['team-*'], excludeNamespaces: ['team-b*'], annotations: {a: '1'}}\n",
@@ -360,7 +361,7 @@ func checkRequest(t *testing.T, set *rules.Set, policies []*compiled, rq request
 		obj, ignored := rq.obj, false
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns", Labels: rq.ns}}
 		if rq.nsIgnored {
-			ns.Annotations = map[string]string{rules.IgnoreAnnotation: "true"}
+			ns.Annotations = map[string]string{rulefile.IgnoreAnnotation: "true"}
 		}
 		if rq.gvr == namespaces {
 			ns = nil
@@ -399,7 +400,7 @@ func checkRequest(t *testing.T, set *rules.Set, policies []*compiled, rq request
 	obj := &unstructured.Unstructured{Object: u}
 	ns := &metav1.ObjectMeta{Labels: rq.ns}
 	if rq.nsIgnored {
-		ns.Annotations = map[string]string{rules.IgnoreAnnotation: "true"}
+		ns.Annotations = map[string]string{rulefile.IgnoreAnnotation: "true"}
 	}
 	d, err := reconcile.Decide(target, obj, source.Namespaces(func(string) (metav1.Object, bool) { return ns, true }), reconcile.FieldManager)
 	if err != nil {

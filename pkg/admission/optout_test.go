@@ -3,7 +3,7 @@ package admission
 import (
 	"testing"
 
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 )
 
@@ -22,12 +22,12 @@ func TestTranslateOptOutLocked(t *testing.T) {
 	for _, p := range policies {
 		compiledPolicies = append(compiledPolicies, compilePolicy(t, p.Policy))
 	}
-	ignore := map[string]string{rules.IgnoreAnnotation: "true"}
+	ignore := map[string]string{rulefile.IgnoreAnnotation: "true"}
 	for _, rq := range []request{
 		{name: "not opted out: both", gvr: configMaps, obj: cm("ns", "x", nil, nil, nil),
 			wantAnns: map[string]string{"team": "a", "psa": "open", marker: "label:psa,psa,team"}, wantLabels: map[string]string{"psa": "baseline"}},
 		{name: "opted out: the locked rule only", gvr: configMaps, obj: cm("ns", "x", ignore, nil, nil),
-			wantAnns: map[string]string{rules.IgnoreAnnotation: "true", "psa": "locked", marker: "label:psa,psa"}, wantLabels: map[string]string{"psa": "baseline"}},
+			wantAnns: map[string]string{rulefile.IgnoreAnnotation: "true", "psa": "locked", marker: "label:psa,psa"}, wantLabels: map[string]string{"psa": "baseline"}},
 		{name: "its namespace opted out: the locked rule only", gvr: configMaps, obj: cm("ns", "x", nil, nil, nil), nsIgnored: true,
 			wantAnns: map[string]string{"psa": "locked", marker: "label:psa,psa"}, wantLabels: map[string]string{"psa": "baseline"}},
 	} {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 )
 
 // CEL expressions for what the admitted object's selection reads.
@@ -30,9 +31,9 @@ const (
 )
 
 // optsOut is a CEL condition: the object expression obj carries
-// rules.IgnoreAnnotation: "true".
+// rulefile.IgnoreAnnotation: "true".
 func optsOut(obj string) string {
-	return fmt.Sprintf(`(%s.metadata.?annotations[?%s].orValue("") == "true")`, obj, quote(rules.IgnoreAnnotation))
+	return fmt.Sprintf(`(%s.metadata.?annotations[?%s].orValue("") == "true")`, obj, quote(rulefile.IgnoreAnnotation))
 }
 
 // condition is one named CEL condition of a rule's selection.

@@ -16,6 +16,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/rbac"
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
@@ -35,7 +36,7 @@ type Row struct {
 // does with it, in namespace ("" for all). A resource that is not served or
 // not allowed is a row saying so; an error means that the API server could
 // not be asked, so there is no verdict.
-func Rules(ctx context.Context, file *rules.File, resolver rules.ResolveFunc, cs kubernetes.Interface, namespace string) ([]Row, error) {
+func Rules(ctx context.Context, file *rulefile.File, resolver rules.ResolveFunc, cs kubernetes.Interface, namespace string) ([]Row, error) {
 	var rows []Row
 	for _, rule := range file.Rules {
 		for _, name := range rule.Resources {
@@ -77,7 +78,7 @@ func printRows(out io.Writer, rows []Row) error {
 // (rbac.Needs) when limited to namespace ("" for all). A resource the
 // server does not serve has the status "not found"; an error says that the
 // server could not be asked. The row's rule is left to the caller.
-func checkResource(ctx context.Context, resolver rules.ResolveFunc, cs kubernetes.Interface, rule *rules.Rule, name, namespace string) (Row, error) {
+func checkResource(ctx context.Context, resolver rules.ResolveFunc, cs kubernetes.Interface, rule *rulefile.Rule, name, namespace string) (Row, error) {
 	res, err := resolver(name)
 	if errors.Is(err, resolve.ErrNotServed) {
 		return Row{resource: name, servedAs: "-", status: "not found"}, nil
@@ -118,7 +119,7 @@ func deniedAccess(a rbac.Access, namespace string) string {
 
 // Resolved maps the names in file's rules that resolveName resolves to
 // their group and resource.
-func Resolved(file *rules.File, resolveName rules.ResolveFunc) map[string]schema.GroupResource {
+func Resolved(file *rulefile.File, resolveName rules.ResolveFunc) map[string]schema.GroupResource {
 	out := map[string]schema.GroupResource{}
 	for _, rule := range file.Rules {
 		for _, name := range rule.Resources {

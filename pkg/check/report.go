@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 )
 
 // Report is check's answer as -o json and -o yaml print it; docs/cli.md
@@ -69,7 +69,7 @@ func NewReport(path string) *Report {
 }
 
 // Add adds problems of severity to r.
-func (r *Report) Add(severity string, problems []rules.FieldError) {
+func (r *Report) Add(severity string, problems []rulefile.FieldError) {
 	for _, p := range problems {
 		r.Problems = append(r.Problems, Problem{Severity: severity, Path: p.Field, Line: p.Line, Message: p.Message})
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/rbac"
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/staticdiscovery"
 )
 
@@ -88,7 +89,7 @@ func (o *checkOptions) run(ctx context.Context) error {
 // conflicts and cycles that only resolved names show (errors), and
 // reports the names it does not know as warnings, which do not fail the
 // check, as a cluster may serve them.
-func (o *checkOptions) checkOffline(file *rules.File, r *check.Report) error {
+func (o *checkOptions) checkOffline(file *rulefile.File, r *check.Report) error {
 	_, res, err := o.cluster.resolver()
 	if err != nil {
 		return err
@@ -110,7 +111,7 @@ func (o *checkOptions) checkOffline(file *rules.File, r *check.Report) error {
 // -o is given, it is the report's errors, and the file counts no valid
 // rules; otherwise it is returned as it is.
 func (o *checkOptions) reportInvalid(r *check.Report, err error) error {
-	var invalid *rules.Error
+	var invalid *rulefile.Error
 	if !errors.As(err, &invalid) || o.output == "" {
 		return err
 	}
@@ -122,7 +123,7 @@ func (o *checkOptions) reportInvalid(r *check.Report, err error) error {
 // addProblems adds problems of severity to r and, when r is printed as
 // text, prints the warnings on stderr as they are found, as every command
 // does.
-func (o *checkOptions) addProblems(r *check.Report, severity string, problems []rules.FieldError) {
+func (o *checkOptions) addProblems(r *check.Report, severity string, problems []rulefile.FieldError) {
 	r.Add(severity, problems)
 	if o.output == "" && severity == check.SeverityWarning {
 		warn(o.Err, r.File, problems)

@@ -18,6 +18,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/kubeflags"
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 	"github.com/kube-annotator/kube-annotator/pkg/scan"
 	"github.com/kube-annotator/kube-annotator/pkg/version"
@@ -168,13 +169,13 @@ func (f *clusterFlags) namespace() string {
 
 // compiled is a rules file compiled against a cluster's discovery.
 type compiled struct {
-	file *rules.File
+	file *rulefile.File
 	cfg  *rest.Config
 	// resolver resolves resources through the cluster's discovery, which
 	// it asked once for the rules and caches.
 	resolver   *resolve.Resolver
 	set        *rules.Set
-	unresolved []rules.FieldError
+	unresolved []rulefile.FieldError
 }
 
 // session is a rules file compiled against a cluster.

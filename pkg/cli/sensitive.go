@@ -7,17 +7,17 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rbac"
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 )
 
 // warnSensitive writes to w, as warnings about the rules file at path,
 // sensitiveProblems.
-func warnSensitive(w io.Writer, path string, file *rules.File, resolved map[string]schema.GroupResource) {
+func warnSensitive(w io.Writer, path string, file *rulefile.File, resolved map[string]schema.GroupResource) {
 	warn(w, path, rbac.Sensitive(file, resolved))
 }
 
 // warn writes each problem to w as a warning about the rules file at path.
-func warn(w io.Writer, path string, problems []rules.FieldError) {
+func warn(w io.Writer, path string, problems []rulefile.FieldError) {
 	for _, p := range problems {
 		fmt.Fprintf(w, "warning: %s: %s\n", path, p)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 	"github.com/kube-annotator/kube-annotator/test/testutil"
 )
@@ -42,7 +43,7 @@ func TestCachedDecidesAsWhole(t *testing.T) {
 		m, ok := map[string]*metav1.ObjectMeta{
 			"ns":     {Name: "ns", Labels: map[string]string{"team": "a"}, Annotations: map[string]string{"example.com/cost": "7"}},
 			"prod-1": {Name: "prod-1", Labels: map[string]string{"team": "b", "env": "prod"}},
-			"other":  {Name: "other", Annotations: map[string]string{rules.IgnoreAnnotation: "true"}},
+			"other":  {Name: "other", Annotations: map[string]string{rulefile.IgnoreAnnotation: "true"}},
 		}[ns]
 		return m, ok
 	})
@@ -116,7 +117,7 @@ func randomObject(rng *rand.Rand, namespace bool) *unstructured.Unstructured {
 	u.Object["data"] = map[string]any{"b": pick([]string{"1", "2"})}
 	anns := u.GetAnnotations()
 	if rng.IntN(10) == 0 {
-		anns[rules.IgnoreAnnotation] = "true" // the object opts out
+		anns[rulefile.IgnoreAnnotation] = "true" // the object opts out
 	}
 	if rng.IntN(4) == 0 { // an admission policy set keys, and listed them
 		gr := configMaps.GroupResource()

@@ -16,6 +16,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 	"github.com/kube-annotator/kube-annotator/test/testutil"
 )
@@ -268,7 +269,7 @@ func TestPruneComplete(t *testing.T) {
 		{name: "a key of ours", cached: ours("x")},
 		{name: "a key of ours on an object that opts out", cached: func() *unstructured.Unstructured {
 			u := ours("x")
-			u.SetAnnotations(map[string]string{"a": "1", rules.IgnoreAnnotation: "true"})
+			u.SetAnnotations(map[string]string{"a": "1", rulefile.IgnoreAnnotation: "true"})
 			return u
 		}()},
 		{name: "a sync under way", cached: clean, setup: func(_ *Controller, r *resource) func() {

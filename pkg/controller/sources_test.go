@@ -10,6 +10,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 	"github.com/kube-annotator/kube-annotator/test/testutil"
@@ -38,7 +39,7 @@ func settingsRules(t *testing.T) *rules.Set {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.Rules[0].LabelsFromRelated = map[string]rules.RelatedKey{"team": {Source: settingsSource, Kind: "label", Key: "team"}}
+	f.Rules[0].LabelsFromRelated = map[string]rulefile.RelatedKey{"team": {Source: settingsSource, Kind: "label", Key: "team"}}
 	set, unresolved, err := rules.Compile("rules.yaml", f, func(name string) (source.Resource, error) {
 		return rulestest.Pods, nil
 	})

@@ -12,6 +12,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/record"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 	"github.com/kube-annotator/kube-annotator/pkg/scan"
 )
@@ -82,7 +83,7 @@ func (cv *Converger) Converge(ctx context.Context, t *rules.Target) *Tally {
 // that no rule of set names (Prune), and returns what it did, first the
 // resources of the rules file that are not served (unresolved), and
 // whether any failed.
-func (cv *Converger) All(ctx context.Context, set *rules.Set, unresolved []rules.FieldError, rec *record.Record, resolve func(schema.GroupResource) (source.Resource, error)) (tallies []*Tally, failed bool) {
+func (cv *Converger) All(ctx context.Context, set *rules.Set, unresolved []rulefile.FieldError, rec *record.Record, resolve func(schema.GroupResource) (source.Resource, error)) (tallies []*Tally, failed bool) {
 	for _, u := range unresolved {
 		tallies = append(tallies, &Tally{Resource: u.Field, Note: u.Message})
 	}

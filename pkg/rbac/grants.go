@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
@@ -27,7 +28,7 @@ type Grant struct {
 // Grants returns the grant of every resource the rules of file name,
 // sorted by group and resource; resolved maps each name as written to its
 // resource (a name it lacks is left out).
-func Grants(file *rules.File, resolved map[string]source.Resource) []Grant {
+func Grants(file *rulefile.File, resolved map[string]source.Resource) []Grant {
 	type grant struct {
 		namespaces map[string]bool
 		cluster    bool
@@ -72,7 +73,7 @@ func Grants(file *rules.File, resolved map[string]source.Resource) []Grant {
 // none or one is a glob (*, ?, [a-z], or an escape), which may match a
 // namespace created later. excludeNamespaces and namespaceSelector only
 // narrow a selection: they confine nothing by themselves.
-func ConfinedTo(rule *rules.Rule) ([]string, bool) {
+func ConfinedTo(rule *rulefile.Rule) ([]string, bool) {
 	if len(rule.Namespaces) == 0 {
 		return nil, false
 	}
@@ -87,7 +88,7 @@ func ConfinedTo(rule *rules.Rule) ([]string, bool) {
 // watchesNamespaces reports whether the controller watches namespaces for
 // the rules, asking rules.NeedsNamespaces of each resource a rule names, as
 // the controller asks it of each target.
-func watchesNamespaces(file *rules.File, resolved map[string]source.Resource) bool {
+func watchesNamespaces(file *rulefile.File, resolved map[string]source.Resource) bool {
 	for _, rule := range file.Rules {
 		for _, name := range rule.Resources {
 			if rules.NeedsNamespaces(resolved[name].Namespaced, rule.NamespaceSelector != "") {
@@ -101,10 +102,10 @@ func watchesNamespaces(file *rules.File, resolved map[string]source.Resource) bo
 // relatedResources returns the resources of the related objects that the
 // rules read values from (fromNode: nodes), which the controller lists and
 // watches.
-func relatedResources(file *rules.File) []schema.GroupResource {
+func relatedResources(file *rulefile.File) []schema.GroupResource {
 	var srcs []*source.Source
 	for _, r := range file.Rules {
-		for _, m := range []map[string]rules.RelatedKey{r.AnnotationsFromRelated, r.LabelsFromRelated} {
+		for _, m := range []map[string]rulefile.RelatedKey{r.AnnotationsFromRelated, r.LabelsFromRelated} {
 			for _, k := range m {
 				if !slices.Contains(srcs, k.Source) {
 					srcs = append(srcs, k.Source)
@@ -132,7 +133,7 @@ type Access struct {
 // in that namespace; else the Watched verbs in all namespaces and the
 // Written ones in the namespaces rule is confined to (ConfinedTo), or in
 // all. It is what Grants grants for a rule, as `check` asks it.
-func Needs(rule *rules.Rule, namespaced bool, namespace string) []Access {
+func Needs(rule *rulefile.Rule, namespaced bool, namespace string) []Access {
 	if !namespaced {
 		namespace = ""
 	}
@@ -155,8 +156,8 @@ func Needs(rule *rules.Rule, namespaced bool, namespace string) []Access {
 
 // readsFrom reports whether rule r reads values from the objects of src,
 // so that run watches them.
-func readsFrom(r *rules.Rule, src *source.Source) bool {
-	for _, m := range []map[string]rules.RelatedKey{r.AnnotationsFromRelated, r.LabelsFromRelated} {
+func readsFrom(r *rulefile.Rule, src *source.Source) bool {
+	for _, m := range []map[string]rulefile.RelatedKey{r.AnnotationsFromRelated, r.LabelsFromRelated} {
 		for _, k := range m {
 			if k.Source == src {
 				return true

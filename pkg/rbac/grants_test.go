@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 )
 
 // A rule is confined to its namespaces only when it names them all
@@ -23,7 +23,7 @@ func TestConfinedTo(t *testing.T) {
 		{namespaces: []string{`\a`}},
 	}
 	for _, tc := range tests {
-		got, ok := ConfinedTo(&rules.Rule{Namespaces: tc.namespaces})
+		got, ok := ConfinedTo(&rulefile.Rule{Namespaces: tc.namespaces})
 		if ok != tc.ok || !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("ConfinedTo(%q) = %q, %v; want %q, %v", tc.namespaces, got, ok, tc.want, tc.ok)
 		}
@@ -33,11 +33,11 @@ func TestConfinedTo(t *testing.T) {
 // check asks what rbac grants: the informer's verbs where run lists, the
 // writes where the rule confines them.
 func TestNeeds(t *testing.T) {
-	confined := &rules.Rule{Namespaces: []string{"a", "b"}}
-	everywhere := &rules.Rule{Namespaces: []string{"a*"}}
+	confined := &rulefile.Rule{Namespaces: []string{"a", "b"}}
+	everywhere := &rulefile.Rule{Namespaces: []string{"a*"}}
 	tests := []struct {
 		name       string
-		rule       *rules.Rule
+		rule       *rulefile.Rule
 		namespaced bool
 		namespace  string
 		want       []Access

@@ -10,7 +10,7 @@ import (
 	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
@@ -38,7 +38,7 @@ type Options struct {
 // the ClusterRole and ClusterRoleBinding, then a Role and RoleBinding per
 // namespace — the ServiceAccount's first, then the namespaces the
 // controller writes in without a cluster-wide grant (Grants), sorted.
-func Generate(file *rules.File, resolved map[string]source.Resource, o Options) []any {
+func Generate(file *rulefile.File, resolved map[string]source.Resource, o Options) []any {
 	grants := Grants(file, resolved)
 	labels := map[string]string{"app.kubernetes.io/name": "kube-annotator"}
 	subject := rbacv1ac.Subject().WithKind(rbacv1.ServiceAccountKind).WithName(o.Name).WithNamespace(o.Namespace)
@@ -85,7 +85,7 @@ func YAML(objs []any) (string, error) {
 // ResourceVerb on the resources written cluster-wide, then the Watched
 // verbs on those written only in some namespaces; then what the
 // controller only reads or creates cluster-wide.
-func clusterRules(grants []Grant, file *rules.File, resolved map[string]source.Resource, o Options) []*rbacv1ac.PolicyRuleApplyConfiguration {
+func clusterRules(grants []Grant, file *rulefile.File, resolved map[string]source.Resource, o Options) []*rbacv1ac.PolicyRuleApplyConfiguration {
 	cluster, watched := map[string][]string{}, map[string][]string{}
 	ruled := map[string][]string{}
 	for _, g := range grants {

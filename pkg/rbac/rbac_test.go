@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kube-annotator/kube-annotator/pkg/record"
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
@@ -24,10 +24,10 @@ type object struct {
 
 // generate returns the objects Generate makes for rs, with the resources
 // of the tests, as YAML prints them.
-func generate(t *testing.T, rs []rules.Rule, o Options) []object {
+func generate(t *testing.T, rs []rulefile.Rule, o Options) []object {
 	t.Helper()
 	o.Name, o.Namespace = cmp.Or(o.Name, "ka"), cmp.Or(o.Namespace, "sys")
-	out, err := YAML(Generate(&rules.File{Rules: rs}, resolved, o))
+	out, err := YAML(Generate(&rulefile.File{Rules: rs}, resolved, o))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,12 +80,12 @@ var (
 // resource keeps the writes in the ClusterRole.
 func TestGenerateScopes(t *testing.T) {
 	annotate := map[string]string{"a": "1"}
-	r := func(name string, resources []string, namespaces ...string) rules.Rule {
-		return rules.Rule{Name: name, Resources: resources, Namespaces: namespaces, Annotations: annotate}
+	r := func(name string, resources []string, namespaces ...string) rulefile.Rule {
+		return rulefile.Rule{Name: name, Resources: resources, Namespaces: namespaces, Annotations: annotate}
 	}
 	tests := []struct {
 		name    string
-		rules   []rules.Rule
+		rules   []rulefile.Rule
 		cluster []rbacv1.PolicyRule
 		// roles are the rules of the Roles outside the ServiceAccount's
 		// namespace, by namespace.
@@ -94,28 +94,28 @@ func TestGenerateScopes(t *testing.T) {
 		// record's and the Lease's.
 		own []rbacv1.PolicyRule
 	}{
-		{name: "literal namespaces: Roles", rules: []rules.Rule{r("a", []string{"pods", "deployments"}, "team-b", "team-a")},
+		{name: "literal namespaces: Roles", rules: []rulefile.Rule{r("a", []string{"pods", "deployments"}, "team-b", "team-a")},
 			cluster: []rbacv1.PolicyRule{rule("", []string{"pods"}, watchVerbs...), rule("apps", []string{"deployments"}, watchVerbs...), nsWatch},
 			roles: map[string][]rbacv1.PolicyRule{
 				"team-a": {rule("", []string{"pods"}, writtenVerbs...), rule("apps", []string{"deployments"}, writtenVerbs...)},
 				"team-b": {rule("", []string{"pods"}, writtenVerbs...), rule("apps", []string{"deployments"}, writtenVerbs...)},
 			}},
-		{name: "a glob: ClusterRole", rules: []rules.Rule{r("a", []string{"pods"}, "team-a", "team-*")},
+		{name: "a glob: ClusterRole", rules: []rulefile.Rule{r("a", []string{"pods"}, "team-a", "team-*")},
 			cluster: []rbacv1.PolicyRule{rule("", []string{"pods"}, allVerbs...), nsWatch}},
-		{name: "no namespaces: ClusterRole", rules: []rules.Rule{r("a", []string{"pods"})},
+		{name: "no namespaces: ClusterRole", rules: []rulefile.Rule{r("a", []string{"pods"})},
 			cluster: []rbacv1.PolicyRule{rule("", []string{"pods"}, allVerbs...), nsWatch}},
-		{name: "one rule of a resource not confined: ClusterRole", rules: []rules.Rule{r("a", []string{"pods"}, "team-a"), r("b", []string{"po"}, "team-?")},
+		{name: "one rule of a resource not confined: ClusterRole", rules: []rulefile.Rule{r("a", []string{"pods"}, "team-a"), r("b", []string{"po"}, "team-?")},
 			cluster: []rbacv1.PolicyRule{rule("", []string{"pods"}, allVerbs...), nsWatch}},
-		{name: "mixed", rules: []rules.Rule{r("a", []string{"pods", "configmaps"}, "team-a"), r("b", []string{"configmaps", "nodes"}), r("c", []string{"po"}, "team-b", "sys")},
+		{name: "mixed", rules: []rulefile.Rule{r("a", []string{"pods", "configmaps"}, "team-a"), r("b", []string{"configmaps", "nodes"}), r("c", []string{"po"}, "team-b", "sys")},
 			cluster: []rbacv1.PolicyRule{rule("", []string{"configmaps", "nodes"}, allVerbs...), rule("", []string{"pods"}, watchVerbs...), nsWatch},
 			roles: map[string][]rbacv1.PolicyRule{
 				"team-a": {rule("", []string{"pods"}, writtenVerbs...)},
 				"team-b": {rule("", []string{"pods"}, writtenVerbs...)},
 			},
 			own: []rbacv1.PolicyRule{rule("", []string{"pods"}, writtenVerbs...)}},
-		{name: "a cluster-scoped resource is written cluster-wide", rules: []rules.Rule{r("a", []string{"nodes", "namespaces"}, "team-a")},
+		{name: "a cluster-scoped resource is written cluster-wide", rules: []rulefile.Rule{r("a", []string{"nodes", "namespaces"}, "team-a")},
 			cluster: []rbacv1.PolicyRule{rule("", []string{"namespaces", "nodes"}, allVerbs...)}},
-		{name: "a namespace selector confines nothing", rules: []rules.Rule{{Name: "a", Resources: []string{"nodes"}, NamespaceSelector: "team", Annotations: annotate}},
+		{name: "a namespace selector confines nothing", rules: []rulefile.Rule{{Name: "a", Resources: []string{"nodes"}, NamespaceSelector: "team", Annotations: annotate}},
 			cluster: []rbacv1.PolicyRule{rule("", []string{"nodes"}, allVerbs...), nsWatch}},
 	}
 	for _, tc := range tests {
@@ -155,24 +155,24 @@ func TestGenerateScopes(t *testing.T) {
 // namespaces whose labels rules only read, and Nodes a rule reads values
 // from, are listed and watched, not patched.
 func TestGenerateClusterRole(t *testing.T) {
-	fromNode := map[string]rules.RelatedKey{"zone": {Source: source.Node, Kind: "label", Key: "zone"}}
+	fromNode := map[string]rulefile.RelatedKey{"zone": {Source: source.Node, Kind: "label", Key: "zone"}}
 	tests := []struct {
 		name  string
-		rules []rules.Rule
+		rules []rulefile.Rule
 		opts  Options
 		want  []rbacv1.PolicyRule
 	}{
-		{name: "one rule per group, sorted", rules: []rules.Rule{{Resources: []string{"deployments", "pods", "po"}}},
+		{name: "one rule per group, sorted", rules: []rulefile.Rule{{Resources: []string{"deployments", "pods", "po"}}},
 			want: []rbacv1.PolicyRule{rule("", []string{"pods"}, allVerbs...), rule("apps", []string{"deployments"}, allVerbs...), nsWatch}},
-		{name: "ruled namespaces are patched", rules: []rules.Rule{{Resources: []string{"pods", "namespaces"}}},
+		{name: "ruled namespaces are patched", rules: []rulefile.Rule{{Resources: []string{"pods", "namespaces"}}},
 			want: []rbacv1.PolicyRule{rule("", []string{"namespaces", "pods"}, allVerbs...)}},
-		{name: "cluster-scoped resources watch no namespaces", rules: []rules.Rule{{Resources: []string{"nodes"}}},
+		{name: "cluster-scoped resources watch no namespaces", rules: []rulefile.Rule{{Resources: []string{"nodes"}}},
 			want: []rbacv1.PolicyRule{rule("", []string{"nodes"}, allVerbs...)}},
-		{name: "Nodes a rule reads values from are read only", rules: []rules.Rule{{Resources: []string{"pods"}, LabelsFromRelated: fromNode}},
+		{name: "Nodes a rule reads values from are read only", rules: []rulefile.Rule{{Resources: []string{"pods"}, LabelsFromRelated: fromNode}},
 			want: []rbacv1.PolicyRule{rule("", []string{"pods"}, allVerbs...), nsWatch, rule("", []string{"nodes"}, "list", "watch")}},
-		{name: "ruled Nodes are patched", rules: []rules.Rule{{Resources: []string{"pods", "nodes"}, LabelsFromRelated: fromNode}},
+		{name: "ruled Nodes are patched", rules: []rulefile.Rule{{Resources: []string{"pods", "nodes"}, LabelsFromRelated: fromNode}},
 			want: []rbacv1.PolicyRule{rule("", []string{"nodes", "pods"}, allVerbs...), nsWatch}},
-		{name: "events and admission policies", rules: []rules.Rule{{Resources: []string{"nodes"}}}, opts: Options{Events: true, Admission: true},
+		{name: "events and admission policies", rules: []rulefile.Rule{{Resources: []string{"nodes"}}}, opts: Options{Events: true, Admission: true},
 			want: []rbacv1.PolicyRule{rule("", []string{"nodes"}, allVerbs...), rule("events.k8s.io", []string{"events"}, "create", "patch"),
 				rule("admissionregistration.k8s.io", []string{"mutatingadmissionpolicies", "mutatingadmissionpolicybindings"}, "list", "create", "patch", "delete")}},
 	}
@@ -198,7 +198,7 @@ func TestGenerateOwnRole(t *testing.T) {
 		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "update"}, ResourceNames: []string{"kube-annotator"}},
 	}
 	for _, leases := range []bool{false, true} {
-		objs := generate(t, []rules.Rule{{Resources: []string{"pods"}}}, Options{Lease: "kube-annotator", Record: record.Name("team-a"), LeaderElection: leases})
+		objs := generate(t, []rulefile.Rule{{Resources: []string{"pods"}}}, Options{Lease: "kube-annotator", Record: record.Name("team-a"), LeaderElection: leases})
 		want := recordRules
 		if leases {
 			want = append(want, leaseRules...)
@@ -218,16 +218,16 @@ func TestGenerateOwnRole(t *testing.T) {
 func TestWatchesNamespaces(t *testing.T) {
 	tests := []struct {
 		name  string
-		rules []rules.Rule
+		rules []rulefile.Rule
 		want  bool
 	}{
-		{name: "namespaced resource", rules: []rules.Rule{{Resources: []string{"nodes", "pods"}}}, want: true},
-		{name: "cluster-scoped resources", rules: []rules.Rule{{Resources: []string{"nodes"}}, {Resources: []string{"namespaces"}}}},
-		{name: "namespace labels", rules: []rules.Rule{{Resources: []string{"nodes"}}, {Resources: []string{"nodes"}, NamespaceSelector: "team"}}, want: true},
+		{name: "namespaced resource", rules: []rulefile.Rule{{Resources: []string{"nodes", "pods"}}}, want: true},
+		{name: "cluster-scoped resources", rules: []rulefile.Rule{{Resources: []string{"nodes"}}, {Resources: []string{"namespaces"}}}},
+		{name: "namespace labels", rules: []rulefile.Rule{{Resources: []string{"nodes"}}, {Resources: []string{"nodes"}, NamespaceSelector: "team"}}, want: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := watchesNamespaces(&rules.File{Rules: tc.rules}, resolved); got != tc.want {
+			if got := watchesNamespaces(&rulefile.File{Rules: tc.rules}, resolved); got != tc.want {
 				t.Errorf("watchesNamespaces = %v, want %v", got, tc.want)
 			}
 		})

@@ -5,18 +5,18 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/sensitive"
 )
 
 // sensitiveProblem is the warning about resource j of rule i, which the
 // rule names as written and which is s.
-func sensitiveProblem(i, j int, rule, written string, s sensitive.Resource) rules.FieldError {
+func sensitiveProblem(i, j int, rule, written string, s sensitive.Resource) rulefile.FieldError {
 	target := written
 	if canonical := s.GroupResource.String(); canonical != written {
 		target = fmt.Sprintf("%s (%s)", written, canonical)
 	}
-	return rules.FieldError{Field: fmt.Sprintf("rules[%d].resources[%d]", i, j), Message: fmt.Sprintf(
+	return rulefile.FieldError{Field: fmt.Sprintf("rules[%d].resources[%d]", i, j), Message: fmt.Sprintf(
 		"rule %q targets %s: the ClusterRole that the rbac command generates grants get, list, watch and patch on all of them, cluster-wide, so the controller's service account can %s",
 		rule, target, s.Can)}
 }
@@ -26,8 +26,8 @@ func sensitiveProblem(i, j int, rule, written string, s sensitive.Resource) rule
 // access to all of its objects. resolved maps names as written to the
 // group and resource they stand for on the cluster; a name it lacks is
 // classified as written.
-func Sensitive(file *rules.File, resolved map[string]schema.GroupResource) []rules.FieldError {
-	var out []rules.FieldError
+func Sensitive(file *rulefile.File, resolved map[string]schema.GroupResource) []rulefile.FieldError {
+	var out []rulefile.FieldError
 	for i, rule := range file.Rules {
 		for j, name := range rule.Resources {
 			s, ok := sensitive.ByName(name)

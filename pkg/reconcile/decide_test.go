@@ -12,6 +12,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 	"github.com/kube-annotator/kube-annotator/test/testutil"
@@ -133,7 +134,7 @@ func TestDecide(t *testing.T) {
 			rules: "rules:\n- {name: r, resources: [configmaps], mode: audit, annotations: {a: '1'}}\n",
 			obj:   obj("ns", "x", map[string]string{"a": "1", marker: "a"}, nil, kubectl)},
 		{name: "set at admission, the object opts out: left alone", rules: "rules:\n- {name: r, resources: [configmaps], labels: {l: x}}\n",
-			obj: obj("ns", "x", map[string]string{"a": "1", marker: "a", rules.IgnoreAnnotation: "true"}, nil, kubectl)},
+			obj: obj("ns", "x", map[string]string{"a": "1", marker: "a", rulefile.IgnoreAnnotation: "true"}, nil, kubectl)},
 		{name: "set at admission and still wanted: no write", rules: ab,
 			obj: obj("ns", "x", map[string]string{"a": "1", "b": "2", marker: "a,b"}, nil, kubectl)},
 		{name: "set at admission, no rule wants it: deleted with the marker",
@@ -266,7 +267,7 @@ func TestDecidePruneAndOwns(t *testing.T) {
 		{name: "pruned: no managedFields", target: pruned, obj: obj("ns", "x", anns, lbls)},
 		{name: "pruned: keys ours no longer on the object", target: pruned, obj: obj("ns", "x", map[string]string{"user": "u"}, nil, ours)},
 		{name: "pruned: an object that opts out is left alone, but its keys still count", target: pruned,
-			obj: obj("ns", "x", map[string]string{"a": "1", rules.IgnoreAnnotation: "true"}, lbls, ours), wantOwns: true},
+			obj: obj("ns", "x", map[string]string{"a": "1", rulefile.IgnoreAnnotation: "true"}, lbls, ours), wantOwns: true},
 		{name: "ruled and converged, keys ours", target: target(t, ab), obj: obj("ns", "x", anns, nil, ours), wantOwns: true},
 		{name: "ruled and converged, keys theirs", target: target(t, ab), obj: obj("ns", "x", anns, nil, theirs)},
 	}

@@ -8,7 +8,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 	"github.com/kube-annotator/kube-annotator/test/testutil"
 )
@@ -20,8 +20,8 @@ func TestDecideOptOutLocked(t *testing.T) {
 	const rulesFile = "rules:\n- {name: psa, resources: [configmaps], allowOptOut: false, labels: {enforce: baseline}}\n" +
 		"- {name: team, resources: [configmaps], annotations: {team: a}}\n"
 	const open = "rules:\n- {name: team, resources: [configmaps], annotations: {team: a}}\n"
-	ignore := map[string]string{rules.IgnoreAnnotation: "true"}
-	ignoreOld := map[string]string{rules.IgnoreAnnotation: "true", "old": "x", "team": "b"}
+	ignore := map[string]string{rulefile.IgnoreAnnotation: "true"}
+	ignoreOld := map[string]string{rulefile.IgnoreAnnotation: "true", "old": "x", "team": "b"}
 	ours := entry(FieldManager, []string{"old"}, nil)
 	tests := []struct {
 		name      string
@@ -45,7 +45,7 @@ func TestDecideOptOutLocked(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ns := &metav1.ObjectMeta{Name: "ns"}
 			if tc.nsIgnored {
-				ns.Annotations = map[string]string{rules.IgnoreAnnotation: "true"}
+				ns.Annotations = map[string]string{rulefile.IgnoreAnnotation: "true"}
 			}
 			d, err := Decide(target(t, tc.rules), tc.obj, source.Namespaces(func(string) (metav1.Object, bool) { return ns, true }), FieldManager)
 			if err != nil {

@@ -28,7 +28,7 @@ type Decision struct {
 	// conflict on it and the values that could not be read from it.
 	Evaluation *rules.Evaluation
 	// Ignored says why the object is left alone — it or its namespace
-	// carries rules.IgnoreAnnotation — or is "" when the rules apply.
+	// carries rulefile.IgnoreAnnotation — or is "" when the rules apply.
 	// An ignored object gets no Audit, and a Change only from the rules
 	// that do not allow opting out (allowOptOut: false).
 	Ignored string

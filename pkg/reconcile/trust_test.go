@@ -8,7 +8,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 	"github.com/kube-annotator/kube-annotator/test/testutil"
 )
@@ -16,9 +16,9 @@ import (
 func TestDecideIgnoreAndAudit(t *testing.T) {
 	const enforced = "rules:\n- {name: e, resources: [configmaps], annotations: {a: '1'}}\n"
 	const audited = "rules:\n- {name: au, resources: [configmaps], mode: audit, annotations: {a: '1'}, removeAnnotations: [gone]}\n"
-	optOut := map[string]string{rules.IgnoreAnnotation: "true", "old": "o"}
+	optOut := map[string]string{rulefile.IgnoreAnnotation: "true", "old": "o"}
 	quiet := source.Namespaces(func(ns string) (metav1.Object, bool) {
-		return &metav1.ObjectMeta{Name: ns, Annotations: map[string]string{rules.IgnoreAnnotation: "true"}}, ns == "quiet"
+		return &metav1.ObjectMeta{Name: ns, Annotations: map[string]string{rulefile.IgnoreAnnotation: "true"}}, ns == "quiet"
 	})
 	tests := []struct {
 		name        string
@@ -32,7 +32,7 @@ func TestDecideIgnoreAndAudit(t *testing.T) {
 			obj: obj("ns", "x", optOut, nil, entry(FieldManager, []string{"old"}, nil)), wantIgnored: true},
 		{name: "namespace opts out", rules: enforced, obj: obj("quiet", "x", nil, nil, kubectl), wantIgnored: true},
 		{name: "\"false\" does not opt out", rules: enforced,
-			obj:  obj("ns", "x", map[string]string{rules.IgnoreAnnotation: "false"}, nil, kubectl),
+			obj:  obj("ns", "x", map[string]string{rulefile.IgnoreAnnotation: "false"}, nil, kubectl),
 			want: patch.Change{Annotations: map[string]*string{"a": ptr.To("1")}}},
 		{name: "audit rule: nothing written, its change reported", rules: audited,
 			obj:       obj("ns", "x", map[string]string{"gone": "g"}, nil, kubectl),

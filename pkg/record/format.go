@@ -4,7 +4,7 @@ import "fmt"
 
 // The record is a ConfigMap named after the field manager (see Name),
 // labelled app.kubernetes.io/managed-by=kube-annotator and opted out of
-// every rule (rules.IgnoreAnnotation):
+// every rule (rulefile.IgnoreAnnotation):
 //
 //	data:
 //	  format: "1"

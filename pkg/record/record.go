@@ -21,7 +21,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 )
 
 // Keys of the record ConfigMap.
@@ -259,7 +259,7 @@ func (r *Record) tryUpdate(ctx context.Context, mutate func(map[Entry]bool) bool
 			// Opted out of every rule: a rule on configmaps would otherwise
 			// annotate the record, and another controller prune that.
 			cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: r.name, Namespace: r.namespace,
-				Labels: map[string]string{ManagedByLabel: ManagedBy}, Annotations: map[string]string{rules.IgnoreAnnotation: "true"}}}
+				Labels: map[string]string{ManagedByLabel: ManagedBy}, Annotations: map[string]string{rulefile.IgnoreAnnotation: "true"}}}
 			cm.Data = encode(nil, r.manager, entries)
 			_, err = r.client.Create(ctx, cm, metav1.CreateOptions{FieldManager: Writer})
 		} else {

@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 )
 
 var (
@@ -45,7 +45,7 @@ func resources(t *testing.T, client *fake.Clientset) string {
 	if cm.Labels[ManagedByLabel] != ManagedBy || cm.Data[FieldManagerKey] != "m" {
 		t.Errorf("record labels %v, data %v: want it labelled and naming its field manager", cm.Labels, cm.Data)
 	}
-	if cm.ResourceVersion == "" && cm.Annotations[rules.IgnoreAnnotation] != "true" { // created by the test
+	if cm.ResourceVersion == "" && cm.Annotations[rulefile.IgnoreAnnotation] != "true" { // created by the test
 		t.Errorf("record annotations %v: want it opted out of every rule", cm.Annotations)
 	}
 	return cm.Data[ResourcesKey]

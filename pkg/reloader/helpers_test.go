@@ -21,6 +21,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
@@ -313,7 +314,7 @@ func (h *harness) reloadMetrics() reloadMetrics {
 
 // compile compiles file against the fake cluster as it is now, with no
 // rule applying in the excluded namespaces, as the Reloader does.
-func (h *harness) compile(file *rules.File) (*rules.Set, []rules.FieldError, error) {
+func (h *harness) compile(file *rulefile.File) (*rules.Set, []rulefile.FieldError, error) {
 	return resolve.Compile(h.path, file, h.res.resolve, nil, h.exclude)
 }
 

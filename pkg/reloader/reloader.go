@@ -17,6 +17,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 )
 
 // ErrUnreachable is resolve.ErrUnreachable: a compile that could not ask
@@ -76,9 +77,9 @@ type Reloader struct {
 
 	mu sync.Mutex
 	// file, set and unresolved are the rules in force.
-	file       *rules.File
+	file       *rulefile.File
 	set        *rules.Set
-	unresolved []rules.FieldError
+	unresolved []rulefile.FieldError
 	// state is the rules file's, as last read; setState changes it.
 	state    fileState
 	lookedUp time.Time // when the resources were last resolved
@@ -88,14 +89,14 @@ type Reloader struct {
 
 	// reported are the unresolved resources last logged. Only Run's
 	// goroutine uses it.
-	reported []rules.FieldError
+	reported []rulefile.FieldError
 }
 
 // New returns a Reloader whose rules in force are file, compiled just now
 // (by resolve.Compile, with opts.Resolve and opts.Exclude) into set, with
 // unresolved names not served. Apply and Resolve are required; the other
 // options have defaults.
-func New(opts Options, file *rules.File, set *rules.Set, unresolved []rules.FieldError) *Reloader {
+func New(opts Options, file *rulefile.File, set *rules.Set, unresolved []rulefile.FieldError) *Reloader {
 	if opts.RetryInterval <= 0 {
 		opts.RetryInterval = 2 * time.Second
 	}
@@ -218,7 +219,7 @@ func (r *Reloader) reload(ctx context.Context, c cause) {
 	if !c.always && err == nil && prev.content != nil && bytes.Equal(content, prev.content) {
 		return // another event of the same write, or of a file next to it
 	}
-	var file *rules.File
+	var file *rulefile.File
 	if err == nil {
 		file, err = rules.Parse(r.opts.Path, content)
 	}
@@ -232,7 +233,7 @@ func (r *Reloader) reload(ctx context.Context, c cause) {
 // load puts file, read as content for cause c, in force unless it leaves
 // the rules as they are, the Guard holds it, or its rules conflict; prev
 // is the file's state before. It returns the change it made.
-func (r *Reloader) load(ctx context.Context, file *rules.File, content []byte, c cause, prev fileState) change {
+func (r *Reloader) load(ctx context.Context, file *rulefile.File, content []byte, c cause, prev fileState) change {
 	r.mu.Lock()
 	same := file.Equal(r.file)
 	if same {
@@ -267,7 +268,7 @@ func (r *Reloader) load(ctx context.Context, file *rules.File, content []byte, c
 // rules conflict, makes it the file in force, applying the compiled set
 // when it differs from the one in force — unless, when guard, the Guard
 // holds it: then it returns the Guard's error as an errHeld.
-func (r *Reloader) apply(ctx context.Context, file *rules.File, guard bool) error {
+func (r *Reloader) apply(ctx context.Context, file *rulefile.File, guard bool) error {
 	r.opts.Reset()
 	r.mu.Lock()
 	r.lookedUp = time.Now()

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 )
 
 // None of these tests runs in parallel: SIGHUP reaches every Reloader in
@@ -40,7 +41,7 @@ func checkSet(t *testing.T, got, want *rules.Set) {
 }
 
 // inForce returns the file and set in force.
-func (h *harness) inForce() (*rules.File, *rules.Set) {
+func (h *harness) inForce() (*rulefile.File, *rules.Set) {
 	h.r.mu.Lock()
 	file := h.r.file
 	h.r.mu.Unlock()

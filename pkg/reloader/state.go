@@ -7,7 +7,7 @@ import (
 
 	"k8s.io/klog/v2"
 
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 )
 
 // A phase is where the rules file, as last read, stands against the rules
@@ -39,7 +39,7 @@ type fileState struct {
 	content []byte
 	// candidate is, when held or waiting, the file loaded: the one SIGHUP
 	// confirms, or the one compiled again at the next look-up.
-	candidate *rules.File
+	candidate *rulefile.File
 	// reason is, unless enforced, why the file is not in force.
 	reason error
 }

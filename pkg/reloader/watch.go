@@ -13,7 +13,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"k8s.io/klog/v2"
 
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 )
 
 // watch watches the rules file when Options.Watch says so, delivering
@@ -109,7 +109,7 @@ func through(path string) []string {
 }
 
 // readFile reads the rules file at path, as rules.Load does: a file over
-// rules.MaxFileSize is read one byte past it, for rules.Parse to refuse.
+// rulefile.MaxFileSize is read one byte past it, for rules.Parse to refuse.
 // The content is never nil.
 func readFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
@@ -117,7 +117,7 @@ func readFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, rules.MaxFileSize+1))
+	data, err := io.ReadAll(io.LimitReader(f, rulefile.MaxFileSize+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

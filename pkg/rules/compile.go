@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
@@ -138,7 +139,7 @@ func (t *Target) SameRules(o *Target) bool {
 		return false
 	}
 	for i := range t.Rules {
-		if !equalRule(&t.Rules[i].Rule, &o.Rules[i].Rule) {
+		if !t.Rules[i].Rule.Equal(&o.Rules[i].Rule) {
 			return false
 		}
 	}
@@ -224,7 +225,7 @@ func (s *Set) SortedTargets() []*Target {
 // Parse cannot tell is one.
 // (Rules that select only some objects may never meet; when they do, file
 // order decides, and Evaluate reports it.)
-func Compile(name string, f *File, resolve ResolveFunc) (set *Set, unresolved []FieldError, err error) {
+func Compile(name string, f *rulefile.File, resolve ResolveFunc) (set *Set, unresolved []rulefile.FieldError, err error) {
 	set = &Set{Targets: map[schema.GroupVersionResource]*Target{}}
 	// Keyed by group and resource: two names for one resource at two
 	// versions are the same objects, enforced at the first version named.
@@ -232,12 +233,12 @@ func Compile(name string, f *File, resolve ResolveFunc) (set *Set, unresolved []
 	for i, r := range f.Rules {
 		c, cerr := compileRule(r, i)
 		if cerr != nil {
-			return nil, nil, &Error{File: name, Fields: []FieldError{{Field: fmt.Sprintf("rules[%d]", i), Message: cerr.Error()}}}
+			return nil, nil, &rulefile.Error{File: name, Fields: []rulefile.FieldError{{Field: fmt.Sprintf("rules[%d]", i), Message: cerr.Error()}}}
 		}
 		for j, res := range r.Resources {
 			rr, rerr := resolve(res)
 			if rerr != nil {
-				unresolved = append(unresolved, FieldError{Field: fmt.Sprintf("rules[%d].resources[%d]", i, j), Message: rerr.Error()})
+				unresolved = append(unresolved, rulefile.FieldError{Field: fmt.Sprintf("rules[%d].resources[%d]", i, j), Message: rerr.Error()})
 				continue
 			}
 			gr := rr.GVR.GroupResource()
@@ -252,7 +253,7 @@ func Compile(name string, f *File, resolve ResolveFunc) (set *Set, unresolved []
 			}
 		}
 	}
-	var conflicts []FieldError
+	var conflicts []rulefile.FieldError
 	reported, whenReported := map[int]bool{}, map[string]bool{}
 	targets := set.SortedTargets()
 	reads := compiledWhenReads(targets)
@@ -275,7 +276,7 @@ func Compile(name string, f *File, resolve ResolveFunc) (set *Set, unresolved []
 		}
 	}
 	if len(conflicts) > 0 {
-		return nil, unresolved, &Error{File: name, Fields: conflicts}
+		return nil, unresolved, &rulefile.Error{File: name, Fields: conflicts}
 	}
 	return set, unresolved, nil
 }
@@ -283,8 +284,8 @@ func Compile(name string, f *File, resolve ResolveFunc) (set *Set, unresolved []
 // staticConflicts finds pairs of rules that select every object of t and
 // want different things of one key: different literal values, a literal
 // and a value read from the object, or a value and a removal.
-func staticConflicts(t *Target) []FieldError {
-	var out []FieldError
+func staticConflicts(t *Target) []rulefile.FieldError {
+	var out []rulefile.FieldError
 	type claim struct {
 		rule *Compiled
 		what string // `"v"`, "read from the object" or "removed"
@@ -305,7 +306,7 @@ func staticConflicts(t *Target) []FieldError {
 			if prev.rule == r || (strings.HasPrefix(what, `"`) && prev.what == what) {
 				return
 			}
-			out = append(out, FieldError{
+			out = append(out, rulefile.FieldError{
 				Field: fmt.Sprintf("rules[%d].%s", r.Index, field),
 				Message: fmt.Sprintf("conflicts with rules[%d] (%s), which also applies to every object of %s: %s %q is %s here (%s) and %s there",
 					prev.rule.Index, prev.rule.Name, source.GVRString(t.GVR), kind, key, what, r.Name, prev.what),
@@ -314,12 +315,12 @@ func staticConflicts(t *Target) []FieldError {
 		for _, kind := range []struct {
 			name, field string
 			set, from   map[string]string
-			fromNS      map[string]NamespaceKey
-			related     map[string]RelatedKey
+			fromNS      map[string]rulefile.NamespaceKey
+			related     map[string]rulefile.RelatedKey
 			remove      []string
 		}{
-			{annotationKind, "annotations", r.Annotations, joined(r.AnnotationsFrom, r.AnnotationsCEL), r.AnnotationsFromNamespace, r.AnnotationsFromRelated, r.RemoveAnnotations},
-			{labelKind, "labels", r.Labels, joined(r.LabelsFrom, r.LabelsCEL), r.LabelsFromNamespace, r.LabelsFromRelated, r.RemoveLabels},
+			{rulefile.AnnotationKind, "annotations", r.Annotations, rulefile.Joined(r.AnnotationsFrom, r.AnnotationsCEL), r.AnnotationsFromNamespace, r.AnnotationsFromRelated, r.RemoveAnnotations},
+			{rulefile.LabelKind, "labels", r.Labels, rulefile.Joined(r.LabelsFrom, r.LabelsCEL), r.LabelsFromNamespace, r.LabelsFromRelated, r.RemoveLabels},
 		} {
 			for _, k := range sortedKeys(kind.set) {
 				add(kind.name, k, strconv.Quote(kind.set[k]), kind.field+"."+k)

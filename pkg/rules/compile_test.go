@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
@@ -42,18 +43,18 @@ func fakeResolve(name string) (source.Resource, error) {
 	return r, nil
 }
 
-func mkRule(name string, resources []string, annotations map[string]string) rules.Rule {
-	return rules.Rule{Name: name, Resources: resources, Annotations: annotations}
+func mkRule(name string, resources []string, annotations map[string]string) rulefile.Rule {
+	return rulefile.Rule{Name: name, Resources: resources, Annotations: annotations}
 }
 
 func TestCompile(t *testing.T) {
 	team := func(v string) map[string]string { return map[string]string{"team": v} }
 	tests := []struct {
 		name           string
-		rules          []rules.Rule
+		rules          []rulefile.Rule
 		wantTargets    map[schema.GroupVersionResource]*wantTarget
-		wantUnresolved []rules.FieldError
-		wantErr        []rules.FieldError // conflicts; when set, no Set is returned
+		wantUnresolved []rulefile.FieldError
+		wantErr        []rulefile.FieldError // conflicts; when set, no Set is returned
 	}{
 		{
 			name:        "no rules",
@@ -62,7 +63,7 @@ func TestCompile(t *testing.T) {
 		},
 		{
 			name:  "one rule, two resources",
-			rules: []rules.Rule{mkRule("a", []string{"pods", "namespaces"}, team("web"))},
+			rules: []rulefile.Rule{mkRule("a", []string{"pods", "namespaces"}, team("web"))},
 			wantTargets: map[schema.GroupVersionResource]*wantTarget{
 				podsGVR: {Resource: source.Resource{GVR: podsGVR, Namespaced: true}, Rules: []string{"a"}, Annotations: team("web")},
 				nsGVR:   {Resource: source.Resource{GVR: nsGVR}, Rules: []string{"a"}, Annotations: team("web")},
@@ -70,7 +71,7 @@ func TestCompile(t *testing.T) {
 		},
 		{
 			name: "two rules on one resource merge",
-			rules: []rules.Rule{
+			rules: []rulefile.Rule{
 				mkRule("a", []string{"pods"}, team("web")),
 				mkRule("b", []string{"po"}, map[string]string{"tier": "1", "example.com/x": "y"}),
 			},
@@ -81,7 +82,7 @@ func TestCompile(t *testing.T) {
 		},
 		{
 			name: "one resource at two versions is one target, at the first version named",
-			rules: []rules.Rule{
+			rules: []rulefile.Rule{
 				mkRule("a", []string{"frigates.ship.nwiizo.dev"}, team("web")),
 				mkRule("b", []string{"frigates.v2.ship.nwiizo.dev"}, map[string]string{"tier": "1"}),
 			},
@@ -92,23 +93,23 @@ func TestCompile(t *testing.T) {
 		},
 		{
 			name: "one resource at two versions with different values conflicts",
-			rules: []rules.Rule{
+			rules: []rulefile.Rule{
 				mkRule("a", []string{"frigates.ship.nwiizo.dev"}, team("web")),
 				mkRule("b", []string{"frigates.v2.ship.nwiizo.dev"}, team("db")),
 			},
-			wantErr: []rules.FieldError{{Field: "rules[1].annotations.team",
+			wantErr: []rulefile.FieldError{{Field: "rules[1].annotations.team",
 				Message: `conflicts with rules[0] (a), which also applies to every object of frigates.v1.ship.nwiizo.dev: annotation "team" is "db" here (b) and "web" there`}},
 		},
 		{
 			name:  "names for one resource in one rule give one target",
-			rules: []rules.Rule{mkRule("a", []string{"deploy", "deployments", "deployments.v1.apps"}, team("web"))},
+			rules: []rulefile.Rule{mkRule("a", []string{"deploy", "deployments", "deployments.v1.apps"}, team("web"))},
 			wantTargets: map[schema.GroupVersionResource]*wantTarget{
 				deployGVR: {Resource: source.Resource{GVR: deployGVR, Namespaced: true}, Rules: []string{"a"}, Annotations: team("web")},
 			},
 		},
 		{
 			name: "target rules in file order, each once",
-			rules: []rules.Rule{
+			rules: []rulefile.Rule{
 				mkRule("c", []string{"deployments", "deploy"}, team("web")),
 				mkRule("a", []string{"pods"}, map[string]string{"x": "1"}),
 				mkRule("b", []string{"pods", "deploy", "deployments"}, map[string]string{"y": "2"}),
@@ -122,7 +123,7 @@ func TestCompile(t *testing.T) {
 		},
 		{
 			name: "same key to the same value is not a conflict",
-			rules: []rules.Rule{
+			rules: []rulefile.Rule{
 				mkRule("a", []string{"deploy"}, team("web")),
 				mkRule("b", []string{"deployments"}, team("web")),
 			},
@@ -132,7 +133,7 @@ func TestCompile(t *testing.T) {
 		},
 		{
 			name: "same key, different values, different resources is not a conflict",
-			rules: []rules.Rule{
+			rules: []rulefile.Rule{
 				mkRule("a", []string{"pods"}, team("web")),
 				mkRule("b", []string{"deploy"}, team("db")),
 			},
@@ -143,7 +144,7 @@ func TestCompile(t *testing.T) {
 		},
 		{
 			name: "unresolved names are reported, the rest compile",
-			rules: []rules.Rule{
+			rules: []rulefile.Rule{
 				mkRule("a", []string{"pods", "podz"}, team("web")),
 				mkRule("b", []string{"frigates", "frigates.ship.nwiizo.dev"}, team("web")),
 			},
@@ -151,62 +152,62 @@ func TestCompile(t *testing.T) {
 				podsGVR:     {Resource: source.Resource{GVR: podsGVR, Namespaced: true}, Rules: []string{"a"}, Annotations: team("web")},
 				frigatesGVR: {Resource: source.Resource{GVR: frigatesGVR, Namespaced: true}, Rules: []string{"b"}, Annotations: team("web")},
 			},
-			wantUnresolved: []rules.FieldError{
+			wantUnresolved: []rulefile.FieldError{
 				{Field: "rules[0].resources[1]", Message: `resource "podz" not found`},
 				{Field: "rules[1].resources[0]", Message: `resource "frigates" not found`},
 			},
 		},
 		{
 			name:           "nothing resolves",
-			rules:          []rules.Rule{mkRule("a", []string{"x"}, team("web"))},
+			rules:          []rulefile.Rule{mkRule("a", []string{"x"}, team("web"))},
 			wantTargets:    map[schema.GroupVersionResource]*wantTarget{},
-			wantUnresolved: []rules.FieldError{{Field: "rules[0].resources[0]", Message: `resource "x" not found`}},
+			wantUnresolved: []rulefile.FieldError{{Field: "rules[0].resources[0]", Message: `resource "x" not found`}},
 		},
 		{
 			name: "conflict names both rules",
-			rules: []rules.Rule{
+			rules: []rulefile.Rule{
 				mkRule("a", []string{"pods"}, map[string]string{"x": "1"}),
 				mkRule("web", []string{"deploy"}, team("web")),
 				mkRule("db", []string{"deployments", "nope"}, team("db")),
 			},
-			wantUnresolved: []rules.FieldError{{Field: "rules[2].resources[1]", Message: `resource "nope" not found`}},
-			wantErr: []rules.FieldError{{Field: "rules[2].annotations.team",
+			wantUnresolved: []rulefile.FieldError{{Field: "rules[2].resources[1]", Message: `resource "nope" not found`}},
+			wantErr: []rulefile.FieldError{{Field: "rules[2].annotations.team",
 				Message: `conflicts with rules[1] (web), which also applies to every object of deployments.v1.apps: annotation "team" is "db" here (db) and "web" there`}},
 		},
 		{
 			name: "a conflict on every shared resource and key",
-			rules: []rules.Rule{
+			rules: []rulefile.Rule{
 				mkRule("a", []string{"pods", "deploy"}, map[string]string{"team": "web", "tier": "1"}),
 				mkRule("b", []string{"po", "deploy"}, map[string]string{"team": "db", "tier": "1"}),
 			},
-			wantErr: []rules.FieldError{
+			wantErr: []rulefile.FieldError{
 				{Field: "rules[1].annotations.team", Message: `conflicts with rules[0] (a), which also applies to every object of pods.v1: annotation "team" is "db" here (b) and "web" there`},
 				{Field: "rules[1].annotations.team", Message: `conflicts with rules[0] (a), which also applies to every object of deployments.v1.apps: annotation "team" is "db" here (b) and "web" there`},
 			},
 		},
 		{
 			name: "a conflict after an agreement names the first rule",
-			rules: []rules.Rule{
+			rules: []rulefile.Rule{
 				mkRule("a", []string{"pods"}, team("web")),
 				mkRule("b", []string{"pods"}, team("web")),
 				mkRule("c", []string{"pods"}, team("db")),
 			},
-			wantErr: []rules.FieldError{{Field: "rules[2].annotations.team",
+			wantErr: []rulefile.FieldError{{Field: "rules[2].annotations.team",
 				Message: `conflicts with rules[0] (a), which also applies to every object of pods.v1: annotation "team" is "db" here (c) and "web" there`}},
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			set, unresolved, err := rules.Compile("rules.yaml", &rules.File{Version: "v1", Rules: tc.rules}, fakeResolve)
+			set, unresolved, err := rules.Compile("rules.yaml", &rulefile.File{Version: "v1", Rules: tc.rules}, fakeResolve)
 			if !reflect.DeepEqual(unresolved, tc.wantUnresolved) {
 				t.Errorf("unresolved = %+v, want %+v", unresolved, tc.wantUnresolved)
 			}
 			if tc.wantErr != nil {
-				var rerr *rules.Error
+				var rerr *rulefile.Error
 				if !errors.As(err, &rerr) {
-					t.Fatalf("error = %v (%T), want a *rules.Error", err, err)
+					t.Fatalf("error = %v (%T), want a *rulefile.Error", err, err)
 				}
-				if want := (rules.Error{File: "rules.yaml", Fields: tc.wantErr}); !reflect.DeepEqual(*rerr, want) {
+				if want := (rulefile.Error{File: "rules.yaml", Fields: tc.wantErr}); !reflect.DeepEqual(*rerr, want) {
 					t.Errorf("error =\n%v\nwant\n%v", rerr, &want)
 				}
 				if set != nil {

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
@@ -89,12 +90,12 @@ func nestedYAML(n int, open, leaf, close string) string {
 // generatedCases are the bad inputs written at run time.
 var generatedCases = []generatedCase{
 	{name: "oversize-file.yaml", content: func() string {
-		return "rules: []\n#" + strings.Repeat("x", rules.MaxFileSize-11) + "\n"
-	}, want: []string{fmt.Sprintf("file is larger than %d bytes", rules.MaxFileSize)}, maxAlloc: 8 << 20},
+		return "rules: []\n#" + strings.Repeat("x", rulefile.MaxFileSize-11) + "\n"
+	}, want: []string{fmt.Sprintf("file is larger than %d bytes", rulefile.MaxFileSize)}, maxAlloc: 8 << 20},
 	// Load must stop reading at MaxFileSize, not read 16 MiB and then refuse.
 	{name: "oversize-file-16mib.yaml", content: func() string {
 		return "rules: []\n#" + strings.Repeat("x", 16<<20) + "\n"
-	}, want: []string{fmt.Sprintf("file is larger than %d bytes", rules.MaxFileSize)}, maxAlloc: 8 << 20},
+	}, want: []string{fmt.Sprintf("file is larger than %d bytes", rulefile.MaxFileSize)}, maxAlloc: 8 << 20},
 	{name: "deep-nested-lists.yaml", content: func() string {
 		return "rules: " + nestedYAML(10000, "[", "", "]") + "\n"
 	}, want: []string{"rules[0]: must be a mapping", "got a list"}},
@@ -148,7 +149,7 @@ var generatedCases = []generatedCase{
 		// 3,501 valid rules, no alias: refused for their number, not as aliasing.
 		var b strings.Builder
 		b.WriteString("rules:\n")
-		for i := range rules.MaxRules + 1 {
+		for i := range rulefile.MaxRules + 1 {
 			fmt.Fprintf(&b, "- {name: r%d, resources: [pods], names: [p%d], annotations: {a: v}}\n", i, i)
 		}
 		return b.String()
@@ -248,7 +249,7 @@ func corpusExpectations(t *testing.T, dir string) map[string][]string {
 
 // loadResult is what one bounded Load returned.
 type loadResult struct {
-	file     *rules.File
+	file     *rulefile.File
 	err      error
 	panicked any
 	stack    []byte
@@ -285,7 +286,7 @@ func loadBounded(t *testing.T, path string) loadResult {
 }
 
 // checkLoadFails asserts that loading path fails, within time and maxAlloc,
-// with a *rules.Error that names the file and contains every want.
+// with a *rulefile.Error that names the file and contains every want.
 func checkLoadFails(t *testing.T, path string, want []string, maxAlloc uint64) {
 	t.Helper()
 	res := loadBounded(t, path)
@@ -304,16 +305,16 @@ func checkLoadFails(t *testing.T, path string, want []string, maxAlloc uint64) {
 	}
 }
 
-// checkRulesError asserts that err is a *rules.Error for path whose every
+// checkRulesError asserts that err is a *rulefile.Error for path whose every
 // line names the file and whose text contains every want.
 func checkRulesError(t *testing.T, path string, err error, want []string) {
 	t.Helper()
 	if err == nil {
 		t.Fatalf("error = nil, want one containing %q", want)
 	}
-	var rerr *rules.Error
+	var rerr *rulefile.Error
 	if !errors.As(err, &rerr) {
-		t.Fatalf("error = %v (%T), want a *rules.Error", abbrev(err.Error()), err)
+		t.Fatalf("error = %v (%T), want a *rulefile.Error", abbrev(err.Error()), err)
 	}
 	msg := err.Error()
 	if rerr.File != path || len(rerr.Fields) == 0 {

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
@@ -18,13 +19,13 @@ func TestParseDefault(t *testing.T) {
 	tests := []struct {
 		name string
 		in   string // the labels mapping of a rule on pods
-		want rules.Rule
+		want rulefile.Rule
 		errs []string
 	}{
 		{name: "jsonPath", in: "{node: {jsonPath: '{.spec.nodeName}', default: none}}",
-			want: rules.Rule{LabelsFrom: map[string]string{"node": "{.spec.nodeName}"}, LabelsDefault: map[string]string{"node": "none"}}},
+			want: rulefile.Rule{LabelsFrom: map[string]string{"node": "{.spec.nodeName}"}, LabelsDefault: map[string]string{"node": "none"}}},
 		{name: "fromNamespace, with ifAbsent", in: "{team: {default: '', fromNamespace: {label: team}, ifAbsent: true}}",
-			want: rules.Rule{LabelsFromNamespace: map[string]rules.NamespaceKey{"team": {Kind: "label", Key: "team"}},
+			want: rulefile.Rule{LabelsFromNamespace: map[string]rulefile.NamespaceKey{"team": {Kind: "label", Key: "team"}},
 				LabelsIfAbsent: map[string]bool{"team": true}, LabelsDefault: map[string]string{"team": ""}}},
 		{name: "a literal takes none", in: "{psa: {value: baseline, default: privileged}}", errs: []string{
 			`rules.yaml:4: rules[0].labels.psa.default: a value is always set, so it takes no default; a default goes with a computed value: jsonPath, cel, fromNamespace, fromNode`}},

@@ -1,15 +1,16 @@
-// Package rules defines the rules file (rules.yaml): its schema, strict
-// loading with errors that name the file, line and field, compilation
-// against resolved resources, and what the rules want of one object.
+// Package rules loads the rules file (rules.yaml), compiles it against
+// resolved resources, and says what the rules want of one object. It is
+// the front of three packages below it: the file format
+// (pkg/rules/rulefile), CEL (pkg/rules/celexpr) and the table of the
+// objects rules read besides the object itself (pkg/rules/source).
 //
-// A field of the file takes one path through the package:
+// A field of the file takes one path through the packages:
 //
-//   - Load (load.go) reads the file and Parse decodes it into a File of
-//     Rules. The schema is stated once, in the decoder's tables fileSchema
-//     and ruleSchema (schema.go): each entry names a field as written,
-//     checks its value and fills fields of File or Rule, which carry no
-//     encoding tags; JSONSchema generates docs/rules.schema.json from the
-//     same tables, and a test holds tables, structs and docs together.
+//   - Load and Parse (parse.go) read the file: rulefile.Parse decodes it
+//     into a rulefile.File of Rules, checking each field against the
+//     schema, which rulefile states once in its decoder's tables; then
+//     the rules are checked together, here: what a selector or a when
+//     condition reads of what rules write must settle (settle*.go).
 //   - Compile (compile.go) resolves each rule's resources through a
 //     ResolveFunc and groups the Compiled rules into a Set of Targets, one
 //     per resource; conflicts between rules are reported there.

@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
@@ -98,8 +99,8 @@ func wants(e *Evaluation) []Want {
 		ifAbsent map[string]bool
 		remove   []string
 	}{
-		{annotationKind, e.Desired.Annotations, e.Desired.IfAbsentAnnotations, e.Desired.RemoveAnnotations},
-		{labelKind, e.Desired.Labels, e.Desired.IfAbsentLabels, e.Desired.RemoveLabels},
+		{rulefile.AnnotationKind, e.Desired.Annotations, e.Desired.IfAbsentAnnotations, e.Desired.RemoveAnnotations},
+		{rulefile.LabelKind, e.Desired.Labels, e.Desired.IfAbsentLabels, e.Desired.RemoveLabels},
 	} {
 		var ws []Want
 		for k, v := range kind.set {

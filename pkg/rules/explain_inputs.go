@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules/celexpr"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 )
 
 // Condition is a rule's when condition as evaluated for one object.
@@ -51,7 +52,7 @@ func (c *Compiled) condition(obj metav1.Object, h home, holds bool) *Condition {
 // what that reads of obj (whose namespace is h): "" for a literal.
 func (c *Compiled) source(kind, key string, obj metav1.Object, h home) (string, []Input) {
 	from, cels, fromNS := c.AnnotationsFrom, c.annotationsCEL, c.AnnotationsFromNamespace
-	if kind == labelKind {
+	if kind == rulefile.LabelKind {
 		from, cels, fromNS = c.LabelsFrom, c.labelsCEL, c.LabelsFromNamespace
 	}
 	if e, ok := cels[key]; ok {
@@ -92,7 +93,7 @@ func celInputs(e *celexpr.Expr, obj metav1.Object, h home) []Input {
 
 // namespaceInput returns the key of the namespace that a fromNamespace
 // value reads, and its value; none when there is no namespace to read.
-func namespaceInput(k NamespaceKey, h home) []Input {
+func namespaceInput(k rulefile.NamespaceKey, h home) []Input {
 	if h.obj == nil {
 		return nil
 	}
@@ -101,7 +102,7 @@ func namespaceInput(k NamespaceKey, h home) []Input {
 		root = celexpr.Object
 	}
 	field := "annotations"
-	if k.Kind == labelKind {
+	if k.Kind == rulefile.LabelKind {
 		field, m = "labels", h.obj.GetLabels()
 	}
 	in := Input{Field: fieldName(root, []string{"metadata", field, k.Key})}

@@ -4,73 +4,13 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
-	yaml "go.yaml.in/yaml/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules/celexpr"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
-
-// NamespaceKey is a label or annotation of a namespace that a rule reads a
-// value from: {fromNamespace: {label: team}} or {fromNamespace:
-// {annotation: example.com/cost-center}}.
-type NamespaceKey struct {
-	// Kind is "label" or "annotation".
-	Kind string
-	// Key is the label or annotation key.
-	Key string
-}
-
-// String formats k as in the rules file: `label "team"`.
-func (k NamespaceKey) String() string { return fmt.Sprintf("%s %q", k.Kind, k.Key) }
-
-// namespaceKeyKinds are the fields of a fromNamespace value form: the
-// kinds of namespace key it may read.
-var namespaceKeyKinds = []string{labelKind, annotationKind}
-
-// fromNamespace decodes {label: KEY} or {annotation: KEY}, the value of a
-// fromNamespace value form.
-func (d *decoder) fromNamespace(n *yaml.Node, p string) (NamespaceKey, bool) {
-	kind, key, ok := d.objectKey(n, p, "the namespace")
-	return NamespaceKey{Kind: kind, Key: key}, ok
-}
-
-// objectKey decodes {label: KEY} or {annotation: KEY}, found at path p:
-// one key of another object, named in errors by of ("the namespace").
-func (d *decoder) objectKey(n *yaml.Node, p, of string) (kind, key string, ok bool) {
-	if n.Kind != yaml.MappingNode {
-		d.errorf(n, p, "must be {label: KEY} or {annotation: KEY}, got %s", describe(n))
-		return "", "", false
-	}
-	seen := d.fields(n, p, namespaceKeyKinds, func(k, fp string, v *yaml.Node) {
-		s, isStr := d.str(v, fp)
-		if !isStr {
-			return
-		}
-		before := len(d.errs)
-		d.metadataKey(v.Line, fp, k, s)
-		kind, key, ok = k, s, len(d.errs) == before
-	})
-	switch {
-	case seen[labelKind] && seen[annotationKind]:
-		d.errorf(n, p, "gives both label and annotation; read one key of %s", of)
-		return "", "", false
-	case !seen[labelKind] && !seen[annotationKind]:
-		d.errorf(n, p, "must name %s key to read: {label: KEY} or {annotation: KEY}", possessive(of))
-		return "", "", false
-	}
-	return kind, key, ok
-}
-
-// possessive is "the namespace's" for "the namespace".
-func possessive(of string) string {
-	if strings.HasSuffix(of, "s") {
-		return of + "'"
-	}
-	return of + "'s"
-}
 
 // ReadsNamespace reports whether the rule reads values from the object's
 // namespace.
@@ -81,9 +21,9 @@ func (c *Compiled) ReadsNamespace() bool {
 // namespaceKeys returns the keys of namespaces the rule reads: labels for
 // fromNamespace, and annotations for fromNamespace.
 func (c *Compiled) namespaceKeys() (labelKeys, annotationKeys []string) {
-	for _, m := range []map[string]NamespaceKey{c.AnnotationsFromNamespace, c.LabelsFromNamespace} {
+	for _, m := range []map[string]rulefile.NamespaceKey{c.AnnotationsFromNamespace, c.LabelsFromNamespace} {
 		for _, k := range m {
-			if k.Kind == labelKind {
+			if k.Kind == rulefile.LabelKind {
 				labelKeys = append(labelKeys, k.Key)
 			} else {
 				annotationKeys = append(annotationKeys, k.Key)
@@ -155,7 +95,7 @@ func changed(a, b map[string]string, keys []string) bool {
 // (the object itself for a Namespace; nil when there is none, or it is not
 // known, why says). A key home does not carry, or whose value is not
 // valid, sets nothing; it is returned in missing.
-func namespaceValues(from map[string]NamespaceKey, home metav1.Object, why string, valid func(string) []string) (map[string]string, []missing) {
+func namespaceValues(from map[string]rulefile.NamespaceKey, home metav1.Object, why string, valid func(string) []string) (map[string]string, []missing) {
 	if len(from) == 0 {
 		return nil, nil
 	}
@@ -168,7 +108,7 @@ func namespaceValues(from map[string]NamespaceKey, home metav1.Object, why strin
 			continue
 		}
 		m := home.GetLabels()
-		if src.Kind == annotationKind {
+		if src.Kind == rulefile.AnnotationKind {
 			m = home.GetAnnotations()
 		}
 		v, ok := m[src.Key]

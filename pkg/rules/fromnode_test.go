@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
@@ -17,21 +18,21 @@ import (
 // TestParseFromNode checks the {fromNode: {…}} form: what it decodes to,
 // and the errors that name the field.
 func TestParseFromNode(t *testing.T) {
-	zone := rules.RelatedKey{Source: source.Node, Kind: "label", Key: "topology.kubernetes.io/zone"}
+	zone := rulefile.RelatedKey{Source: source.Node, Kind: "label", Key: "topology.kubernetes.io/zone"}
 	tests := []struct {
 		name      string
 		resources string
 		in        string // the labels mapping of the rule
-		want      rules.Rule
+		want      rulefile.Rule
 		errs      []string
 	}{
 		{name: "label, with default and ifAbsent", resources: "[pods]",
 			in: "{zone: {fromNode: {label: topology.kubernetes.io/zone}, default: unknown, ifAbsent: true}}",
-			want: rules.Rule{LabelsFromRelated: map[string]rules.RelatedKey{"zone": zone},
+			want: rulefile.Rule{LabelsFromRelated: map[string]rulefile.RelatedKey{"zone": zone},
 				LabelsDefault: map[string]string{"zone": "unknown"}, LabelsIfAbsent: map[string]bool{"zone": true}}},
 		{name: "pods by its short name", resources: "[po]",
 			in:   "{zone: {fromNode: {label: topology.kubernetes.io/zone}}}",
-			want: rules.Rule{LabelsFromRelated: map[string]rules.RelatedKey{"zone": zone}}},
+			want: rulefile.Rule{LabelsFromRelated: map[string]rulefile.RelatedKey{"zone": zone}}},
 		{name: "another resource is refused, naming the field", resources: "[pods, deployments]",
 			in: "{zone: {fromNode: {label: topology.kubernetes.io/zone}}}", errs: []string{
 				`rules.yaml:4: rules[0].labels.zone.fromNode: reads the Pod's Node, but the rule also names "deployments" (resources[1]): only pods have one; give this key in a rule of its own for pods`}},
@@ -158,7 +159,7 @@ func TestFromNodeNeeds(t *testing.T) {
 	if got := set.RelatedSources(); !slices.Equal(got, []*source.Source{source.Node}) {
 		t.Errorf("RelatedSources() = %v, want source.Node", got)
 	}
-	want := []rules.RelatedKey{{Source: source.Node, Kind: "annotation", Key: "example.com/rack"}, {Source: source.Node, Kind: "label", Key: "topology.kubernetes.io/zone"}}
+	want := []rulefile.RelatedKey{{Source: source.Node, Kind: "annotation", Key: "example.com/rack"}, {Source: source.Node, Kind: "label", Key: "topology.kubernetes.io/zone"}}
 	if got := tg.RelatedKeys(source.Node); !reflect.DeepEqual(got, want) {
 		t.Errorf("RelatedKeys() = %v, want %v", got, want)
 	}

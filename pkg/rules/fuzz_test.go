@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
@@ -91,13 +92,13 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// checkFuzzError asserts that err is a *rules.Error for fuzzFile with at
+// checkFuzzError asserts that err is a *rulefile.Error for fuzzFile with at
 // least one problem, in line order, each saying something.
 func checkFuzzError(t *testing.T, err error) {
 	t.Helper()
-	var rerr *rules.Error
+	var rerr *rulefile.Error
 	if !errors.As(err, &rerr) {
-		t.Fatalf("error = %v (%T), want a *rules.Error", err, err)
+		t.Fatalf("error = %v (%T), want a *rulefile.Error", err, err)
 	}
 	if rerr.File != fuzzFile || len(rerr.Fields) == 0 {
 		t.Fatalf("Error{File: %q, %d Fields}, want File %q and at least one field", rerr.File, len(rerr.Fields), fuzzFile)
@@ -117,10 +118,10 @@ func checkFuzzError(t *testing.T, err error) {
 
 // checkFuzzFile asserts that a parsed file obeys the rules Parse enforces:
 // names, resources, and annotations the API server would accept.
-func checkFuzzFile(t *testing.T, file *rules.File) {
+func checkFuzzFile(t *testing.T, file *rulefile.File) {
 	t.Helper()
-	if file.Version != rules.Version {
-		t.Errorf("Version = %q, want %q", file.Version, rules.Version)
+	if file.Version != rulefile.Version {
+		t.Errorf("Version = %q, want %q", file.Version, rulefile.Version)
 	}
 	names := map[string]int{}
 	for i, r := range file.Rules {
@@ -160,7 +161,7 @@ func checkFuzzFile(t *testing.T, file *rules.File) {
 // checkAgainstUnmarshal compares what Parse read with what the YAML
 // library's own decoder reads from the same bytes, where that succeeds:
 // walking nodes must not change a name, resource or annotation.
-func checkAgainstUnmarshal(t *testing.T, data []byte, file *rules.File) {
+func checkAgainstUnmarshal(t *testing.T, data []byte, file *rulefile.File) {
 	t.Helper()
 	var doc struct {
 		Rules []map[string]any `yaml:"rules"`
@@ -210,7 +211,7 @@ func unmarshalQuietly(data []byte, out any) (ok bool) {
 // file back as YAML and parses that: the same values must come back, so
 // that nothing Parse accepts is something it cannot read when written
 // out plainly.
-func checkRoundTrip(t *testing.T, file *rules.File) {
+func checkRoundTrip(t *testing.T, file *rulefile.File) {
 	t.Helper()
 	type plainRule struct {
 		Name        string            `yaml:"name"`
@@ -292,13 +293,13 @@ func FuzzCompile(f *testing.F) {
 	})
 }
 
-// checkFuzzConflict asserts that err is a *rules.Error whose every field is
+// checkFuzzConflict asserts that err is a *rulefile.Error whose every field is
 // a conflict naming two different rules of file that share a resource.
-func checkFuzzConflict(t *testing.T, file *rules.File, err error) {
+func checkFuzzConflict(t *testing.T, file *rulefile.File, err error) {
 	t.Helper()
-	var rerr *rules.Error
+	var rerr *rulefile.Error
 	if !errors.As(err, &rerr) || rerr.File != fuzzFile || len(rerr.Fields) == 0 {
-		t.Fatalf("error = %v (%T), want a *rules.Error for %s", err, err, fuzzFile)
+		t.Fatalf("error = %v (%T), want a *rulefile.Error for %s", err, err, fuzzFile)
 	}
 	for _, fe := range rerr.Fields {
 		m, n := conflictField.FindStringSubmatch(fe.Field), conflictWith.FindStringSubmatch(fe.Message)
@@ -320,7 +321,7 @@ func checkFuzzConflict(t *testing.T, file *rules.File, err error) {
 
 // staticConflict returns two rules that select every object of a resource
 // they share and set one annotation to different values, or -1.
-func staticConflict(file *rules.File) (int, int, string) {
+func staticConflict(file *rulefile.File) (int, int, string) {
 	for j, b := range file.Rules {
 		for i, a := range file.Rules[:j] {
 			if a.Selective() || b.Selective() || !shareResource(a, b) {
@@ -338,7 +339,7 @@ func staticConflict(file *rules.File) (int, int, string) {
 
 // shareResource reports whether two rules name one resource, as fuzzResolve
 // resolves names.
-func shareResource(a, b rules.Rule) bool {
+func shareResource(a, b rulefile.Rule) bool {
 	grs := map[schema.GroupResource]bool{}
 	for _, name := range a.Resources {
 		if r, err := fuzzResolve(name); err == nil {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 )
 
 // TestParseIfAbsent checks the {…, ifAbsent: true} form of values.
@@ -12,17 +13,17 @@ func TestParseIfAbsent(t *testing.T) {
 	tests := []struct {
 		name string
 		in   string // the labels mapping of a rule on pods
-		want rules.Rule
+		want rulefile.Rule
 		errs []string
 	}{
 		{name: "literal", in: "{psa: {value: baseline, ifAbsent: true}}",
-			want: rules.Rule{Labels: map[string]string{"psa": "baseline"}, LabelsIfAbsent: map[string]bool{"psa": true}}},
+			want: rulefile.Rule{Labels: map[string]string{"psa": "baseline"}, LabelsIfAbsent: map[string]bool{"psa": true}}},
 		{name: "value without ifAbsent is a literal", in: "{psa: {value: baseline}, x: {value: y, ifAbsent: false}}",
-			want: rules.Rule{Labels: map[string]string{"psa": "baseline", "x": "y"}}},
+			want: rulefile.Rule{Labels: map[string]string{"psa": "baseline", "x": "y"}}},
 		{name: "jsonPath", in: "{node: {jsonPath: '{.spec.nodeName}', ifAbsent: true}}",
-			want: rules.Rule{LabelsFrom: map[string]string{"node": "{.spec.nodeName}"}, LabelsIfAbsent: map[string]bool{"node": true}}},
+			want: rulefile.Rule{LabelsFrom: map[string]string{"node": "{.spec.nodeName}"}, LabelsIfAbsent: map[string]bool{"node": true}}},
 		{name: "fromNamespace", in: "{team: {ifAbsent: true, fromNamespace: {label: team}}}",
-			want: rules.Rule{LabelsFromNamespace: map[string]rules.NamespaceKey{"team": {Kind: "label", Key: "team"}}, LabelsIfAbsent: map[string]bool{"team": true}}},
+			want: rulefile.Rule{LabelsFromNamespace: map[string]rulefile.NamespaceKey{"team": {Kind: "label", Key: "team"}}, LabelsIfAbsent: map[string]bool{"team": true}}},
 		{name: "no value", in: "{psa: {ifAbsent: true}}", errs: []string{
 			`rules.yaml:4: rules[0].labels.psa: ifAbsent says when to set a value, but none is given: add value, jsonPath, cel, fromNamespace, fromNode`}},
 		{name: "not a boolean", in: "{psa: {value: baseline, ifAbsent: 'yes'}}", errs: []string{

@@ -5,17 +5,13 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
-// IgnoreAnnotation opts an object, or every object of a namespace, out of
-// the rules when its value is "true": nothing is set, changed or deleted
-// on such objects, whatever the rules say.
-const IgnoreAnnotation = "kube-annotator.io/ignore"
-
 // OptsOut reports whether annotations carry IgnoreAnnotation: "true".
 func OptsOut(annotations map[string]string) bool {
-	return annotations[IgnoreAnnotation] == "true"
+	return annotations[rulefile.IgnoreAnnotation] == "true"
 }
 
 // Ignored returns why obj, an object of t, is left alone — it or its
@@ -23,11 +19,11 @@ func OptsOut(annotations map[string]string) bool {
 // it.
 func (t *Target) Ignored(obj metav1.Object, look source.Lookup) string {
 	if OptsOut(obj.GetAnnotations()) {
-		return fmt.Sprintf("the object carries %s: \"true\"", IgnoreAnnotation)
+		return fmt.Sprintf("the object carries %s: \"true\"", rulefile.IgnoreAnnotation)
 	}
 	if ns := obj.GetNamespace(); ns != "" {
 		if m, ok := source.NamespaceOf(look, ns); ok && OptsOut(m.GetAnnotations()) {
-			return fmt.Sprintf("namespace %q carries %s: \"true\"", ns, IgnoreAnnotation)
+			return fmt.Sprintf("namespace %q carries %s: \"true\"", ns, rulefile.IgnoreAnnotation)
 		}
 	}
 	return ""
@@ -36,7 +32,7 @@ func (t *Target) Ignored(obj metav1.Object, look source.Lookup) string {
 // ControlAnnotations are the annotation keys the controller reads whatever
 // the rules say. A cache that keeps only the keys the rules name must keep
 // these too.
-var ControlAnnotations = []string{IgnoreAnnotation}
+var ControlAnnotations = []string{rulefile.IgnoreAnnotation}
 
 // Locked returns the part of t whose rules apply to objects that opt out
 // (allowOptOut: false), or nil when no rule of t does.

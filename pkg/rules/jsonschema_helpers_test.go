@@ -15,13 +15,13 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	yaml "go.yaml.in/yaml/v3"
 
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 )
 
 // schemaFile is the committed JSON Schema, relative to this package.
 var schemaFile = filepath.Join("..", "..", "docs", "rules.schema.json")
 
-// compiledSchemas holds the JSON Schema that rules.JSONSchema generates,
+// compiledSchemas holds the JSON Schema that rulefile.JSONSchema generates,
 // compiled by a JSON Schema validator, by schemaKey.
 var compiledSchemas sync.Map
 
@@ -53,7 +53,7 @@ func compileSchemaAs(t testing.TB, draft *jsonschema.Draft, fragment string) *js
 	if s, ok := compiledSchemas.Load(key); ok {
 		return s.(*jsonschema.Schema)
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(rules.JSONSchema()))
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(rulefile.JSONSchema()))
 	if err != nil {
 		t.Fatalf("the generated JSON Schema is not JSON: %v", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 )
 
 // head starts a file whose one rule's annotations begin on line 5.
@@ -23,15 +24,15 @@ func rule(name string) string {
 	return "- {name: " + name + ", resources: [pods], annotations: {a: b}}\n"
 }
 
-// checkLines asserts that err is a *rules.Error for "rules.yaml" whose lines
+// checkLines asserts that err is a *rulefile.Error for "rules.yaml" whose lines
 // are want, in order. A want line "prefix…substring" matches a line that
 // starts with prefix and contains substring after it; it is used where the
 // message comes from apimachinery and is long.
 func checkLines(t *testing.T, err error, want []string) {
 	t.Helper()
-	var rerr *rules.Error
+	var rerr *rulefile.Error
 	if !errors.As(err, &rerr) {
-		t.Fatalf("error = %v (%T), want a *rules.Error", err, err)
+		t.Fatalf("error = %v (%T), want a *rulefile.Error", err, err)
 	}
 	if rerr.File != "rules.yaml" || len(rerr.Fields) != len(want) {
 		t.Errorf("Error{File: %q, %d Fields}, want File %q and %d Fields", rerr.File, len(rerr.Fields), "rules.yaml", len(want))
@@ -191,8 +192,8 @@ func TestParseErrors(t *testing.T) {
 		{"NUL byte", "rules: []\n\x00", []string{`rules.yaml: file contains a NUL byte; a rules file is YAML text`}},
 		{"UTF-16LE with a byte order mark", "\xff\xfer\x00u\x00", []string{`rules.yaml: file is UTF-16 text; save it as UTF-8`}},
 		{"UTF-16BE without one", "\x00r\x00u", []string{`rules.yaml: file is UTF-16 text; save it as UTF-8`}},
-		{"file larger than MaxFileSize", "rules: []\n#" + strings.Repeat("x", rules.MaxFileSize-10) + "\n",
-			[]string{fmt.Sprintf("rules.yaml: file is larger than %d bytes", rules.MaxFileSize)}},
+		{"file larger than MaxFileSize", "rules: []\n#" + strings.Repeat("x", rulefile.MaxFileSize-10) + "\n",
+			[]string{fmt.Sprintf("rules.yaml: file is larger than %d bytes", rulefile.MaxFileSize)}},
 		{"annotations one byte over 256 KiB", head + "    a: " + strings.Repeat("x", 256<<10) + "\n",
 			[]string{`rules.yaml:5: rules[0].annotations: annotations total 262145 bytes, more than the API server accepts (262144)`}},
 		{"annotations over 256 KiB through an alias", head + "    a: &v " + big + "\n    b: *v\n",
@@ -274,9 +275,9 @@ func TestParseAliasBomb(t *testing.T) {
 				t.Errorf("Parse allocated %d bytes", res.alloc)
 			}
 			err := res.err
-			var rerr *rules.Error
+			var rerr *rulefile.Error
 			if !errors.As(err, &rerr) {
-				t.Fatalf("error = %v, want a *rules.Error", err)
+				t.Fatalf("error = %v, want a *rulefile.Error", err)
 			}
 			if len(rerr.Fields) != levels+1 {
 				t.Errorf("got %d errors, want %d:\n%v", len(rerr.Fields), levels+1, err)
@@ -291,37 +292,37 @@ func TestParseAliasBomb(t *testing.T) {
 }
 
 func TestParse(t *testing.T) {
-	pods := func(name string, annotations map[string]string) rules.Rule {
-		return rules.Rule{Name: name, Resources: []string{"pods"}, Annotations: annotations}
+	pods := func(name string, annotations map[string]string) rulefile.Rule {
+		return rulefile.Rule{Name: name, Resources: []string{"pods"}, Annotations: annotations}
 	}
 	tests := []struct {
 		name string
 		in   string
-		want *rules.File
+		want *rulefile.File
 	}{
 		{"minimal", "rules:\n- name: web\n  resources: [pods]\n  annotations: {team: web}\n",
-			&rules.File{Version: "v1", Rules: []rules.Rule{pods("web", map[string]string{"team": "web"})}}},
+			&rulefile.File{Version: "v1", Rules: []rulefile.Rule{pods("web", map[string]string{"team": "web"})}}},
 		{"with version", "version: v1\nrules:\n" + rule("a"),
-			&rules.File{Version: "v1", Rules: []rules.Rule{pods("a", map[string]string{"a": "b"})}}},
-		{"no rules", "rules: []\n", &rules.File{Version: "v1", Rules: []rules.Rule{}}},
-		{"document markers", "---\nrules: []\n...\n", &rules.File{Version: "v1", Rules: []rules.Rule{}}},
+			&rulefile.File{Version: "v1", Rules: []rulefile.Rule{pods("a", map[string]string{"a": "b"})}}},
+		{"no rules", "rules: []\n", &rulefile.File{Version: "v1", Rules: []rulefile.Rule{}}},
+		{"document markers", "---\nrules: []\n...\n", &rulefile.File{Version: "v1", Rules: []rulefile.Rule{}}},
 		{"aliases reused by a second rule",
 			"rules:\n- name: a\n  resources: &res [deploy, pods]\n  annotations: &common\n    team: web\n    tier: \"1\"\n" +
 				"- name: b\n  resources: *res\n  annotations: *common\n",
-			&rules.File{Version: "v1", Rules: []rules.Rule{
+			&rulefile.File{Version: "v1", Rules: []rulefile.Rule{
 				{Name: "a", Resources: []string{"deploy", "pods"}, Annotations: map[string]string{"team": "web", "tier": "1"}},
 				{Name: "b", Resources: []string{"deploy", "pods"}, Annotations: map[string]string{"team": "web", "tier": "1"}},
 			}}},
 		{"string values and prefixed keys",
 			head + "    example.com/team: web\n    Example.COM/Owner: x\n    empty: \"\"\n    quoted: \"True\"\n    yes-is-a-string-in-yaml-1.2: yes\n    tagged: !!str 1\n",
-			&rules.File{Version: "v1", Rules: []rules.Rule{pods("a", map[string]string{
+			&rulefile.File{Version: "v1", Rules: []rulefile.Rule{pods("a", map[string]string{
 				"example.com/team": "web", "Example.COM/Owner": "x", "empty": "", "quoted": "True",
 				"yes-is-a-string-in-yaml-1.2": "yes", "tagged": "1",
 			})}}},
 		{"annotations exactly 256 KiB", head + "    a: " + strings.Repeat("x", 256<<10-1) + "\n",
-			&rules.File{Version: "v1", Rules: []rules.Rule{pods("a", map[string]string{"a": strings.Repeat("x", 256<<10-1)})}}},
-		{"file exactly MaxFileSize", "rules: []\n#" + strings.Repeat("x", rules.MaxFileSize-12) + "\n",
-			&rules.File{Version: "v1", Rules: []rules.Rule{}}},
+			&rulefile.File{Version: "v1", Rules: []rulefile.Rule{pods("a", map[string]string{"a": strings.Repeat("x", 256<<10-1)})}}},
+		{"file exactly MaxFileSize", "rules: []\n#" + strings.Repeat("x", rulefile.MaxFileSize-12) + "\n",
+			&rulefile.File{Version: "v1", Rules: []rulefile.Rule{}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -341,7 +342,7 @@ func TestShippedRules(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
-	want := &rules.File{Version: "v1", Rules: []rules.Rule{
+	want := &rulefile.File{Version: "v1", Rules: []rulefile.Rule{
 		{Name: "frigates", Resources: []string{"frigates.ship.nwiizo.dev"}, Annotations: map[string]string{"sample-controller": "True"}},
 		{Name: "workloads", Resources: []string{"deployments", "replicasets", "pods"}, Annotations: map[string]string{"sample-controller": "True"}},
 	}}
@@ -360,7 +361,7 @@ func TestLoad(t *testing.T) {
 		return path
 	}
 	bad := write("bad.yaml", head+"    sample-controller: True\n")
-	large := write("large.yaml", "rules: []\n#"+strings.Repeat("x", 2*rules.MaxFileSize)+"\n")
+	large := write("large.yaml", "rules: []\n#"+strings.Repeat("x", 2*rulefile.MaxFileSize)+"\n")
 
 	t.Run("missing file", func(t *testing.T) {
 		_, err := rules.Load(filepath.Join(dir, "missing.yaml"))
@@ -370,11 +371,11 @@ func TestLoad(t *testing.T) {
 	})
 	t.Run("invalid file", func(t *testing.T) {
 		_, err := rules.Load(bad)
-		var rerr *rules.Error
+		var rerr *rulefile.Error
 		if !errors.As(err, &rerr) {
-			t.Fatalf("error = %v (%T), want a *rules.Error", err, err)
+			t.Fatalf("error = %v (%T), want a *rulefile.Error", err, err)
 		}
-		want := rules.Error{File: bad, Fields: []rules.FieldError{{
+		want := rulefile.Error{File: bad, Fields: []rulefile.FieldError{{
 			Line: 5, Field: "rules[0].annotations.sample-controller", Message: `value must be a string; quote it: "True"`,
 		}}}
 		if !reflect.DeepEqual(*rerr, want) {
@@ -383,7 +384,7 @@ func TestLoad(t *testing.T) {
 	})
 	t.Run("file larger than MaxFileSize", func(t *testing.T) {
 		_, err := rules.Load(large)
-		want := fmt.Sprintf("%s: file is larger than %d bytes", large, rules.MaxFileSize)
+		want := fmt.Sprintf("%s: file is larger than %d bytes", large, rulefile.MaxFileSize)
 		if err == nil || err.Error() != want {
 			t.Errorf("error = %v, want %s", err, want)
 		}

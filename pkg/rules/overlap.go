@@ -9,6 +9,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 )
 
 // Overlaps returns a warning for each pair of rules of f that name a
@@ -17,8 +19,8 @@ import (
 // two rules may overlap unless their literal namespaces, literal names or
 // selectors (a=x against a=y) prove them disjoint. Pairs that select every
 // object are Compile's conflicts, and are not repeated here.
-func Overlaps(f *File) []FieldError {
-	var out []FieldError
+func Overlaps(f *rulefile.File) []rulefile.FieldError {
+	var out []rulefile.FieldError
 	for i := range f.Rules {
 		for j := i + 1; j < len(f.Rules); j++ {
 			a, b := &f.Rules[i], &f.Rules[j]
@@ -27,7 +29,7 @@ func Overlaps(f *File) []FieldError {
 				continue
 			}
 			for _, key := range differing(a, b) {
-				out = append(out, FieldError{Field: fmt.Sprintf("rules[%d]", j), Message: fmt.Sprintf(
+				out = append(out, rulefile.FieldError{Field: fmt.Sprintf("rules[%d]", j), Message: fmt.Sprintf(
 					"rules %s and %s may both select %s and want different things of %s; where they meet, file order decides (%s)",
 					a.Name, b.Name, res, key, a.Name)})
 			}
@@ -37,7 +39,7 @@ func Overlaps(f *File) []FieldError {
 }
 
 // sharedResource returns a resource both rules name, as written, or "".
-func sharedResource(a, b *Rule) string {
+func sharedResource(a, b *rulefile.Rule) string {
 	for _, r := range a.Resources {
 		if slices.Contains(b.Resources, r) {
 			return r
@@ -47,7 +49,7 @@ func sharedResource(a, b *Rule) string {
 }
 
 // disjoint reports whether no object can be selected by both rules.
-func disjoint(a, b *Rule) bool {
+func disjoint(a, b *rulefile.Rule) bool {
 	return disjointLiterals(a.Namespaces, b.Namespaces) || disjointLiterals(a.Names, b.Names) ||
 		disjointSelectors(a.Selector, b.Selector) || disjointSelectors(a.NamespaceSelector, b.NamespaceSelector)
 }
@@ -114,17 +116,17 @@ func single(r labels.Requirement) (string, bool) {
 
 // differing lists the keys the two rules want different things of, as
 // `annotation "k"`.
-func differing(a, b *Rule) []string {
+func differing(a, b *rulefile.Rule) []string {
 	var out []string
 	for _, kind := range []struct {
 		name                 string
 		aSet, bSet, aJP, bJP map[string]string
-		aNS, bNS             map[string]NamespaceKey
+		aNS, bNS             map[string]rulefile.NamespaceKey
 		aRm, bRm             []string
 	}{
-		{annotationKind, a.Annotations, b.Annotations, readFrom(a.AnnotationsFrom, a.AnnotationsCEL, a.AnnotationsFromRelated),
+		{rulefile.AnnotationKind, a.Annotations, b.Annotations, readFrom(a.AnnotationsFrom, a.AnnotationsCEL, a.AnnotationsFromRelated),
 			readFrom(b.AnnotationsFrom, b.AnnotationsCEL, b.AnnotationsFromRelated), a.AnnotationsFromNamespace, b.AnnotationsFromNamespace, a.RemoveAnnotations, b.RemoveAnnotations},
-		{labelKind, a.Labels, b.Labels, readFrom(a.LabelsFrom, a.LabelsCEL, a.LabelsFromRelated), readFrom(b.LabelsFrom, b.LabelsCEL, b.LabelsFromRelated),
+		{rulefile.LabelKind, a.Labels, b.Labels, readFrom(a.LabelsFrom, a.LabelsCEL, a.LabelsFromRelated), readFrom(b.LabelsFrom, b.LabelsCEL, b.LabelsFromRelated),
 			a.LabelsFromNamespace, b.LabelsFromNamespace, a.RemoveLabels, b.RemoveLabels},
 	} {
 		wa, wb := wanted(kind.aSet, kind.aJP, kind.aNS, kind.aRm), wanted(kind.bSet, kind.bJP, kind.bNS, kind.bRm)
@@ -139,7 +141,7 @@ func differing(a, b *Rule) []string {
 
 // wanted maps each key a rule wants to what it wants: a quoted value,
 // a JSONPath template, a namespace's key, or "removed".
-func wanted(set, from map[string]string, fromNS map[string]NamespaceKey, remove []string) map[string]string {
+func wanted(set, from map[string]string, fromNS map[string]rulefile.NamespaceKey, remove []string) map[string]string {
 	m := map[string]string{}
 	for k, v := range set {
 		m[k] = strconv.Quote(v)
@@ -159,8 +161,8 @@ func wanted(set, from map[string]string, fromNS map[string]NamespaceKey, remove 
 // readFrom maps each key a rule reads from the object or a related object
 // to how it reads it: a JSONPath template, a CEL expression, or a related
 // object's key.
-func readFrom(jsonPath, cel map[string]string, related map[string]RelatedKey) map[string]string {
-	out := joined(jsonPath, cel)
+func readFrom(jsonPath, cel map[string]string, related map[string]rulefile.RelatedKey) map[string]string {
+	out := rulefile.Joined(jsonPath, cel)
 	if len(related) == 0 {
 		return out
 	}

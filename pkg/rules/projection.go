@@ -6,6 +6,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 )
 
 // Projection is what the rules of one resource need of its objects'
@@ -40,11 +42,11 @@ func (t *Target) Projection() Projection {
 	p := t.Reads()
 	for _, r := range t.Rules {
 		p.Annotations.Insert(sortedKeys(r.Annotations)...)
-		p.Annotations.Insert(sortedKeys(joined(r.AnnotationsFrom, r.AnnotationsCEL))...)
+		p.Annotations.Insert(sortedKeys(rulefile.Joined(r.AnnotationsFrom, r.AnnotationsCEL))...)
 		p.Annotations.Insert(slices.Collect(maps.Keys(r.AnnotationsFromNamespace))...)
 		p.Annotations.Insert(slices.Collect(maps.Keys(r.AnnotationsFromRelated))...)
 		p.Labels.Insert(sortedKeys(r.Labels)...)
-		p.Labels.Insert(sortedKeys(joined(r.LabelsFrom, r.LabelsCEL))...)
+		p.Labels.Insert(sortedKeys(rulefile.Joined(r.LabelsFrom, r.LabelsCEL))...)
 		p.Labels.Insert(slices.Collect(maps.Keys(r.LabelsFromNamespace))...)
 		p.Labels.Insert(slices.Collect(maps.Keys(r.LabelsFromRelated))...)
 	}

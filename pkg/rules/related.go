@@ -1,37 +1,23 @@
 package rules
 
 import (
-	"cmp"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 
-	yaml "go.yaml.in/yaml/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
-
-// RelatedKey is a label or annotation of a related object that a rule
-// reads a value from: {fromNode: {label: KEY}}.
-type RelatedKey struct {
-	// Source is the source read: source.Node for {fromNode: …}. A test
-	// may give one of its own, which works as the shipped ones do.
-	Source *source.Source
-	// Kind is "label" or "annotation"; Key is the key.
-	Kind, Key string
-}
-
-// String formats k as in messages: `label "zone"`.
-func (k RelatedKey) String() string { return fmt.Sprintf("%s %q", k.Kind, k.Key) }
 
 // RelatedSources returns the sources the rules of t read values from,
 // in source.Order.
 func (t *Target) RelatedSources() []*source.Source {
 	var out []*source.Source
 	for _, r := range t.Rules {
-		for _, m := range []map[string]RelatedKey{r.AnnotationsFromRelated, r.LabelsFromRelated} {
+		for _, m := range []map[string]rulefile.RelatedKey{r.AnnotationsFromRelated, r.LabelsFromRelated} {
 			for _, k := range m {
 				if !slices.Contains(out, k.Source) {
 					out = append(out, k.Source)
@@ -60,10 +46,10 @@ func (s *Set) RelatedSources() []*source.Source {
 
 // RelatedKeys returns, sorted, the keys of src's objects that the rules of
 // t read, as RelatedKeys.
-func (t *Target) RelatedKeys(src *source.Source) []RelatedKey {
-	var out []RelatedKey
+func (t *Target) RelatedKeys(src *source.Source) []rulefile.RelatedKey {
+	var out []rulefile.RelatedKey
 	for _, r := range t.Rules {
-		for _, m := range []map[string]RelatedKey{r.AnnotationsFromRelated, r.LabelsFromRelated} {
+		for _, m := range []map[string]rulefile.RelatedKey{r.AnnotationsFromRelated, r.LabelsFromRelated} {
 			for _, k := range m {
 				if k.Source == src && !slices.Contains(out, k) {
 					out = append(out, k)
@@ -71,7 +57,7 @@ func (t *Target) RelatedKeys(src *source.Source) []RelatedKey {
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b RelatedKey) int { return strings.Compare(a.Kind+"/"+a.Key, b.Kind+"/"+b.Key) })
+	slices.SortFunc(out, func(a, b rulefile.RelatedKey) int { return strings.Compare(a.Kind+"/"+a.Key, b.Kind+"/"+b.Key) })
 	return out
 }
 
@@ -79,7 +65,7 @@ func (t *Target) RelatedKeys(src *source.Source) []RelatedKey {
 // its related objects.
 func (c *Compiled) relatedRefs() [][]string {
 	var out [][]string
-	for _, m := range []map[string]RelatedKey{c.AnnotationsFromRelated, c.LabelsFromRelated} {
+	for _, m := range []map[string]rulefile.RelatedKey{c.AnnotationsFromRelated, c.LabelsFromRelated} {
 		for _, k := range m {
 			if ref := k.Source.Ref; !slices.ContainsFunc(out, func(p []string) bool { return slices.Equal(p, ref) }) {
 				out = append(out, ref)
@@ -98,7 +84,7 @@ func (c *Compiled) readsRelated() bool {
 // which look finds. A key whose related object is not named, not
 // known or lacks the key, or whose value is not valid, sets nothing; it is
 // returned in missing. inputs says, by key, where each value was read.
-func relatedValues(from map[string]RelatedKey, obj metav1.Object, look source.Lookup, valid func(string) []string) (out, inputs map[string]string, miss []missing) {
+func relatedValues(from map[string]rulefile.RelatedKey, obj metav1.Object, look source.Lookup, valid func(string) []string) (out, inputs map[string]string, miss []missing) {
 	if len(from) == 0 {
 		return nil, nil, nil
 	}
@@ -121,7 +107,7 @@ func relatedValues(from map[string]RelatedKey, obj metav1.Object, look source.Lo
 
 // relatedValue reads k of the related object of obj through look: the
 // value, and where it was read; or why it was not.
-func relatedValue(k RelatedKey, obj metav1.Object, look source.Lookup) (value, input, why string) {
+func relatedValue(k rulefile.RelatedKey, obj metav1.Object, look source.Lookup) (value, input, why string) {
 	src := k.Source
 	name := src.RefOf(obj)
 	if name == "" {
@@ -140,7 +126,7 @@ func relatedValue(k RelatedKey, obj metav1.Object, look source.Lookup) (value, i
 		return "", "", what + " is not known"
 	}
 	m := rel.GetLabels()
-	if k.Kind == annotationKind {
+	if k.Kind == rulefile.AnnotationKind {
 		m = rel.GetAnnotations()
 	}
 	v, ok := m[k.Key]
@@ -161,37 +147,6 @@ func (e *Evaluation) recordInputs(inputs map[string]string, rule, kind string) {
 	for k, in := range inputs {
 		if e.setBy[keyOf{kind, k}] == rule {
 			e.inputs = put(e.inputs, keyOf{kind, k}, in)
-		}
-	}
-}
-
-// relatedKey decodes {label: KEY} or {annotation: KEY}, the value of the
-// value form of src, found at path p.
-func (d *decoder) relatedKey(n *yaml.Node, p string, src *source.Source) (RelatedKey, bool) {
-	d.lineOf(p, n)
-	kind, key, ok := d.objectKey(n, p, src.What)
-	return RelatedKey{Source: src, Kind: kind, Key: key}, ok
-}
-
-// relatedFor reports, for rule r at path, each value read from a related
-// object by a rule that names a resource other than the one whose objects
-// name it: only a Pod has a Node.
-func (d *decoder) relatedFor(n *yaml.Node, path string, r *Rule) {
-	for _, kind := range []struct {
-		field string
-		from  map[string]RelatedKey
-	}{{"annotations", r.AnnotationsFromRelated}, {"labels", r.LabelsFromRelated}} {
-		for _, key := range slices.Sorted(maps.Keys(kind.from)) {
-			src := kind.from[key].Source
-			for j, name := range r.Resources {
-				if slices.Contains(src.Names, strings.ToLower(name)) {
-					continue
-				}
-				p := fieldPath(fieldPath(path+"."+kind.field, key), src.Field)
-				d.errs = append(d.errs, FieldError{Line: cmp.Or(d.lines[p], n.Line), Field: p, Message: fmt.Sprintf(
-					"reads %s, but the rule also names %q (resources[%d]): only %s have one; give this key in a rule of its own for %s",
-					src.What, name, j, src.For.String(), src.For.String())})
-			}
 		}
 	}
 }

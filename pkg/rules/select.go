@@ -18,12 +18,13 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/celexpr"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // Compiled is one rule ready to be evaluated against objects.
 type Compiled struct {
-	Rule
+	rulefile.Rule
 	// Index is the rule's position in the file.
 	Index int
 
@@ -41,7 +42,7 @@ type template struct {
 	jp *jsonpath.JSONPath
 }
 
-func compileRule(r Rule, index int) (*Compiled, error) {
+func compileRule(r rulefile.Rule, index int) (*Compiled, error) {
 	c := &Compiled{Rule: r, Index: index}
 	var err error
 	if r.Selector != "" {
@@ -223,29 +224,19 @@ func (c *Compiled) contribute(e *Evaluation, obj metav1.Object, h home) {
 	celLbls, m6 := celValues(c.labelsCEL, obj, h, validation.IsValidLabelValue)
 	relAnns, inAnns, m7 := relatedValues(c.AnnotationsFromRelated, obj, h.look, validAnnotationValue)
 	relLbls, inLbls, m8 := relatedValues(c.LabelsFromRelated, obj, h.look, validation.IsValidLabelValue)
-	anns = e.orDefault(joined(anns, joined(celAnns, relAnns)), slices.Concat(m1, m3, m5, m7), c.AnnotationsDefault, c.Name, annotationKind)
-	lbls = e.orDefault(joined(lbls, joined(celLbls, relLbls)), slices.Concat(m2, m4, m6, m8), c.LabelsDefault, c.Name, labelKind)
-	e.Desired.Annotations = e.merge(e.Desired.Annotations, c.Annotations, anns, nsAnns, c.Name, annotationKind)
-	e.Desired.Labels = e.merge(e.Desired.Labels, c.Labels, lbls, nsLbls, c.Name, labelKind)
-	e.recordInputs(inAnns, c.Name, annotationKind)
-	e.recordInputs(inLbls, c.Name, labelKind)
-	e.Desired.IfAbsentAnnotations = e.ifAbsent(e.Desired.IfAbsentAnnotations, e.Desired.Annotations, c.AnnotationsIfAbsent, c.Name, annotationKind,
+	anns = e.orDefault(rulefile.Joined(anns, rulefile.Joined(celAnns, relAnns)), slices.Concat(m1, m3, m5, m7), c.AnnotationsDefault, c.Name, rulefile.AnnotationKind)
+	lbls = e.orDefault(rulefile.Joined(lbls, rulefile.Joined(celLbls, relLbls)), slices.Concat(m2, m4, m6, m8), c.LabelsDefault, c.Name, rulefile.LabelKind)
+	e.Desired.Annotations = e.merge(e.Desired.Annotations, c.Annotations, anns, nsAnns, c.Name, rulefile.AnnotationKind)
+	e.Desired.Labels = e.merge(e.Desired.Labels, c.Labels, lbls, nsLbls, c.Name, rulefile.LabelKind)
+	e.recordInputs(inAnns, c.Name, rulefile.AnnotationKind)
+	e.recordInputs(inLbls, c.Name, rulefile.LabelKind)
+	e.Desired.IfAbsentAnnotations = e.ifAbsent(e.Desired.IfAbsentAnnotations, e.Desired.Annotations, c.AnnotationsIfAbsent, c.Name, rulefile.AnnotationKind,
 		c.Annotations, anns, nsAnns)
-	e.Desired.IfAbsentLabels = e.ifAbsent(e.Desired.IfAbsentLabels, e.Desired.Labels, c.LabelsIfAbsent, c.Name, labelKind, c.Labels, lbls, nsLbls)
+	e.Desired.IfAbsentLabels = e.ifAbsent(e.Desired.IfAbsentLabels, e.Desired.Labels, c.LabelsIfAbsent, c.Name, rulefile.LabelKind, c.Labels, lbls, nsLbls)
 	e.Desired.RemoveAnnotations = append(e.Desired.RemoveAnnotations, c.RemoveAnnotations...)
 	e.Desired.RemoveLabels = append(e.Desired.RemoveLabels, c.RemoveLabels...)
-	e.removedBy = attribute(e.removedBy, annotationKind, c.RemoveAnnotations, c.Name)
-	e.removedBy = attribute(e.removedBy, labelKind, c.RemoveLabels, c.Name)
-}
-
-// joined returns the keys of a and b, which share none; a when b is empty.
-func joined(a, b map[string]string) map[string]string {
-	if len(b) == 0 {
-		return a
-	}
-	out := maps.Clone(b)
-	maps.Copy(out, a)
-	return out
+	e.removedBy = attribute(e.removedBy, rulefile.AnnotationKind, c.RemoveAnnotations, c.Name)
+	e.removedBy = attribute(e.removedBy, rulefile.LabelKind, c.RemoveLabels, c.Name)
 }
 
 // attribute records rule as the remover of keys of kind, unless an earlier
@@ -363,4 +354,13 @@ func validAnnotationValue(v string) []string {
 		return []string{fmt.Sprintf("%d bytes, more than annotations may hold (%d)", len(v), apivalidation.TotalAnnotationSizeLimitB)}
 	}
 	return nil
+}
+
+// put sets m[k] to v, making m when nil.
+func put[K comparable, V any](m map[K]V, k K, v V) map[K]V {
+	if m == nil {
+		m = map[K]V{}
+	}
+	m[k] = v
+	return m
 }

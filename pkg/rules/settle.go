@@ -7,6 +7,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 )
 
 // unsettled finds rules that can never settle: rules whose writes decide
@@ -51,8 +53,8 @@ import (
 // alone does not say they are the same; Compile finds those cycles, and
 // the conditions on keys set by the other name's rules, once discovery has
 // resolved the names.
-func unsettled(rules []Rule) []FieldError {
-	var out []FieldError
+func unsettled(rules []rulefile.Rule) []rulefile.FieldError {
+	var out []rulefile.FieldError
 	for i := range rules {
 		out = append(out, selfUnsettled(&rules[i], i)...)
 	}
@@ -73,7 +75,7 @@ type labelTest struct {
 
 // labelTests returns what r's selectors test of the object's own labels.
 // On namespaces, namespaceSelector tests them too.
-func labelTests(r *Rule, namespaces bool) []labelTest {
+func labelTests(r *rulefile.Rule, namespaces bool) []labelTest {
 	var out []labelTest
 	add := func(field, sel string) {
 		s, err := labels.Parse(sel)
@@ -117,7 +119,7 @@ func (w labelWrite) keeps(q labels.Requirement) bool {
 }
 
 // labelWrites returns the labels r sets, by key; none for an audit rule.
-func labelWrites(r *Rule) map[string]labelWrite {
+func labelWrites(r *rulefile.Rule) map[string]labelWrite {
 	if r.Audit() {
 		return nil
 	}
@@ -125,7 +127,7 @@ func labelWrites(r *Rule) map[string]labelWrite {
 	for k, v := range r.Labels {
 		out[k] = labelWrite{value: v}
 	}
-	for k := range joined(r.LabelsFrom, r.LabelsCEL) {
+	for k := range rulefile.Joined(r.LabelsFrom, r.LabelsCEL) {
 		out[k] = labelWrite{how: "read from the object"}
 	}
 	for k, from := range r.LabelsFromNamespace {
@@ -144,15 +146,15 @@ func labelWrites(r *Rule) map[string]labelWrite {
 
 // selfUnsettled reports the selectors of r, at index i, that its own
 // writes make fail.
-func selfUnsettled(r *Rule, i int) []FieldError {
+func selfUnsettled(r *rulefile.Rule, i int) []rulefile.FieldError {
 	writes := labelWrites(r)
-	var out []FieldError
+	var out []rulefile.FieldError
 	for _, t := range labelTests(r, slices.ContainsFunc(r.Resources, isNamespacesName)) {
 		w, ok := writes[t.req.Key()]
 		if !ok || w.keeps(t.req) || (w.ifAbsent && !t.req.Matches(labels.Set{})) {
 			continue // settles, or never writes: the selector needs the label present
 		}
-		out = append(out, FieldError{
+		out = append(out, rulefile.FieldError{
 			Field: fmt.Sprintf("rules[%d].%s", i, t.field),
 			Message: fmt.Sprintf("%q tests label %q, which the rule sets %s: after its own write the rule no longer selects the object, "+
 				"so the controller would delete the label it set (and set it again where absent, without end); %s",
@@ -174,7 +176,7 @@ type resourceGroup struct {
 
 // resourceGroups groups rules by the resource names they give, in the
 // order the names first appear.
-func resourceGroups(rules []Rule) []resourceGroup {
+func resourceGroups(rules []rulefile.Rule) []resourceGroup {
 	var order []string
 	by := map[string]*resourceGroup{}
 	for i := range rules {

@@ -3,6 +3,8 @@ package rules
 import (
 	"fmt"
 	"strings"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 )
 
 // step is one link of a cycle: the rule whose selector tests key, through
@@ -16,8 +18,8 @@ type step struct {
 // on one resource) whose selectors test labels the others set, round to
 // the first: see unsettled. Rules already in reported are not reported
 // again; the rules of each cycle found are added.
-func cycles(rules []Rule, group []int, namespaces bool, reported map[int]bool) []FieldError {
-	var out []FieldError
+func cycles(rules []rulefile.Rule, group []int, namespaces bool, reported map[int]bool) []rulefile.FieldError {
+	var out []rulefile.FieldError
 	for _, a := range group {
 		if reported[a] {
 			continue
@@ -37,7 +39,7 @@ func cycles(rules []Rule, group []int, namespaces bool, reported map[int]bool) [
 // cycleFrom returns the shortest cycle from rule a back to itself through
 // other rules, or nil. Each step goes from a rule to another that sets a
 // label its selector tests.
-func cycleFrom(rules []Rule, group []int, namespaces bool, a int) []step {
+func cycleFrom(rules []rulefile.Rule, group []int, namespaces bool, a int) []step {
 	prev := map[int]step{} // rule reached → the step that reached it
 	queue := []int{a}
 	for len(queue) > 0 {
@@ -77,7 +79,7 @@ func unwind(prev map[int]step, a int) []step {
 }
 
 // cycleError describes a cycle at the selector of its first rule.
-func cycleError(rules []Rule, path []step) FieldError {
+func cycleError(rules []rulefile.Rule, path []step) rulefile.FieldError {
 	first := path[0]
 	var b strings.Builder
 	fmt.Fprintf(&b, "tests label %q", first.key)
@@ -90,5 +92,5 @@ func cycleError(rules []Rule, path []step) FieldError {
 	}
 	b.WriteString(" on the same resource: each rule's write decides whether the next selects the object, and the controller writes " +
 		"them together, so their labels can be added and deleted without end; select by a label no rule sets, or merge the rules")
-	return FieldError{Field: fmt.Sprintf("rules[%d].%s", first.rule, first.field), Message: b.String()}
+	return rulefile.FieldError{Field: fmt.Sprintf("rules[%d].%s", first.rule, first.field), Message: b.String()}
 }

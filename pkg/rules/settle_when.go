@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules/celexpr"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 )
 
 // whenReads returns the field paths the when condition of rules[i] reads,
@@ -12,7 +13,7 @@ import (
 type whenReads func(i int) [][]string
 
 // parsedWhenReads compiles each rule's condition to find what it reads.
-func parsedWhenReads(rules []Rule) whenReads {
+func parsedWhenReads(rules []rulefile.Rule) whenReads {
 	return func(i int) [][]string {
 		if rules[i].When == "" {
 			return nil
@@ -53,9 +54,9 @@ func compiledWhenReads(targets []*Target) whenReads {
 // (Compile, which so also finds "deploy" and "deployments" to be one). A
 // condition's read is reported once, whatever groups it is found in;
 // reported records what was.
-func whenUnsettled(rules []Rule, group []int, reads whenReads, reported map[string]bool) []FieldError {
+func whenUnsettled(rules []rulefile.Rule, group []int, reads whenReads, reported map[string]bool) []rulefile.FieldError {
 	setters := metadataSetters(rules, group)
-	var out []FieldError
+	var out []rulefile.FieldError
 	for _, i := range group {
 		r := &rules[i]
 		p := reads(i)
@@ -63,7 +64,7 @@ func whenUnsettled(rules []Rule, group []int, reads whenReads, reported map[stri
 			continue
 		}
 		labelKeys, annotationKeys := celexpr.MetadataKeys(p)
-		for _, read := range slices.Concat(prefixed(labelKind, labelKeys), prefixed(annotationKind, annotationKeys)) {
+		for _, read := range slices.Concat(prefixed(rulefile.LabelKind, labelKeys), prefixed(rulefile.AnnotationKind, annotationKeys)) {
 			w, ok := setters[read]
 			key := fmt.Sprintf("%d %s", i, read)
 			if !ok || reported[key] {
@@ -74,7 +75,7 @@ func whenUnsettled(rules []Rule, group []int, reads whenReads, reported map[stri
 			if w != i {
 				who = fmt.Sprintf("rules[%d] (%s) sets", w, rules[w].Name)
 			}
-			out = append(out, FieldError{
+			out = append(out, rulefile.FieldError{
 				Field: fmt.Sprintf("rules[%d].when", i),
 				Message: fmt.Sprintf("%q reads %s, which %s: its write would decide whether the rule selects the object, "+
 					"so the controller could undo and redo its own writes without end; %s",
@@ -87,7 +88,7 @@ func whenUnsettled(rules []Rule, group []int, reads whenReads, reported map[stri
 
 // metadataSetters returns, by kind/key, the first rule of group (its
 // index) that sets each label and annotation; audit rules set none.
-func metadataSetters(rules []Rule, group []int) map[string]int {
+func metadataSetters(rules []rulefile.Rule, group []int) map[string]int {
 	setters := map[string]int{}
 	for _, i := range group {
 		r := &rules[i]
@@ -98,8 +99,8 @@ func metadataSetters(rules []Rule, group []int) map[string]int {
 			name string
 			keys []map[string]string
 		}{
-			{annotationKind, []map[string]string{r.Annotations, r.AnnotationsFrom, r.AnnotationsCEL, keysOf(r.AnnotationsFromNamespace), keysOf(r.AnnotationsFromRelated)}},
-			{labelKind, []map[string]string{r.Labels, r.LabelsFrom, r.LabelsCEL, keysOf(r.LabelsFromNamespace), keysOf(r.LabelsFromRelated)}},
+			{rulefile.AnnotationKind, []map[string]string{r.Annotations, r.AnnotationsFrom, r.AnnotationsCEL, rulefile.KeysOf(r.AnnotationsFromNamespace), rulefile.KeysOf(r.AnnotationsFromRelated)}},
+			{rulefile.LabelKind, []map[string]string{r.Labels, r.LabelsFrom, r.LabelsCEL, rulefile.KeysOf(r.LabelsFromNamespace), rulefile.KeysOf(r.LabelsFromRelated)}},
 		} {
 			for _, m := range kind.keys {
 				for k := range m {

@@ -5,6 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
@@ -41,7 +42,7 @@ func (t *Target) SourceChangeMatters(src *source.Source, old, new metav1.Object)
 	}
 	for _, k := range t.RelatedKeys(src) {
 		a, b := old.GetLabels(), new.GetLabels()
-		if k.Kind == annotationKind {
+		if k.Kind == rulefile.AnnotationKind {
 			a, b = old.GetAnnotations(), new.GetAnnotations()
 		}
 		if changed(a, b, []string{k.Key}) {

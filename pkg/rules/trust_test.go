@@ -7,7 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
@@ -59,7 +59,7 @@ func TestExplain(t *testing.T) {
 					t.Errorf("rule %s selects but wants nothing", v.Rule)
 				}
 			}
-			if got[5].Mode != rules.ModeAudit || got[0].Mode != rules.ModeEnforce {
+			if got[5].Mode != rulefile.ModeAudit || got[0].Mode != rulefile.ModeEnforce {
 				t.Errorf("modes %q, %q; want audit and enforce", got[5].Mode, got[0].Mode)
 			}
 		})
@@ -111,7 +111,7 @@ func TestEvaluateAudit(t *testing.T) {
 func TestIgnored(t *testing.T) {
 	tg := rulestest.Compile(t, "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n", served...).Targets[cmGVR]
 	off := source.Namespaces(func(ns string) (metav1.Object, bool) {
-		return &metav1.ObjectMeta{Name: ns, Annotations: map[string]string{rules.IgnoreAnnotation: "true"}}, ns == "quiet"
+		return &metav1.ObjectMeta{Name: ns, Annotations: map[string]string{rulefile.IgnoreAnnotation: "true"}}, ns == "quiet"
 	})
 	tests := []struct {
 		name, ns, value string
@@ -128,7 +128,7 @@ func TestIgnored(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			o := obj(tc.ns, "x", nil)
 			if tc.value != "" {
-				o.SetAnnotations(map[string]string{rules.IgnoreAnnotation: tc.value})
+				o.SetAnnotations(map[string]string{rulefile.IgnoreAnnotation: tc.value})
 			}
 			got := tg.Ignored(o, tc.nsIgnored)
 			if (got == "") != (tc.want == "") || !strings.Contains(got, tc.want) {

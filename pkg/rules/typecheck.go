@@ -11,6 +11,7 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules/celexpr"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
@@ -31,8 +32,8 @@ type SchemaFunc func(source.Resource) (*spec.Schema, error)
 // message: a typo in a field name, or an operand of the wrong type, which
 // would otherwise fail on every object. The evaluation of the rules is
 // unchanged: the check is made at load only.
-func TypeCheck(name string, f *File, set *Set, schemas SchemaFunc) error {
-	var errs []FieldError
+func TypeCheck(name string, f *rulefile.File, set *Set, schemas SchemaFunc) error {
+	var errs []rulefile.FieldError
 	envs := map[schema.GroupVersionKind]*cel.Env{}
 	for _, t := range set.SortedTargets() {
 		if !slices.ContainsFunc(t.Rules, func(c *Compiled) bool { return len(c.celSources()) > 0 }) {
@@ -51,7 +52,7 @@ func TypeCheck(name string, f *File, set *Set, schemas SchemaFunc) error {
 			for _, x := range c.celSources() {
 				if _, err := celexpr.Check(env, x.src, x.want); err != nil {
 					field := fmt.Sprintf("rules[%d].%s", c.Index, x.field)
-					errs = append(errs, FieldError{Line: f.lines[field], Field: field, Message: fmt.Sprintf(
+					errs = append(errs, rulefile.FieldError{Line: f.Line(field), Field: field, Message: fmt.Sprintf(
 						"rule %q: CEL %s %q does not type-check against the schema of %s: %v",
 						c.Name, x.what, x.src, source.GVRString(t.GVR), err)})
 				}
@@ -62,7 +63,7 @@ func TypeCheck(name string, f *File, set *Set, schemas SchemaFunc) error {
 		return nil
 	}
 	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Line < errs[j].Line })
-	return &Error{File: name, Fields: errs}
+	return &rulefile.Error{File: name, Fields: errs}
 }
 
 // typedEnv returns the CEL environment with object typed by the schema of
@@ -103,7 +104,7 @@ func (c *Compiled) celSources() []celSource {
 		from  map[string]string
 	}{{"annotations", c.AnnotationsCEL}, {"labels", c.LabelsCEL}} {
 		for _, k := range sortedKeys(kind.from) {
-			out = append(out, celSource{field: fieldPath(kind.field, k) + ".cel", what: "value", src: kind.from[k], want: celexpr.StringType})
+			out = append(out, celSource{field: rulefile.FieldPath(kind.field, k) + ".cel", what: "value", src: kind.from[k], want: celexpr.StringType})
 		}
 	}
 	return out

@@ -15,6 +15,7 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 	"github.com/kube-annotator/kube-annotator/pkg/staticdiscovery"
@@ -155,7 +156,7 @@ func TestTypeCheckAsksEachSchemaOnce(t *testing.T) {
 
 // compile compiles f against deployments, configmaps, frigates and
 // freeforms.
-func compile(t *testing.T, f *rules.File) *rules.Set {
+func compile(t *testing.T, f *rulefile.File) *rules.Set {
 	t.Helper()
 	set, unresolved, err := rules.Compile("rules.yaml", f, func(name string) (source.Resource, error) {
 		for _, r := range []source.Resource{rulestest.Deployments, rulestest.ConfigMaps, frigates, freeforms} {

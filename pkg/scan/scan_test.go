@@ -22,6 +22,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
@@ -307,7 +308,7 @@ func TestSources(t *testing.T) {
 	objs := []runtime.Object{
 		object("Namespace", "", "ns-a", nil, map[string]string{"team": "a"}),
 		object("Namespace", "", "bare", nil, nil),
-		object("Namespace", "", "quiet", map[string]string{rules.IgnoreAnnotation: "true"}, nil),
+		object("Namespace", "", "quiet", map[string]string{rulefile.IgnoreAnnotation: "true"}, nil),
 		object("Node", "", "n1", nil, map[string]string{"zone": "eu-1a"}),
 	}
 	listFailed := errors.New("list failed")

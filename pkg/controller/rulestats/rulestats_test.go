@@ -12,6 +12,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 )
 
@@ -22,7 +23,7 @@ var configMaps = rulestest.ConfigMaps.GVR
 func TestRuleStats(t *testing.T) {
 	m := metrics.New()
 	s := New(m)
-	a, b := &rules.Compiled{Rule: rules.Rule{Name: "a"}}, &rules.Compiled{Rule: rules.Rule{Name: "b"}}
+	a, b := &rules.Compiled{Rule: rulefile.Rule{Name: "a"}}, &rules.Compiled{Rule: rulefile.Rule{Name: "b"}}
 	x, y := Key{configMaps, "ns", "x"}, Key{configMaps, "ns", "y"}
 	gauges := func() [4]float64 {
 		return [4]float64{value(t, m.PerRule.Selected.WithLabelValues("a")), value(t, m.PerRule.Selected.WithLabelValues("b")),
@@ -89,7 +90,7 @@ func TestRuleStatsUnset(t *testing.T) {
 // object that one rule selects.
 func BenchmarkRuleStatsHeap(b *testing.B) {
 	const n = 100000
-	r := &rules.Compiled{Rule: rules.Rule{Name: "a"}}
+	r := &rules.Compiled{Rule: rulefile.Rule{Name: "a"}}
 	for b.Loop() {
 		s := New(metrics.New())
 		before := fixture.LiveHeap()

@@ -1,4 +1,4 @@
-package rules
+package rulefile
 
 import (
 	"fmt"
@@ -97,12 +97,6 @@ func (d *decoder) file(root *yaml.Node) *File {
 	f := &File{Version: Version}
 	fileSchema.decode(d, n, "", f)
 	f.lines = d.lines
-	if len(d.errs) == 0 {
-		for _, e := range unsettled(f.Rules) {
-			e.Line = d.lines[e.Field]
-			d.errs = append(d.errs, e)
-		}
-	}
 	return f
 }
 
@@ -137,9 +131,9 @@ func (d *decoder) rule(n *yaml.Node, path string) Rule {
 	if seen := ruleSchema.decode(d, n, path, &r); !ruleSchema.setsSome(seen) {
 		d.errorf(n, path, "sets nothing: give %s", setters)
 	}
-	d.setAndRemove(n, path+".removeAnnotations", r.RemoveAnnotations, r.Annotations, joined(r.AnnotationsFrom, r.AnnotationsCEL), keysOf(r.AnnotationsFromNamespace),
-		keysOf(r.AnnotationsFromRelated))
-	d.setAndRemove(n, path+".removeLabels", r.RemoveLabels, r.Labels, joined(r.LabelsFrom, r.LabelsCEL), keysOf(r.LabelsFromNamespace), keysOf(r.LabelsFromRelated))
+	d.setAndRemove(n, path+".removeAnnotations", r.RemoveAnnotations, r.Annotations, Joined(r.AnnotationsFrom, r.AnnotationsCEL), KeysOf(r.AnnotationsFromNamespace),
+		KeysOf(r.AnnotationsFromRelated))
+	d.setAndRemove(n, path+".removeLabels", r.RemoveLabels, r.Labels, Joined(r.LabelsFrom, r.LabelsCEL), KeysOf(r.LabelsFromNamespace), KeysOf(r.LabelsFromRelated))
 	d.relatedFor(n, path, &r)
 	return r
 }
@@ -153,8 +147,8 @@ func (d *decoder) setAndRemove(n *yaml.Node, path string, remove []string, set .
 	}
 }
 
-// keysOf returns m's keys, as a map to empty values.
-func keysOf[V any](m map[string]V) map[string]string {
+// KeysOf returns m's keys, as a map to empty values.
+func KeysOf[V any](m map[string]V) map[string]string {
 	out := make(map[string]string, len(m))
 	for k := range m {
 		out[k] = ""
@@ -224,7 +218,7 @@ func (d *decoder) fields(n *yaml.Node, path string, known []string, fn func(key,
 			d.errorf(k, path, "keys must be strings, got %s", describe(k))
 			continue
 		}
-		p := fieldPath(path, k.Value)
+		p := FieldPath(path, k.Value)
 		switch {
 		case seen[k.Value]:
 			d.errorf(k, p, "duplicate key")

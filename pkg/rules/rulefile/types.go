@@ -1,4 +1,4 @@
-package rules
+package rulefile
 
 import "reflect"
 
@@ -148,5 +148,5 @@ func (r *Rule) Selective() bool {
 		r.Selector != "" || len(r.Names) > 0 || r.When != ""
 }
 
-// equalRule reports whether two rules are the same.
-func equalRule(a, b *Rule) bool { return reflect.DeepEqual(a, b) }
+// Equal reports whether r and o are the same rule.
+func (r *Rule) Equal(o *Rule) bool { return reflect.DeepEqual(r, o) }

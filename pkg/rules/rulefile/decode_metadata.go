@@ -1,4 +1,4 @@
-package rules
+package rulefile
 
 import (
 	"fmt"
@@ -24,13 +24,13 @@ type metadataValues struct {
 	fromRelated   map[string]RelatedKey   // {fromNode: {…}}, of source.Related()
 	ifAbsent      map[string]bool         // {…, ifAbsent: true}, of any of the above
 	defaults      map[string]string       // {…, default: "…"}, of a computed form
-	kind          string                  // annotationKind or labelKind
+	kind          string                  // AnnotationKind or LabelKind
 }
 
 // literal stores s, the literal value of key found at path p, checking it
 // is a valid value of into's kind.
 func (d *decoder) literal(v *yaml.Node, p, key, s string, into *metadataValues) {
-	if into.kind == labelKind {
+	if into.kind == LabelKind {
 		for _, msg := range validation.IsValidLabelValue(s) {
 			d.errorf(v, p, "invalid label value %q: %s", s, msg)
 		}
@@ -193,7 +193,7 @@ func (d *decoder) metadata(n *yaml.Node, path, kind string) metadataValues {
 	for k, v := range out.literal {
 		size += len(k) + len(v)
 	}
-	if kind == annotationKind && size > apivalidation.TotalAnnotationSizeLimitB {
+	if kind == AnnotationKind && size > apivalidation.TotalAnnotationSizeLimitB {
 		d.errorf(n, path, "annotations total %d bytes, more than the API server accepts (%d)", size, apivalidation.TotalAnnotationSizeLimitB)
 	}
 	return out
@@ -244,7 +244,7 @@ func (d *decoder) valueForm(n *yaml.Node, p, key string, into *metadataValues) {
 		return
 	}
 	if def != nil && len(given) == 1 {
-		d.defaultValue(def, fieldPath(p, defaultField), key, given[0], into)
+		d.defaultValue(def, FieldPath(p, defaultField), key, given[0], into)
 	}
 }
 
@@ -259,7 +259,7 @@ func (d *decoder) defaultValue(v *yaml.Node, p, key, form string, into *metadata
 	if !ok {
 		return
 	}
-	if into.kind == labelKind {
+	if into.kind == LabelKind {
 		for _, msg := range validation.IsValidLabelValue(s) {
 			d.errorf(v, p, "invalid label value %q: %s", s, msg)
 			return
@@ -284,13 +284,13 @@ func (d *decoder) boolean(n *yaml.Node, path string) bool {
 // are checked lowercased, as the API server does.
 func (d *decoder) metadataKey(line int, path, kind, key string) {
 	check := key
-	if kind == annotationKind {
+	if kind == AnnotationKind {
 		check = strings.ToLower(key)
 	}
 	for _, msg := range validation.IsQualifiedName(check) {
 		d.errs = append(d.errs, FieldError{Line: line, Field: path, Message: fmt.Sprintf("invalid %s key: %s", kind, msg)})
 	}
-	if kind == annotationKind && patch.IsMarker(check) {
+	if kind == AnnotationKind && patch.IsMarker(check) {
 		d.errs = append(d.errs, FieldError{Line: line, Field: path, Message: fmt.Sprintf(
 			"reserved annotation key: kube-annotator's admission policies record in *.%s/* annotations the keys they set", patch.MarkerDomain)})
 	}

@@ -1,4 +1,4 @@
-package rules
+package rulefile
 
 import (
 	"bytes"
@@ -14,9 +14,9 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
-// Load reads, parses and validates the rules file at path.
-// Every problem is reported in one *Error.
-func Load(path string) (*File, error) {
+// Read returns the content of the rules file at path, up to one byte
+// more than MaxFileSize, which Parse refuses.
+func Read(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -26,10 +26,13 @@ func Load(path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return Parse(path, data)
+	return data, nil
 }
 
-// Parse parses and validates a rules file's content; name is used in errors.
+// Parse decodes a rules file's content and validates each field; name is
+// used in errors. Every problem is reported in one *Error. What needs
+// the rules together — that what they write settles — is checked above
+// (rules.Parse).
 func Parse(name string, data []byte) (*File, error) {
 	fail := func(line int, field, format string, args ...any) error {
 		return &Error{File: name, Fields: []FieldError{{Line: line, Field: field, Message: fmt.Sprintf(format, args...)}}}
@@ -67,14 +70,26 @@ func Parse(name string, data []byte) (*File, error) {
 	d := &decoder{}
 	file := d.file(&root)
 	if len(d.errs) > 0 {
-		sort.SliceStable(d.errs, func(i, j int) bool { return d.errs[i].Line < d.errs[j].Line })
-		if d.capped || len(d.errs) > maxErrors {
-			d.errs = append(d.errs[:min(len(d.errs), maxErrors)], FieldError{Message: fmt.Sprintf("stopped after %d problems", maxErrors)})
-		}
-		return nil, &Error{File: name, Fields: d.errs}
+		return nil, Problems(name, d.errs, d.capped)
 	}
 	return file, nil
 }
+
+// Problems returns the *Error of the file name with errs, sorted by line
+// and at most maxErrors of them, saying so when there were more or
+// capped is set (decoding stopped early).
+func Problems(name string, errs []FieldError, capped bool) *Error {
+	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Line < errs[j].Line })
+	if capped || len(errs) > maxErrors {
+		errs = append(errs[:min(len(errs), maxErrors)], FieldError{Message: fmt.Sprintf("stopped after %d problems", maxErrors)})
+	}
+	return &Error{File: name, Fields: errs}
+}
+
+// Line returns the line of the field at path, as errors name it
+// ("rules[2].labels.team"), for the checks made after decoding; 0 when
+// it is not known.
+func (f *File) Line(path string) int { return f.lines[path] }
 
 // yamlLine matches the position the YAML parser puts in its messages.
 var yamlLine = regexp.MustCompile(`^(?:\[)?line (\d+):(?:\])? ?`)

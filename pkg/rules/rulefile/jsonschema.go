@@ -1,4 +1,4 @@
-package rules
+package rulefile
 
 import (
 	"bytes"
@@ -79,7 +79,7 @@ func valueDef(kind string) string { return kind + "Value" }
 
 // aKind is "an annotation" or "a label".
 func aKind(kind string) string {
-	if kind == annotationKind {
+	if kind == AnnotationKind {
 		return "an annotation"
 	}
 	return "a label"
@@ -119,7 +119,7 @@ func JSONSchema() []byte {
 	for _, src := range source.Related() {
 		root.Defs[src.Field] = objectKeySchema(src.What)
 	}
-	for _, kind := range []string{annotationKind, labelKind} {
+	for _, kind := range []string{AnnotationKind, LabelKind} {
 		root.Defs[keyDef(kind)] = keySchema(kind)
 		root.Defs[valueDef(kind)] = valueSchema(kind)
 	}
@@ -169,7 +169,7 @@ func metadataSchema(kind string) *jsonSchema {
 
 // literalSchema is a literal value of a key of kind.
 func literalSchema(kind string) *jsonSchema {
-	if kind == labelKind {
+	if kind == LabelKind {
 		return ref(defLabelLiteral)
 	}
 	return &jsonSchema{Type: "string"}
@@ -246,10 +246,10 @@ func keySchema(kind string) *jsonSchema {
 		Description: "The key of " + aKind(kind) + ": a name of at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit, " +
 			"optionally after a DNS subdomain prefix and '/' (example.com/team).",
 		AllOf: []*jsonSchema{
-			{Pattern: qualifiedNamePattern(kind == annotationKind)},
+			{Pattern: qualifiedNamePattern(kind == AnnotationKind)},
 			{Pattern: fmt.Sprintf(`^([^/]{1,%d}/)?[^/]{1,%d}$`, validation.DNS1123SubdomainMaxLength, qualifiedNameMaxLength)},
 		}}
-	if kind == annotationKind {
+	if kind == AnnotationKind {
 		s.Not = &jsonSchema{Pattern: markerPattern(),
 			Description: "Keys *." + patch.MarkerDomain + "/* are reserved: kube-annotator's admission policies record in them the keys they set."}
 	}

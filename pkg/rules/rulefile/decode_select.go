@@ -1,4 +1,4 @@
-package rules
+package rulefile
 
 import (
 	"fmt"
@@ -11,10 +11,10 @@ import (
 	"k8s.io/client-go/util/jsonpath"
 )
 
-// annotationKind and labelKind name what a metadata map holds, in errors.
+// AnnotationKind and LabelKind name what a metadata map holds, in errors.
 const (
-	annotationKind = "annotation"
-	labelKind      = "label"
+	AnnotationKind = "annotation"
+	LabelKind      = "label"
 )
 
 // globs decodes a list of globs in path.Match syntax.

@@ -1,4 +1,4 @@
-package rules
+package rulefile
 
 import (
 	"github.com/google/cel-go/common/types"

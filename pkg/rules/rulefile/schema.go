@@ -1,4 +1,4 @@
-package rules
+package rulefile
 
 import (
 	"slices"
@@ -102,28 +102,28 @@ var ruleSchema = mapping[Rule]{
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.OptOutLocked = !d.boolean(v, p) }},
 	{name: "annotations", fills: []string{"Annotations", "AnnotationsFrom", "AnnotationsCEL", "AnnotationsFromNamespace", "AnnotationsFromRelated", "AnnotationsIfAbsent", "AnnotationsDefault"}, sets: true,
 		doc:   "Annotations to set; a key's value is " + valueFormsHow + ".",
-		value: metadataSchema(annotationKind),
+		value: metadataSchema(AnnotationKind),
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) {
-			m := d.metadata(v, p, annotationKind)
+			m := d.metadata(v, p, AnnotationKind)
 			r.Annotations, r.AnnotationsFrom, r.AnnotationsCEL, r.AnnotationsFromNamespace = m.literal, m.jsonPath, m.cel, m.fromNamespace
 			r.AnnotationsIfAbsent, r.AnnotationsDefault, r.AnnotationsFromRelated = m.ifAbsent, m.defaults, m.fromRelated
 		}},
 	{name: "labels", fills: []string{"Labels", "LabelsFrom", "LabelsCEL", "LabelsFromNamespace", "LabelsFromRelated", "LabelsIfAbsent", "LabelsDefault"}, sets: true,
 		doc:   "Labels to set; a key's value is " + valueFormsHow + ".",
-		value: metadataSchema(labelKind),
+		value: metadataSchema(LabelKind),
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) {
-			m := d.metadata(v, p, labelKind)
+			m := d.metadata(v, p, LabelKind)
 			r.Labels, r.LabelsFrom, r.LabelsCEL, r.LabelsFromNamespace = m.literal, m.jsonPath, m.cel, m.fromNamespace
 			r.LabelsIfAbsent, r.LabelsDefault, r.LabelsFromRelated = m.ifAbsent, m.defaults, m.fromRelated
 		}},
 	{name: "removeAnnotations", fills: []string{"RemoveAnnotations"}, sets: true,
 		doc:    "Annotation keys to delete, whoever set them.",
-		value:  keysSchema(annotationKind),
-		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.RemoveAnnotations = d.keys(v, p, annotationKind) }},
+		value:  keysSchema(AnnotationKind),
+		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.RemoveAnnotations = d.keys(v, p, AnnotationKind) }},
 	{name: "removeLabels", fills: []string{"RemoveLabels"}, sets: true,
 		doc:    "Label keys to delete, whoever set them.",
-		value:  keysSchema(labelKind),
-		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.RemoveLabels = d.keys(v, p, labelKind) }},
+		value:  keysSchema(LabelKind),
+		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.RemoveLabels = d.keys(v, p, LabelKind) }},
 }
 
 // setters lists, for errors, the fields of a rule that set or remove keys:
@@ -157,7 +157,7 @@ func (s mapping[T]) decode(d *decoder, n *yaml.Node, path string, into *T) map[s
 	})
 	for _, f := range s {
 		if f.required && !seen[f.name] {
-			d.errorf(n, fieldPath(path, f.name), "required field is missing")
+			d.errorf(n, FieldPath(path, f.name), "required field is missing")
 		}
 	}
 	return seen
@@ -168,8 +168,8 @@ func (s mapping[T]) setsSome(seen map[string]bool) bool {
 	return slices.ContainsFunc(s, func(f field[T]) bool { return f.sets && seen[f.name] })
 }
 
-// fieldPath is the path of key in the mapping at path.
-func fieldPath(path, key string) string {
+// FieldPath is the path of key in the mapping at path.
+func FieldPath(path, key string) string {
 	if path == "" {
 		return key
 	}

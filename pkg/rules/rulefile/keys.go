@@ -1,0 +1,131 @@
+package rulefile
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
+)
+
+// NamespaceKey is a label or annotation of a namespace that a rule reads a
+// value from: {fromNamespace: {label: team}} or {fromNamespace:
+// {annotation: example.com/cost-center}}.
+type NamespaceKey struct {
+	// Kind is "label" or "annotation".
+	Kind string
+	// Key is the label or annotation key.
+	Key string
+}
+
+// String formats k as in the rules file: `label "team"`.
+func (k NamespaceKey) String() string { return fmt.Sprintf("%s %q", k.Kind, k.Key) }
+
+// namespaceKeyKinds are the fields of a fromNamespace value form: the
+// kinds of namespace key it may read.
+var namespaceKeyKinds = []string{LabelKind, AnnotationKind}
+
+// fromNamespace decodes {label: KEY} or {annotation: KEY}, the value of a
+// fromNamespace value form.
+func (d *decoder) fromNamespace(n *yaml.Node, p string) (NamespaceKey, bool) {
+	kind, key, ok := d.objectKey(n, p, "the namespace")
+	return NamespaceKey{Kind: kind, Key: key}, ok
+}
+
+// objectKey decodes {label: KEY} or {annotation: KEY}, found at path p:
+// one key of another object, named in errors by of ("the namespace").
+func (d *decoder) objectKey(n *yaml.Node, p, of string) (kind, key string, ok bool) {
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, p, "must be {label: KEY} or {annotation: KEY}, got %s", describe(n))
+		return "", "", false
+	}
+	seen := d.fields(n, p, namespaceKeyKinds, func(k, fp string, v *yaml.Node) {
+		s, isStr := d.str(v, fp)
+		if !isStr {
+			return
+		}
+		before := len(d.errs)
+		d.metadataKey(v.Line, fp, k, s)
+		kind, key, ok = k, s, len(d.errs) == before
+	})
+	switch {
+	case seen[LabelKind] && seen[AnnotationKind]:
+		d.errorf(n, p, "gives both label and annotation; read one key of %s", of)
+		return "", "", false
+	case !seen[LabelKind] && !seen[AnnotationKind]:
+		d.errorf(n, p, "must name %s key to read: {label: KEY} or {annotation: KEY}", possessive(of))
+		return "", "", false
+	}
+	return kind, key, ok
+}
+
+// possessive is "the namespace's" for "the namespace".
+func possessive(of string) string {
+	if strings.HasSuffix(of, "s") {
+		return of + "'"
+	}
+	return of + "'s"
+}
+
+// RelatedKey is a label or annotation of a related object that a rule
+// reads a value from: {fromNode: {label: KEY}}.
+type RelatedKey struct {
+	// Source is the source read: source.Node for {fromNode: …}. A test
+	// may give one of its own, which works as the shipped ones do.
+	Source *source.Source
+	// Kind is "label" or "annotation"; Key is the key.
+	Kind, Key string
+}
+
+// String formats k as in messages: `label "zone"`.
+func (k RelatedKey) String() string { return fmt.Sprintf("%s %q", k.Kind, k.Key) }
+
+// relatedKey decodes {label: KEY} or {annotation: KEY}, the value of the
+// value form of src, found at path p.
+func (d *decoder) relatedKey(n *yaml.Node, p string, src *source.Source) (RelatedKey, bool) {
+	d.lineOf(p, n)
+	kind, key, ok := d.objectKey(n, p, src.What)
+	return RelatedKey{Source: src, Kind: kind, Key: key}, ok
+}
+
+// relatedFor reports, for rule r at path, each value read from a related
+// object by a rule that names a resource other than the one whose objects
+// name it: only a Pod has a Node.
+func (d *decoder) relatedFor(n *yaml.Node, path string, r *Rule) {
+	for _, kind := range []struct {
+		field string
+		from  map[string]RelatedKey
+	}{{"annotations", r.AnnotationsFromRelated}, {"labels", r.LabelsFromRelated}} {
+		for _, key := range slices.Sorted(maps.Keys(kind.from)) {
+			src := kind.from[key].Source
+			for j, name := range r.Resources {
+				if slices.Contains(src.Names, strings.ToLower(name)) {
+					continue
+				}
+				p := FieldPath(FieldPath(path+"."+kind.field, key), src.Field)
+				d.errs = append(d.errs, FieldError{Line: cmp.Or(d.lines[p], n.Line), Field: p, Message: fmt.Sprintf(
+					"reads %s, but the rule also names %q (resources[%d]): only %s have one; give this key in a rule of its own for %s",
+					src.What, name, j, src.For.String(), src.For.String())})
+			}
+		}
+	}
+}
+
+// Joined returns the keys of a and b, which share none; a when b is empty.
+func Joined(a, b map[string]string) map[string]string {
+	if len(b) == 0 {
+		return a
+	}
+	out := maps.Clone(b)
+	maps.Copy(out, a)
+	return out
+}
+
+// IgnoreAnnotation opts an object, or every object of a namespace, out of
+// the rules when its value is "true": nothing is set, changed or deleted
+// on such objects, whatever the rules say.
+const IgnoreAnnotation = "kube-annotator.io/ignore"
