@@ -54,7 +54,7 @@ func TestRunPatchesOnlyWhatDiffers(t *testing.T) {
 			value(t, m.InformersSynced) == 1
 	})
 	// The echoes of the patches are synced too; they must write nothing.
-	stays(t, 200*time.Millisecond, "exactly the expected patches", func() bool {
+	testutil.Consistently(t, 200*time.Millisecond, "exactly the expected patches", func() bool {
 		return reflect.DeepEqual(sorted(), wantPatches)
 	})
 
@@ -206,7 +206,7 @@ func TestRunNamespaceSelector(t *testing.T) {
 
 	one := []patchCall{merge("ns1", "x", patchX)}
 	testutil.WaitFor(t, 10*time.Second, "ns1/x to be patched", func() bool { return len(patches(client)) == 1 })
-	stays(t, 200*time.Millisecond, "only ns1/x patched", func() bool { return reflect.DeepEqual(patches(client), one) })
+	testutil.Consistently(t, 200*time.Millisecond, "only ns1/x patched", func() bool { return reflect.DeepEqual(patches(client), one) })
 
 	if err := client.Tracker().Update(namespaces, ns("ns2", "a"), ""); err != nil {
 		t.Fatal(err)

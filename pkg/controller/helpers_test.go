@@ -248,13 +248,3 @@ func converged(c *Controller, gvr schema.GroupVersionResource, n int, want map[s
 	}
 	return true
 }
-
-// stays fails the test if cond stops holding within d.
-func stays(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-		if !cond() {
-			t.Fatalf("%s stopped holding", what)
-		}
-	}
-}

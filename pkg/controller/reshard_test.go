@@ -96,5 +96,5 @@ func TestReshard(t *testing.T) {
 		t.Errorf("%d informers after the reshard, want 1", got)
 	}
 	testutil.WaitFor(t, 10*time.Second, "c and d to be patched", func() bool { return slices.Equal(patched(), []string{"a", "b", "c", "d"}) })
-	stays(t, 200*time.Millisecond, "no second patch of b", func() bool { return len(patched()) == 4 })
+	testutil.Consistently(t, 200*time.Millisecond, "no second patch of b", func() bool { return len(patched()) == 4 })
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/test/testutil"
 )
 
 // BenchmarkRestartConverged measures a restart on converged objects:
@@ -67,9 +68,9 @@ func restartOnce(b *testing.B, list *metav1.PartialObjectMetadataList, set *rule
 	go func() { done <- c.Run(ctx) }()
 	c.SetRules(ctx, set)
 	synced := m.Syncs.WithLabelValues("configmaps", metrics.Success)
-	for value(b, synced) < float64(len(list.Items)) || c.queue.Len() > 0 {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.WaitFor(b, 10*time.Minute, "every object synced and the queue empty", func() bool {
+		return value(b, synced) >= float64(len(list.Items)) && c.queue.Len() == 0
+	})
 	took := cpuTime() - start
 	heap := fixture.LiveHeap() - before
 	cancel()

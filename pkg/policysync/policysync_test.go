@@ -20,6 +20,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/admission"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
+	"github.com/kube-annotator/kube-annotator/test/testutil"
 )
 
 func translate(manager string) TranslateFunc {
@@ -198,13 +199,11 @@ func TestNotServed(t *testing.T) {
 	listErr = nil
 	s.opts.Interval = time.Millisecond
 	runCtx, cancel = context.WithCancel(ctx)
-	go func() {
-		for s.State() != Synced {
-			time.Sleep(time.Millisecond)
-		}
-		cancel()
-	}()
-	s.Run(runCtx)
+	ran := make(chan struct{})
+	go func() { defer close(ran); s.Run(runCtx) }()
+	testutil.WaitFor(t, 10*time.Second, "the policies synced once the API appeared", func() bool { return s.State() == Synced })
+	cancel()
+	<-ran
 	if got := names(t, client); len(got) != 2 {
 		t.Errorf("after the API appeared the cluster has %q, want a policy and a binding", got)
 	}

@@ -146,14 +146,12 @@ func TestOptOutLock(t *testing.T) {
 	// through.
 	const policy = "'lock-kube-annotator-optout-lock'"
 	var refusal error
-	deadline := time.Now().Add(30 * time.Second)
-	for i := 0; time.Now().Before(deadline); i++ {
+	i := 0
+	_ = wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		refusal = optOut(rest.ImpersonationConfig{UserName: user}, fmt.Sprint(i%2 == 0))
-		if refusal != nil && strings.Contains(refusal.Error(), policy) {
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		i++
+		return refusal != nil && strings.Contains(refusal.Error(), policy), nil
+	})
 	if refusal == nil || !strings.Contains(refusal.Error(), policy) ||
 		!strings.Contains(refusal.Error(), "may set, change or remove the annotation kube-annotator.io/ignore") {
 		t.Fatalf("%s, in no allowed group, setting the opt-out annotation: %v, want a refusal by the policy %s", user, refusal, policy)
@@ -163,11 +161,10 @@ func TestOptOutLock(t *testing.T) {
 		{UserName: "system:serviceaccount:" + ns + ":lock-kube-annotator"},
 	} {
 		var err error
-		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-			if err = optOut(as, "as "+as.UserName+strings.Join(as.Groups, ",")); err == nil {
-				break
-			}
-		}
+		_ = wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			err = optOut(as, "as "+as.UserName+strings.Join(as.Groups, ","))
+			return err == nil, nil
+		})
 		if err != nil {
 			t.Errorf("%+v setting the opt-out annotation, for 30s: %v", as, err)
 		}

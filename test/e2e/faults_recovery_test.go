@@ -14,14 +14,14 @@ import (
 	h "github.com/kube-annotator/kube-annotator/test/harness"
 )
 
-// The API server is cut off for 10 s mid-convergence, with most objects
-// still to write and a client limited to 40 requests per second. Once it
-// is back, the objects that waited for it are written at once, at the
+// The API server is cut off mid-convergence, with most objects still to
+// write and a client limited to 40 requests per second, until every one
+// of them has failed and waits for it. Once it is back, the objects that waited for it are written at once, at the
 // client's rate, rather than when their backoffs end; the outage is
 // logged in a few lines, not one per failed attempt.
 func TestFaultRecoveryAfterOutage(t *testing.T) {
 	ns := env.NewNamespace(t)
-	const n, qps, outage = 200, 40, 10 * time.Second
+	const n, qps = 200, 40
 	configMaps(t, ns, n)
 	written := watchAnnotated(t, ns)
 	proxy, kubeconfig := env.NewProxy(t)
@@ -30,8 +30,10 @@ func TestFaultRecoveryAfterOutage(t *testing.T) {
 	written.wait(t, 20, 30*time.Second) // converging
 
 	proxy.Down()
+	down := time.Now()
 	linesAtDown := lines(p.Output(t))
-	time.Sleep(outage)
+	waitOutageSeen(t, p, 30*time.Second)
+	outage := time.Since(down)
 	left := n - written.count()
 	if err := proxy.Up(); err != nil {
 		t.Fatal(err)
@@ -45,7 +47,7 @@ func TestFaultRecoveryAfterOutage(t *testing.T) {
 	limit := time.Second + time.Duration(left)*time.Second/qps
 	t.Logf("outage of %v with %d of %d objects left: the first written %v and all %v after the API server was back (limit %v); "+
 		"%d lines logged during the outage",
-		outage, left, n, first.Sub(back).Round(time.Millisecond), took.Round(time.Millisecond), limit, len(logged))
+		outage.Round(time.Millisecond), left, n, first.Sub(back).Round(time.Millisecond), took.Round(time.Millisecond), limit, len(logged))
 	if left < 120 {
 		t.Errorf("%d objects left at the outage, want at least 120: the scenario did not happen", left)
 	}

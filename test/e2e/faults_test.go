@@ -91,6 +91,15 @@ func waitWrites(t *testing.T, p *h.Process, n int, timeout time.Duration) {
 	})
 }
 
+// waitOutageSeen waits, while the API server does not answer, until p has
+// tried every object it still had to write and each waits for the server:
+// its queue holds none ready to sync. An outage then lasts as long as the
+// controller takes to meet it, not a time chosen by the clock.
+func waitOutageSeen(t *testing.T, p *h.Process, timeout time.Duration) {
+	t.Helper()
+	p.WaitMetric(t, timeout, "workqueue_depth", 0)
+}
+
 // requests reads the suite's apiserver_request_total.
 func requests(t *testing.T) h.Requests {
 	t.Helper()
@@ -107,7 +116,8 @@ func requestsOn(t *testing.T, e *h.Env) h.Requests {
 	return r
 }
 
-// The API server vanishes for 10 s mid-convergence and comes back.
+// The API server vanishes mid-convergence, until every object still to
+// write has failed and waits for it, and comes back.
 func TestFaultAPIServerOutage(t *testing.T) {
 	ns := env.NewNamespace(t)
 	const n = 200
@@ -117,17 +127,20 @@ func TestFaultAPIServerOutage(t *testing.T) {
 	p := startRun(t, "--rules", writeFile(t, "rules.yaml", faultRules), "-n", ns, "--kubeconfig", kubeconfig, "--kube-api-qps", "40", "--kube-api-burst", "1")
 	waitWrites(t, p, n/5, 30*time.Second)
 	proxy.Down()
+	down := time.Now()
 	done, _ := annotated(t, ns)
 	if done == 0 || done >= n {
 		t.Errorf("the API server went away at %d/%d converged, not mid-convergence: the scenario did not happen", done, n)
 	}
-	time.Sleep(10 * time.Second)
+	waitOutageSeen(t, p, 30*time.Second)
+	outage := time.Since(down)
 	if err := proxy.Up(); err != nil {
 		t.Fatal(err)
 	}
 	took := waitConverged(t, ns, 90*time.Second)
 	writes := patches(t, before)
-	t.Logf("outage at %d/%d converged; all %d converged %v after the API server came back; %d PATCH requests", done, n, n, took.Round(time.Millisecond), writes)
+	t.Logf("outage of %v at %d/%d converged; all %d converged %v after the API server came back; %d PATCH requests",
+		outage.Round(time.Millisecond), done, n, n, took.Round(time.Millisecond), writes)
 	if writes < n || writes > n+10 {
 		t.Errorf("%d PATCH requests for %d objects; want about one each", writes, n)
 	}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	h "github.com/kube-annotator/kube-annotator/test/harness"
+	"github.com/kube-annotator/kube-annotator/test/testutil"
 )
 
 // fightManager is the field manager of the writer that fights the
@@ -46,33 +47,38 @@ func startReverters(t *testing.T, ns, name string, writers ...writer) *reverter 
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for ctx.Err() == nil {
-			w, err := env.Dynamic.Resource(h.ConfigMaps).Namespace(ns).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + name})
-			if err != nil {
-				time.Sleep(100 * time.Millisecond)
-				continue
-			}
-			for ev := range w.ResultChan() {
-				u, ok := ev.Object.(*unstructured.Unstructured)
-				if !ok || slices.ContainsFunc(writers, func(wr writer) bool { return u.GetAnnotations()[wr.key] == wr.value }) {
-					continue
-				}
-				wr := writers[r.count()%len(writers)]
-				anns := u.GetAnnotations()
-				anns[wr.key] = wr.value
-				u.SetAnnotations(anns)
-				if _, err := env.Dynamic.Resource(h.ConfigMaps).Namespace(ns).Update(ctx, u, metav1.UpdateOptions{FieldManager: wr.manager}); err == nil {
-					r.mu.Lock()
-					r.reverts = append(r.reverts, time.Now())
-					r.mu.Unlock()
-				}
-			}
-			w.Stop()
-		}
+		// A watch that ends, or fails to start, is started again 100 ms later.
+		wait.UntilWithContext(ctx, func(ctx context.Context) { r.revert(ctx, ns, name, writers) }, 100*time.Millisecond)
 	}()
 	stop := func() { cancel(); <-done }
 	t.Cleanup(stop)
 	return r
+}
+
+// revert watches ConfigMap name of ns, and puts the value of the writer
+// whose turn it is back each time it sees none of the writers' values,
+// until the watch ends.
+func (r *reverter) revert(ctx context.Context, ns, name string, writers []writer) {
+	w, err := env.Dynamic.Resource(h.ConfigMaps).Namespace(ns).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + name})
+	if err != nil {
+		return
+	}
+	defer w.Stop()
+	for ev := range w.ResultChan() {
+		u, ok := ev.Object.(*unstructured.Unstructured)
+		if !ok || slices.ContainsFunc(writers, func(wr writer) bool { return u.GetAnnotations()[wr.key] == wr.value }) {
+			continue
+		}
+		wr := writers[r.count()%len(writers)]
+		anns := u.GetAnnotations()
+		anns[wr.key] = wr.value
+		u.SetAnnotations(anns)
+		if _, err := env.Dynamic.Resource(h.ConfigMaps).Namespace(ns).Update(ctx, u, metav1.UpdateOptions{FieldManager: wr.manager}); err == nil {
+			r.mu.Lock()
+			r.reverts = append(r.reverts, time.Now())
+			r.mu.Unlock()
+		}
+	}
 }
 
 func (r *reverter) count() int {
@@ -110,9 +116,12 @@ func TestFightBacksOff(t *testing.T) {
 	waitFightEvent(t, ns, "web", wantNote)
 	explainShowsFight(t, rulesFile, ns)
 
-	// Backoff: the writes after the fight was found, over 20 s.
+	// Backoff: the writes after the fight was found, over 20 s, checked
+	// throughout, so that a loop shows as soon as it passes the bound.
 	const window = 20 * time.Second
-	time.Sleep(window - time.Since(start))
+	testutil.Consistently(t, window-time.Since(start), "at most 6 PATCH of the ConfigMap since the fight was found", func() bool {
+		return patches(t, before) <= 6
+	})
 	during := patches(t, before)
 	t.Logf("%d reverts before the fight was found; then in %v: %d PATCH of the ConfigMap, %d reverts",
 		revertsBefore, window, during, rev.count()-revertsBefore)

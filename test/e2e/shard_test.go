@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	h "github.com/kube-annotator/kube-annotator/test/harness"
 )
@@ -279,20 +282,24 @@ func explainShards(t *testing.T, e *h.Env, ns string, procs []*h.Process) {
 func waitWorkloadsProgressing(t *testing.T, e *h.Env, ns string, stall, limit time.Duration) time.Duration {
 	t.Helper()
 	start, moved := time.Now(), time.Now()
-	last := -1
-	for {
-		done, total := workloadsAnnotatedOn(t, e, ns, "")
+	last, done, total := -1, 0, 0
+	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, limit, true, func(context.Context) (bool, error) {
+		done, total = workloadsAnnotatedOn(t, e, ns, "")
 		switch {
 		case total > 0 && done == total:
-			return time.Since(start)
+			return true, nil
 		case done != last:
 			last, moved = done, time.Now()
 		case time.Since(moved) > stall:
-			t.Fatalf("%d of %d objects annotated after %v, none more in the last %v", done, total, time.Since(start).Round(time.Second), stall)
+			return false, fmt.Errorf("%d of %d objects annotated after %v, none more in the last %v", done, total, time.Since(start).Round(time.Second), stall)
 		}
-		if time.Since(start) > limit {
-			t.Fatalf("%d of %d objects annotated after %v", done, total, limit)
-		}
-		time.Sleep(200 * time.Millisecond)
+		return false, nil
+	})
+	switch {
+	case wait.Interrupted(err):
+		t.Fatalf("%d of %d objects annotated after %v", done, total, limit)
+	case err != nil:
+		t.Fatal(err)
 	}
+	return time.Since(start)
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	h "github.com/kube-annotator/kube-annotator/test/harness"
+	"github.com/kube-annotator/kube-annotator/test/testutil"
 )
 
 // SoakSeedEnv names the environment variable that sets the chaos soak's
@@ -106,7 +107,9 @@ func TestSoakChaos(t *testing.T) {
 	p.MustRun(t, "during the faults")
 	settled := waitSoakSettled(t, p, cp, m, namespaces)
 	writes0 := p.Metric(t, "kube_annotator_writes_total")
-	time.Sleep(3 * time.Second)
+	testutil.Consistently(t, 3*time.Second, "no write once settled", func() bool {
+		return p.Metric(t, "kube_annotator_writes_total") == writes0
+	})
 	quietWrites := p.Metric(t, "kube_annotator_writes_total") - writes0
 	goroutines := p.Metric(t, "go_goroutines")
 	hwm, err := h.ProcStatusKiB(p.PID(), "VmHWM")

@@ -30,3 +30,21 @@ func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool)
 		t.Fatalf("timed out after %v waiting for %s", timeout, what)
 	}
 }
+
+// Consistently polls cond over d, the one way a test checks a window in
+// which something must not happen (a write, a retry too many), and fails
+// the test, naming what must hold, as soon as cond does not. It polls
+// about 50 times over d, every 10ms to 200ms, so that a condition that
+// asks an API server is not asked too often in a long window.
+func Consistently(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	interval := min(max(d/50, 10*time.Millisecond), 200*time.Millisecond)
+	err := wait.PollUntilContextTimeout(t.Context(), interval, d, true,
+		func(context.Context) (bool, error) { return !cond(), nil })
+	switch {
+	case err == nil:
+		t.Fatalf("%s stopped holding within %v", what, d)
+	case t.Context().Err() != nil:
+		t.Fatalf("the test ended while %s was checked", what)
+	}
+}

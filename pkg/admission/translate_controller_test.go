@@ -1,0 +1,45 @@
+package admission
+
+// controllerTests are what admission leaves to the controller, with the
+// notes that say so: removals, values it cannot read (a wildcard, the
+// namespace, a Pod's Node), and the keys a rule earlier in the file may
+// set from them.
+var controllerTests = []translateTest{
+	{name: "what is left to the controller",
+		rules: "rules:\n- {name: wild, resources: [configmaps], selector: app, annotations: {w: {jsonPath: '{.data[*]}'}}}\n" +
+			"- {name: after, resources: [configmaps], annotations: {w: x, y: z}, removeAnnotations: [old], removeLabels: [gone]}\n",
+		policies: []string{"after"},
+		notes: []string{
+			"rule wild: annotations.w: a slice, a wildcard or a negative index cannot be read at admission; only fields and list indexes such as {.spec.containers[0].image} can; the controller sets it",
+			"rule wild: nothing is set at admission; the controller enforces the whole rule",
+			"rule after: removeAnnotations: " + removalReason,
+			"rule after: removeLabels: " + removalReason,
+			"rule after: annotations.w: left to the controller: rule wild, earlier in the file, may set it from a value admission cannot read",
+		},
+		requests: []request{
+			{name: "the rest is set", gvr: configMaps, obj: cm("ns", "x", map[string]string{"old": "o"}, nil, nil),
+				wantAnns: map[string]string{"old": "o", "y": "z", marker: "y"}, controller: []string{"old", "w"}},
+		}},
+	{name: "values from the namespace are the controller's",
+		rules: "rules:\n- {name: ns, resources: [configmaps], annotations: {team: {fromNamespace: {label: team}}, a: '1'}, labels: {t: {fromNamespace: {annotation: t}}}}\n" +
+			"- {name: later, resources: [configmaps], selector: app, annotations: {team: x}}\n",
+		policies: []string{"ns"},
+		notes: []string{
+			"rule ns: annotations.team: " + errFromNamespace.Error() + "; the controller sets it",
+			"rule ns: labels.t: " + errFromNamespace.Error() + "; the controller sets it",
+			"rule later: annotations.team: left to the controller: rule ns, earlier in the file, may set it from a value admission cannot read",
+			"rule later: nothing is set at admission; the controller enforces the whole rule",
+		},
+		requests: []request{
+			{name: "the literal only", gvr: configMaps, obj: cm("ns", "x", nil, nil, nil),
+				wantAnns: map[string]string{"a": "1", marker: "a"}, controller: []string{"team", "t"}},
+		}},
+	{name: "values from a Pod's Node are the controller's",
+		rules:    "rules:\n- {name: zone, resources: [pods], annotations: {zone: {fromNode: {label: topology.kubernetes.io/zone}, default: unknown}, a: '1'}}\n",
+		policies: []string{"zone"},
+		notes:    []string{"rule zone: annotations.zone: " + errFromRelated.Error() + "; the controller sets it"},
+		requests: []request{
+			{name: "the literal only, not the default", gvr: pods, obj: pod("ns", "p"),
+				wantAnns: map[string]string{"a": "1", podMarker: "a"}, controller: []string{"zone"}},
+		}},
+}
