@@ -12,6 +12,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/rbac"
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/lint"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/staticdiscovery"
 )
@@ -57,7 +58,7 @@ func (o *checkOptions) run(ctx context.Context) error {
 		return o.reportInvalid(r, err)
 	}
 	r.Valid, r.Rules = true, len(file.Rules)
-	o.addProblems(r, check.SeverityWarning, rules.Overlaps(file))
+	o.addProblems(r, check.SeverityWarning, lint.Overlaps(file))
 	if o.offline.enabled() {
 		return o.checkOffline(file, r)
 	}

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kube-annotator/kube-annotator/pkg/rules/lint"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
@@ -259,8 +260,8 @@ func Compile(name string, f *rulefile.File, resolve ResolveFunc) (set *Set, unre
 	reads := compiledWhenReads(targets)
 	for _, t := range targets {
 		conflicts = append(conflicts, staticConflicts(t)...)
-		conflicts = append(conflicts, cycles(f.Rules, t.ruleIndexes(), t.isNamespaces(), reported)...)
-		conflicts = append(conflicts, whenUnsettled(f.Rules, t.ruleIndexes(), reads, whenReported)...)
+		conflicts = append(conflicts, lint.Cycles(f.Rules, t.ruleIndexes(), t.isNamespaces(), reported)...)
+		conflicts = append(conflicts, lint.WhenUnsettled(f.Rules, t.ruleIndexes(), reads, whenReported)...)
 		static := true
 		for _, r := range t.Rules {
 			t.ReadsObjects = t.ReadsObjects || r.ReadsFields()
@@ -349,4 +350,20 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// compiledWhenReads reads what each compiled rule's condition reads.
+func compiledWhenReads(targets []*Target) lint.WhenReads {
+	byIndex := map[int]*Compiled{}
+	for _, t := range targets {
+		for _, c := range t.Rules {
+			byIndex[c.Index] = c
+		}
+	}
+	return func(i int) [][]string {
+		if c := byIndex[i]; c != nil && c.when != nil {
+			return c.when.Reads
+		}
+		return nil
+	}
 }

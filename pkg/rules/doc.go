@@ -9,8 +9,8 @@
 //   - Load and Parse (parse.go) read the file: rulefile.Parse decodes it
 //     into a rulefile.File of Rules, checking each field against the
 //     schema, which rulefile states once in its decoder's tables; then
-//     the rules are checked together, here: what a selector or a when
-//     condition reads of what rules write must settle (settle*.go).
+//     the rules are checked together (pkg/rules/lint): what a selector
+//     or a when condition reads of what rules write must settle.
 //   - Compile (compile.go) resolves each rule's resources through a
 //     ResolveFunc and groups the Compiled rules into a Set of Targets, one
 //     per resource; conflicts between rules are reported there.

@@ -1,6 +1,9 @@
 package rules
 
-import "github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
+import (
+	"github.com/kube-annotator/kube-annotator/pkg/rules/lint"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
+)
 
 // Load reads, parses and validates the rules file at path.
 // Every problem is reported in one *rulefile.Error.
@@ -15,13 +18,13 @@ func Load(path string) (*rulefile.File, error) {
 // Parse parses and validates a rules file's content; name is used in
 // errors. The file format checks each field (rulefile.Parse); then the
 // rules are checked together: a selector or when condition that reads
-// what a rule writes must settle (settle.go).
+// what a rule writes must settle (lint.Unsettled).
 func Parse(name string, data []byte) (*rulefile.File, error) {
 	f, err := rulefile.Parse(name, data)
 	if err != nil {
 		return nil, err
 	}
-	if errs := unsettled(f.Rules); len(errs) > 0 {
+	if errs := lint.Unsettled(f.Rules); len(errs) > 0 {
 		for i := range errs {
 			errs[i].Line = f.Line(errs[i].Field)
 		}

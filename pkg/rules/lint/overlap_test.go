@@ -1,9 +1,11 @@
-package rules
+package lint
 
 import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 )
 
 func TestOverlaps(t *testing.T) {
@@ -25,7 +27,7 @@ func TestOverlaps(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f, err := Parse("rules.yaml", []byte(fmt.Sprintf(head, tc.aSel, tc.bRes, tc.bSel, tc.bValue)))
+			f, err := rulefile.Parse("rules.yaml", []byte(fmt.Sprintf(head, tc.aSel, tc.bRes, tc.bSel, tc.bValue)))
 			if err != nil {
 				t.Fatal(err)
 			}

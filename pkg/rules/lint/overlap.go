@@ -1,4 +1,4 @@
-package rules
+package lint
 
 import (
 	"fmt"
@@ -130,7 +130,7 @@ func differing(a, b *rulefile.Rule) []string {
 			a.LabelsFromNamespace, b.LabelsFromNamespace, a.RemoveLabels, b.RemoveLabels},
 	} {
 		wa, wb := wanted(kind.aSet, kind.aJP, kind.aNS, kind.aRm), wanted(kind.bSet, kind.bJP, kind.bNS, kind.bRm)
-		for _, k := range sortedKeys(wa) {
+		for _, k := range slices.Sorted(maps.Keys(wa)) {
 			if v, ok := wb[k]; ok && v != wa[k] {
 				out = append(out, kind.name+" "+strconv.Quote(k))
 			}
@@ -167,8 +167,11 @@ func readFrom(jsonPath, cel map[string]string, related map[string]rulefile.Relat
 		return out
 	}
 	out = maps.Clone(out)
+	if out == nil {
+		out = make(map[string]string, len(related))
+	}
 	for k, v := range related {
-		out = put(out, k, v.Source.Field+" "+v.String())
+		out[k] = v.Source.Field + " " + v.String()
 	}
 	return out
 }

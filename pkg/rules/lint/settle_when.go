@@ -1,4 +1,4 @@
-package rules
+package lint
 
 import (
 	"fmt"
@@ -8,12 +8,12 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 )
 
-// whenReads returns the field paths the when condition of rules[i] reads,
+// WhenReads returns the field paths the when condition of rules[i] reads,
 // or nil when it has none (or it does not compile: the decoder reports that).
-type whenReads func(i int) [][]string
+type WhenReads func(i int) [][]string
 
 // parsedWhenReads compiles each rule's condition to find what it reads.
-func parsedWhenReads(rules []rulefile.Rule) whenReads {
+func parsedWhenReads(rules []rulefile.Rule) WhenReads {
 	return func(i int) [][]string {
 		if rules[i].When == "" {
 			return nil
@@ -26,26 +26,10 @@ func parsedWhenReads(rules []rulefile.Rule) whenReads {
 	}
 }
 
-// compiledWhenReads reads what each compiled rule's condition reads.
-func compiledWhenReads(targets []*Target) whenReads {
-	byIndex := map[int]*Compiled{}
-	for _, t := range targets {
-		for _, c := range t.Rules {
-			byIndex[c.Index] = c
-		}
-	}
-	return func(i int) [][]string {
-		if c := byIndex[i]; c != nil && c.when != nil {
-			return c.when.Reads
-		}
-		return nil
-	}
-}
-
-// whenUnsettled reports the when conditions that read a label or
+// WhenUnsettled reports the when conditions that read a label or
 // annotation that their rule, or another rule on the same resource, sets:
 // the controller's own write would change whether the rule selects the
-// object, as with a selector on the key (see unsettled). Unlike a
+// object, as with a selector on the key (see Unsettled). Unlike a
 // selector's, a condition's verdict after the write cannot be known from
 // the file, so any such read is refused, across rules too.
 //
@@ -54,7 +38,7 @@ func compiledWhenReads(targets []*Target) whenReads {
 // (Compile, which so also finds "deploy" and "deployments" to be one). A
 // condition's read is reported once, whatever groups it is found in;
 // reported records what was.
-func whenUnsettled(rules []rulefile.Rule, group []int, reads whenReads, reported map[string]bool) []rulefile.FieldError {
+func WhenUnsettled(rules []rulefile.Rule, group []int, reads WhenReads, reported map[string]bool) []rulefile.FieldError {
 	setters := metadataSetters(rules, group)
 	var out []rulefile.FieldError
 	for _, i := range group {

@@ -1,4 +1,4 @@
-package rules
+package lint
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 )
 
-// unsettled finds rules that can never settle: rules whose writes decide
+// Unsettled finds rules that can never settle: rules whose writes decide
 // whether they themselves, or each other, select an object, so that the
 // controller would undo and redo its own writes without end. It returns
 // one FieldError per problem, at the selector that tests the key.
@@ -50,10 +50,10 @@ import (
 // namespace and ns are one name, and for Namespaces namespaceSelector
 // tests the object's own labels as selector does. Two spellings of one
 // other resource (deploy, deployments) are not matched here, as the file
-// alone does not say they are the same; Compile finds those cycles, and
+// alone does not say they are the same; Compile finds those Cycles, and
 // the conditions on keys set by the other name's rules, once discovery has
 // resolved the names.
-func unsettled(rules []rulefile.Rule) []rulefile.FieldError {
+func Unsettled(rules []rulefile.Rule) []rulefile.FieldError {
 	var out []rulefile.FieldError
 	for i := range rules {
 		out = append(out, selfUnsettled(&rules[i], i)...)
@@ -61,8 +61,8 @@ func unsettled(rules []rulefile.Rule) []rulefile.FieldError {
 	reported, whenReported := map[int]bool{}, map[string]bool{}
 	reads := parsedWhenReads(rules)
 	for _, res := range resourceGroups(rules) {
-		out = append(out, cycles(rules, res.rules, res.namespaces, reported)...)
-		out = append(out, whenUnsettled(rules, res.rules, reads, whenReported)...)
+		out = append(out, Cycles(rules, res.rules, res.namespaces, reported)...)
+		out = append(out, WhenUnsettled(rules, res.rules, reads, whenReported)...)
 	}
 	return out
 }

@@ -1,4 +1,4 @@
-package rules
+package lint
 
 import (
 	"fmt"
@@ -14,11 +14,11 @@ type step struct {
 	field, key   string
 }
 
-// cycles reports, once per cycle, rules among group (indexes into rules,
+// Cycles reports, once per cycle, rules among group (indexes into rules,
 // on one resource) whose selectors test labels the others set, round to
-// the first: see unsettled. Rules already in reported are not reported
+// the first: see Unsettled. Rules already in reported are not reported
 // again; the rules of each cycle found are added.
-func cycles(rules []rulefile.Rule, group []int, namespaces bool, reported map[int]bool) []rulefile.FieldError {
+func Cycles(rules []rulefile.Rule, group []int, namespaces bool, reported map[int]bool) []rulefile.FieldError {
 	var out []rulefile.FieldError
 	for _, a := range group {
 		if reported[a] {

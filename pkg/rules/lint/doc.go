@@ -1,0 +1,17 @@
+// Package lint checks rules together, from the file alone: rules whose
+// own writes would never settle, and rules that overlap.
+//
+// A reader starts at Unsettled (settle.go): a rule whose selector reads a
+// label that it, or a rule before it on the same resource, sets would
+// select an object, write, and so stop selecting it (or the other way
+// round), for ever; Cycles (settle_cycle.go) finds such loops through
+// several rules, and WhenUnsettled (settle_when.go) the when conditions
+// that read a key a rule on the same resource sets. rules.Parse refuses
+// them; rules.Compile checks again by the resources that discovery
+// resolved the names to. Overlaps (overlap.go) reports rules that name a
+// resource in common and want different values of one key, which `check`
+// warns of.
+//
+// Layer "rules" of deps_test.go: it imports pkg/rules/rulefile and
+// pkg/rules/celexpr, and no client; package rules uses it.
+package lint
