@@ -105,15 +105,8 @@ func watchesNamespaces(file *rulefile.File, resolved map[string]source.Resource)
 func relatedResources(file *rulefile.File) []schema.GroupResource {
 	var srcs []*source.Source
 	for _, r := range file.Rules {
-		for _, m := range []map[string]rulefile.RelatedKey{r.AnnotationsFromRelated, r.LabelsFromRelated} {
-			for _, k := range m {
-				if !slices.Contains(srcs, k.Source) {
-					srcs = append(srcs, k.Source)
-				}
-			}
-		}
+		srcs = rulefile.SourcesUnion(srcs, r.RelatedSources())
 	}
-	slices.SortFunc(srcs, source.Order)
 	var out []schema.GroupResource
 	for _, src := range srcs {
 		out = append(out, src.Resource.GVR.GroupResource())
@@ -152,17 +145,4 @@ func Needs(rule *rulefile.Rule, namespaced bool, namespace string) []Access {
 		}
 	}
 	return out
-}
-
-// readsFrom reports whether rule r reads values from the objects of src,
-// so that run watches them.
-func readsFrom(r *rulefile.Rule, src *source.Source) bool {
-	for _, m := range []map[string]rulefile.RelatedKey{r.AnnotationsFromRelated, r.LabelsFromRelated} {
-		for _, k := range m {
-			if k.Source == src {
-				return true
-			}
-		}
-	}
-	return false
 }

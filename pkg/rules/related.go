@@ -17,15 +17,8 @@ import (
 func (t *Target) RelatedSources() []*source.Source {
 	var out []*source.Source
 	for _, r := range t.Rules {
-		for _, m := range []map[string]rulefile.RelatedKey{r.AnnotationsFromRelated, r.LabelsFromRelated} {
-			for _, k := range m {
-				if !slices.Contains(out, k.Source) {
-					out = append(out, k.Source)
-				}
-			}
-		}
+		out = rulefile.SourcesUnion(out, r.RelatedSources())
 	}
-	slices.SortFunc(out, source.Order)
 	return out
 }
 
@@ -34,13 +27,8 @@ func (t *Target) RelatedSources() []*source.Source {
 func (s *Set) RelatedSources() []*source.Source {
 	var out []*source.Source
 	for _, t := range s.Targets {
-		for _, src := range t.RelatedSources() {
-			if !slices.Contains(out, src) {
-				out = append(out, src)
-			}
-		}
+		out = rulefile.SourcesUnion(out, t.RelatedSources())
 	}
-	slices.SortFunc(out, source.Order)
 	return out
 }
 

@@ -129,3 +129,30 @@ func Joined(a, b map[string]string) map[string]string {
 // the rules when its value is "true": nothing is set, changed or deleted
 // on such objects, whatever the rules say.
 const IgnoreAnnotation = "kube-annotator.io/ignore"
+
+// RelatedSources returns the sources that r reads values from (each
+// source of its RelatedKeys), in source.Order.
+func (r *Rule) RelatedSources() []*source.Source {
+	var out []*source.Source
+	for _, m := range []map[string]RelatedKey{r.AnnotationsFromRelated, r.LabelsFromRelated} {
+		for _, k := range m {
+			if !slices.Contains(out, k.Source) {
+				out = append(out, k.Source)
+			}
+		}
+	}
+	slices.SortFunc(out, source.Order)
+	return out
+}
+
+// SourcesUnion appends to out each source of more that it lacks, and
+// sorts it in source.Order.
+func SourcesUnion(out, more []*source.Source) []*source.Source {
+	for _, src := range more {
+		if !slices.Contains(out, src) {
+			out = append(out, src)
+		}
+	}
+	slices.SortFunc(out, source.Order)
+	return out
+}
