@@ -17,6 +17,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/lint"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 )
 
@@ -53,7 +54,7 @@ type Options struct {
 	Reset   func()
 	// Schema, when set, has the rules' CEL type-checked against the
 	// resources' schemas at each compile (a resolve.Resolver's Schema).
-	Schema rules.SchemaFunc
+	Schema lint.SchemaFunc
 	// Exclude are the namespace globs in which no rule applies.
 	Exclude []string
 	// Apply puts a new set of rules in force; ctx is the one Run was given.

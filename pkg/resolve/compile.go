@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/lint"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
@@ -25,7 +26,7 @@ var ErrUnreachable = errors.New("could not ask the API server")
 // Only names the server said it does not serve (ErrNotServed) are
 // returned as unresolved: when it could not be asked, the error matches
 // ErrUnreachable.
-func Compile(path string, file *rulefile.File, resolveName rules.ResolveFunc, schemas rules.SchemaFunc, exclude []string) (*rules.Set, []rulefile.FieldError, error) {
+func Compile(path string, file *rulefile.File, resolveName rules.ResolveFunc, schemas lint.SchemaFunc, exclude []string) (*rules.Set, []rulefile.FieldError, error) {
 	var unreachable error
 	asked := func(name string) (source.Resource, error) {
 		r, err := resolveName(name)

@@ -15,6 +15,7 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/lint"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
@@ -173,7 +174,7 @@ func compile(t *testing.T, f *rulefile.File) *rules.Set {
 }
 
 // schemas returns a SchemaFunc that knows the schemas, in JSON, by kind.
-func schemas(t *testing.T, byKind map[string]string) rules.SchemaFunc {
+func schemas(t *testing.T, byKind map[string]string) lint.SchemaFunc {
 	t.Helper()
 	parsed := map[string]*spec.Schema{}
 	for kind, js := range byKind {

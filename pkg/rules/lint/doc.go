@@ -1,5 +1,6 @@
-// Package lint checks rules together, from the file alone: rules whose
-// own writes would never settle, and rules that overlap.
+// Package lint checks rules beyond each field alone: rules whose own
+// writes would never settle, rules that overlap, and CEL that does not
+// type-check against the schemas of the resources it is evaluated on.
 //
 // A reader starts at Unsettled (settle.go): a rule whose selector reads a
 // label that it, or a rule before it on the same resource, sets would
@@ -10,7 +11,10 @@
 // them; rules.Compile checks again by the resources that discovery
 // resolved the names to. Overlaps (overlap.go) reports rules that name a
 // resource in common and want different values of one key, which `check`
-// warns of.
+// warns of. TypeCheck (typecheck.go) checks each CEL expression against
+// the OpenAPI schema of each resource its rule targets, as resolved by
+// the caller (rules.TypeCheck), with object typed as admission policies
+// type it.
 //
 // Layer "rules" of deps_test.go: it imports pkg/rules/rulefile and
 // pkg/rules/celexpr, and no client; package rules uses it.
