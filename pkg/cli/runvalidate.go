@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"path"
 	"strings"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/admission"
 	"github.com/kube-annotator/kube-annotator/pkg/app"
+	"github.com/kube-annotator/kube-annotator/pkg/glob"
 	"github.com/kube-annotator/kube-annotator/pkg/record"
 )
 
@@ -63,7 +63,7 @@ func validateRecord(r app.RecordConfig) error {
 // is not a glob.
 func validateExcludeNamespaces(globs []string) error {
 	for _, g := range globs {
-		if _, err := path.Match(g, ""); err != nil {
+		if err := glob.Check(g); err != nil {
 			return fmt.Errorf("--exclude-namespaces: invalid namespace glob %q: %w", g, err)
 		}
 	}

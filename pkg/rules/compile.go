@@ -3,7 +3,6 @@ package rules
 import (
 	"fmt"
 	"maps"
-	"path"
 	"slices"
 	"sort"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kube-annotator/kube-annotator/pkg/glob"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/lint"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
@@ -75,7 +75,7 @@ func (t *Target) isNamespaces() bool {
 // namespaces gives the namespace of obj to rules that select by its labels
 // or read its labels or annotations.
 func (t *Target) Evaluate(obj metav1.Object, namespaces source.Lookup) *Evaluation {
-	if glob, _ := t.excludedBy(obj); glob != "" {
+	if g, _ := t.excludedBy(obj); g != "" {
 		return nothing
 	}
 	if t.static != nil {
@@ -115,7 +115,7 @@ func (t *Target) evaluate(obj metav1.Object, namespaces source.Lookup, evaluated
 
 // excludedBy returns the --exclude-namespaces glob that leaves obj out of
 // every rule, or "", and the namespace it was matched with.
-func (t *Target) excludedBy(obj metav1.Object) (glob, namespace string) {
+func (t *Target) excludedBy(obj metav1.Object) (pattern, namespace string) {
 	if len(t.excluded) == 0 {
 		return "", ""
 	}
@@ -126,10 +126,8 @@ func (t *Target) excludedBy(obj metav1.Object) (glob, namespace string) {
 	if ns == "" {
 		return "", ""
 	}
-	for _, g := range t.excluded {
-		if ok, _ := path.Match(g, ns); ok {
-			return g, ns
-		}
+	if g, ok := glob.First(t.excluded, ns); ok {
+		return g, ns
 	}
 	return "", ""
 }
@@ -163,7 +161,7 @@ var DefaultExcludedNamespaces = []string{"kube-system", "kube-public", "kube-nod
 // select. Keys the controller set there before are then deleted.
 func (s *Set) ExcludeNamespaces(globs []string) error {
 	for _, g := range globs {
-		if _, err := path.Match(g, ""); err != nil {
+		if err := glob.Check(g); err != nil {
 			return fmt.Errorf("invalid namespace glob %q: %w", g, err)
 		}
 	}

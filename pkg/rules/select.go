@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"maps"
-	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/util/jsonpath"
 
+	"github.com/kube-annotator/kube-annotator/pkg/glob"
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/celexpr"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
@@ -119,7 +119,7 @@ func (c *Compiled) unselectedBy(obj metav1.Object, isNamespace bool, namespaces 
 	if c.selector != nil && !c.selector.Matches(labels.Set(obj.GetLabels())) {
 		return fmt.Sprintf("selector %q does not match the object's labels", c.Selector)
 	}
-	if len(c.Names) > 0 && !anyGlob(c.Names, obj.GetName()) {
+	if len(c.Names) > 0 && !glob.Any(c.Names, obj.GetName()) {
 		return fmt.Sprintf("names %q do not match %q", c.Names, obj.GetName())
 	}
 	ns := obj.GetNamespace()
@@ -129,10 +129,10 @@ func (c *Compiled) unselectedBy(obj metav1.Object, isNamespace bool, namespaces 
 	if ns == "" {
 		return "" // cluster-scoped: namespace criteria do not apply
 	}
-	if len(c.Namespaces) > 0 && !anyGlob(c.Namespaces, ns) {
+	if len(c.Namespaces) > 0 && !glob.Any(c.Namespaces, ns) {
 		return fmt.Sprintf("namespaces %q do not match namespace %q", c.Namespaces, ns)
 	}
-	if anyGlob(c.ExcludeNamespaces, ns) {
+	if glob.Any(c.ExcludeNamespaces, ns) {
 		return fmt.Sprintf("excludeNamespaces %q match namespace %q", c.ExcludeNamespaces, ns)
 	}
 	if c.namespaceSelector != nil {
@@ -150,15 +150,6 @@ func (c *Compiled) unselectedBy(obj metav1.Object, isNamespace bool, namespaces 
 		}
 	}
 	return ""
-}
-
-func anyGlob(globs []string, s string) bool {
-	for _, g := range globs {
-		if ok, _ := path.Match(g, s); ok {
-			return true
-		}
-	}
-	return false
 }
 
 // values evaluates templates against obj. A template whose field is

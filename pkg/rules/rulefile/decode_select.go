@@ -2,13 +2,14 @@ package rulefile
 
 import (
 	"fmt"
-	"path"
 	"regexp"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/util/jsonpath"
+
+	"github.com/kube-annotator/kube-annotator/pkg/glob"
 )
 
 // AnnotationKind and LabelKind name what a metadata map holds, in errors.
@@ -39,7 +40,7 @@ func (d *decoder) globs(n *yaml.Node, p string) []string {
 		case s == "":
 			d.errorf(item, ip, "must not be empty")
 		default:
-			if _, err := path.Match(s, ""); err != nil {
+			if err := glob.Check(s); err != nil {
 				d.errorf(item, ip, "invalid glob %q: %v", s, err)
 				continue
 			}

@@ -1,0 +1,26 @@
+package glob
+
+import "path"
+
+// Check returns why g is not a glob (path.ErrBadPattern), or nil.
+func Check(g string) error {
+	_, err := path.Match(g, "")
+	return err
+}
+
+// First returns the first of globs that name matches, and whether one
+// does. A glob that is not one (see Check) matches nothing.
+func First(globs []string, name string) (string, bool) {
+	for _, g := range globs {
+		if ok, _ := path.Match(g, name); ok {
+			return g, true
+		}
+	}
+	return "", false
+}
+
+// Any reports whether name matches any of globs.
+func Any(globs []string, name string) bool {
+	_, ok := First(globs, name)
+	return ok
+}
