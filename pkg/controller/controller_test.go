@@ -139,7 +139,7 @@ func TestSetRulesStartsAndStopsInformers(t *testing.T) {
 	cmKey, nsKey := Key{configMaps, "ns", "x"}, Key{namespaces, "", "ns"}
 	informer := func(gvr schema.GroupVersionResource) cache.SharedIndexInformer {
 		if ri := informerOf(c, gvr); ri != nil {
-			return ri.informer
+			return ri.Informer
 		}
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/klog/v2"
 
+	"github.com/kube-annotator/kube-annotator/pkg/controller/informer"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/rulestats"
 	"github.com/kube-annotator/kube-annotator/pkg/fight"
@@ -76,7 +77,7 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 	switch {
 	case err != nil:
 		if apierrors.IsForbidden(err) {
-			e.informer.forbidden.Store(true)
+			e.informer.Forbidden.Store(true)
 		}
 		if isPermanent(err) {
 			// The event is about the object: it needs only the server's
@@ -87,7 +88,7 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 	case res.Gone:
 		return nil // deleted meanwhile: nothing to do
 	}
-	e.informer.forbidden.Store(false)
+	e.informer.Forbidden.Store(false)
 	c.expect.record(key, rv, res.ResourceVersion)
 	if res.ResourceVersion != rv {
 		c.fights.Wrote(key.queued(), change)
@@ -105,7 +106,7 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 type cachedEntry struct {
 	obj      objcache.Object // nil when the object or its informer does not exist
 	target   *rules.Target
-	informer *resourceInformer
+	informer *informer.Informer
 }
 
 // cachedObject returns the object key names from its informer's cache,
@@ -115,7 +116,7 @@ type cachedEntry struct {
 func (c *Controller) cachedObject(key Key) (e cachedEntry, done func(), err error) {
 	c.mu.RLock()
 	r := c.resources[key.GVR.GroupResource()]
-	if r == nil || r.informer == nil || r.informer.gvr != key.GVR {
+	if r == nil || r.informer == nil || r.informer.GVR != key.GVR {
 		c.mu.RUnlock()
 		return cachedEntry{}, func() {}, nil
 	}
@@ -123,7 +124,7 @@ func (c *Controller) cachedObject(key Key) (e cachedEntry, done func(), err erro
 	r.syncs.Add(1)
 	c.mu.RUnlock()
 	done = func() { r.syncs.Add(-1) }
-	obj, exists, err := e.informer.informer.GetIndexer().GetByKey(key.storeKey())
+	obj, exists, err := e.informer.Informer.GetIndexer().GetByKey(key.storeKey())
 	if err != nil || !exists {
 		return cachedEntry{}, done, err
 	}

@@ -240,7 +240,7 @@ func TestSyncHandlerExpectations(t *testing.T) {
 				return true, u, nil
 			})
 			c := withCache(t, client, Options{}, fixture.Compile(t, "rules:\n- {name: a, resources: [configmaps], annotations: {a: '1'}}\n"))
-			store := informerOf(c, configMaps).informer.GetStore()
+			store := informerOf(c, configMaps).Informer.GetStore()
 			for i, s := range tc.steps {
 				u := fixture.ConfigMap("ns", "x", s.cachedAnn)
 				u.SetResourceVersion(s.cachedRV)
