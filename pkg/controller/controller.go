@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -20,6 +19,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/kube-annotator/kube-annotator/pkg/controller/expect"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/informer"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/retry"
@@ -94,7 +94,7 @@ type Controller struct {
 	queue    workqueue.TypedRateLimitingInterface[queued]
 	limiter  *retry.Limiter[queued]
 	failures *retry.FailureLog
-	expect   *expectations
+	expect   *expect.Echoes
 	stats    *rulestats.Stats
 	fights   *fight.Detector[queued]
 	writer   *reconcile.Writer
@@ -158,7 +158,7 @@ func NewController(client dynamic.Interface, metadataClient metadata.Interface, 
 		queue:    workqueue.NewTypedRateLimitingQueueWithConfig(limiter, qcfg),
 		limiter:  limiter,
 		failures: retry.NewFailureLog(clock.RealClock{}, retry.FailureLogInterval),
-		expect:   newExpectations(),
+		expect:   expect.New(),
 		stats:    rulestats.New(opts.Metrics),
 		fights:   newFights(clock.RealClock{}, opts.Metrics),
 		informers: &informer.Builder{Client: client, Metadata: metadataClient, FieldManager: opts.FieldManager,
@@ -275,7 +275,7 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	switch {
 	case err == nil:
 		c.queue.Forget(q)
-	case isPermanent(err):
+	case retry.Permanent(err):
 		logger.Error(err, "Giving up on object until it or the rules change", "key", key.String())
 		c.queue.Forget(q)
 	default:
@@ -302,12 +302,4 @@ func (c *Controller) syncSafely(ctx context.Context, key Key) (err error) {
 		}
 	}()
 	return c.syncHandler(ctx, key)
-}
-
-// isPermanent reports errors that retrying cannot fix: the request itself
-// is rejected. The object or the rules must change first, and either
-// enqueues the object again.
-func isPermanent(err error) bool {
-	return apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) ||
-		apierrors.IsMethodNotSupported(err) || apierrors.IsRequestEntityTooLargeError(err)
 }

@@ -6,13 +6,13 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller/informer"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
+	"github.com/kube-annotator/kube-annotator/pkg/controller/retry"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
@@ -54,7 +54,7 @@ func (c *Controller) watchErrorHandler(ri *informer.Informer) cache.WatchErrorHa
 		if ctx.Err() != nil {
 			return // shutting down: the watch ended because it was asked to
 		}
-		c.opts.Metrics.ListWatchErrors.WithLabelValues(gvr.GroupResource().String(), errorReason(err)).Inc()
+		c.opts.Metrics.ListWatchErrors.WithLabelValues(gvr.GroupResource().String(), retry.Reason(err)).Inc()
 		if apierrors.IsForbidden(err) {
 			ri.Forbidden.Store(true)
 		}
@@ -79,15 +79,6 @@ func (c *Controller) prunes(ri *informer.Informer) bool {
 	defer c.mu.RUnlock()
 	r := c.resources[ri.GVR.GroupResource()]
 	return r != nil && r.informer == ri && r.phase == pruning
-}
-
-// errorReason is the API server's reason for err, e.g. Forbidden, or
-// Unknown when err carries none (the server did not answer).
-func errorReason(err error) string {
-	if reason := apierrors.ReasonForError(err); reason != metav1.StatusReasonUnknown {
-		return string(reason)
-	}
-	return "Unknown"
 }
 
 // handlerFor returns event handlers that only enqueue keys of gvr. Updates

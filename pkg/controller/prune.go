@@ -170,7 +170,7 @@ func (c *Controller) prunesToCheck() (checks []pruneCheck, active bool) {
 // matter: with nothing to delete, their syncs write nothing. c.mu is
 // held.
 func (c *Controller) quiet(r *resource) bool {
-	return r.informer.Informer.HasSynced() && r.syncs.Load() == 0 && !c.expect.waiting(r.target.GVR)
+	return r.informer.Informer.HasSynced() && r.syncs.Load() == 0 && !c.expect.Waiting(r.target.GVR)
 }
 
 // clean reports whether no object p's cache holds carries a key the

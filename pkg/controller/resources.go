@@ -197,7 +197,7 @@ func (c *Controller) stopInformer(r *resource, stop []*informer.Informer) []*inf
 	if r.informer == nil {
 		return stop
 	}
-	c.expect.forgetResource(r.target.GVR)
+	c.expect.ForgetResource(r.target.GVR)
 	c.stats.ForgetResource(r.target.GVR)
 	stop = append(stop, r.informer)
 	r.informer, r.target = nil, nil

@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kube-annotator/kube-annotator/pkg/controller/expect"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/informer"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
@@ -55,7 +56,7 @@ func (c *Controller) settled(ri *informer.Informer, obj any) bool {
 	if t == nil || !c.waitSources(ri.Context(), t) {
 		return false
 	}
-	if !objcache.Serves(o, t.Projection) || c.expect.pending(key, o.GetResourceVersion()) {
+	if !objcache.Serves(o, t.Projection) || c.expect.Pending(expect.Key(key), o.GetResourceVersion()) {
 		return false
 	}
 	d, err := reconcile.Decide(t, o, c.look, c.opts.FieldManager)

@@ -196,12 +196,3 @@ func (c *Controller) sourceInformers() []*informer.Informer {
 	}
 	return out
 }
-
-// put sets m[k] to v, making m when nil.
-func put[V any](m map[string]V, k string, v V) map[string]V {
-	if m == nil {
-		m = map[string]V{}
-	}
-	m[k] = v
-	return m
-}
