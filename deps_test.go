@@ -46,7 +46,7 @@ var layers = []layer{
 	{"verb", []string{"pkg/explain", "pkg/check", "pkg/diff", "pkg/converge", "pkg/completion"}},
 	// The parts of the running controller.
 	{"run", []string{"pkg/controller", "pkg/controller/objcache", "pkg/controller/internal/fixture",
-		"pkg/controller/rulestats", "pkg/policysync", "pkg/reloader"}},
+		"pkg/controller/rulestats", "pkg/controller/informer", "pkg/controller/expect", "pkg/policysync", "pkg/reloader"}},
 	// The process of `run`, wired from one Config.
 	{"process", []string{"pkg/app"}},
 	// Flags, subcommands, main.

@@ -8,7 +8,7 @@ func (c *Controller) CachedObjects() int {
 	n := 0
 	for _, r := range c.resources {
 		if r.informer != nil {
-			n += len(r.informer.informer.GetStore().ListKeys())
+			n += len(r.informer.Informer.GetStore().ListKeys())
 		}
 	}
 	return n

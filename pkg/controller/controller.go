@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -20,6 +19,8 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/kube-annotator/kube-annotator/pkg/controller/expect"
+	"github.com/kube-annotator/kube-annotator/pkg/controller/informer"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/retry"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/rulestats"
@@ -88,20 +89,19 @@ type Options struct {
 
 // Controller enforces a rules.Set on the objects of a cluster.
 type Controller struct {
-	client   dynamic.Interface
 	metadata metadata.Interface
 	opts     Options
 	queue    workqueue.TypedRateLimitingInterface[queued]
 	limiter  *retry.Limiter[queued]
 	failures *retry.FailureLog
-	expect   *expectations
+	expect   *expect.Echoes
 	stats    *rulestats.Stats
 	fights   *fight.Detector[queued]
 	writer   *reconcile.Writer
 	// failed carries a setup error of SetRules to Run, which stops on it.
 	failed chan error
-	// shared holds the values cached objects share.
-	shared *objcache.Interner
+	// informers builds the informers of resources and sources.
+	informers *informer.Builder
 	// enqueueInitialList enqueues every object of an initial list, as
 	// before settled decided them: only to measure what that saves.
 	enqueueInitialList bool
@@ -118,7 +118,7 @@ type Controller struct {
 	// sources are the informers of the objects the rules read besides
 	// the objects ruled, by source, each run while a target needs it
 	// (see sources.go).
-	sources map[*source.Source]*resourceInformer
+	sources map[*source.Source]*informer.Informer
 	// look finds those objects in the sources' caches, for the rules.
 	look source.Lookup
 }
@@ -153,16 +153,16 @@ func NewController(client dynamic.Interface, metadataClient metadata.Interface, 
 	qcfg := workqueue.TypedRateLimitingQueueConfig[queued]{Name: "kube-annotator", MetricsProvider: opts.Metrics.Workqueue}
 	limiter := retry.NewLimiter[queued](clock.RealClock{}, opts.ClientQPS, opts.ClientBurst)
 	c := &Controller{
-		client:    client,
-		metadata:  metadataClient,
-		opts:      opts,
-		queue:     workqueue.NewTypedRateLimitingQueueWithConfig(limiter, qcfg),
-		limiter:   limiter,
-		failures:  retry.NewFailureLog(clock.RealClock{}, retry.FailureLogInterval),
-		expect:    newExpectations(),
-		stats:     rulestats.New(opts.Metrics),
-		fights:    newFights(clock.RealClock{}, opts.Metrics),
-		shared:    objcache.NewInterner(),
+		metadata: metadataClient,
+		opts:     opts,
+		queue:    workqueue.NewTypedRateLimitingQueueWithConfig(limiter, qcfg),
+		limiter:  limiter,
+		failures: retry.NewFailureLog(clock.RealClock{}, retry.FailureLogInterval),
+		expect:   expect.New(),
+		stats:    rulestats.New(opts.Metrics),
+		fights:   newFights(clock.RealClock{}, opts.Metrics),
+		informers: &informer.Builder{Client: client, Metadata: metadataClient, FieldManager: opts.FieldManager,
+			Shared: objcache.NewInterner(), ResyncPeriod: opts.ResyncPeriod, Shard: opts.Shard},
 		failed:    make(chan error, 1),
 		set:       &rules.Set{},
 		resources: map[schema.GroupResource]*resource{},
@@ -275,7 +275,7 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	switch {
 	case err == nil:
 		c.queue.Forget(q)
-	case isPermanent(err):
+	case retry.Permanent(err):
 		logger.Error(err, "Giving up on object until it or the rules change", "key", key.String())
 		c.queue.Forget(q)
 	default:
@@ -302,12 +302,4 @@ func (c *Controller) syncSafely(ctx context.Context, key Key) (err error) {
 		}
 	}()
 	return c.syncHandler(ctx, key)
-}
-
-// isPermanent reports errors that retrying cannot fix: the request itself
-// is rejected. The object or the rules must change first, and either
-// enqueues the object again.
-func isPermanent(err error) bool {
-	return apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) ||
-		apierrors.IsMethodNotSupported(err) || apierrors.IsRequestEntityTooLargeError(err)
 }

@@ -20,7 +20,9 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2/ktesting"
 
+	"github.com/kube-annotator/kube-annotator/pkg/controller/expect"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
+	"github.com/kube-annotator/kube-annotator/pkg/controller/retry"
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -139,7 +141,7 @@ func TestSetRulesStartsAndStopsInformers(t *testing.T) {
 	cmKey, nsKey := Key{configMaps, "ns", "x"}, Key{namespaces, "", "ns"}
 	informer := func(gvr schema.GroupVersionResource) cache.SharedIndexInformer {
 		if ri := informerOf(c, gvr); ri != nil {
-			return ri.informer
+			return ri.Informer
 		}
 		return nil
 	}
@@ -149,8 +151,8 @@ func TestSetRulesStartsAndStopsInformers(t *testing.T) {
 		t.Fatalf("Informers() = %d, want 2", n)
 	}
 	testutil.WaitFor(t, 10*time.Second, "caches to sync", c.HasSynced)
-	c.expect.record(cmKey, "1", "2")
-	c.expect.record(nsKey, "1", "2")
+	c.expect.Record(expect.Key(cmKey), "1", "2")
+	c.expect.Record(expect.Key(nsKey), "1", "2")
 	first := informer(configMaps)
 
 	// A rule that reads objects needs whole objects cached: a new informer.
@@ -178,7 +180,7 @@ func TestSetRulesStartsAndStopsInformers(t *testing.T) {
 	if !namespaceInformer(c) {
 		t.Errorf("no namespace informer for a namespaceSelector")
 	}
-	if c.expect.pending(cmKey, "1") || !c.expect.pending(nsKey, "1") {
+	if c.expect.Pending(expect.Key(cmKey), "1") || !c.expect.Pending(expect.Key(nsKey), "1") {
 		t.Errorf("expectations: want those of configmaps forgotten and those of namespaces kept")
 	}
 	testutil.WaitFor(t, 10*time.Second, "caches to sync", c.HasSynced)
@@ -245,24 +247,6 @@ func TestResourceGone(t *testing.T) {
 	}
 	if got := value(t, m.ListWatchErrors.WithLabelValues("configmaps", "NotFound")); got < 1 {
 		t.Errorf("list_watch_errors_total{configmaps,NotFound} = %v, want at least 1", got)
-	}
-}
-
-func TestErrorReason(t *testing.T) {
-	gr := configMaps.GroupResource()
-	tests := []struct {
-		err  error
-		want string
-	}{
-		{apierrors.NewForbidden(gr, "", errors.New("rbac")), "Forbidden"},
-		{apierrors.NewNotFound(gr, ""), "NotFound"},
-		{apierrors.NewResourceExpired("too old"), "Expired"},
-		{errors.New("connection refused"), "Unknown"},
-	}
-	for _, tc := range tests {
-		if got := errorReason(tc.err); got != tc.want {
-			t.Errorf("errorReason(%v) = %q, want %q", tc.err, got, tc.want)
-		}
 	}
 }
 
@@ -336,7 +320,7 @@ func TestSyncSafelyPanicError(t *testing.T) {
 	if err == nil || err.Error() != "panic syncing configmaps.v1 ns/a: boom" {
 		t.Fatalf("syncSafely() = %v, want the panic as an error naming the key", err)
 	}
-	if isPermanent(err) || errors.Unwrap(err) != nil {
+	if retry.Permanent(err) || errors.Unwrap(err) != nil {
 		t.Errorf("panic error is permanent or wraps something: %v", err)
 	}
 }
@@ -354,7 +338,7 @@ func TestNewControllerDefaults(t *testing.T) {
 		t.Fatalf("NewController(Options{}) left Metrics %v, Recorder %v, FieldManager %q", c.opts.Metrics, c.opts.Recorder, c.opts.FieldManager)
 	}
 	// A conflict, a write and its rejection: every sink is used.
-	if err := c.syncHandler(ctx, Key{configMaps, "ns", "x"}); !isPermanent(err) {
+	if err := c.syncHandler(ctx, Key{configMaps, "ns", "x"}); !retry.Permanent(err) {
 		t.Fatalf("syncHandler() = %v, want the rejection", err)
 	}
 	if got := value(t, c.opts.Metrics.Conflicts.WithLabelValues("configmaps")); got != 1 {

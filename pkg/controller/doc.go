@@ -20,7 +20,9 @@
 // watching it, with no rule, until the keys it set there are deleted, as
 // long as its record lists the resource (prune.go). Each ruled or
 // recorded resource has one state, with its phase, changed in one place
-// (resources.go). Failed syncs are spaced and logged by package retry.
+// (resources.go). Package informer builds and runs each informer, package
+// expect remembers writes until their echo is cached, and failed syncs are
+// spaced and logged by package retry.
 //
 // Layer "run" of deps_test.go: it imports rules, patch, reconcile, fight,
 // metrics and its own subpackages, never pkg/app or pkg/cli; only pkg/app

@@ -116,7 +116,7 @@ func (f *fakeResolver) Reset() {
 // synced makes the informer of r one that has synced, over the same
 // store.
 func synced(r *resource) {
-	r.informer.informer = syncedInformer{r.informer.informer}
+	r.informer.Informer = syncedInformer{r.informer.Informer}
 }
 
 // syncedInformer is an informer whose cache has synced.

@@ -40,7 +40,7 @@ func TestSyncHandlerHoldsAFight(t *testing.T) {
 	// The detector's clock stands still: however slow the syncs, the
 	// fourth comes within the wait.
 	c.fights = newFights(clocktesting.NewFakePassiveClock(time.Now()), m)
-	store := informerOf(c, configMaps).informer.GetStore()
+	store := informerOf(c, configMaps).Informer.GetStore()
 	for i := range 4 {
 		// The cache sees the other manager's revert of our last write.
 		u := fixture.ConfigMap("ns", "x", map[string]string{"a": "theirs"})
@@ -116,7 +116,7 @@ func TestSyncHandlerNamesEachManager(t *testing.T) {
 		fixture.Compile(t, "rules:\n- {name: team, resources: [configmaps], annotations: {a: '1'}}\n"))
 	clk := clocktesting.NewFakePassiveClock(time.Now())
 	c.fights = newFights(clk, m)
-	store := informerOf(c, configMaps).informer.GetStore()
+	store := informerOf(c, configMaps).Informer.GetStore()
 	revert := func() {
 		rv += 100
 		u := fixture.ConfigMap("ns", "x", map[string]string{"a": "theirs"})

@@ -16,6 +16,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kube-annotator/kube-annotator/pkg/controller/informer"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
@@ -76,9 +77,7 @@ func withCache(t *testing.T, client *dynamicfake.FakeDynamicClient, opts Options
 				}
 			}
 		}
-		done := make(chan struct{})
-		close(done)
-		ri := &resourceInformer{gvr: gvr, projection: tg.Projection(), informer: inf, cancel: func() {}, done: done}
+		ri := &informer.Informer{GVR: gvr, Projection: tg.Projection(), Informer: inf}
 		c.resources[gvr.GroupResource()] = &resource{gr: gvr.GroupResource(), phase: ruled, target: tg, informer: ri}
 	}
 	c.set = set
@@ -93,10 +92,10 @@ func resourceOf(c *Controller, gr schema.GroupResource) *resource {
 }
 
 // informerOf returns c's informer of gvr, or nil.
-func informerOf(c *Controller, gvr schema.GroupVersionResource) *resourceInformer {
+func informerOf(c *Controller, gvr schema.GroupVersionResource) *informer.Informer {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	if r := c.resources[gvr.GroupResource()]; r != nil && r.informer != nil && r.informer.gvr == gvr {
+	if r := c.resources[gvr.GroupResource()]; r != nil && r.informer != nil && r.informer.GVR == gvr {
 		return r.informer
 	}
 	return nil
@@ -234,7 +233,7 @@ func converged(c *Controller, gvr schema.GroupVersionResource, n int, want map[s
 	if ri == nil || c.queue.Len() != 0 {
 		return false
 	}
-	objs := ri.informer.GetStore().List()
+	objs := ri.Informer.GetStore().List()
 	if len(objs) != n {
 		return false
 	}

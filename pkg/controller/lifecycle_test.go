@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2/ktesting"
 
+	"github.com/kube-annotator/kube-annotator/pkg/controller/expect"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
@@ -34,7 +35,7 @@ func TestSetRulesAtAnotherVersion(t *testing.T) {
 			c := withCache(t, newClient(), Options{}, was)
 			t.Cleanup(c.stopAll)
 			key := Key{tc.was, "ns", "x"}
-			c.expect.record(key, "1", "2")
+			c.expect.Record(expect.Key(key), "1", "2")
 			first := informerOf(c, tc.was)
 
 			c.SetRules(ctx, fixture.Compile(t, rule))
@@ -42,7 +43,7 @@ func TestSetRulesAtAnotherVersion(t *testing.T) {
 			if ri == nil || (ri != first) != tc.wantForgotten {
 				t.Errorf("informer of %s kept: %v; want it kept only at the same version", configMaps, ri == first)
 			}
-			if got := !c.expect.pending(key, "1"); got != tc.wantForgotten {
+			if got := !c.expect.Pending(expect.Key(key), "1"); got != tc.wantForgotten {
 				t.Errorf("expectation of %s forgotten: %v, want %v", key, got, tc.wantForgotten)
 			}
 		})

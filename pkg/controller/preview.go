@@ -3,6 +3,7 @@ package controller
 import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kube-annotator/kube-annotator/pkg/controller/informer"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -40,21 +41,21 @@ func (c *Controller) Preview(set *rules.Set) Preview {
 	toPrune := reconcile.ToPrune(c.opts.Record.Recorded(), set)
 	c.mu.RLock()
 	type cachedBy struct {
-		ri   *resourceInformer
+		ri   *informer.Informer
 		res  source.Resource
 		keep rules.Projection
 	}
 	informers := map[schema.GroupResource]cachedBy{}
 	for gr, r := range c.resources {
 		if r.informer != nil {
-			informers[gr] = cachedBy{r.informer, r.target.Resource, r.informer.projection}
+			informers[gr] = cachedBy{r.informer, r.target.Resource, r.informer.Projection}
 		}
 	}
 	c.mu.RUnlock()
 	for _, t := range set.SortedTargets() {
 		cb := informers[t.GVR.GroupResource()]
 		ri := cb.ri
-		if ri == nil || ri.gvr != t.GVR || !cb.keep.Covers(t.Reads()) || !ri.servesAll(t.Reads) {
+		if ri == nil || ri.GVR != t.GVR || !cb.keep.Covers(t.Reads()) || !ri.ServesAll(t.Reads) {
 			p.Unknown = append(p.Unknown, t.GVR)
 			continue
 		}
@@ -69,8 +70,8 @@ func (c *Controller) Preview(set *rules.Set) Preview {
 }
 
 // preview adds to p what t would change on the objects ri caches.
-func (c *Controller) preview(p *Preview, t *rules.Target, ri *resourceInformer) {
-	for _, obj := range ri.informer.GetStore().List() {
+func (c *Controller) preview(p *Preview, t *rules.Target, ri *informer.Informer) {
+	for _, obj := range ri.Informer.GetStore().List() {
 		o, ok := obj.(objcache.Object)
 		if !ok {
 			continue

@@ -27,7 +27,7 @@ func TestSetRulesRebuildsWhenADroppedKeyIsNeeded(t *testing.T) {
 	c.SetRules(ctx, fixture.Compile(t, "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n"))
 	runController(t, ctx, c)
 	testutil.WaitFor(t, 10*time.Second, "caches to sync", c.HasSynced)
-	first := informerOf(c, configMaps).informer
+	first := informerOf(c, configMaps).Informer
 	if cachedB(c) {
 		t.Fatalf("the cache keeps annotation b, which no rule names")
 	}
@@ -35,9 +35,9 @@ func TestSetRulesRebuildsWhenADroppedKeyIsNeeded(t *testing.T) {
 	c.SetRules(ctx, fixture.Compile(t, "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}, removeAnnotations: [b]}\n"))
 	testutil.WaitFor(t, 10*time.Second, "the informer to be built again", func() bool {
 		ri := informerOf(c, configMaps)
-		return ri != nil && ri.informer != first
+		return ri != nil && ri.Informer != first
 	})
-	second := informerOf(c, configMaps).informer
+	second := informerOf(c, configMaps).Informer
 	want := []patchCall{merge("ns", "x", `{"metadata":{"annotations":{"b":null}}}`)}
 	testutil.WaitFor(t, 10*time.Second, "b to be removed", func() bool { return len(patches(client)) == 1 })
 	if got := patches(client); !reflect.DeepEqual(got, want) {
@@ -45,7 +45,7 @@ func TestSetRulesRebuildsWhenADroppedKeyIsNeeded(t *testing.T) {
 	}
 
 	c.SetRules(ctx, fixture.Compile(t, "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n"))
-	if informerOf(c, configMaps).informer != second {
+	if informerOf(c, configMaps).Informer != second {
 		t.Errorf("the informer was rebuilt, although the rules need less than it keeps")
 	}
 }
@@ -64,11 +64,11 @@ func TestSetRulesWidensWithoutListing(t *testing.T) {
 	runController(t, ctx, c)
 	testutil.WaitFor(t, 10*time.Second, "caches to sync", c.HasSynced)
 	testutil.WaitFor(t, 10*time.Second, "the objects to be annotated", func() bool { return len(patches(client)) == 2 })
-	first, lists := informerOf(c, configMaps).informer, countLists(client)
+	first, lists := informerOf(c, configMaps).Informer, countLists(client)
 
 	c.SetRules(ctx, fixture.Compile(t, "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1', k: '2'}, removeAnnotations: [gone]}\n"))
 	testutil.WaitFor(t, 10*time.Second, "k to be set", func() bool { return len(patches(client)) == 4 })
-	if informerOf(c, configMaps).informer != first || countLists(client) != lists {
+	if informerOf(c, configMaps).Informer != first || countLists(client) != lists {
 		t.Errorf("the informer was built again (%d more lists), although no object carries k", countLists(client)-lists)
 	}
 	if got := patches(client)[2:]; !slices.Contains(got, merge("ns", "x", `{"metadata":{"annotations":{"k":"2"}}}`)) {
@@ -115,7 +115,7 @@ func TestPreviewOfKeysNotCached(t *testing.T) {
 
 // cachedB reports whether the cached ns/x carries annotation b.
 func cachedB(c *Controller) bool {
-	obj, ok, _ := informerOf(c, configMaps).informer.GetStore().GetByKey("ns/x")
+	obj, ok, _ := informerOf(c, configMaps).Informer.GetStore().GetByKey("ns/x")
 	_, has := obj.(objcache.Object).GetAnnotations()["b"]
 	return ok && has
 }

@@ -156,8 +156,8 @@ func (c *Controller) prunesToCheck() (checks []pruneCheck, active bool) {
 			continue
 		}
 		active = true
-		if !r.informer.gone.Load() && c.quiet(r) {
-			checks = append(checks, pruneCheck{r: r, gen: r.gen, target: r.target, store: r.informer.informer.GetStore()})
+		if !r.informer.Gone.Load() && c.quiet(r) {
+			checks = append(checks, pruneCheck{r: r, gen: r.gen, target: r.target, store: r.informer.Informer.GetStore()})
 		}
 	}
 	return checks, active
@@ -170,7 +170,7 @@ func (c *Controller) prunesToCheck() (checks []pruneCheck, active bool) {
 // matter: with nothing to delete, their syncs write nothing. c.mu is
 // held.
 func (c *Controller) quiet(r *resource) bool {
-	return r.informer.informer.HasSynced() && r.syncs.Load() == 0 && !c.expect.waiting(r.target.GVR)
+	return r.informer.Informer.HasSynced() && r.syncs.Load() == 0 && !c.expect.Waiting(r.target.GVR)
 }
 
 // clean reports whether no object p's cache holds carries a key the

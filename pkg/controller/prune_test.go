@@ -12,7 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2/ktesting"
 
+	"github.com/kube-annotator/kube-annotator/pkg/controller/expect"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
+	"github.com/kube-annotator/kube-annotator/pkg/controller/retry"
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -277,7 +279,7 @@ func TestPruneComplete(t *testing.T) {
 			return func() { r.syncs.Add(-1) }
 		}},
 		{name: "a write awaits its echo", cached: clean, setup: func(c *Controller, _ *resource) func() {
-			c.expect.record(Key{configMaps, "ns", "x"}, "1", "2")
+			c.expect.Record(expect.Key(Key{configMaps, "ns", "x"}), "1", "2")
 			return func() {}
 		}},
 		{name: "a sync of another resource", cached: clean, want: true, setup: func(c *Controller, _ *resource) func() {
@@ -348,7 +350,7 @@ func TestSyncRecords(t *testing.T) {
 				t.Errorf("syncHandler() = %v, recorded %v, %d patches; want error %v, recorded %v, %d patches",
 					err, rec.has(cmGR), len(patches(client)), tc.wantErr, tc.wantRecorded, tc.wantPatches)
 			}
-			if err != nil && isPermanent(err) {
+			if err != nil && retry.Permanent(err) {
 				t.Errorf("syncHandler() = %v, a permanent error: want it retried", err)
 			}
 		})

@@ -50,8 +50,8 @@ func TestPruneCheckScansWithoutTheLock(t *testing.T) {
 	r := c.resources[cmGR]
 	r.phase = pruning
 	c.set = &rules.Set{}
-	store := blockingStore{Store: r.informer.informer.GetStore(), listing: make(chan struct{}), release: make(chan struct{})}
-	r.informer.informer = storeInformer{r.informer.informer, store}
+	store := blockingStore{Store: r.informer.Informer.GetStore(), listing: make(chan struct{}), release: make(chan struct{})}
+	r.informer.Informer = storeInformer{r.informer.Informer, store}
 	rec := c.opts.Record.(*fakeRecord)
 	ruledAgain := fixture.Compile(t, "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n")
 

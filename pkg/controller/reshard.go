@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kube-annotator/kube-annotator/pkg/controller/informer"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
@@ -21,7 +22,7 @@ import (
 // so that every shard prunes it again when it starts.
 func (c *Controller) Reshard(ctx context.Context) error {
 	type current struct {
-		ri     *resourceInformer
+		ri     *informer.Informer
 		target *rules.Target
 	}
 	c.mu.RLock()
@@ -35,7 +36,7 @@ func (c *Controller) Reshard(ctx context.Context) error {
 	fresh := make(map[schema.GroupResource]reshard, len(old))
 	stopFresh := func() {
 		for _, s := range fresh {
-			s.fresh.stop()
+			s.fresh.Stop()
 		}
 	}
 	for gr, cur := range old {
@@ -47,7 +48,7 @@ func (c *Controller) Reshard(ctx context.Context) error {
 		fresh[gr] = reshard{old: cur.ri, fresh: n}
 	}
 	for _, s := range fresh {
-		if !cache.WaitForCacheSync(ctx.Done(), s.fresh.informer.HasSynced) {
+		if !cache.WaitForCacheSync(ctx.Done(), s.fresh.Informer.HasSynced) {
 			stopFresh()
 			return ctx.Err()
 		}

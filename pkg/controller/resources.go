@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
 
+	"github.com/kube-annotator/kube-annotator/pkg/controller/informer"
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -69,7 +70,7 @@ type resource struct {
 	// while ruled, one without rules while pruning; nil otherwise.
 	target *rules.Target
 	// informer is nil while the resource waits or is pruned.
-	informer *resourceInformer
+	informer *informer.Informer
 	// reason is the prune reason last reported ("" when none).
 	reason string
 	// syncs counts, without c.mu, the syncs of the resource's objects
@@ -106,7 +107,7 @@ type resolution struct {
 
 // reshard is an informer built to replace old, which it replaces if the
 // resource still has old and fresh serves its target.
-type reshard struct{ old, fresh *resourceInformer }
+type reshard struct{ old, fresh *informer.Informer }
 
 // transition applies o to the resources under c.mu, then stops the
 // informers they no longer use, without c.mu: their handlers take it, and
@@ -117,14 +118,14 @@ func (c *Controller) transition(ctx context.Context, o observed) error {
 	stop, err := c.update(ctx, o)
 	c.mu.Unlock()
 	for _, ri := range stop {
-		ri.stop()
+		ri.Stop()
 	}
 	return err
 }
 
 // update changes the resources as o says; it returns the informers to
 // stop. c.mu is held.
-func (c *Controller) update(ctx context.Context, o observed) (stop []*resourceInformer, err error) {
+func (c *Controller) update(ctx context.Context, o observed) (stop []*informer.Informer, err error) {
 	if o.rules != nil {
 		c.set = o.rules
 		for gr, r := range c.resources {
@@ -175,7 +176,7 @@ func (c *Controller) update(ctx context.Context, o observed) (stop []*resourceIn
 
 // drop ends the lifecycle of r, which the rules do not name and the
 // record does not list: its informer is appended to stop.
-func (c *Controller) drop(ctx context.Context, r *resource, stop []*resourceInformer) []*resourceInformer {
+func (c *Controller) drop(ctx context.Context, r *resource, stop []*informer.Informer) []*informer.Informer {
 	logger := klog.FromContext(ctx)
 	switch {
 	case r.phase == ruled:
@@ -192,11 +193,11 @@ func (c *Controller) drop(ctx context.Context, r *resource, stop []*resourceInfo
 
 // stopInformer appends the informer of r, if any, to stop, and forgets
 // what is known of its objects.
-func (c *Controller) stopInformer(r *resource, stop []*resourceInformer) []*resourceInformer {
+func (c *Controller) stopInformer(r *resource, stop []*informer.Informer) []*informer.Informer {
 	if r.informer == nil {
 		return stop
 	}
-	c.expect.forgetResource(r.target.GVR)
+	c.expect.ForgetResource(r.target.GVR)
 	c.stats.ForgetResource(r.target.GVR)
 	stop = append(stop, r.informer)
 	r.informer, r.target = nil, nil
@@ -206,7 +207,7 @@ func (c *Controller) stopInformer(r *resource, stop []*resourceInformer) []*reso
 
 // enforce puts t in force: on the informer of its resource, which is
 // started, or built again when it cannot serve t.
-func (c *Controller) enforce(ctx context.Context, t *rules.Target, o observed, stop []*resourceInformer) ([]*resourceInformer, error) {
+func (c *Controller) enforce(ctx context.Context, t *rules.Target, o observed, stop []*informer.Informer) ([]*informer.Informer, error) {
 	logger := klog.FromContext(ctx)
 	gr := t.GVR.GroupResource()
 	r := c.resources[gr]
@@ -220,18 +221,18 @@ func (c *Controller) enforce(ctx context.Context, t *rules.Target, o observed, s
 	if r.phase != ruled {
 		c.setPruneReason(ctx, r, "", nil)
 	}
-	if s, ok := o.resharded[gr]; ok && r.phase == ruled && r.informer == s.old && s.fresh.serves(t) {
+	if s, ok := o.resharded[gr]; ok && r.phase == ruled && r.informer == s.old && s.fresh.Serves(t) {
 		stop = append(stop, r.informer)
 		r.informer = s.fresh
 		r.gen++
 		c.enqueueAll(t.GVR, r.informer)
 	}
-	if r.informer != nil && !r.informer.serves(t) && !r.informer.widen(ctx, t) {
+	if r.informer != nil && !r.informer.Serves(t) && !r.informer.Widen(ctx, t) {
 		// The cache lacks what the rules now need (whole objects, or values
 		// of keys it dropped), keeps whole objects the rules no longer read, or
 		// lists another version: build it again, listing every object.
 		logger.Info("Rebuilding informer", "resource", source.GVRString(t.GVR), "reason", "the rules need another part of each object, or another version")
-		if r.informer.gvr != t.GVR {
+		if r.informer.GVR != t.GVR {
 			stop = c.stopInformer(r, stop) // what is known of the old version's objects goes
 		} else {
 			stop = append(stop, r.informer)
@@ -264,7 +265,7 @@ func (c *Controller) enforce(ctx context.Context, t *rules.Target, o observed, s
 // prune: from ruled to pruning, from pruning to waiting when it is no
 // longer served or to pruned when this replica's share is done, and from
 // waiting to pruning when it is served again.
-func (c *Controller) prune(ctx context.Context, gr schema.GroupResource, o observed, stop []*resourceInformer) ([]*resourceInformer, error) {
+func (c *Controller) prune(ctx context.Context, gr schema.GroupResource, o observed, stop []*informer.Informer) ([]*informer.Informer, error) {
 	r := c.resources[gr]
 	switch {
 	case r == nil && o.resolve == nil:
@@ -280,7 +281,7 @@ func (c *Controller) prune(ctx context.Context, gr schema.GroupResource, o obser
 		return stop, c.startPrune(ctx, r, reconcile.Prune(res))
 	case r.phase == ruled:
 		t := reconcile.Prune(r.target.Resource)
-		if !r.informer.serves(t) {
+		if !r.informer.Serves(t) {
 			stop = append(stop, r.informer)
 			r.informer = nil
 			return stop, c.startPrune(ctx, r, t)
@@ -289,7 +290,7 @@ func (c *Controller) prune(ctx context.Context, gr schema.GroupResource, o obser
 		r.gen++
 		c.enqueueAll(t.GVR, r.informer)
 		c.reportPruning(ctx, r)
-	case r.phase == pruning && r.informer.gone.Load():
+	case r.phase == pruning && r.informer.Gone.Load():
 		stop = c.stopInformer(r, stop)
 		r.phase = waiting
 		c.setPruneReason(ctx, r, metrics.PruneNotServed, errNotServed)
@@ -299,7 +300,7 @@ func (c *Controller) prune(ctx context.Context, gr schema.GroupResource, o obser
 		stop = c.stopInformer(r, stop)
 		r.phase = pruned
 		c.setPruneReason(ctx, r, "", nil)
-	case r.phase == pruning && r.informer.forbidden.Load():
+	case r.phase == pruning && r.informer.Forbidden.Load():
 		c.setPruneReason(ctx, r, metrics.PruneForbidden, nil)
 	case r.phase == pruning:
 		c.setPruneReason(ctx, r, metrics.PruneRunning, nil)
@@ -337,7 +338,7 @@ func (c *Controller) startPrune(ctx context.Context, r *resource, t *rules.Targe
 
 // start starts the informer of a ruled or pruned resource, with the
 // metrics of its resource at zero.
-func (c *Controller) start(ctx context.Context, t *rules.Target) (*resourceInformer, error) {
+func (c *Controller) start(ctx context.Context, t *rules.Target) (*informer.Informer, error) {
 	c.opts.Metrics.InitResource(t.GVR.GroupResource().String())
 	return c.startInformer(ctx, t)
 }
@@ -346,7 +347,7 @@ func (c *Controller) start(ctx context.Context, t *rules.Target) (*resourceInfor
 // informers and those of the sources.
 func (c *Controller) stopAll() {
 	c.mu.Lock()
-	var stop []*resourceInformer
+	var stop []*informer.Informer
 	for _, r := range c.resources {
 		if r.informer != nil {
 			stop = append(stop, r.informer)
@@ -356,6 +357,6 @@ func (c *Controller) stopAll() {
 	c.resources, c.sources = map[schema.GroupResource]*resource{}, nil
 	c.mu.Unlock()
 	for _, ri := range stop {
-		ri.stop()
+		ri.Stop()
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kube-annotator/kube-annotator/pkg/controller/expect"
+	"github.com/kube-annotator/kube-annotator/pkg/controller/informer"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -20,7 +22,7 @@ import (
 
 // withInitialList returns h, whose adds enqueue, with adds of ri's initial
 // list that settled takes as decided not enqueued.
-func (c *Controller) withInitialList(ri *resourceInformer, h cache.ResourceEventHandlerFuncs) cache.ResourceEventHandler {
+func (c *Controller) withInitialList(ri *informer.Informer, h cache.ResourceEventHandlerFuncs) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, isInInitialList bool) {
 			if isInInitialList && !c.enqueueInitialList && c.settled(ri, obj) {
@@ -44,34 +46,34 @@ func (c *Controller) withInitialList(ri *resourceInformer, h cache.ResourceEvent
 // cache does not keep what the target needs of obj, a write's echo is
 // awaited, the resource is not recorded yet, or ri stops before the
 // namespaces are listed.
-func (c *Controller) settled(ri *resourceInformer, obj any) bool {
+func (c *Controller) settled(ri *informer.Informer, obj any) bool {
 	o, ok := obj.(objcache.Object)
 	if !ok {
 		return false
 	}
-	key := Key{GVR: ri.gvr, Namespace: o.GetNamespace(), Name: o.GetName()}
+	key := Key{GVR: ri.GVR, Namespace: o.GetNamespace(), Name: o.GetName()}
 	t := c.ruledBy(ri)
-	if t == nil || !c.waitSources(ri.ctx, t) {
+	if t == nil || !c.waitSources(ri.Context(), t) {
 		return false
 	}
-	if !objcache.Serves(o, t.Projection) || c.expect.pending(key, o.GetResourceVersion()) {
+	if !objcache.Serves(o, t.Projection) || c.expect.Pending(expect.Key(key), o.GetResourceVersion()) {
 		return false
 	}
 	d, err := reconcile.Decide(t, o, c.look, c.opts.FieldManager)
-	if err != nil || !d.Empty() || d.Owns && !c.recorded(ri.gvr.GroupResource()) || c.ruledBy(ri) != t {
+	if err != nil || !d.Empty() || d.Owns && !c.recorded(ri.GVR.GroupResource()) || c.ruledBy(ri) != t {
 		return false
 	}
-	c.report(ri.ctx, key, o, d)
+	c.report(ri.Context(), key, o, d)
 	count(c.opts.Metrics.Syncs, key.GVR, nil)
 	return true
 }
 
 // ruledBy returns the target ri enforces, or nil when ri is not the
 // informer of a ruled resource.
-func (c *Controller) ruledBy(ri *resourceInformer) *rules.Target {
+func (c *Controller) ruledBy(ri *informer.Informer) *rules.Target {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	r := c.resources[ri.gvr.GroupResource()]
+	r := c.resources[ri.GVR.GroupResource()]
 	if r == nil || r.informer != ri || r.phase != ruled {
 		return nil
 	}

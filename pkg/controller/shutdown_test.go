@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/kube-annotator/kube-annotator/pkg/controller/informer"
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 )
 
@@ -14,7 +15,7 @@ func TestWatchErrorOnShutdown(t *testing.T) {
 	c := newController(newClient(), Options{Metrics: m})
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(errors.New("interrupt signal received"))
-	c.watchErrorHandler(configMaps, &resourceInformer{})(ctx, nil, context.Cause(ctx))
+	c.watchErrorHandler(&informer.Informer{GVR: configMaps})(ctx, nil, context.Cause(ctx))
 	if got := value(t, m.ListWatchErrors.WithLabelValues("configmaps", "Unknown")); got != 0 {
 		t.Errorf("list_watch_errors_total{configmaps,Unknown} = %v after shutdown, want 0", got)
 	}

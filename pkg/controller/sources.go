@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/kube-annotator/kube-annotator/pkg/controller/informer"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
@@ -33,60 +34,6 @@ import (
 // checks it.
 const sourcesPoll = 50 * time.Millisecond
 
-// sourceIndex is the name of the index, by the object of src each names,
-// of the informers of the resources whose objects name one.
-func sourceIndex(src *source.Source) string { return "source:" + src.Field }
-
-// sourceIndexers returns the indexers that the informer of t's objects
-// needs for the sources: an index by the object each object names, for
-// each source whose objects t's objects name — every entry of the table
-// and any other source t reads. An entry's is set whether or not a rule
-// reads the source now: an informer whose cache does not keep the field
-// that names it indexes nothing, and one built again when a rule starts
-// reading it does.
-func sourceIndexers(t *rules.Target) cache.Indexers {
-	out := cache.Indexers{}
-	for _, src := range knownSources(t.Sources()) {
-		if !src.NamedBy(t.GVR.GroupResource(), t.Namespaced) {
-			continue
-		}
-		out[sourceIndex(src)] = func(obj any) ([]string, error) {
-			m, ok := obj.(metav1.Object)
-			if !ok {
-				return nil, nil
-			}
-			name := src.RefOf(m)
-			if name == "" {
-				return nil, nil
-			}
-			return []string{sourceStoreKey(src, m.GetNamespace(), name)}, nil
-		}
-	}
-	return out
-}
-
-// knownSources returns the entries of the source table and, after them,
-// each of more that is not one.
-func knownSources(more []*source.Source) []*source.Source {
-	out := source.All()
-	for _, src := range more {
-		if !slices.Contains(out, src) {
-			out = append(out, src)
-		}
-	}
-	return out
-}
-
-// sourceStoreKey is the key, in the informer of src and in the index by
-// the object of src named, of the object of src named name by an object
-// in namespace ns.
-func sourceStoreKey(src *source.Source, ns, name string) string {
-	if src.Resource.Namespaced {
-		return ns + "/" + name
-	}
-	return name
-}
-
 // startSource starts the informer of the objects of src. Its adds of the
 // initial list enqueue nothing: no object that names one is synced before
 // that list is in the cache (waitSources), and an object synced before
@@ -94,14 +41,13 @@ func sourceStoreKey(src *source.Source, ns, name string) string {
 // Later, when one of them arrives or goes, the objects that name it are
 // synced; when it changes, those of each target that the change matters
 // to.
-func (c *Controller) startSource(ctx context.Context, src *source.Source) (*resourceInformer, error) {
-	ri := &resourceInformer{gvr: src.Resource.GVR}
-	inf, err := c.newInformer(src.Resource, "", nil, cache.Indexers{}, false, ri)
+func (c *Controller) startSource(ctx context.Context, src *source.Source) (*informer.Informer, error) {
+	ri, err := c.informers.Build(src.Resource, "", nil, cache.Indexers{}, false, c.watchErrorHandler)
 	if err != nil {
 		return nil, err
 	}
 	every := func(*rules.Target) bool { return true }
-	_, err = inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
+	_, err = ri.Informer.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, isInInitialList bool) {
 			if !isInInitialList {
 				c.enqueueNaming(src, obj, every)
@@ -125,7 +71,7 @@ func (c *Controller) startSource(ctx context.Context, src *source.Source) (*reso
 		return nil, fmt.Errorf("informer of %s: event handler: %w", source.GVRString(src.Resource.GVR), err)
 	}
 	klog.FromContext(ctx).Info("Starting informer", "resource", source.GVRString(src.Resource.GVR), "reason", src.Reason)
-	ri.run(ctx, inf)
+	ri.Run(ctx)
 	return ri, nil
 }
 
@@ -136,7 +82,7 @@ func (c *Controller) enqueueNaming(src *source.Source, obj any, pick func(*rules
 	if !ok {
 		return
 	}
-	key := sourceStoreKey(src, m.GetNamespace(), m.GetName())
+	key := informer.StoreKey(src, m.GetNamespace(), m.GetName())
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	for _, r := range c.resources {
@@ -144,8 +90,8 @@ func (c *Controller) enqueueNaming(src *source.Source, obj any, pick func(*rules
 		if r.informer == nil || !src.NamedBy(t.GVR.GroupResource(), t.Namespaced) || !slices.Contains(t.Sources(), src) || !pick(t) {
 			continue
 		}
-		gvr := r.informer.gvr
-		keys, err := r.informer.informer.GetIndexer().IndexKeys(sourceIndex(src), key)
+		gvr := r.informer.GVR
+		keys, err := r.informer.Informer.GetIndexer().IndexKeys(informer.SourceIndex(src), key)
 		if err != nil {
 			utilruntime.HandleError(fmt.Errorf("objects of %s naming %s %s: %w", source.GVRString(gvr), src.Resource.Kind, key, err))
 			continue
@@ -169,7 +115,7 @@ func (s sourceCaches) Find(src *source.Source, ns, name string) (metav1.Object, 
 	if ri == nil {
 		return nil, false
 	}
-	obj, ok, err := ri.informer.GetStore().GetByKey(sourceStoreKey(src, ns, name))
+	obj, ok, err := ri.Informer.GetStore().GetByKey(informer.StoreKey(src, ns, name))
 	if err != nil || !ok {
 		return nil, false
 	}
@@ -180,7 +126,7 @@ func (s sourceCaches) Find(src *source.Source, ns, name string) (metav1.Object, 
 // runSources starts the informer of each source that the target of a
 // running informer, ruled or pruned, needs, and appends to stop those
 // that none needs.
-func (c *Controller) runSources(ctx context.Context, stop []*resourceInformer) ([]*resourceInformer, error) {
+func (c *Controller) runSources(ctx context.Context, stop []*informer.Informer) ([]*informer.Informer, error) {
 	var needed []*source.Source
 	for _, r := range c.resources {
 		if r.informer != nil {
@@ -194,7 +140,7 @@ func (c *Controller) runSources(ctx context.Context, stop []*resourceInformer) (
 			delete(c.sources, src)
 		}
 	}
-	for _, src := range knownSources(needed) {
+	for _, src := range informer.KnownSources(needed) {
 		if c.sources[src] != nil || !slices.Contains(needed, src) {
 			continue
 		}
@@ -203,7 +149,7 @@ func (c *Controller) runSources(ctx context.Context, stop []*resourceInformer) (
 			return stop, err
 		}
 		if c.sources == nil {
-			c.sources = map[*source.Source]*resourceInformer{}
+			c.sources = map[*source.Source]*informer.Informer{}
 		}
 		c.sources[src] = ri
 	}
@@ -218,7 +164,7 @@ func (c *Controller) sourcesReady(t *rules.Target) bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	for _, src := range t.Sources() {
-		if ri := c.sources[src]; ri != nil && !ri.informer.HasSynced() {
+		if ri := c.sources[src]; ri != nil && !ri.Informer.HasSynced() {
 			return false
 		}
 	}
@@ -243,19 +189,10 @@ func (c *Controller) waitSources(ctx context.Context, t *rules.Target) bool {
 
 // sourceInformers returns the informers of the sources, for stopAll and
 // HasSynced. c.mu is held.
-func (c *Controller) sourceInformers() []*resourceInformer {
-	out := make([]*resourceInformer, 0, len(c.sources))
+func (c *Controller) sourceInformers() []*informer.Informer {
+	out := make([]*informer.Informer, 0, len(c.sources))
 	for _, ri := range c.sources {
 		out = append(out, ri)
 	}
 	return out
-}
-
-// put sets m[k] to v, making m when nil.
-func put[V any](m map[string]V, k string, v V) map[string]V {
-	if m == nil {
-		m = map[string]V{}
-	}
-	m[k] = v
-	return m
 }

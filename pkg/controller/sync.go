@@ -9,7 +9,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/klog/v2"
 
+	"github.com/kube-annotator/kube-annotator/pkg/controller/expect"
+	"github.com/kube-annotator/kube-annotator/pkg/controller/informer"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
+	"github.com/kube-annotator/kube-annotator/pkg/controller/retry"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/rulestats"
 	"github.com/kube-annotator/kube-annotator/pkg/fight"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
@@ -33,7 +36,7 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 	}
 	obj := e.obj
 	if obj == nil {
-		c.expect.forget(key) // deleted, or no longer watched: nothing to do
+		c.expect.Forget(expect.Key(key)) // deleted, or no longer watched: nothing to do
 		c.stats.Forget(rulestats.Key(key))
 		c.fights.Forget(key.queued())
 		return nil
@@ -42,7 +45,7 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 		return nil // its informer lists every object again, and they are synced then
 	}
 	rv := obj.GetResourceVersion()
-	if c.expect.pending(key, rv) {
+	if c.expect.Pending(expect.Key(key), rv) {
 		return nil // our last write's echo has not reached the cache yet
 	}
 	if !c.waitSources(ctx, e.target) {
@@ -66,19 +69,26 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 		c.queue.AddAfter(key.queued(), wait) // another writer reverts it: back off
 		return nil
 	}
+	return c.write(ctx, key, e, d, change)
+}
 
+// write sends the requests of d, whose change hashes to change, that make
+// e's object carry what the rules want, and reports the result: a Warning
+// event when the server rejects them, else the echo to await, the fight
+// detector's write, the per-rule counts, a log line and a Normal event.
+func (c *Controller) write(ctx context.Context, key Key, e cachedEntry, d reconcile.Decision, change fight.Change) error {
 	// A write in flight is finished even when ctx is cancelled: abandoning
 	// it would leave its outcome unknown.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.WriteTimeout)
 	defer cancel()
-	summary := d.Change.Summary()
+	obj, rv, summary := e.obj, e.obj.GetResourceVersion(), d.Change.Summary()
 	res, err := c.writer.Send(wctx, reconcile.Ref(key), d.Requests)
 	switch {
 	case err != nil:
 		if apierrors.IsForbidden(err) {
-			e.informer.forbidden.Store(true)
+			e.informer.Forbidden.Store(true)
 		}
-		if isPermanent(err) {
+		if retry.Permanent(err) {
 			// The event is about the object: it needs only the server's
 			// reason, which Send's error wraps.
 			c.opts.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "AnnotateFailed", "Patch", "Could not change %s: %v", summary, errors.Unwrap(err))
@@ -87,8 +97,8 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 	case res.Gone:
 		return nil // deleted meanwhile: nothing to do
 	}
-	e.informer.forbidden.Store(false)
-	c.expect.record(key, rv, res.ResourceVersion)
+	e.informer.Forbidden.Store(false)
+	c.expect.Record(expect.Key(key), rv, res.ResourceVersion)
 	if res.ResourceVersion != rv {
 		c.fights.Wrote(key.queued(), change)
 	}
@@ -105,7 +115,7 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 type cachedEntry struct {
 	obj      objcache.Object // nil when the object or its informer does not exist
 	target   *rules.Target
-	informer *resourceInformer
+	informer *informer.Informer
 }
 
 // cachedObject returns the object key names from its informer's cache,
@@ -115,7 +125,7 @@ type cachedEntry struct {
 func (c *Controller) cachedObject(key Key) (e cachedEntry, done func(), err error) {
 	c.mu.RLock()
 	r := c.resources[key.GVR.GroupResource()]
-	if r == nil || r.informer == nil || r.informer.gvr != key.GVR {
+	if r == nil || r.informer == nil || r.informer.GVR != key.GVR {
 		c.mu.RUnlock()
 		return cachedEntry{}, func() {}, nil
 	}
@@ -123,7 +133,7 @@ func (c *Controller) cachedObject(key Key) (e cachedEntry, done func(), err erro
 	r.syncs.Add(1)
 	c.mu.RUnlock()
 	done = func() { r.syncs.Add(-1) }
-	obj, exists, err := e.informer.informer.GetIndexer().GetByKey(key.storeKey())
+	obj, exists, err := e.informer.Informer.GetIndexer().GetByKey(key.storeKey())
 	if err != nil || !exists {
 		return cachedEntry{}, done, err
 	}

@@ -2,7 +2,6 @@ package controller
 
 import (
 	"errors"
-	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -12,49 +11,15 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2/ktesting"
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
+	"github.com/kube-annotator/kube-annotator/pkg/controller/retry"
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 )
-
-func TestIsPermanent(t *testing.T) {
-	gr := schema.GroupResource{Resource: "configmaps"}
-	invalid := apierrors.NewInvalid(schema.GroupKind{Kind: "ConfigMap"}, "a",
-		field.ErrorList{field.Invalid(field.NewPath("metadata", "annotations"), "x", "bad")})
-	tests := []struct {
-		name string
-		err  error
-		want bool
-	}{
-		{"Invalid", invalid, true},
-		{"BadRequest", apierrors.NewBadRequest("bad"), true},
-		{"MethodNotSupported", apierrors.NewMethodNotSupported(gr, "patch"), true},
-		{"RequestEntityTooLarge", apierrors.NewRequestEntityTooLargeError("too large"), true},
-		{"wrapped Invalid", fmt.Errorf("patch configmaps.v1 ns/a: %w", invalid), true},
-		{"Conflict", apierrors.NewConflict(gr, "a", errors.New("changed")), false},
-		{"ServerTimeout", apierrors.NewServerTimeout(gr, "patch", 1), false},
-		{"Timeout", apierrors.NewTimeoutError("slow", 1), false},
-		{"TooManyRequests", apierrors.NewTooManyRequests("slow down", 1), false},
-		{"Forbidden", apierrors.NewForbidden(gr, "a", errors.New("no")), false},
-		{"InternalError", apierrors.NewInternalError(errors.New("boom")), false},
-		{"ServiceUnavailable", apierrors.NewServiceUnavailable("later"), false},
-		{"NotFound", apierrors.NewNotFound(gr, "a"), false},
-		{"plain error", errors.New("connection refused"), false},
-		{"nil", nil, false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := isPermanent(tc.err); got != tc.want {
-				t.Errorf("isPermanent(%v) = %v, want %v", tc.err, got, tc.want)
-			}
-		})
-	}
-}
 
 func TestSyncHandler(t *testing.T) {
 	secrets := schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
@@ -136,12 +101,12 @@ func TestSyncHandler(t *testing.T) {
 		{name: "conflict is transient", rules: setAB, cached: fixture.ConfigMap("ns", "x", nil), key: x,
 			react:       react(apierrors.NewConflict(configMaps.GroupResource(), "x", errors.New("changed"))),
 			wantPatches: []patchCall{merge("ns", "x", patchAB)},
-			wantErr:     func(err error) bool { return apierrors.IsConflict(err) && !isPermanent(err) },
+			wantErr:     func(err error) bool { return apierrors.IsConflict(err) && !retry.Permanent(err) },
 			wantWrites:  [2]float64{0, 1}},
 		{name: "invalid is permanent", rules: setAB, cached: fixture.ConfigMap("ns", "x", nil), key: x,
 			react:       react(invalid),
 			wantPatches: []patchCall{merge("ns", "x", patchAB)},
-			wantErr:     isPermanent,
+			wantErr:     retry.Permanent,
 			wantEvents:  []string{"Warning AnnotateFailed Could not change annotations a, b: " + invalid.Error()},
 			wantWrites:  [2]float64{0, 1}},
 	}
@@ -240,7 +205,7 @@ func TestSyncHandlerExpectations(t *testing.T) {
 				return true, u, nil
 			})
 			c := withCache(t, client, Options{}, fixture.Compile(t, "rules:\n- {name: a, resources: [configmaps], annotations: {a: '1'}}\n"))
-			store := informerOf(c, configMaps).informer.GetStore()
+			store := informerOf(c, configMaps).Informer.GetStore()
 			for i, s := range tc.steps {
 				u := fixture.ConfigMap("ns", "x", s.cachedAnn)
 				u.SetResourceVersion(s.cachedRV)
@@ -254,7 +219,7 @@ func TestSyncHandlerExpectations(t *testing.T) {
 				if got := len(patches(client)); got != s.wantPatches {
 					t.Errorf("step %d: %d patches so far, want %d", i, got, s.wantPatches)
 				}
-				if got := c.expect.len(); got != s.wantExpect {
+				if got := c.expect.Len(); got != s.wantExpect {
 					t.Errorf("step %d: %d expectations, want %d", i, got, s.wantExpect)
 				}
 			}

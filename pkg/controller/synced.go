@@ -15,12 +15,12 @@ func (c *Controller) HasSynced() bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	for _, r := range c.resources {
-		if r.phase == ruled && !r.informer.informer.HasSynced() {
+		if r.phase == ruled && !r.informer.Informer.HasSynced() {
 			return false
 		}
 	}
 	for _, ri := range c.sourceInformers() {
-		if !ri.informer.HasSynced() {
+		if !ri.Informer.HasSynced() {
 			return false
 		}
 	}
@@ -53,7 +53,7 @@ func (c *Controller) watchSynced(ctx context.Context) {
 				continue
 			}
 			running++
-			if r.informer.informer.HasSynced() {
+			if r.informer.Informer.HasSynced() {
 				synced++
 			}
 		}

@@ -1,4 +1,4 @@
-package controller
+package expect
 
 import (
 	"testing"
@@ -8,12 +8,13 @@ import (
 )
 
 func TestExpectations(t *testing.T) {
+	configMaps := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	secrets := schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 	a := Key{configMaps, "ns", "a"}
 	b := Key{configMaps, "ns", "b"}
 	s := Key{secrets, "ns", "a"}
 	// age backdates k's expectation by d.
-	age := func(e *expectations, k Key, d time.Duration) {
+	age := func(e *Echoes, k Key, d time.Duration) {
 		exp := e.m[k]
 		exp.at = time.Now().Add(-d)
 		e.m[k] = exp
@@ -25,49 +26,49 @@ func TestExpectations(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		setup   func(e *expectations)
+		setup   func(e *Echoes)
 		checks  []check // pending(key, rv), in order
 		wantLen int     // outstanding expectations afterwards
 	}{
-		{"nothing recorded", func(*expectations) {},
+		{"nothing recorded", func(*Echoes) {},
 			[]check{{a, "1", false}}, 0},
-		{"equal from and to RVs record nothing", func(e *expectations) { e.record(a, "1", "1") },
+		{"equal from and to RVs record nothing", func(e *Echoes) { e.Record(a, "1", "1") },
 			[]check{{a, "1", false}}, 0},
-		{"pending for fromRV, and stays pending", func(e *expectations) { e.record(a, "1", "2") },
+		{"pending for fromRV, and stays pending", func(e *Echoes) { e.Record(a, "1", "2") },
 			[]check{{a, "1", true}, {a, "1", true}}, 1},
-		{"other key unaffected", func(e *expectations) { e.record(a, "1", "2") },
+		{"other key unaffected", func(e *Echoes) { e.Record(a, "1", "2") },
 			[]check{{b, "1", false}, {s, "1", false}}, 1},
-		{"toRV clears", func(e *expectations) { e.record(a, "1", "2") },
+		{"toRV clears", func(e *Echoes) { e.Record(a, "1", "2") },
 			[]check{{a, "2", false}, {a, "1", false}}, 0},
-		{"any other RV clears", func(e *expectations) { e.record(a, "5", "7") },
+		{"any other RV clears", func(e *Echoes) { e.Record(a, "5", "7") },
 			[]check{{a, "6", false}, {a, "5", false}}, 0},
-		{"later record replaces", func(e *expectations) { e.record(a, "1", "2"); e.record(a, "2", "3") },
+		{"later record replaces", func(e *Echoes) { e.Record(a, "1", "2"); e.Record(a, "2", "3") },
 			[]check{{a, "2", true}}, 1},
-		{"within TTL", func(e *expectations) { e.record(a, "1", "2"); age(e, a, expectationTTL-time.Second) },
+		{"within TTL", func(e *Echoes) { e.Record(a, "1", "2"); age(e, a, TTL-time.Second) },
 			[]check{{a, "1", true}}, 1},
-		{"TTL expired clears", func(e *expectations) { e.record(a, "1", "2"); age(e, a, expectationTTL+time.Second) },
+		{"TTL expired clears", func(e *Echoes) { e.Record(a, "1", "2"); age(e, a, TTL+time.Second) },
 			[]check{{a, "1", false}, {a, "1", false}}, 0},
-		{"forget", func(e *expectations) { e.record(a, "1", "2"); e.record(b, "1", "2"); e.forget(a) },
+		{"forget", func(e *Echoes) { e.Record(a, "1", "2"); e.Record(b, "1", "2"); e.Forget(a) },
 			[]check{{a, "1", false}, {b, "1", true}}, 1},
-		{"forget unknown key", func(e *expectations) { e.record(a, "1", "2"); e.forget(s) },
+		{"forget unknown key", func(e *Echoes) { e.Record(a, "1", "2"); e.Forget(s) },
 			[]check{{a, "1", true}}, 1},
-		{"forgetResource drops only that resource", func(e *expectations) {
-			e.record(a, "1", "2")
-			e.record(b, "3", "4")
-			e.record(s, "1", "2")
-			e.forgetResource(configMaps)
+		{"forgetResource drops only that resource", func(e *Echoes) {
+			e.Record(a, "1", "2")
+			e.Record(b, "3", "4")
+			e.Record(s, "1", "2")
+			e.ForgetResource(configMaps)
 		}, []check{{a, "1", false}, {b, "3", false}, {s, "1", true}}, 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newExpectations()
+			e := New()
 			tc.setup(e)
 			for _, c := range tc.checks {
-				if got := e.pending(c.key, c.rv); got != c.want {
+				if got := e.Pending(c.key, c.rv); got != c.want {
 					t.Errorf("pending(%s, %q) = %v, want %v", c.key, c.rv, got, c.want)
 				}
 			}
-			if got := e.len(); got != tc.wantLen {
+			if got := e.Len(); got != tc.wantLen {
 				t.Errorf("len() = %d, want %d", got, tc.wantLen)
 			}
 		})

@@ -1,0 +1,13 @@
+// Package expect remembers the controller's own writes until their echo
+// reaches the informer's cache: a sync that finds the object still at the
+// resourceVersion it patched from would repeat the write, so it waits for
+// the newer version instead (or for TTL, in case the echo never comes).
+//
+// Start at Echoes: the controller calls Record after a write, Pending
+// before a sync, Forget when the object goes and ForgetResource when its
+// informer stops; Waiting tells a prune whether a write to a resource
+// awaits its echo.
+//
+// Layer "run" of deps_test.go: it imports only the API machinery's
+// schema, never the controller that uses it.
+package expect
