@@ -173,24 +173,9 @@ func (d *decoder) ruleName(n *yaml.Node, path string) string {
 }
 
 func (d *decoder) resources(n *yaml.Node, path string) []string {
-	if n.Kind != yaml.SequenceNode {
-		d.errorf(n, path, "must be a list of resource names, got %s", describe(n))
-		return nil
-	}
-	if len(n.Content) == 0 {
-		d.errorf(n, path, "must name at least one resource")
-		return nil
-	}
 	seen := map[string]bool{}
-	out := make([]string, 0, len(n.Content))
-	for i, item := range n.Content {
-		if d.exhausted() {
-			break
-		}
-		p := fmt.Sprintf("%s[%d]", path, i)
-		s, ok := d.str(deref(item), p)
+	return d.list(n, path, "resource names", "must name at least one resource", func(item *yaml.Node, p, s string) bool {
 		switch {
-		case !ok:
 		case s == "":
 			d.errorf(item, p, "must not be empty")
 		case strings.ContainsAny(s, " \t\n/,"):
@@ -199,6 +184,32 @@ func (d *decoder) resources(n *yaml.Node, path string) []string {
 			d.errorf(item, p, "duplicate resource %q", s)
 		default:
 			seen[s] = true
+			return true
+		}
+		return false
+	})
+}
+
+// list decodes n, found at path, a list of what ("resource names") that
+// must not be empty (empty says so when it is). Each item that is a
+// string is given to item, with its path, which reports what is wrong
+// with it and says whether to keep it.
+func (d *decoder) list(n *yaml.Node, path, what, empty string, item func(n *yaml.Node, p, s string) bool) []string {
+	if n.Kind != yaml.SequenceNode {
+		d.errorf(n, path, "must be a list of %s, got %s", what, describe(n))
+		return nil
+	}
+	if len(n.Content) == 0 {
+		d.errorf(n, path, "%s", empty)
+		return nil
+	}
+	out := make([]string, 0, len(n.Content))
+	for i, it := range n.Content {
+		if d.exhausted() {
+			break
+		}
+		p := fmt.Sprintf("%s[%d]", path, i)
+		if s, ok := d.str(deref(it), p); ok && item(it, p, s) {
 			out = append(out, s)
 		}
 	}

@@ -298,34 +298,16 @@ func (d *decoder) metadataKey(line int, path, kind, key string) {
 
 // keys decodes a list of annotation or label keys to remove.
 func (d *decoder) keys(n *yaml.Node, path, kind string) []string {
-	if n.Kind != yaml.SequenceNode {
-		d.errorf(n, path, "must be a list of %s keys, got %s", kind, describe(n))
-		return nil
-	}
-	if len(n.Content) == 0 {
-		d.errorf(n, path, "must name at least one %s key", kind)
-		return nil
-	}
 	seen := map[string]bool{}
-	out := make([]string, 0, len(n.Content))
-	for i, item := range n.Content {
-		if d.exhausted() {
-			break
-		}
-		p := fmt.Sprintf("%s[%d]", path, i)
-		s, ok := d.str(deref(item), p)
-		if !ok {
-			continue
-		}
+	return d.list(n, path, kind+" keys", "must name at least one "+kind+" key", func(item *yaml.Node, p, s string) bool {
 		if seen[s] {
 			d.errorf(item, p, "duplicate key %q", s)
-			continue
+			return false
 		}
 		seen[s] = true
 		d.metadataKey(item.Line, p, kind, s)
-		out = append(out, s)
-	}
-	return out
+		return true
+	})
 }
 
 // hasKey reports whether mapping n has key.

@@ -1,7 +1,6 @@
 package rulefile
 
 import (
-	"fmt"
 	"regexp"
 	"strings"
 
@@ -20,34 +19,17 @@ const (
 
 // globs decodes a list of globs in path.Match syntax.
 func (d *decoder) globs(n *yaml.Node, p string) []string {
-	if n.Kind != yaml.SequenceNode {
-		d.errorf(n, p, "must be a list of names or globs, got %s", describe(n))
-		return nil
-	}
-	if len(n.Content) == 0 {
-		d.errorf(n, p, "must not be empty; leave the field out to select everything")
-		return nil
-	}
-	out := make([]string, 0, len(n.Content))
-	for i, item := range n.Content {
-		if d.exhausted() {
-			break
-		}
-		ip := fmt.Sprintf("%s[%d]", p, i)
-		s, ok := d.str(deref(item), ip)
-		switch {
-		case !ok:
-		case s == "":
+	return d.list(n, p, "names or globs", "must not be empty; leave the field out to select everything", func(item *yaml.Node, ip, s string) bool {
+		if s == "" {
 			d.errorf(item, ip, "must not be empty")
-		default:
-			if err := glob.Check(s); err != nil {
-				d.errorf(item, ip, "invalid glob %q: %v", s, err)
-				continue
-			}
-			out = append(out, s)
+			return false
 		}
-	}
-	return out
+		if err := glob.Check(s); err != nil {
+			d.errorf(item, ip, "invalid glob %q: %v", s, err)
+			return false
+		}
+		return true
+	})
 }
 
 // selector decodes a label selector in kubectl syntax.
