@@ -1,8 +1,9 @@
 // Package rules loads the rules file (rules.yaml), compiles it against
 // resolved resources, and says what the rules want of one object. It is
-// the front of three packages below it: the file format
-// (pkg/rules/rulefile), CEL (pkg/rules/celexpr) and the table of the
-// objects rules read besides the object itself (pkg/rules/source).
+// the front of four packages below it: the file format
+// (pkg/rules/rulefile), the checks of rules together (pkg/rules/lint),
+// CEL (pkg/rules/celexpr) and the table of the objects rules read
+// besides the object itself (pkg/rules/source).
 //
 // A field of the file takes one path through the packages:
 //
@@ -13,7 +14,9 @@
 //     or a when condition reads of what rules write must settle.
 //   - Compile (compile.go) resolves each rule's resources through a
 //     ResolveFunc and groups the Compiled rules into a Set of Targets, one
-//     per resource; conflicts between rules are reported there.
+//     per resource; conflicts between rules are reported there, and
+//     TypeCheck (typecheck.go) checks their CEL against the resources'
+//     schemas.
 //   - Target.Evaluate (compile.go) returns the Evaluation of one object:
 //     what the rules selecting it want of its annotations and labels.
 //     Target.Explain (explain.go) says why, rule by rule.
@@ -28,7 +31,8 @@
 // its informers, the commands from a list made once; no compiled value
 // calls back up.
 //
-// Layer "rules" of deps_test.go: it imports only patch of this module and
-// no client or informer (of client-go, util packages only); resolving a
-// name to a GroupVersionResource is the caller's job (package resolve).
+// Layer "rules" of deps_test.go: of this module it imports only patch and
+// the four packages below it, and no client or informer (of client-go,
+// util packages only); resolving a name to a GroupVersionResource is the
+// caller's job (package resolve).
 package rules

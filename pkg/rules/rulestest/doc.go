@@ -4,6 +4,6 @@
 // Start at Compile (rulestest.go); Nodes and Pods (nodes.go, pods.go) are
 // the resources that tests of fromNode serve.
 //
-// Layer "rules" of deps_test.go: it imports only rules, and only tests
-// import it.
+// Layer "rules" of deps_test.go: it imports only rules and
+// rules/source, and only tests import it.
 package rulestest
