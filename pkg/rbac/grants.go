@@ -105,7 +105,7 @@ func watchesNamespaces(file *rulefile.File, resolved map[string]source.Resource)
 func relatedResources(file *rulefile.File) []schema.GroupResource {
 	var srcs []*source.Source
 	for _, r := range file.Rules {
-		srcs = rulefile.SourcesUnion(srcs, r.RelatedSources())
+		srcs = source.Union(srcs, r.RelatedSources())
 	}
 	var out []schema.GroupResource
 	for _, src := range srcs {

@@ -17,7 +17,7 @@ import (
 func (t *Target) RelatedSources() []*source.Source {
 	var out []*source.Source
 	for _, r := range t.Rules {
-		out = rulefile.SourcesUnion(out, r.RelatedSources())
+		out = source.Union(out, r.RelatedSources())
 	}
 	return out
 }
@@ -27,7 +27,7 @@ func (t *Target) RelatedSources() []*source.Source {
 func (s *Set) RelatedSources() []*source.Source {
 	var out []*source.Source
 	for _, t := range s.Targets {
-		out = rulefile.SourcesUnion(out, t.RelatedSources())
+		out = source.Union(out, t.RelatedSources())
 	}
 	return out
 }

@@ -1,8 +1,6 @@
 package informer
 
 import (
-	"slices"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
@@ -45,13 +43,7 @@ func SourceIndexers(t *rules.Target) cache.Indexers {
 // KnownSources returns the entries of the source table and, after them,
 // each of more that is not one.
 func KnownSources(more []*source.Source) []*source.Source {
-	out := source.All()
-	for _, src := range more {
-		if !slices.Contains(out, src) {
-			out = append(out, src)
-		}
-	}
-	return out
+	return source.Union(source.All(), more)
 }
 
 // StoreKey is the key, in the informer of src and in the index by the

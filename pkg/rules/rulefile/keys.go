@@ -144,15 +144,3 @@ func (r *Rule) RelatedSources() []*source.Source {
 	slices.SortFunc(out, source.Order)
 	return out
 }
-
-// SourcesUnion appends to out each source of more that it lacks, and
-// sorts it in source.Order.
-func SourcesUnion(out, more []*source.Source) []*source.Source {
-	for _, src := range more {
-		if !slices.Contains(out, src) {
-			out = append(out, src)
-		}
-	}
-	slices.SortFunc(out, source.Order)
-	return out
-}

@@ -76,6 +76,18 @@ func Order(a, b *Source) int {
 	return 0
 }
 
+// Union appends to out each source of more that it lacks, and sorts it
+// in Order.
+func Union(out, more []*Source) []*Source {
+	for _, src := range more {
+		if !slices.Contains(out, src) {
+			out = append(out, src)
+		}
+	}
+	slices.SortFunc(out, Order)
+	return out
+}
+
 // NamedBy reports whether objects of gr may name a related object of s.
 func (s *Source) NamedBy(gr schema.GroupResource, namespaced bool) bool {
 	if s.For.Empty() {

@@ -37,6 +37,9 @@ func TestByFieldAndOrder(t *testing.T) {
 	if want := []*Source{Namespace, Node, configMaps}; !slices.Equal(got, want) {
 		t.Errorf("sorted = %v, want the shipped ones in table order, then the others", got)
 	}
+	if got := Union([]*Source{configMaps}, []*Source{Node, configMaps, Namespace}); !slices.Equal(got, []*Source{Namespace, Node, configMaps}) {
+		t.Errorf("Union = %v, want each once, in Order", got)
+	}
 	if !slices.Equal(All(), []*Source{Namespace, Node}) || !slices.Equal(Related(), []*Source{Node}) {
 		t.Errorf("All() = %v, Related() = %v", All(), Related())
 	}
