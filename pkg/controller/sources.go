@@ -140,8 +140,8 @@ func (c *Controller) runSources(ctx context.Context, stop []*informer.Informer) 
 			delete(c.sources, src)
 		}
 	}
-	for _, src := range informer.KnownSources(needed) {
-		if c.sources[src] != nil || !slices.Contains(needed, src) {
+	for _, src := range source.Union(nil, needed) {
+		if c.sources[src] != nil {
 			continue
 		}
 		ri, err := c.startSource(ctx, src)
