@@ -91,6 +91,18 @@ func (o *rbacOptions) run(context.Context) error {
 			}
 			resolved[name] = res
 		}
+		for _, name := range rule.OwnerResources() {
+			if _, ok := resolved[name]; ok {
+				continue
+			}
+			res, _, err := resource(r, name)
+			if err != nil {
+				// As the controller: an owner of a resource not served ends the walk.
+				fmt.Fprintf(o.Err, "warning: %s: rules[%d]: owner resource %q: %v; not granted\n", path, i, name, err)
+				continue
+			}
+			resolved[name] = res
+		}
 	}
 	if failed {
 		return exitCode(1) // each resource that failed is said above

@@ -42,7 +42,7 @@ const sourcesPoll = 50 * time.Millisecond
 // synced; when it changes, those of each target that the change matters
 // to.
 func (c *Controller) startSource(ctx context.Context, src *source.Source) (*informer.Informer, error) {
-	ri, err := c.informers.Build(src.Resource, "", nil, cache.Indexers{}, false, c.watchErrorHandler)
+	ri, err := c.informers.Build(src.Resource, "", nil, informer.OwnerIndexers(), false, c.watchErrorHandler)
 	if err != nil {
 		return nil, err
 	}
@@ -76,15 +76,29 @@ func (c *Controller) startSource(ctx context.Context, src *source.Source) (*info
 }
 
 // enqueueNaming enqueues the cached objects that name obj, an object of
-// src, of every running target that needs src and that pick picks.
+// src, of every running target that needs src and that pick picks; for
+// an owner, those that the objects it owns name too, down the chain.
 func (c *Controller) enqueueNaming(src *source.Source, obj any, pick func(*rules.Target) bool) {
 	m, ok := obj.(metav1.Object)
 	if !ok {
 		return
 	}
-	key := informer.StoreKey(src, m.GetNamespace(), m.GetName())
 	c.mu.RLock()
 	defer c.mu.RUnlock()
+	c.enqueueNamingLocked(src, m, pick, map[string]bool{})
+}
+
+// enqueueNamingLocked is enqueueNaming, c.mu held; seen are the UIDs of
+// the owners whose objects were enqueued already.
+func (c *Controller) enqueueNamingLocked(src *source.Source, m metav1.Object, pick func(*rules.Target) bool, seen map[string]bool) {
+	key := informer.DependentsKey(src, m)
+	if src.IsOwner {
+		if seen[key] {
+			return // a loop of ownerReferences
+		}
+		seen[key] = true
+		c.enqueueOwned(m, pick, seen)
+	}
 	for _, r := range c.resources {
 		t := r.target
 		if r.informer == nil || !src.NamedBy(t.GVR.GroupResource(), t.Namespaced) || !slices.Contains(t.Sources(), src) || !pick(t) {
@@ -98,6 +112,26 @@ func (c *Controller) enqueueNaming(src *source.Source, obj any, pick func(*rules
 		}
 		for _, k := range keys {
 			c.enqueueStoreKey(gvr, k)
+		}
+	}
+}
+
+// enqueueOwned enqueues the objects that name, as their owner, each
+// object that owner owns in the cache of an owner source. c.mu is held.
+func (c *Controller) enqueueOwned(owner metav1.Object, pick func(*rules.Target) bool, seen map[string]bool) {
+	for src, ri := range c.sources {
+		if !src.IsOwner {
+			continue
+		}
+		owned, err := ri.Informer.GetIndexer().ByIndex(informer.OwnerIndex, string(owner.GetUID()))
+		if err != nil {
+			utilruntime.HandleError(fmt.Errorf("objects of %s owned by %s: %w", source.GVRString(src.Resource.GVR), owner.GetUID(), err))
+			continue
+		}
+		for _, o := range owned {
+			if m, ok := o.(metav1.Object); ok {
+				c.enqueueNamingLocked(src, m, pick, seen)
+			}
 		}
 	}
 }

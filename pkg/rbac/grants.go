@@ -100,16 +100,24 @@ func watchesNamespaces(file *rulefile.File, resolved map[string]source.Resource)
 }
 
 // relatedResources returns the resources of the related objects that the
-// rules read values from (fromNode: nodes), which the controller lists and
+// rules read values from (fromNode: nodes; fromOwner: each owner resource
+// walked through that resolved maps), which the controller lists and
 // watches.
-func relatedResources(file *rulefile.File) []schema.GroupResource {
+func relatedResources(file *rulefile.File, resolved map[string]source.Resource) []schema.GroupResource {
 	var srcs []*source.Source
 	for _, r := range file.Rules {
 		srcs = source.Union(srcs, r.RelatedSources())
+		for _, name := range r.OwnerResources() {
+			if res, ok := resolved[name]; ok {
+				srcs = source.Union(srcs, []*source.Source{source.OwnerOf(res)})
+			}
+		}
 	}
 	var out []schema.GroupResource
 	for _, src := range srcs {
-		out = append(out, src.Resource.GVR.GroupResource())
+		if src != source.Owner && !slices.Contains(out, src.Resource.GVR.GroupResource()) {
+			out = append(out, src.Resource.GVR.GroupResource())
+		}
 	}
 	return out
 }

@@ -108,7 +108,7 @@ func clusterRules(grants []Grant, file *rulefile.File, resolved map[string]sourc
 	if watchesNamespaces(file, resolved) && !slices.Contains(ruled[""], "namespaces") {
 		out = append(out, policyRule("", []string{"namespaces"}, readOnlyVerbs...))
 	}
-	for _, gr := range relatedResources(file) {
+	for _, gr := range relatedResources(file, resolved) {
 		if !slices.Contains(ruled[gr.Group], gr.Resource) {
 			out = append(out, policyRule(gr.Group, []string{gr.Resource}, readOnlyVerbs...))
 		}

@@ -234,6 +234,7 @@ func Compile(name string, f *rulefile.File, resolve ResolveFunc) (set *Set, unre
 		if cerr != nil {
 			return nil, nil, &rulefile.Error{File: name, Fields: []rulefile.FieldError{{Field: fmt.Sprintf("rules[%d]", i), Message: cerr.Error()}}}
 		}
+		unresolved = append(unresolved, c.resolveOwners(resolve)...)
 		for j, res := range r.Resources {
 			rr, rerr := resolve(res)
 			if rerr != nil {

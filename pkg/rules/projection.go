@@ -34,6 +34,10 @@ type Projection struct {
 	// label selectors read: a selector reads only the keys it names (for
 	// "!key" and "key notin (…)", whether the key is there).
 	Labels sets.Set[string]
+	// Owners is set when the rules read the objects' controller owners
+	// (fromOwner): a metadata cache keeps each object's ownerReferences
+	// entry with controller: true.
+	Owners bool
 }
 
 // Projection returns what the rules of t need of its objects' annotations
@@ -61,6 +65,7 @@ func (t *Target) Projection() Projection {
 func (t *Target) Reads() Projection {
 	p := Projection{Whole: t.ReadsObjects, Fields: t.fields(), Annotations: sets.New(ControlAnnotations...), Labels: sets.New[string]()}
 	for _, r := range t.Rules {
+		p.Owners = p.Owners || len(r.owners) > 0
 		p.Annotations.Insert(r.RemoveAnnotations...)
 		p.Labels.Insert(r.RemoveLabels...)
 		p.Labels.Insert(selectorKeys(r.selector)...)
@@ -90,9 +95,10 @@ func (p Projection) Covers(q Projection) bool {
 	}
 	keys := p.Annotations.IsSuperset(q.Annotations) && p.Labels.IsSuperset(q.Labels)
 	if p.Whole {
+		// Its fields include metadata, and with it the ownerReferences.
 		return keys && (!q.Whole || q.Fields != nil && slices.IndexFunc(q.Fields, func(f []string) bool { return !keepsPath(p.Fields, f) }) < 0)
 	}
-	return !q.Whole && keys
+	return !q.Whole && keys && (p.Owners || !q.Owners)
 }
 
 // fields returns the field paths the rules of t read, or nil when they

@@ -39,7 +39,7 @@ func (t *Target) RelatedKeys(src *source.Source) []rulefile.RelatedKey {
 	for _, r := range t.Rules {
 		for _, m := range []map[string]rulefile.RelatedKey{r.AnnotationsFromRelated, r.LabelsFromRelated} {
 			for _, k := range m {
-				if k.Source == src && !slices.Contains(out, k) {
+				if r.reads(k, src) && !slices.Contains(out, k) {
 					out = append(out, k)
 				}
 			}
@@ -55,6 +55,9 @@ func (c *Compiled) relatedRefs() [][]string {
 	var out [][]string
 	for _, m := range []map[string]rulefile.RelatedKey{c.AnnotationsFromRelated, c.LabelsFromRelated} {
 		for _, k := range m {
+			if k.Source.IsOwner {
+				continue // a metadata cache keeps it (Projection.Owners)
+			}
 			if ref := k.Source.Ref; !slices.ContainsFunc(out, func(p []string) bool { return slices.Equal(p, ref) }) {
 				out = append(out, ref)
 			}
@@ -68,17 +71,27 @@ func (c *Compiled) readsRelated() bool {
 	return len(c.AnnotationsFromRelated)+len(c.LabelsFromRelated) > 0
 }
 
+// readsRelatedFields reports whether the rule finds related objects by
+// fields of an object that a metadata cache does not keep (a Pod's
+// spec.nodeName): all but its owners.
+func (c *Compiled) readsRelatedFields() bool {
+	return len(c.relatedRefs()) > 0
+}
+
 // relatedValues reads the values of from for obj from its related objects,
 // which look finds. A key whose related object is not named, not
 // known or lacks the key, or whose value is not valid, sets nothing; it is
 // returned in missing. inputs says, by key, where each value was read.
-func relatedValues(from map[string]rulefile.RelatedKey, obj metav1.Object, look source.Lookup, valid func(string) []string) (out, inputs map[string]string, miss []missing) {
+func (c *Compiled) relatedValues(from map[string]rulefile.RelatedKey, obj metav1.Object, look source.Lookup, valid func(string) []string) (out, inputs map[string]string, miss []missing) {
 	if len(from) == 0 {
 		return nil, nil, nil
 	}
 	for _, k := range slices.Sorted(maps.Keys(from)) {
 		rk := from[k]
 		v, input, why := relatedValue(rk, obj, look)
+		if rk.Owners != nil {
+			v, input, why = c.ownerValue(rk, obj, look)
+		}
 		if why != "" {
 			miss = append(miss, missing{k, rk.Source.Field + ": " + why, ReasonSourceMissing})
 			continue

@@ -33,6 +33,7 @@ type Compiled struct {
 	when                        *celexpr.Expr
 	annotationsCEL, labelsCEL   map[string]*celexpr.Expr
 	values                      []*celexpr.Expr // annotationsCEL then labelsCEL, each by key
+	owners                      map[*rulefile.Owners]*ownerWalk
 }
 
 // template is a parsed JSONPath template. Executing one is not safe for
@@ -213,8 +214,8 @@ func (c *Compiled) contribute(e *Evaluation, obj metav1.Object, h home) {
 	nsLbls, m4 := namespaceValues(c.LabelsFromNamespace, h.obj, h.why, validation.IsValidLabelValue)
 	celAnns, m5 := celValues(c.annotationsCEL, obj, h, validAnnotationValue)
 	celLbls, m6 := celValues(c.labelsCEL, obj, h, validation.IsValidLabelValue)
-	relAnns, inAnns, m7 := relatedValues(c.AnnotationsFromRelated, obj, h.look, validAnnotationValue)
-	relLbls, inLbls, m8 := relatedValues(c.LabelsFromRelated, obj, h.look, validation.IsValidLabelValue)
+	relAnns, inAnns, m7 := c.relatedValues(c.AnnotationsFromRelated, obj, h.look, validAnnotationValue)
+	relLbls, inLbls, m8 := c.relatedValues(c.LabelsFromRelated, obj, h.look, validation.IsValidLabelValue)
 	anns = e.orDefault(rulefile.Joined(anns, rulefile.Joined(celAnns, relAnns)), slices.Concat(m1, m3, m5, m7), c.AnnotationsDefault, c.Name, rulefile.AnnotationKind)
 	lbls = e.orDefault(rulefile.Joined(lbls, rulefile.Joined(celLbls, relLbls)), slices.Concat(m2, m4, m6, m8), c.LabelsDefault, c.Name, rulefile.LabelKind)
 	e.Desired.Annotations = e.merge(e.Desired.Annotations, c.Annotations, anns, nsAnns, c.Name, rulefile.AnnotationKind)

@@ -40,6 +40,13 @@ func (t *Target) SourceChangeMatters(src *source.Source, old, new metav1.Object)
 	if src == source.Namespace {
 		return OptsOut(old.GetAnnotations()) != OptsOut(new.GetAnnotations()) || t.NamespaceChangeMatters(old, new)
 	}
+	if src.IsOwner {
+		a, _ := source.ControllerOf(old)
+		b, _ := source.ControllerOf(new)
+		if a.UID != b.UID {
+			return true
+		}
+	}
 	for _, k := range t.RelatedKeys(src) {
 		a, b := old.GetLabels(), new.GetLabels()
 		if k.Kind == rulefile.AnnotationKind {

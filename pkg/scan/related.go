@@ -49,29 +49,58 @@ func Sources(ctx context.Context, client dynamic.Interface, set *rules.Set) (sou
 }
 
 // SourcesOf reads, once, the objects of the sources that obj, an object
-// of t, names (its namespace, its Node) and t's rules read, and returns
-// the Lookup that finds them: for explain, which reads one object. An
-// object that is not found is not known, as to the controller's
-// informers.
+// of t, names (its namespace, its Node, its owner and the owner's owners)
+// and t's rules read, and returns the Lookup that finds them: for
+// explain, which reads one object. An object that is not found is not
+// known, as to the controller's informers.
 func SourcesOf(ctx context.Context, client dynamic.Interface, t *rules.Target, obj metav1.Object) (source.Lookup, error) {
 	out := objects{}
 	for _, src := range t.Sources() {
-		name := src.RefOf(obj)
-		if name == "" {
+		if src.IsOwner {
 			continue
 		}
-		ns := ""
-		if src.Resource.Namespaced {
-			ns = obj.GetNamespace()
+		if _, err := out.get(ctx, client, src, obj); err != nil {
+			return nil, err
 		}
-		got, err := client.Resource(src.Resource.GVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			continue
+	}
+	// Up the chain of owners, one hop at a time: each owner names the next.
+	seen := map[string]bool{}
+	for cur := obj; cur != nil && !seen[string(cur.GetUID())]; {
+		seen[string(cur.GetUID())] = true
+		next := metav1.Object(nil)
+		for _, src := range t.Sources() {
+			if src.IsOwner && src.RefOf(cur) != "" {
+				got, err := out.get(ctx, client, src, cur)
+				if err != nil {
+					return nil, err
+				}
+				next = got
+				break
+			}
 		}
-		if err != nil {
-			return nil, fmt.Errorf("get %s %s for %s: %w", src.Resource.Kind, name, src.Field, err)
-		}
-		out.add(src, got)
+		cur = next
 	}
 	return out, nil
+}
+
+// get reads the object of src that obj names, keeps it, and returns it;
+// nil when obj names none or it is not found.
+func (o objects) get(ctx context.Context, client dynamic.Interface, src *source.Source, obj metav1.Object) (metav1.Object, error) {
+	name := src.RefOf(obj)
+	if name == "" {
+		return nil, nil
+	}
+	ns := ""
+	if src.Resource.Namespaced {
+		ns = obj.GetNamespace()
+	}
+	got, err := client.Resource(src.Resource.GVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get %s %s for %s: %w", src.Resource.Kind, name, src.Field, err)
+	}
+	o.add(src, got)
+	return got, nil
 }

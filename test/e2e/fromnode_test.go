@@ -43,7 +43,7 @@ func TestFromNode(t *testing.T) {
     rack: {fromNode: {annotation: example.com/rack}}
 `, ns, zoneKey))
 
-	as := grantRBAC(t, rulesFile, ns)
+	as := grantRBAC(t, rulesFile, ns, "nodes")
 	startRun(t, "--rules", rulesFile, "--as", as, "--record-namespace", ns)
 	want := func(timeout time.Duration, pod, zone, rack string) {
 		t.Helper()
@@ -112,17 +112,21 @@ func podOn(t *testing.T, ns, name, node string) *unstructured.Unstructured {
 }
 
 // grantRBAC applies what `kube-annotator rbac` prints for the rules file,
-// its ServiceAccount in ns, and returns the ServiceAccount's user name.
-// The ClusterRole and its binding, named after ns, go when the test ends.
-func grantRBAC(t *testing.T, rulesFile, ns string) string {
+// its ServiceAccount in ns, and returns the ServiceAccount's user name;
+// it fails the test when the grants name none of the resources read (a
+// source's: "nodes"). The ClusterRole and its binding, named after ns, go
+// when the test ends.
+func grantRBAC(t *testing.T, rulesFile, ns string, read ...string) string {
 	t.Helper()
 	name := "e2e-" + ns
 	manifests, stderr, code := runCLI(t, "rbac", "--rules", rulesFile, "-n", ns, "--name", name, "--leader-election=false", "--kubeconfig", env.Kubeconfig)
 	if code != 0 {
 		t.Fatalf("rbac: exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(manifests, "- nodes\n") {
-		t.Errorf("rbac grants nothing on nodes:\n%s", manifests)
+	for _, r := range read {
+		if !strings.Contains(manifests, "- "+r+"\n") {
+			t.Errorf("rbac grants nothing on %s:\n%s", r, manifests)
+		}
 	}
 	t.Cleanup(func() {
 		for _, gvr := range []schema.GroupVersionResource{clusterRoleBindings, clusterRoles} {

@@ -9,8 +9,45 @@ import (
 )
 
 // SourceIndex is the name of the index, by the object of src each names,
-// of the informers of the resources whose objects name one.
-func SourceIndex(src *source.Source) string { return "source:" + src.Field }
+// of the informers of the resources whose objects name one. Owners share
+// one index, OwnerIndex.
+func SourceIndex(src *source.Source) string {
+	if src.IsOwner {
+		return OwnerIndex
+	}
+	return "source:" + src.Field
+}
+
+// OwnerIndex is the index of every informer by the UID of each object's
+// controller owner, whatever its kind: from an owner to the objects it
+// owns, and from those, in an owner's informer, to theirs.
+const OwnerIndex = "owner"
+
+// ownerIndexFunc indexes an object by the UID of its controller owner.
+func ownerIndexFunc(obj any) ([]string, error) {
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return nil, nil
+	}
+	if ref, ok := source.ControllerOf(m); ok {
+		return []string{string(ref.UID)}, nil
+	}
+	return nil, nil
+}
+
+// OwnerIndexers are the indexers of the informer of a source's objects:
+// by their controller owner, for owners of owners.
+func OwnerIndexers() cache.Indexers { return cache.Indexers{OwnerIndex: ownerIndexFunc} }
+
+// DependentsKey is the key, in the index SourceIndex(src), of the objects
+// that name rel, an object of src: its UID for an owner, else its
+// StoreKey.
+func DependentsKey(src *source.Source, rel metav1.Object) string {
+	if src.IsOwner {
+		return string(rel.GetUID())
+	}
+	return StoreKey(src, rel.GetNamespace(), rel.GetName())
+}
 
 // SourceIndexers returns the indexers that the informer of t's objects
 // needs for the sources: an index by the object each object names, for
@@ -23,6 +60,10 @@ func SourceIndexers(t *rules.Target) cache.Indexers {
 	out := cache.Indexers{}
 	for _, src := range KnownSources(t.Sources()) {
 		if !src.NamedBy(t.GVR.GroupResource(), t.Namespaced) {
+			continue
+		}
+		if src.IsOwner {
+			out[OwnerIndex] = ownerIndexFunc
 			continue
 		}
 		out[SourceIndex(src)] = func(obj any) ([]string, error) {

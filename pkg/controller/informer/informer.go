@@ -85,11 +85,11 @@ func (ri *Informer) Serves(t *rules.Target) bool {
 // read, whole objects, or it is stale. Its caller serializes it with
 // every other reader of Projection.
 func (ri *Informer) Widen(ctx context.Context, t *rules.Target) bool {
-	if ri.Projecting == nil || ri.GVR != t.GVR || ri.Projection.Whole || t.ReadsObjects || ri.Stale.Load() {
+	need := t.Projection()
+	if ri.Projecting == nil || ri.GVR != t.GVR || ri.Projection.Whole || t.ReadsObjects || ri.Stale.Load() || need.Owners && !ri.Projection.Owners {
 		return false
 	}
-	need := t.Projection()
-	p := rules.Projection{Annotations: ri.Projection.Annotations.Union(need.Annotations), Labels: ri.Projection.Labels.Union(need.Labels)}
+	p := rules.Projection{Annotations: ri.Projection.Annotations.Union(need.Annotations), Labels: ri.Projection.Labels.Union(need.Labels), Owners: ri.Projection.Owners}
 	ri.Projecting.Widen(p)
 	ri.Projection = p
 	klog.FromContext(ctx).Info("Widening cache", "resource", source.GVRString(t.GVR), "annotations", sets.List(p.Annotations), "labels", sets.List(p.Labels))

@@ -89,7 +89,23 @@ func (p *Projecting) Transform(obj any) (any, error) {
 		labels:          p.shared.stringMap(lbls),
 		annotations:     p.shared.stringMap(anns),
 		managedFields:   p.shared.managedFields(own),
+		controller:      pr.controllerOf(m, p.shared),
 	}, nil
+}
+
+// controllerOf returns what the cache keeps of m's controller
+// ownerReferences entry: nil when the projector keeps no owners or m has
+// no controller; else a copy, its apiVersion and kind shared.
+func (pr *projector) controllerOf(m *metav1.PartialObjectMetadata, shared *Interner) *metav1.OwnerReference {
+	if !pr.owners {
+		return nil
+	}
+	ref := metav1.GetControllerOfNoCopy(m)
+	if ref == nil {
+		return nil
+	}
+	c := true
+	return &metav1.OwnerReference{APIVersion: shared.string(ref.APIVersion), Kind: shared.string(ref.Kind), Name: ref.Name, UID: ref.UID, Controller: &c}
 }
 
 // Serves reports whether the cache keeps of obj all that the rules need:
@@ -210,7 +226,8 @@ func RelevantUpdate(oldObj, newObj any) bool {
 		return true
 	}
 	return !maps.Equal(o.labels, n.labels) || !maps.Equal(o.annotations, n.annotations) ||
-		!slices.EqualFunc(o.managedFields, n.managedFields, sameEntry) || droppedOther(o, n)
+		!slices.EqualFunc(o.managedFields, n.managedFields, sameEntry) || droppedOther(o, n) ||
+		(o.controller == nil) != (n.controller == nil) || o.controller != nil && o.controller.UID != n.controller.UID
 }
 
 // droppedOther reports whether n, made by a projector since superseded,

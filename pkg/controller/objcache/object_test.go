@@ -79,5 +79,6 @@ func TestCachedMetadataDeepCopy(t *testing.T) {
 	}
 }
 
-// configMapsAll is how a cache that keeps every key projects ConfigMaps.
-var configMapsAll = &projected{by: &projector{all: true, kind: kindOf{gvk: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}}}}
+// configMapsAll is how a cache that keeps every key (and the controller
+// owner) projects ConfigMaps.
+var configMapsAll = &projected{by: &projector{all: true, owners: true, kind: kindOf{gvk: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}}}}

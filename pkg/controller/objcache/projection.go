@@ -22,6 +22,8 @@ type projector struct {
 	// admission marker of manager on the resource (patch.MarkerKey).
 	annotations, labels sets.Set[string]
 	manager, marker     string
+	// owners keeps each object's controller ownerReferences entry.
+	owners bool
 	// kind is the kind of the resource's objects.
 	kind kindOf
 	// superseded is set once the cache projects with a wider projector
@@ -63,14 +65,14 @@ func (p *projected) drops(seed maphash.Seed, keys sets.Set[string]) bool {
 }
 
 // newProjector returns the projector that keeps what keep names (every
-// key when keep is nil or whole) of the objects of r, and the keys manager
-// owns on each.
+// key and the controller owner when keep is nil, every key when it is
+// whole) of the objects of r, and the keys manager owns on each.
 func newProjector(keep *rules.Projection, manager string, r source.Resource) *projector {
 	kind := kindOf{gvk: r.GVR.GroupVersion().WithKind(r.Kind)}
 	if keep == nil || keep.Whole {
-		return &projector{all: true, kind: kind}
+		return &projector{all: true, owners: keep == nil, kind: kind}
 	}
-	p := &projector{annotations: keep.Annotations.Clone(), labels: keep.Labels, manager: manager,
+	p := &projector{annotations: keep.Annotations.Clone(), labels: keep.Labels, manager: manager, owners: keep.Owners,
 		marker: patch.MarkerKey(manager, r.GVR.GroupResource()), kind: kind}
 	if p.marker != "" {
 		p.annotations.Insert(p.marker)

@@ -21,7 +21,7 @@ type metadataValues struct {
 	jsonPath      map[string]string       // {jsonPath: '…'}
 	cel           map[string]string       // {cel: "…"}
 	fromNamespace map[string]NamespaceKey // {fromNamespace: {…}}
-	fromRelated   map[string]RelatedKey   // {fromNode: {…}}, of source.Related()
+	fromRelated   map[string]RelatedKey   // {fromNode: {…}}, {fromOwner: {…}}: of source.Related()
 	ifAbsent      map[string]bool         // {…, ifAbsent: true}, of any of the above
 	defaults      map[string]string       // {…, default: "…"}, of a computed form
 	kind          string                  // AnnotationKind or LabelKind
@@ -101,6 +101,7 @@ var valueForms = []valueForm{
 	relatedForm(source.Node, "{fromNode: {label: KEY}} to read a label (or annotation) of a Pod's Node",
 		"The value of a label or annotation of the Node a Pod runs on (spec.nodeName), for pods only; it follows the Node "+
 			"when that changes, and is set once a Pod not yet scheduled is."),
+	ownerForm,
 }
 
 // relatedForm is the value form that reads a label or annotation of the

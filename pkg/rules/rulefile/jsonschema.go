@@ -119,6 +119,7 @@ func JSONSchema() []byte {
 	for _, src := range source.Related() {
 		root.Defs[src.Field] = objectKeySchema(src.What)
 	}
+	root.Defs[source.Owner.Field] = ownerSchema()
 	for _, kind := range []string{AnnotationKind, LabelKind} {
 		root.Defs[keyDef(kind)] = keySchema(kind)
 		root.Defs[valueDef(kind)] = valueSchema(kind)

@@ -79,6 +79,9 @@ type RelatedKey struct {
 	Source *source.Source
 	// Kind is "label" or "annotation"; Key is the key.
 	Kind, Key string
+	// Owners says which owner is read, for source.Owner ({fromOwner:
+	// …}); nil for any other source.
+	Owners *Owners
 }
 
 // String formats k as in messages: `label "zone"`.
@@ -102,6 +105,9 @@ func (d *decoder) relatedFor(n *yaml.Node, path string, r *Rule) {
 	}{{"annotations", r.AnnotationsFromRelated}, {"labels", r.LabelsFromRelated}} {
 		for _, key := range slices.Sorted(maps.Keys(kind.from)) {
 			src := kind.from[key].Source
+			if src.For.Empty() {
+				continue
+			}
 			for j, name := range r.Resources {
 				if slices.Contains(src.Names, strings.ToLower(name)) {
 					continue

@@ -35,5 +35,5 @@ var Node = &Source{
 var all = append([]*Source{Namespace}, related...)
 
 // related are the entries read only through their value form
-// ({fromNode: …}), in the order the docs list them.
-var related = []*Source{Node}
+// ({fromNode: …}, {fromOwner: …}), in the order the docs list them.
+var related = []*Source{Node, Owner}

@@ -2,6 +2,7 @@ package source
 
 import (
 	"slices"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -37,6 +38,10 @@ type Source struct {
 	Unset string
 	// Reason says, in the controller's log, why it watches the source.
 	Reason string
+	// IsOwner is set for owners (Owner and each OwnerOf): an object names
+	// its related object by its controller ownerReferences entry, of the
+	// source's kind, rather than by the field at Ref.
+	IsOwner bool
 }
 
 // All returns every source rules may read: the namespace and the Related
@@ -73,7 +78,7 @@ func Order(a, b *Source) int {
 	case a.Field > b.Field:
 		return 1
 	}
-	return 0
+	return strings.Compare(GVRString(a.Resource.GVR), GVRString(b.Resource.GVR))
 }
 
 // Union appends to out each source of more that it lacks, and sorts it
@@ -108,6 +113,12 @@ type Content interface {
 // it names none. obj must hold the field at s.Ref (a Content), unless the
 // field is metadata.namespace, which every object keeps.
 func (s *Source) RefOf(obj metav1.Object) string {
+	if s.IsOwner {
+		if ref, ok := ControllerOf(obj); ok && s.Owns(ref) {
+			return ref.Name
+		}
+		return ""
+	}
 	if slices.Equal(s.Ref, []string{"metadata", "namespace"}) {
 		return obj.GetNamespace()
 	}

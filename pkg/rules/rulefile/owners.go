@@ -1,0 +1,144 @@
+package rulefile
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
+)
+
+// Owners says how {fromOwner: …} walks an object's controller owners.
+type Owners struct {
+	// Hop is the owner resource whose object is read ("owner": the first
+	// one of that resource in the chain), as written; "" reads the root,
+	// the last owner the walk reaches.
+	Hop string
+	// Through are the owner resources walked, as written: those the key
+	// names ("through"), else source.DefaultOwners; Hop among them.
+	Through []string
+}
+
+// String says which owner is read, in messages: "the root owner", "the
+// owning deployments.apps".
+func (o *Owners) String() string {
+	if o.Hop == "" {
+		return "the root owner"
+	}
+	return "the owning " + o.Hop
+}
+
+// ownerFields are the fields of a fromOwner value form besides the key.
+const (
+	ownerField   = "owner"
+	throughField = "through"
+)
+
+// fromOwner decodes {label: KEY} or {annotation: KEY} with an optional
+// owner: RESOURCE and through: [RESOURCE, …], the value of a fromOwner
+// value form found at path p.
+func (d *decoder) fromOwner(n *yaml.Node, p string) (RelatedKey, bool) {
+	d.lineOf(p, n)
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, p, "must be {label: KEY} or {annotation: KEY}, with owner: RESOURCE or through: [RESOURCE, …] if need be, got %s", describe(n))
+		return RelatedKey{}, false
+	}
+	before := len(d.errs)
+	owners := &Owners{}
+	key := &yaml.Node{Kind: yaml.MappingNode, Line: n.Line, Column: n.Column}
+	d.fields(n, p, []string{LabelKind, AnnotationKind, ownerField, throughField}, func(k, fp string, v *yaml.Node) {
+		switch k {
+		case ownerField:
+			owners.Hop = d.ownerResource(v, fp)
+		case throughField:
+			owners.Through = d.ownerResources(v, fp)
+		default:
+			key.Content = append(key.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: k, Line: v.Line, Column: v.Column}, v)
+		}
+	})
+	kind, k, ok := d.objectKey(key, p, source.Owner.What)
+	if owners.Through == nil {
+		owners.Through = slices.Clone(source.DefaultOwners)
+	}
+	if owners.Hop != "" && !slices.Contains(owners.Through, owners.Hop) {
+		owners.Through = append(owners.Through, owners.Hop)
+	}
+	return RelatedKey{Source: source.Owner, Kind: kind, Key: k, Owners: owners}, ok && len(d.errs) == before
+}
+
+// ownerResource decodes the name of an owner resource, found at path p.
+func (d *decoder) ownerResource(v *yaml.Node, p string) string {
+	s, ok := d.str(v, p)
+	if !ok {
+		return ""
+	}
+	if s == "" || strings.ContainsAny(s, " \t\n/,") { // resourcePattern
+		d.errorf(v, p, "invalid resource %q: name one owner resource as kubectl does, e.g. deployments.apps or rollouts.argoproj.io", s)
+		return ""
+	}
+	return s
+}
+
+// ownerResources decodes a list of owner resources, found at path p.
+func (d *decoder) ownerResources(v *yaml.Node, p string) []string {
+	seen := map[string]bool{}
+	return d.list(v, p, "owner resources", "must name at least one owner resource to walk through", func(item *yaml.Node, ip, s string) bool {
+		if d.ownerResource(item, ip) == "" {
+			return false
+		}
+		if seen[s] {
+			d.errorf(item, ip, "duplicate resource %q", s)
+			return false
+		}
+		seen[s] = true
+		return true
+	})
+}
+
+// OwnerResources returns the owner resources, as written, that r's
+// fromOwner values walk through, sorted: the resources whose objects the
+// controller watches for them.
+func (r *Rule) OwnerResources() []string {
+	var out []string
+	for _, m := range []map[string]RelatedKey{r.AnnotationsFromRelated, r.LabelsFromRelated} {
+		for _, k := range m {
+			if k.Owners == nil {
+				continue
+			}
+			for _, name := range k.Owners.Through {
+				if !slices.Contains(out, name) {
+					out = append(out, name)
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ownerForm is the value form that reads a label or annotation of an
+// object's controller owner.
+var ownerForm = valueForm{name: source.Owner.Field,
+	how: "{fromOwner: {label: KEY}} to read a label (or annotation) of its controller owner",
+	doc: "The value of a label or annotation of the object's controller owner (ownerReferences, controller: true, " +
+		"matched by UID), walked through the owner resources in through (by default " + strings.Join(source.DefaultOwners, ", ") +
+		"): the root of that chain, or the first object of the resource owner names. It follows the owner when that changes.",
+	computed: true,
+	value:    func(string) *jsonSchema { return ref(source.Owner.Field) },
+	decode: func(d *decoder, v *yaml.Node, p, key string, into *metadataValues) {
+		if k, ok := d.fromOwner(v, p); ok {
+			into.fromRelated = put(into.fromRelated, key, k)
+		}
+	}}
+
+// ownerSchema is the JSON Schema of a fromOwner value form.
+func ownerSchema() *jsonSchema {
+	s := objectKeySchema(source.Owner.What)
+	names := &jsonSchema{Type: "string", MinLength: 1, Pattern: resourcePattern}
+	s.Properties[ownerField] = &jsonSchema{Description: "The owner resource whose object is read: the first one of it in the chain (default: the root).", Type: "string", MinLength: 1, Pattern: resourcePattern}
+	s.Properties[throughField] = &jsonSchema{Description: fmt.Sprintf("The owner resources walked through (default: %s).", strings.Join(source.DefaultOwners, ", ")),
+		Type: "array", MinItems: 1, UniqueItems: true, Items: names}
+	return s
+}

@@ -1,0 +1,94 @@
+package source
+
+import (
+	"fmt"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Owner is the controller owner of an object, which {fromOwner: {label:
+// KEY}} reads: the object that its ownerReferences entry with controller:
+// true names, matched by UID, and that object's owner in turn, walked
+// through the owner resources a rule allows (DefaultOwners and any it
+// names). It is the entry of the table; the objects of each owner
+// resource are the source OwnerOf returns for it, which the controller
+// watches and the Lookup finds.
+var Owner = &Source{
+	Field:   "fromOwner",
+	Ref:     []string{"metadata", "ownerReferences"},
+	What:    "the owner",
+	Unset:   "the object has no controller owner",
+	Reason:  "rules read values from owners",
+	IsOwner: true,
+}
+
+// DefaultOwners are the owner resources that {fromOwner: …} walks through
+// when a rule names no others: the workload controllers of Kubernetes
+// itself, which own Pods (ReplicaSets, StatefulSets, DaemonSets, Jobs) and
+// what owns those (Deployments, CronJobs).
+var DefaultOwners = []string{"replicasets.apps", "deployments.apps", "statefulsets.apps", "daemonsets.apps", "jobs.batch", "cronjobs.batch"}
+
+// owners interns the source of each owner resource by its GVR, so that
+// every rule set compiled from every reload names one source, and one
+// informer, per owner resource.
+var owners sync.Map // schema.GroupVersionResource → *Source
+
+// OwnerOf returns the source of the owner objects of res: an entry like
+// Owner whose Resource is res, the same one for the same resource.
+func OwnerOf(res Resource) *Source {
+	if s, ok := owners.Load(res.GVR); ok {
+		return s.(*Source)
+	}
+	s := *Owner
+	s.Resource = res
+	s.What = "the owning " + res.Kind
+	s.Reason = fmt.Sprintf("rules read values from owners of kind %s", res.Kind)
+	got, _ := owners.LoadOrStore(res.GVR, &s)
+	return got.(*Source)
+}
+
+// ControllerOf returns the ownerReferences entry of obj with controller:
+// true, which names the object that manages it, and whether it has one.
+// obj may be a cached object that keeps its ownerReferences only among
+// its fields (a Content).
+func ControllerOf(obj metav1.Object) (metav1.OwnerReference, bool) {
+	if c, ok := obj.(interface{ Controller() *metav1.OwnerReference }); ok {
+		if ref := c.Controller(); ref != nil {
+			return *ref, true
+		}
+	}
+	if ref := metav1.GetControllerOfNoCopy(obj); ref != nil {
+		return *ref, true
+	}
+	u, ok := obj.(Content)
+	if !ok {
+		return metav1.OwnerReference{}, false
+	}
+	md, _ := u.UnstructuredContent()["metadata"].(map[string]any)
+	refs, _ := md["ownerReferences"].([]any)
+	for _, r := range refs {
+		m, _ := r.(map[string]any)
+		c, _ := m["controller"].(bool)
+		if !c {
+			continue
+		}
+		ref := metav1.OwnerReference{Controller: &c}
+		ref.APIVersion, _ = m["apiVersion"].(string)
+		ref.Kind, _ = m["kind"].(string)
+		ref.Name, _ = m["name"].(string)
+		uid, _ := m["uid"].(string)
+		ref.UID = types.UID(uid)
+		return ref, true
+	}
+	return metav1.OwnerReference{}, false
+}
+
+// Owns reports whether ref names an object of s, an owner source: one of
+// its kind in its API group, at any version.
+func (s *Source) Owns(ref metav1.OwnerReference) bool {
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	return err == nil && gv.Group == s.Resource.GVR.Group && ref.Kind == s.Resource.Kind
+}
