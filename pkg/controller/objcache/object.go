@@ -92,18 +92,18 @@ func (o *cachedMetadata) GetOwnerReferences() []metav1.OwnerReference {
 // true, without a copy, or nil: see source.ControllerOf. It is read only.
 func (o *cachedMetadata) Controller() *metav1.OwnerReference { return o.controller }
 
-func (o *cachedMetadata) SetNamespace(string)                           { panic(readOnly) }
-func (o *cachedMetadata) SetName(string)                                { panic(readOnly) }
-func (o *cachedMetadata) SetGenerateName(string)                        { panic(readOnly) }
-func (o *cachedMetadata) SetUID(types.UID)                              { panic(readOnly) }
-func (o *cachedMetadata) SetResourceVersion(string)                     { panic(readOnly) }
-func (o *cachedMetadata) SetGeneration(int64)                           { panic(readOnly) }
-func (o *cachedMetadata) SetSelfLink(string)                            { panic(readOnly) }
-func (o *cachedMetadata) SetCreationTimestamp(metav1.Time)              { panic(readOnly) }
-func (o *cachedMetadata) SetDeletionTimestamp(*metav1.Time)             { panic(readOnly) }
-func (o *cachedMetadata) SetDeletionGracePeriodSeconds(*int64)          { panic(readOnly) }
-func (o *cachedMetadata) SetLabels(map[string]string)                   { panic(readOnly) }
-func (o *cachedMetadata) SetAnnotations(map[string]string)              { panic(readOnly) }
-func (o *cachedMetadata) SetFinalizers([]string)                        { panic(readOnly) }
-func (o *cachedMetadata) SetOwnerReferences([]metav1.OwnerReference)    { panic(readOnly) }
-func (o *cachedMetadata) SetManagedFields([]metav1.ManagedFieldsEntry)  { panic(readOnly) }
+func (o *cachedMetadata) SetNamespace(string)                          { panic(readOnly) }
+func (o *cachedMetadata) SetName(string)                               { panic(readOnly) }
+func (o *cachedMetadata) SetGenerateName(string)                       { panic(readOnly) }
+func (o *cachedMetadata) SetUID(types.UID)                             { panic(readOnly) }
+func (o *cachedMetadata) SetResourceVersion(string)                    { panic(readOnly) }
+func (o *cachedMetadata) SetGeneration(int64)                          { panic(readOnly) }
+func (o *cachedMetadata) SetSelfLink(string)                           { panic(readOnly) }
+func (o *cachedMetadata) SetCreationTimestamp(metav1.Time)             { panic(readOnly) }
+func (o *cachedMetadata) SetDeletionTimestamp(*metav1.Time)            { panic(readOnly) }
+func (o *cachedMetadata) SetDeletionGracePeriodSeconds(*int64)         { panic(readOnly) }
+func (o *cachedMetadata) SetLabels(map[string]string)                  { panic(readOnly) }
+func (o *cachedMetadata) SetAnnotations(map[string]string)             { panic(readOnly) }
+func (o *cachedMetadata) SetFinalizers([]string)                       { panic(readOnly) }
+func (o *cachedMetadata) SetOwnerReferences([]metav1.OwnerReference)   { panic(readOnly) }
+func (o *cachedMetadata) SetManagedFields([]metav1.ManagedFieldsEntry) { panic(readOnly) }
