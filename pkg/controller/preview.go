@@ -7,6 +7,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/projection"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
@@ -43,7 +44,7 @@ func (c *Controller) Preview(set *rules.Set) Preview {
 	type cachedBy struct {
 		ri   *informer.Informer
 		res  source.Resource
-		keep rules.Projection
+		keep projection.Projection
 	}
 	informers := map[schema.GroupResource]cachedBy{}
 	for gr, r := range c.resources {

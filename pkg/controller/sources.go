@@ -7,7 +7,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -91,47 +90,24 @@ func (c *Controller) enqueueNaming(src *source.Source, obj any, pick func(*rules
 // enqueueNamingLocked is enqueueNaming, c.mu held; seen are the UIDs of
 // the owners whose objects were enqueued already.
 func (c *Controller) enqueueNamingLocked(src *source.Source, m metav1.Object, pick func(*rules.Target) bool, seen map[string]bool) {
-	key := informer.DependentsKey(src, m)
 	if src.IsOwner {
-		if seen[key] {
+		if seen[string(m.GetUID())] {
 			return // a loop of ownerReferences
 		}
-		seen[key] = true
-		c.enqueueOwned(m, pick, seen)
+		seen[string(m.GetUID())] = true
+		for s, ri := range c.sources {
+			for _, o := range ri.Owned(s, m) {
+				c.enqueueNamingLocked(s, o, pick, seen)
+			}
+		}
 	}
 	for _, r := range c.resources {
 		t := r.target
 		if r.informer == nil || !src.NamedBy(t.GVR.GroupResource(), t.Namespaced) || !slices.Contains(t.Sources(), src) || !pick(t) {
 			continue
 		}
-		gvr := r.informer.GVR
-		keys, err := r.informer.Informer.GetIndexer().IndexKeys(informer.SourceIndex(src), key)
-		if err != nil {
-			utilruntime.HandleError(fmt.Errorf("objects of %s naming %s %s: %w", source.GVRString(gvr), src.Resource.Kind, key, err))
-			continue
-		}
-		for _, k := range keys {
-			c.enqueueStoreKey(gvr, k)
-		}
-	}
-}
-
-// enqueueOwned enqueues the objects that name, as their owner, each
-// object that owner owns in the cache of an owner source. c.mu is held.
-func (c *Controller) enqueueOwned(owner metav1.Object, pick func(*rules.Target) bool, seen map[string]bool) {
-	for src, ri := range c.sources {
-		if !src.IsOwner {
-			continue
-		}
-		owned, err := ri.Informer.GetIndexer().ByIndex(informer.OwnerIndex, string(owner.GetUID()))
-		if err != nil {
-			utilruntime.HandleError(fmt.Errorf("objects of %s owned by %s: %w", source.GVRString(src.Resource.GVR), owner.GetUID(), err))
-			continue
-		}
-		for _, o := range owned {
-			if m, ok := o.(metav1.Object); ok {
-				c.enqueueNamingLocked(src, m, pick, seen)
-			}
+		for _, k := range r.informer.Naming(src, m) {
+			c.enqueueStoreKey(r.informer.GVR, k)
 		}
 	}
 }
@@ -146,15 +122,7 @@ func (s sourceCaches) Find(src *source.Source, ns, name string) (metav1.Object, 
 	s.c.mu.RLock()
 	ri := s.c.sources[src]
 	s.c.mu.RUnlock()
-	if ri == nil {
-		return nil, false
-	}
-	obj, ok, err := ri.Informer.GetStore().GetByKey(informer.StoreKey(src, ns, name))
-	if err != nil || !ok {
-		return nil, false
-	}
-	m, ok := obj.(metav1.Object)
-	return m, ok
+	return ri.Find(src, ns, name)
 }
 
 // runSources starts the informer of each source that the target of a

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/projection"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
@@ -90,7 +91,7 @@ func desired(ev *rules.Evaluation) map[string]string {
 // reads, which keeps only the annotations and labels its rules name,
 // cannot serve rules that name another key.
 func TestProjectionOfFieldsCoversKeys(t *testing.T) {
-	projection := func(rule string) rules.Projection {
+	projection := func(rule string) projection.Projection {
 		set := rulestest.Compile(t, "rules:\n- {name: r, resources: [deployments], when: 'object.spec.replicas > 2', "+rule+"}\n", rulestest.Deployments)
 		return set.Targets[rulestest.Deployments.GVR].Projection()
 	}

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/projection"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 )
 
@@ -57,7 +58,7 @@ func TestProjection(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got := rulestest.Compile(t, tc.rules, served...).Targets[tc.gvr].Projection()
 			// Every object may opt out: the control annotations are read.
-			want := rules.Projection{Whole: tc.whole, Annotations: sets.New(tc.anns...).Insert(rules.ControlAnnotations...), Labels: sets.New(tc.lbl...)}
+			want := projection.Projection{Whole: tc.whole, Annotations: sets.New(tc.anns...).Insert(rules.ControlAnnotations...), Labels: sets.New(tc.lbl...)}
 			if got.Whole != want.Whole || !got.Annotations.Equal(want.Annotations) || !got.Labels.Equal(want.Labels) {
 				t.Errorf("Projection() = whole %v, annotations %v, labels %v; want whole %v, annotations %v, labels %v",
 					got.Whole, sets.List(got.Annotations), sets.List(got.Labels), want.Whole, sets.List(want.Annotations), sets.List(want.Labels))
@@ -84,13 +85,13 @@ func TestReads(t *testing.T) {
 }
 
 func TestProjectionCovers(t *testing.T) {
-	p := func(whole bool, anns, lbls []string) rules.Projection {
-		return rules.Projection{Whole: whole, Annotations: sets.New(anns...), Labels: sets.New(lbls...)}
+	p := func(whole bool, anns, lbls []string) projection.Projection {
+		return projection.Projection{Whole: whole, Annotations: sets.New(anns...), Labels: sets.New(lbls...)}
 	}
 	ab := p(false, []string{"a", "b"}, []string{"l"})
 	tests := []struct {
 		name       string
-		p, q       rules.Projection
+		p, q       projection.Projection
 		want, back bool // p.Covers(q), q.Covers(p)
 	}{
 		{"same keys", ab, p(false, []string{"b", "a"}, []string{"l"}), true, true},

@@ -88,10 +88,7 @@ func (c *Compiled) relatedValues(from map[string]rulefile.RelatedKey, obj metav1
 	}
 	for _, k := range slices.Sorted(maps.Keys(from)) {
 		rk := from[k]
-		v, input, why := relatedValue(rk, obj, look)
-		if rk.Owners != nil {
-			v, input, why = c.ownerValue(rk, obj, look)
-		}
+		v, input, why := rk.Source.Value(obj, look, c.owners[rk.Owners], rk.Kind, rk.Key)
 		if why != "" {
 			miss = append(miss, missing{k, rk.Source.Field + ": " + why, ReasonSourceMissing})
 			continue
@@ -104,37 +101,6 @@ func (c *Compiled) relatedValues(from map[string]rulefile.RelatedKey, obj metav1
 		out, inputs = put(out, k, v), put(inputs, k, input)
 	}
 	return out, inputs, miss
-}
-
-// relatedValue reads k of the related object of obj through look: the
-// value, and where it was read; or why it was not.
-func relatedValue(k rulefile.RelatedKey, obj metav1.Object, look source.Lookup) (value, input, why string) {
-	src := k.Source
-	name := src.RefOf(obj)
-	if name == "" {
-		return "", "", src.Unset
-	}
-	ns := ""
-	if src.Resource.Namespaced {
-		ns = obj.GetNamespace()
-	}
-	what := fmt.Sprintf("%s %q", src.Resource.Kind, name)
-	if look == nil {
-		return "", "", what + " cannot be read here"
-	}
-	rel, ok := look.Find(src, ns, name)
-	if !ok {
-		return "", "", what + " is not known"
-	}
-	m := rel.GetLabels()
-	if k.Kind == rulefile.AnnotationKind {
-		m = rel.GetAnnotations()
-	}
-	v, ok := m[k.Key]
-	if !ok {
-		return "", "", fmt.Sprintf("%s has no %s", what, k)
-	}
-	return v, fmt.Sprintf("%s of %s", k, what), ""
 }
 
 // Input returns where the value of the key of kind ("annotation" or

@@ -33,7 +33,7 @@ type Compiled struct {
 	when                        *celexpr.Expr
 	annotationsCEL, labelsCEL   map[string]*celexpr.Expr
 	values                      []*celexpr.Expr // annotationsCEL then labelsCEL, each by key
-	owners                      map[*rulefile.Owners]*ownerWalk
+	owners                      map[*rulefile.Owners]*source.Walk
 }
 
 // template is a parsed JSONPath template. Executing one is not safe for

@@ -15,7 +15,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/retry"
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/projection"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
@@ -51,7 +51,7 @@ type Builder struct {
 // watch that gets no answer from the API server is sent again after a
 // short pause (retry.UntilAnswered). Both stream their initial list when
 // the API server supports it (WatchListClient).
-func (b *Builder) Build(r source.Resource, ns string, keep *rules.Projection, indexers cache.Indexers, sharded bool,
+func (b *Builder) Build(r source.Resource, ns string, keep *projection.Projection, indexers cache.Indexers, sharded bool,
 	onError func(*Informer) cache.WatchErrorHandlerWithContext) (*Informer, error) {
 	ri := &Informer{GVR: r.GVR}
 	if keep != nil {

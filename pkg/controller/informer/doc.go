@@ -1,6 +1,6 @@
 // Package informer builds and runs the controller's informers, one per
 // resource: a metadata informer (PartialObjectMetadata in protobuf) whose
-// cache keeps what a rules.Projection names, or a dynamic informer of
+// cache keeps what a projection.Projection names, or a dynamic informer of
 // whole objects when the rules read them, each with its cache transform
 // (package objcache), its list and watch retried and, when asked, sharded,
 // and the indexes by the objects of each source.Source its objects name.

@@ -1,7 +1,10 @@
 package informer
 
 import (
+	"fmt"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -95,4 +98,49 @@ func StoreKey(src *source.Source, ns, name string) string {
 		return ns + "/" + name
 	}
 	return name
+}
+
+// Naming returns the keys, in ri's store, of the objects that name rel,
+// an object of src (through the index SourceIndex(src)).
+func (ri *Informer) Naming(src *source.Source, rel metav1.Object) []string {
+	key := DependentsKey(src, rel)
+	keys, err := ri.Informer.GetIndexer().IndexKeys(SourceIndex(src), key)
+	if err != nil {
+		utilruntime.HandleError(fmt.Errorf("objects of %s naming %s %s: %w", source.GVRString(ri.GVR), src.Resource.Kind, key, err))
+	}
+	return keys
+}
+
+// Owned returns the objects that owner owns (as their controller) in ri,
+// the informer of src; none when src is no owner.
+func (ri *Informer) Owned(src *source.Source, owner metav1.Object) []metav1.Object {
+	if !src.IsOwner {
+		return nil
+	}
+	objs, err := ri.Informer.GetIndexer().ByIndex(OwnerIndex, string(owner.GetUID()))
+	if err != nil {
+		utilruntime.HandleError(fmt.Errorf("objects of %s owned by %s: %w", source.GVRString(ri.GVR), owner.GetUID(), err))
+	}
+	out := make([]metav1.Object, 0, len(objs))
+	for _, o := range objs {
+		if m, ok := o.(metav1.Object); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Find returns the object of src named name in namespace ns ("" for a
+// cluster-scoped source) that ri, src's informer, caches, and whether it
+// does; a nil ri caches none. It is shared with the cache: read only.
+func (ri *Informer) Find(src *source.Source, ns, name string) (metav1.Object, bool) {
+	if ri == nil {
+		return nil, false
+	}
+	obj, ok, err := ri.Informer.GetStore().GetByKey(StoreKey(src, ns, name))
+	if err != nil || !ok {
+		return nil, false
+	}
+	m, ok := obj.(metav1.Object)
+	return m, ok
 }

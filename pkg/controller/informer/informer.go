@@ -11,6 +11,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/projection"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
@@ -22,7 +23,7 @@ type Informer struct {
 	GVR schema.GroupVersionResource
 	// Projection is what the cache keeps of each object: what the rules
 	// needed when the informer was built.
-	Projection rules.Projection
+	Projection projection.Projection
 	// Informer lists and watches the objects, and caches them.
 	Informer cache.SharedIndexInformer
 	// Gone is set when a list or watch answered NotFound.
@@ -89,7 +90,7 @@ func (ri *Informer) Widen(ctx context.Context, t *rules.Target) bool {
 	if ri.Projecting == nil || ri.GVR != t.GVR || ri.Projection.Whole || t.ReadsObjects || ri.Stale.Load() || need.Owners && !ri.Projection.Owners {
 		return false
 	}
-	p := rules.Projection{Annotations: ri.Projection.Annotations.Union(need.Annotations), Labels: ri.Projection.Labels.Union(need.Labels), Owners: ri.Projection.Owners}
+	p := projection.Projection{Annotations: ri.Projection.Annotations.Union(need.Annotations), Labels: ri.Projection.Labels.Union(need.Labels), Owners: ri.Projection.Owners}
 	ri.Projecting.Widen(p)
 	ri.Projection = p
 	klog.FromContext(ctx).Info("Widening cache", "resource", source.GVRString(t.GVR), "annotations", sets.List(p.Annotations), "labels", sets.List(p.Labels))
@@ -98,7 +99,7 @@ func (ri *Informer) Widen(ctx context.Context, t *rules.Target) bool {
 
 // ServesAll reports whether every object ri caches serves need
 // (objcache.Serves).
-func (ri *Informer) ServesAll(need func() rules.Projection) bool {
+func (ri *Informer) ServesAll(need func() projection.Projection) bool {
 	for _, obj := range ri.Informer.GetStore().List() {
 		if o, ok := obj.(objcache.Object); ok && !objcache.Serves(o, need) {
 			return false

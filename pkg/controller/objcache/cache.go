@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/projection"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
@@ -35,7 +35,7 @@ type Object interface {
 // Everything else the decoder allocated is dropped, and values equal on
 // many objects are shared through shared. It is NewProjecting's
 // Transform, for a cache whose projection never widens.
-func MetadataTransform(manager string, r source.Resource, keep *rules.Projection, shared *Interner) cache.TransformFunc {
+func MetadataTransform(manager string, r source.Resource, keep *projection.Projection, shared *Interner) cache.TransformFunc {
 	return NewProjecting(manager, r, keep, shared).Transform
 }
 
@@ -56,7 +56,7 @@ type Projecting struct {
 // NewProjecting returns the transform of a metadata cache of r's objects
 // that keeps what keep names (every key when keep is nil) and what
 // manager owns.
-func NewProjecting(manager string, r source.Resource, keep *rules.Projection, shared *Interner) *Projecting {
+func NewProjecting(manager string, r source.Resource, keep *projection.Projection, shared *Interner) *Projecting {
 	p := &Projecting{manager: manager, r: r, shared: shared}
 	p.cur.Store(newProjector(keep, manager, r))
 	return p
@@ -64,7 +64,7 @@ func NewProjecting(manager string, r source.Resource, keep *rules.Projection, sh
 
 // Widen makes the transform keep what keep names from now on. The objects
 // it made before are marked: Serves checks them against the rules.
-func (p *Projecting) Widen(keep rules.Projection) {
+func (p *Projecting) Widen(keep projection.Projection) {
 	p.cur.Swap(newProjector(&keep, p.manager, p.r)).superseded.Store(true)
 }
 
@@ -114,7 +114,7 @@ func (pr *projector) controllerOf(m *metav1.PartialObjectMetadata, shared *Inter
 // a key need names, which was dropped: its value is unknown, and the
 // object must be listed again. An object that lacked the key serves: the
 // key is absent, as the cache says.
-func Serves(obj Object, need func() rules.Projection) bool {
+func Serves(obj Object, need func() projection.Projection) bool {
 	o, ok := obj.(*cachedMetadata)
 	if !ok || o.proj == nil || len(o.proj.dropped) == 0 || !o.proj.by.superseded.Load() {
 		return true

@@ -7,7 +7,7 @@ import (
 )
 
 // cachedObject is an object as the cache keeps it when its rules read
-// named fields of it (CEL expressions; see rules.Projection.Fields): its
+// named fields of it (CEL expressions; see projection.Projection.Fields): its
 // metadata as a cachedMetadata, which reconcile.Decide and the writes read
 // as they are, without converting the object's managedFields on every
 // sync; and the fields the rules read, in content, which CEL reads. The

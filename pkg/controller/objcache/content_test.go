@@ -9,7 +9,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/projection"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 )
 
@@ -29,7 +29,7 @@ func deployment(f func(md, spec map[string]any)) *unstructured.Unstructured {
 
 // replicasOnly is what a cache keeps for rules that read
 // object.spec.replicas, set annotation a and select by label app.
-var replicasOnly = &rules.Projection{Whole: true, Fields: [][]string{{"apiVersion"}, {"kind"}, {"metadata"}, {"spec", "replicas"}},
+var replicasOnly = &projection.Projection{Whole: true, Fields: [][]string{{"apiVersion"}, {"kind"}, {"metadata"}, {"spec", "replicas"}},
 	Annotations: sets.New("a"), Labels: sets.New("app")}
 
 // transformed returns u as a cache of replicasOnly keeps it.

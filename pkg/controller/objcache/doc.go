@@ -7,7 +7,7 @@
 //
 // Start at MetadataTransform and WholeObjectTransform (cache.go), which an
 // informer is given, and Object, what they leave in the cache;
-// NewProjecting keeps the keys a rules.Projection names and the field
+// NewProjecting keeps the keys a projection.Projection names and the field
 // manager owns; RelevantUpdate decides whether an update is worth a sync.
 //
 // Layer "run" of deps_test.go: it imports rules, patch and reconcile, and

@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/projection"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
@@ -15,15 +15,15 @@ import (
 // rules read their fields. When keep has no Fields (a JSONPath value may
 // read any field), it is WholeObjectTransform's, which keeps whole
 // *unstructured.Unstructured objects. Else it keeps of each object only
-// those field paths (see rules.Projection.Fields) and its metadata as the
+// those field paths (see projection.Projection.Fields) and its metadata as the
 // metadata cache keeps it, with the annotations and labels keep names or
 // manager owns, as a *cachedObject (see newCachedObject), values shared
 // through shared. It is idempotent, as MetadataTransform.
-func ObjectTransform(manager string, r source.Resource, keep *rules.Projection, shared *Interner) cache.TransformFunc {
+func ObjectTransform(manager string, r source.Resource, keep *projection.Projection, shared *Interner) cache.TransformFunc {
 	if keep.Fields == nil {
 		return WholeObjectTransform(manager)
 	}
-	keys := newProjector(&rules.Projection{Annotations: keep.Annotations, Labels: keep.Labels}, manager, r)
+	keys := newProjector(&projection.Projection{Annotations: keep.Annotations, Labels: keep.Labels}, manager, r)
 	return func(obj any) (any, error) {
 		u, ok := obj.(*unstructured.Unstructured)
 		if !ok {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/projection"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 )
 
@@ -48,7 +48,7 @@ func TestObjectTransform(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ObjectTransform(reconcile.FieldManager, rulestest.Deployments,
-				&rules.Projection{Whole: true, Fields: tc.fields, Annotations: sets.New[string](), Labels: sets.New("app")}, NewInterner())(in())
+				&projection.Projection{Whole: true, Fields: tc.fields, Annotations: sets.New[string](), Labels: sets.New("app")}, NewInterner())(in())
 			if err != nil {
 				t.Fatal(err)
 			}

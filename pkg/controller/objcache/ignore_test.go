@@ -8,6 +8,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/projection"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
@@ -19,7 +20,7 @@ func TestCacheKeepsControlAnnotations(t *testing.T) {
 	ruled := fixture.Compile(t, "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n").Targets[rulestest.ConfigMaps.GVR].Projection()
 	for _, tc := range []struct {
 		r    source.Resource
-		keep *rules.Projection // what a rule needs of a ruled resource; every key of namespaces
+		keep *projection.Projection // what a rule needs of a ruled resource; every key of namespaces
 	}{
 		{rulestest.ConfigMaps, &ruled},
 		{rulestest.Namespaces, nil},

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/projection"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
@@ -67,7 +67,7 @@ func (p *projected) drops(seed maphash.Seed, keys sets.Set[string]) bool {
 // newProjector returns the projector that keeps what keep names (every
 // key and the controller owner when keep is nil, every key when it is
 // whole) of the objects of r, and the keys manager owns on each.
-func newProjector(keep *rules.Projection, manager string, r source.Resource) *projector {
+func newProjector(keep *projection.Projection, manager string, r source.Resource) *projector {
 	kind := kindOf{gvk: r.GVR.GroupVersion().WithKind(r.Kind)}
 	if keep == nil || keep.Whole {
 		return &projector{all: true, owners: keep == nil, kind: kind}

@@ -18,7 +18,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/projection"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 	"github.com/kube-annotator/kube-annotator/test/testutil"
 )
@@ -55,7 +55,7 @@ func realistic(i int, annotated bool) *metav1.PartialObjectMetadata {
 }
 
 func TestProject(t *testing.T) {
-	keep := &rules.Projection{Annotations: sets.New("a", "gone"), Labels: sets.New("app")}
+	keep := &projection.Projection{Annotations: sets.New("a", "gone"), Labels: sets.New("app")}
 	anns := map[string]string{"a": "1", "old": "o", "user": "u"}
 	lbls := map[string]string{"app": "web", "mine": "m", "theirs": "t"}
 	ours := []metav1.ManagedFieldsEntry{fixture.OwnedFields(reconcile.FieldManager, []string{"old"}, []string{"mine"})}
@@ -63,7 +63,7 @@ func TestProject(t *testing.T) {
 	marked := map[string]string{"a": "1", "set": "s", "user": "u", marker: "set,label:marked"}
 	tests := []struct {
 		name               string
-		keep               *rules.Projection
+		keep               *projection.Projection
 		anns, lbls         map[string]string
 		own                []metav1.ManagedFieldsEntry
 		wantAnns, wantLbls map[string]string
@@ -77,7 +77,7 @@ func TestProject(t *testing.T) {
 		{"the admission marker and the keys it lists", keep, marked, map[string]string{"marked": "m", "theirs": "t"}, nil,
 			map[string]string{"a": "1", "set": "s", marker: "set,label:marked"}, map[string]string{"marked": "m"}, 2},
 		{"everything when keep is nil", nil, anns, lbls, nil, anns, lbls, 0},
-		{"everything when keep is whole", &rules.Projection{Whole: true}, anns, lbls, nil, anns, lbls, 0},
+		{"everything when keep is whole", &projection.Projection{Whole: true}, anns, lbls, nil, anns, lbls, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -110,7 +110,7 @@ func TestKeepKeysReadsOwnershipOnlyWhenNeeded(t *testing.T) {
 // own; the transform is idempotent, as an informer that streams its list
 // needs; and equal projections share one map.
 func TestMetadataTransformProjects(t *testing.T) {
-	keep := &rules.Projection{Annotations: sets.New("a"), Labels: sets.New("team")}
+	keep := &projection.Projection{Annotations: sets.New("a"), Labels: sets.New("team")}
 	transform := MetadataTransform(reconcile.FieldManager, rulestest.ConfigMaps, keep, NewInterner())
 	once := func(obj any) *cachedMetadata {
 		t.Helper()
@@ -156,7 +156,7 @@ func TestMetadataTransformProjects(t *testing.T) {
 }
 
 func TestRelevantUpdateProjected(t *testing.T) {
-	keep := &rules.Projection{Annotations: sets.New("a"), Labels: sets.New("team")}
+	keep := &projection.Projection{Annotations: sets.New("a"), Labels: sets.New("team")}
 	transform := MetadataTransform(reconcile.FieldManager, rulestest.ConfigMaps, keep, NewInterner())
 	cached := func(f func(m *metav1.PartialObjectMetadata)) any {
 		m := realistic(1, true)
@@ -230,9 +230,9 @@ func BenchmarkCachedObjectHeap(b *testing.B) {
 	const n = 20000
 	for _, tc := range []struct {
 		name string
-		keep *rules.Projection
+		keep *projection.Projection
 	}{
-		{"projected", &rules.Projection{Annotations: sets.New("a"), Labels: sets.New[string]()}},
+		{"projected", &projection.Projection{Annotations: sets.New("a"), Labels: sets.New[string]()}},
 		{"all keys", nil},
 	} {
 		b.Run(tc.name, func(b *testing.B) {

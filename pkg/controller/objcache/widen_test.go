@@ -6,7 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/projection"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 )
 
@@ -15,7 +15,7 @@ import (
 // it. An update that changes the keys an old object dropped is relevant
 // then, and only then.
 func TestWidenServes(t *testing.T) {
-	p := NewProjecting(reconcile.FieldManager, rulestest.ConfigMaps, &rules.Projection{Annotations: sets.New("a"), Labels: sets.New("team")}, NewInterner())
+	p := NewProjecting(reconcile.FieldManager, rulestest.ConfigMaps, &projection.Projection{Annotations: sets.New("a"), Labels: sets.New("team")}, NewInterner())
 	object := func(annotate func(anns map[string]string)) *cachedMetadata {
 		t.Helper()
 		m := realistic(1, true)
@@ -28,14 +28,14 @@ func TestWidenServes(t *testing.T) {
 	}
 	without := object(func(map[string]string) {})
 	with := object(func(anns map[string]string) { anns["b"] = "x" })
-	needA := func() rules.Projection {
-		return rules.Projection{Annotations: sets.New("a"), Labels: sets.New[string]()}
+	needA := func() projection.Projection {
+		return projection.Projection{Annotations: sets.New("a"), Labels: sets.New[string]()}
 	}
-	needB := func() rules.Projection {
-		return rules.Projection{Annotations: sets.New("a", "b"), Labels: sets.New("team")}
+	needB := func() projection.Projection {
+		return projection.Projection{Annotations: sets.New("a", "b"), Labels: sets.New("team")}
 	}
-	needBLabel := func() rules.Projection {
-		return rules.Projection{Annotations: sets.New[string](), Labels: sets.New("b")}
+	needBLabel := func() projection.Projection {
+		return projection.Projection{Annotations: sets.New[string](), Labels: sets.New("b")}
 	}
 	if !Serves(with, needB) || RelevantUpdate(without, with) {
 		t.Fatalf("before widening: Serves = false or an update of a dropped key is relevant; want every object to serve, the update dropped")
@@ -45,7 +45,7 @@ func TestWidenServes(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		obj  *cachedMetadata
-		need func() rules.Projection
+		need func() projection.Projection
 		want bool
 	}{
 		{"made before, without the new key", without, needB, true},

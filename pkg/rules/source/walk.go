@@ -1,0 +1,144 @@
+package source
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// maxOwnerHops bounds a walk up an object's controller owners: no chain
+// of Kubernetes' own controllers is longer than two, and a longer one is
+// more likely a loop of ownerReferences than a chain.
+const maxOwnerHops = 8
+
+// Walk is a walk up an object's controller owners, as a {fromOwner: …}
+// key says it, resolved: the source of each owner resource it walks
+// through, and the one whose object it reads.
+type Walk struct {
+	// Through are the sources of the owner resources walked through (each
+	// OwnerOf one): an owner of any other resource ends the walk.
+	Through []*Source
+	// Hop is the source read: the first owner of it in the chain; nil
+	// reads the root, the last owner the walk reaches. HopName is its
+	// name as written, "" for the root; Hop is nil too when it did not
+	// resolve.
+	Hop     *Source
+	HopName string
+}
+
+// Owner finds the owner that w reads of obj through look: the object,
+// and the owners walked to reach it, it last (`ReplicaSet "web-6d5f8"`,
+// `Deployment "web"`); or why there is none. An owner whose UID is not
+// the one obj's reference names is another object of the same name: not
+// the owner.
+func (w *Walk) Owner(obj metav1.Object, look Lookup) (found metav1.Object, hops []string, why string) {
+	if w.HopName != "" && w.Hop == nil {
+		return nil, nil, fmt.Sprintf("the owner resource %q is not served", w.HopName)
+	}
+	cur := obj
+	for range maxOwnerHops {
+		ref, ok := ControllerOf(cur)
+		if !ok {
+			break
+		}
+		i := slices.IndexFunc(w.Through, func(s *Source) bool { return s.Owns(ref) })
+		if i < 0 {
+			break
+		}
+		src := w.Through[i]
+		what := fmt.Sprintf("%s %q", ref.Kind, ref.Name)
+		if look == nil {
+			return nil, nil, what + " cannot be read here"
+		}
+		ns := ""
+		if src.Resource.Namespaced {
+			ns = obj.GetNamespace()
+		}
+		o, ok := look.Find(src, ns, ref.Name)
+		if !ok || o.GetUID() != ref.UID {
+			return nil, nil, what + " is not known"
+		}
+		hops = append(hops, what)
+		found, cur = o, o
+		if src == w.Hop {
+			return found, hops, ""
+		}
+	}
+	switch {
+	case w.Hop != nil:
+		return nil, nil, fmt.Sprintf("no owner of kind %s manages the object", w.Hop.Resource.Kind)
+	case found == nil:
+		return nil, nil, "the object has no controller owner of kind " + strings.Join(w.kinds(), ", ")
+	}
+	return found, hops, ""
+}
+
+// kinds returns the kinds w walks through.
+func (w *Walk) kinds() []string {
+	out := make([]string, len(w.Through))
+	for i, s := range w.Through {
+		out[i] = s.Resource.Kind
+	}
+	return out
+}
+
+// Related finds the related object of s that obj names, through look:
+// the object and how messages name it (`Node "n1"`); or why there is
+// none. s is no owner: see Walk.
+func (s *Source) Related(obj metav1.Object, look Lookup) (rel metav1.Object, what, why string) {
+	name := s.RefOf(obj)
+	if name == "" {
+		return nil, "", s.Unset
+	}
+	ns := ""
+	if s.Resource.Namespaced {
+		ns = obj.GetNamespace()
+	}
+	what = fmt.Sprintf("%s %q", s.Resource.Kind, name)
+	if look == nil {
+		return nil, "", what + " cannot be read here"
+	}
+	rel, ok := look.Find(s, ns, name)
+	if !ok {
+		return nil, "", what + " is not known"
+	}
+	return rel, what, ""
+}
+
+// Value reads the label (kind "label") or annotation (kind "annotation")
+// key of the related object of s that obj names — for an owner, the one
+// w finds — through look: the value, and where it was read (`label
+// "team" of Deployment "web", through ReplicaSet "web-6d5f8"`); or why
+// it was not.
+func (s *Source) Value(obj metav1.Object, look Lookup, w *Walk, kind, key string) (value, input, why string) {
+	var rel metav1.Object
+	var what, through string
+	switch {
+	case !s.IsOwner:
+		rel, what, why = s.Related(obj, look)
+	case w == nil:
+		why = "no owner resource is served"
+	default:
+		var hops []string
+		if rel, hops, why = w.Owner(obj, look); why == "" {
+			what = hops[len(hops)-1]
+			if len(hops) > 1 {
+				through = ", through " + strings.Join(hops[:len(hops)-1], " → ")
+			}
+		}
+	}
+	if why != "" {
+		return "", "", why
+	}
+	m := rel.GetLabels()
+	if kind == "annotation" {
+		m = rel.GetAnnotations()
+	}
+	v, ok := m[key]
+	if !ok {
+		return "", "", fmt.Sprintf("%s has no %s %q", what, kind, key)
+	}
+	return v, fmt.Sprintf("%s %q of %s%s", kind, key, what, through), ""
+}
