@@ -123,7 +123,7 @@ func (h home) outcome(e *celexpr.Expr, obj metav1.Object) (any, error) {
 // value from a related object (fromNode), found through a field of the
 // object (a Pod's spec.nodeName).
 func (c *Compiled) ReadsFields() bool {
-	return len(c.annotationsFrom)+len(c.labelsFrom) > 0 || !celexpr.MetadataOnly(c.celExprs()) || c.readsRelatedFields()
+	return len(c.annotationsFrom)+len(c.labelsFrom) > 0 || !celexpr.MetadataOnly(c.celExprs()) || len(c.relatedRefs()) > 0
 }
 
 // celKeys returns the label and annotation keys of objects that the

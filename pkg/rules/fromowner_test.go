@@ -211,3 +211,62 @@ func TestFromOwnerNeeds(t *testing.T) {
 		}
 	}
 }
+
+// TestFromOwnerKeepsSelectorLabels checks that no rule changes a label
+// that a Pod's owner selects it by: refused at load for the labels
+// Kubernetes' own workload controllers use, left unchanged, with a
+// problem said, for those only the owner's selector tells.
+func TestFromOwnerKeepsSelectorLabels(t *testing.T) {
+	for _, in := range []string{"labels: {pod-template-hash: x}", "removeLabels: [controller-uid]", "labels: {controller-revision-hash: {fromOwner: {label: x}}}"} {
+		_, err := rules.Parse("rules.yaml", []byte("rules:\n- name: r\n  resources: [pods]\n  "+in+"\n"))
+		if err == nil || !strings.Contains(err.Error(), "would orphan a Pod or have it replaced") {
+			t.Errorf("%s: error = %v, want a refusal", in, err)
+		}
+	}
+	if _, err := rules.Parse("rules.yaml", []byte("rules:\n- name: r\n  resources: [replicasets]\n  labels: {pod-template-hash: x}\n")); err != nil {
+		t.Errorf("a rule on ReplicaSets: %v, want no refusal", err)
+	}
+	rs := ownedBy("web-6d5f8", "rs-1", map[string]string{"team": "web-team", "app": "other"}, nil, source.Resource{})
+	cached := &selecting{ObjectMeta: rs, selector: map[string]any{"matchLabels": map[string]any{"app": "web"},
+		"matchExpressions": []any{map[string]any{"key": "tier", "operator": "Exists"}}}}
+	look := ownersLookupOf{source.OwnerOf(replicaSets): cached}
+	tg, _ := compileOwners(t, `rules:
+- name: copy
+  resources: [pods]
+  labels:
+    team: {fromOwner: {label: team}}
+    app: {fromOwner: {label: app}}
+    tier: front
+`, replicaSets, rulestest.Deployments)
+	pod := ownedBy("web-1", "p-1", map[string]string{"app": "web"}, rs, replicaSets)
+	ev := tg.Evaluate(pod, look)
+	if want := map[string]string{"team": "web-team"}; !reflect.DeepEqual(ev.Desired.Labels, want) {
+		t.Errorf("labels = %v, want %v: app and tier are the ReplicaSet's selector's", ev.Desired.Labels, want)
+	}
+	if got := strings.Join(ev.Problems, "\n"); !strings.Contains(got, `label "app" is not changed: ReplicaSet "web-6d5f8" selects the object by it`) ||
+		!strings.Contains(got, `label "tier" is not changed`) {
+		t.Errorf("Problems = %q, want app and tier named", ev.Problems)
+	}
+}
+
+// selecting is an owner as its cache keeps it: metadata, and its
+// spec.selector among its fields.
+type selecting struct {
+	*metav1.ObjectMeta
+	selector map[string]any
+}
+
+func (s *selecting) UnstructuredContent() map[string]any {
+	return map[string]any{"spec": map[string]any{"selector": s.selector}}
+}
+
+// ownersLookupOf finds the one owner of each source.
+type ownersLookupOf map[*source.Source]*selecting
+
+func (l ownersLookupOf) Find(src *source.Source, ns, name string) (metav1.Object, bool) {
+	o, ok := l[src]
+	if !ok || o.Namespace != ns || o.Name != name {
+		return nil, false
+	}
+	return o, true
+}

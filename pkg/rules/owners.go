@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
@@ -24,19 +26,10 @@ func (c *Compiled) resolveOwners(resolve ResolveFunc) []rulefile.FieldError {
 			if o == nil || c.owners[o] != nil {
 				continue
 			}
-			w := &source.Walk{HopName: o.Hop}
-			for _, name := range o.Through {
-				res, err := resolve(name)
-				if err != nil {
-					p := rulefile.FieldPath(fmt.Sprintf("rules[%d].%s", c.Index, kind.field), key) + "." + source.Owner.Field
-					unresolved = append(unresolved, rulefile.FieldError{Field: p, Message: fmt.Sprintf("owner resource %q: %v", name, err)})
-					continue
-				}
-				src := source.OwnerOf(res)
-				w.Through = append(w.Through, src)
-				if name == o.Hop {
-					w.Hop = src
-				}
+			w, errs := source.NewWalk(o.Hop, o.Through, resolve)
+			for _, err := range errs {
+				p := rulefile.FieldPath(fmt.Sprintf("rules[%d].%s", c.Index, kind.field), key) + "." + source.Owner.Field
+				unresolved = append(unresolved, rulefile.FieldError{Field: p, Message: err.Error()})
 			}
 			c.owners = put(c.owners, o, w)
 		}
@@ -44,22 +37,15 @@ func (c *Compiled) resolveOwners(resolve ResolveFunc) []rulefile.FieldError {
 	return unresolved
 }
 
-// ownerSources returns the sources of the owner resources c's fromOwner
-// keys walk through.
-func (c *Compiled) ownerSources() []*source.Source {
-	var out []*source.Source
-	for _, w := range c.owners {
-		out = source.Union(out, w.Through)
-	}
-	return out
-}
-
 // RelatedSources returns the sources that c reads values from: those of
 // its keys, with each owner resource its fromOwner keys walk through in
 // place of source.Owner, in source.Order.
 func (c *Compiled) RelatedSources() []*source.Source {
 	out := slices.DeleteFunc(c.Rule.RelatedSources(), func(s *source.Source) bool { return s == source.Owner })
-	return source.Union(out, c.ownerSources())
+	for _, w := range c.owners {
+		out = source.Union(out, w.Through)
+	}
+	return out
 }
 
 // reads reports whether c's key k reads the objects of src: its source,
@@ -70,4 +56,20 @@ func (c *Compiled) reads(k rulefile.RelatedKey, src *source.Source) bool {
 	}
 	w := c.owners[k.Owners]
 	return w != nil && slices.Contains(w.Through, src)
+}
+
+// guardSelector keeps e from changing a label of obj that obj's
+// controller owner selects it by (source.Selecting), which would orphan
+// it: each such change is dropped, and said in e's Problems.
+func (t *Target) guardSelector(e *Evaluation, obj metav1.Object, look source.Lookup) {
+	ref, keys := source.Selecting(obj, t.Sources(), look)
+	for _, k := range keys {
+		v, has := obj.GetLabels()[k]
+		want, set := e.Desired.Labels[k]
+		if set && (!has || want != v) || has && slices.Contains(e.Desired.RemoveLabels, k) {
+			delete(e.Desired.Labels, k)
+			e.Desired.RemoveLabels = slices.DeleteFunc(e.Desired.RemoveLabels, func(r string) bool { return r == k })
+			e.Problems = append(e.Problems, fmt.Sprintf("label %q is not changed: %s %q selects the object by it (spec.selector), and would orphan it", k, ref.Kind, ref.Name))
+		}
+	}
 }

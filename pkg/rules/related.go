@@ -71,12 +71,6 @@ func (c *Compiled) readsRelated() bool {
 	return len(c.AnnotationsFromRelated)+len(c.LabelsFromRelated) > 0
 }
 
-// readsRelatedFields reports whether the rule finds related objects by
-// fields of an object that a metadata cache does not keep (a Pod's
-// spec.nodeName): all but its owners.
-func (c *Compiled) readsRelatedFields() bool {
-	return len(c.relatedRefs()) > 0
-}
 
 // relatedValues reads the values of from for obj from its related objects,
 // which look finds. A key whose related object is not named, not

@@ -23,7 +23,9 @@ import (
 // and their ReplicaSet's annotation; relabelling the Deployment relabels
 // the same Pods (same UIDs, no new ReplicaSet); a rollout's new Pods get
 // the value; a Pod orphaned when its Deployment is deleted with orphan
-// propagation falls back to the default, as a bare Pod has it. The
+// propagation falls back to the default, as a bare Pod has it. A label
+// the ReplicaSet selects its Pods by (app) is never changed, though the
+// rules read another value for it: the Pods would be orphaned. The
 // controller runs as the identity `kube-annotator rbac` grants, which
 // must let it watch the owners; explain names the chain a value came
 // through.
@@ -31,7 +33,7 @@ func TestFromOwner(t *testing.T) {
 	startControllerManager(t)
 	ns := env.NewNamespace(t)
 	d := h.Deployment(t, ns, "web", 2)
-	d.SetLabels(map[string]string{"team": "payments"})
+	d.SetLabels(map[string]string{"team": "payments", "app": "other"})
 	env.Create(t, h.Deployments, ns, d)
 	env.Create(t, h.Pods, ns, h.Pod(t, ns, "bare"))
 	rulesFile := writeFile(t, "rules.yaml", fmt.Sprintf(`rules:
@@ -40,12 +42,14 @@ func TestFromOwner(t *testing.T) {
   namespaces: [%s]
   labels:
     team: {fromOwner: {label: team}, default: none}
+    app: {fromOwner: {label: app}}
   annotations:
     revision: {fromOwner: {annotation: deployment.kubernetes.io/revision, owner: replicasets.apps}}
 `, ns))
 	as := grantRBAC(t, rulesFile, ns, "replicasets", "deployments")
 	startRun(t, "--rules", rulesFile, "--as", as, "--record-namespace", ns)
 
+	// Listed by app=web: a Pod whose app the controller changed is not.
 	pods := waitPods(t, ns, "the Deployment's 2 Pods carry its team and their ReplicaSet's revision", func(ps []unstructured.Unstructured) bool {
 		return len(ps) == 2 && all(ps, func(p unstructured.Unstructured) bool {
 			return p.GetLabels()["team"] == "payments" && p.GetAnnotations()["revision"] == "1"

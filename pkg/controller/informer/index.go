@@ -8,6 +8,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/projection"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
@@ -143,4 +144,19 @@ func (ri *Informer) Find(src *source.Source, ns, name string) (metav1.Object, bo
 	}
 	m, ok := obj.(metav1.Object)
 	return m, ok
+}
+
+// ownerFields are the fields the cache of an owner keeps besides every
+// label and annotation: its metadata, with its own owner, and the
+// selector by which it selects the objects it owns, whose labels the
+// rules must not change (rules.SelectorKeys).
+var ownerFields = [][]string{{"apiVersion"}, {"kind"}, {"metadata"}, {"spec", "selector"}}
+
+// SourceKeeps returns what the cache of the objects of src keeps: all of
+// their metadata (nil), and, of an owner, its selector too.
+func SourceKeeps(src *source.Source) *projection.Projection {
+	if !src.IsOwner {
+		return nil
+	}
+	return &projection.Projection{Whole: true, Fields: ownerFields}
 }

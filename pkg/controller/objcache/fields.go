@@ -17,13 +17,17 @@ import (
 // *unstructured.Unstructured objects. Else it keeps of each object only
 // those field paths (see projection.Projection.Fields) and its metadata as the
 // metadata cache keeps it, with the annotations and labels keep names or
-// manager owns, as a *cachedObject (see newCachedObject), values shared
+// manager owns (every one, when keep names none: the cache of a source's
+// objects), as a *cachedObject (see newCachedObject), values shared
 // through shared. It is idempotent, as MetadataTransform.
 func ObjectTransform(manager string, r source.Resource, keep *projection.Projection, shared *Interner) cache.TransformFunc {
 	if keep.Fields == nil {
 		return WholeObjectTransform(manager)
 	}
-	keys := newProjector(&projection.Projection{Annotations: keep.Annotations, Labels: keep.Labels}, manager, r)
+	keys := newProjector(nil, manager, r)
+	if keep.Annotations != nil || keep.Labels != nil {
+		keys = newProjector(&projection.Projection{Annotations: keep.Annotations, Labels: keep.Labels}, manager, r)
+	}
 	return func(obj any) (any, error) {
 		u, ok := obj.(*unstructured.Unstructured)
 		if !ok {

@@ -135,6 +135,7 @@ func (d *decoder) rule(n *yaml.Node, path string) Rule {
 		KeysOf(r.AnnotationsFromRelated))
 	d.setAndRemove(n, path+".removeLabels", r.RemoveLabels, r.Labels, Joined(r.LabelsFrom, r.LabelsCEL), KeysOf(r.LabelsFromNamespace), KeysOf(r.LabelsFromRelated))
 	d.relatedFor(n, path, &r)
+	d.workloadLabels(n, path, &r)
 	return r
 }
 

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -91,4 +92,50 @@ func ControllerOf(obj metav1.Object) (metav1.OwnerReference, bool) {
 func (s *Source) Owns(ref metav1.OwnerReference) bool {
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
 	return err == nil && gv.Group == s.Resource.GVR.Group && ref.Kind == s.Resource.Kind
+}
+
+// Selecting returns obj's controller owner reference and the label keys
+// by which that owner selects it (SelectorKeys), when the owner is an
+// object of one of srcs that look finds; else no keys.
+func Selecting(obj metav1.Object, srcs []*Source, look Lookup) (metav1.OwnerReference, []string) {
+	ref, ok := ControllerOf(obj)
+	if !ok || look == nil {
+		return ref, nil
+	}
+	for _, src := range srcs {
+		if src.IsOwner && src.Owns(ref) {
+			if owner, ok := look.Find(src, obj.GetNamespace(), ref.Name); ok && owner.GetUID() == ref.UID {
+				return ref, SelectorKeys(owner)
+			}
+		}
+	}
+	return ref, nil
+}
+
+// SelectorKeys returns the label keys by which owner, a cached owner
+// that keeps its spec.selector (a Content), selects the objects it owns:
+// those of its matchLabels and matchExpressions. Changing such a label
+// on an object it owns would orphan the object, and make the owner make
+// another in its place.
+func SelectorKeys(owner metav1.Object) []string {
+	u, ok := owner.(Content)
+	if !ok {
+		return nil
+	}
+	sel, _, _ := unstructured.NestedMap(u.UnstructuredContent(), "spec", "selector")
+	var out []string
+	if m, ok := sel["matchLabels"].(map[string]any); ok {
+		for k := range m {
+			out = append(out, k)
+		}
+	}
+	exprs, _ := sel["matchExpressions"].([]any)
+	for _, e := range exprs {
+		if m, ok := e.(map[string]any); ok {
+			if k, ok := m["key"].(string); ok {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
 }

@@ -28,6 +28,28 @@ type Walk struct {
 	HopName string
 }
 
+// NewWalk resolves the owner resources of a walk through resolve: those
+// it walks through, as written, and hop among them ("" for the root). A
+// name that does not resolve is returned as an error, and left out: an
+// owner of that resource ends the walk.
+func NewWalk(hop string, through []string, resolve func(string) (Resource, error)) (*Walk, []error) {
+	w := &Walk{HopName: hop}
+	var errs []error
+	for _, name := range through {
+		res, err := resolve(name)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("owner resource %q: %w", name, err))
+			continue
+		}
+		src := OwnerOf(res)
+		w.Through = append(w.Through, src)
+		if name == hop {
+			w.Hop = src
+		}
+	}
+	return w, errs
+}
+
 // Owner finds the owner that w reads of obj through look: the object,
 // and the owners walked to reach it, it last (`ReplicaSet "web-6d5f8"`,
 // `Deployment "web"`); or why there is none. An owner whose UID is not
