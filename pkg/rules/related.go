@@ -71,7 +71,6 @@ func (c *Compiled) readsRelated() bool {
 	return len(c.AnnotationsFromRelated)+len(c.LabelsFromRelated) > 0
 }
 
-
 // relatedValues reads the values of from for obj from its related objects,
 // which look finds. A key whose related object is not named, not
 // known or lacks the key, or whose value is not valid, sets nothing; it is
