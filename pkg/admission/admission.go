@@ -203,10 +203,12 @@ func (tr *translator) collect(set *rules.Set) error {
 // set at admission.
 var errFromNamespace = errors.New("a value read from the namespace is kept in sync by the controller only")
 
-// errFromRelated is why a value read from a related object (fromNode) is
-// not set at admission: a policy reads the object and its namespace only,
-// and a Pod is bound to its Node after it is created.
-var errFromRelated = errors.New("a value read from the Pod's Node is set by the controller only: admission policies cannot read a Node, and a Pod has none yet when it is created")
+// errFromRelated is why a value read from a related object of src
+// (fromNode, fromOwner) is not set at admission: a policy reads the object
+// and its namespace only (source.Source.NoAdmission).
+func errFromRelated(src *source.Source) error {
+	return fmt.Errorf("a value read from %s is set by the controller only: %s", src.What, src.NoAdmission)
+}
 
 // ruleKeys lists what c sets, annotations then labels, each sorted.
 func ruleKeys(c *rules.Compiled) []*key {
@@ -243,8 +245,8 @@ func ruleKeys(c *rules.Compiled) []*key {
 			// does: the controller keeps such keys in sync on its own.
 			keys = append(keys, &key{kind: kind, name: name, err: errFromNamespace})
 		}
-		for name := range related {
-			keys = append(keys, &key{kind: kind, name: name, err: errFromRelated})
+		for name, k := range related {
+			keys = append(keys, &key{kind: kind, name: name, err: errFromRelated(k.Source)})
 		}
 		for _, k := range keys {
 			k.ifAbsent = ifAbsent[k.name]

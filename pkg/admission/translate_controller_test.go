@@ -1,5 +1,7 @@
 package admission
 
+import "github.com/kube-annotator/kube-annotator/pkg/rules/source"
+
 // controllerTests are what admission leaves to the controller, with the
 // notes that say so: removals, values it cannot read (a wildcard, the
 // namespace, a Pod's Node), and the keys a rule earlier in the file may
@@ -37,7 +39,7 @@ var controllerTests = []translateTest{
 	{name: "values from a Pod's Node are the controller's",
 		rules:    "rules:\n- {name: zone, resources: [pods], annotations: {zone: {fromNode: {label: topology.kubernetes.io/zone}, default: unknown}, a: '1'}}\n",
 		policies: []string{"zone"},
-		notes:    []string{"rule zone: annotations.zone: " + errFromRelated.Error() + "; the controller sets it"},
+		notes:    []string{"rule zone: annotations.zone: " + errFromRelated(source.Node).Error() + "; the controller sets it"},
 		requests: []request{
 			{name: "the literal only, not the default", gvr: pods, obj: pod("ns", "p"),
 				wantAnns: map[string]string{"a": "1", podMarker: "a"}, controller: []string{"zone"}},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
@@ -100,7 +101,11 @@ func (o *checkOptions) checkOffline(file *rulefile.File, r *check.Report) error 
 		return o.reportInvalid(r, err)
 	}
 	for i := range unresolved {
-		unresolved[i].Message += "; its rules are not checked against rules that name it in other ways"
+		if strings.Contains(unresolved[i].Field, ".resources[") {
+			unresolved[i].Message += "; its rules are not checked against rules that name it in other ways"
+		} else {
+			unresolved[i].Message += "; an owner of it ends the walk"
+		}
 	}
 	o.addProblems(r, check.SeverityWarning, unresolved)
 	o.addProblems(r, check.SeverityWarning, rbac.Sensitive(file, check.Resolved(file, res.Resolve)))

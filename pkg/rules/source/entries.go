@@ -21,13 +21,14 @@ var Namespace = &Source{
 // spec.nodeName. A Pod not yet scheduled names none; it gets the key once
 // it is bound to a Node.
 var Node = &Source{
-	Field:    "fromNode",
-	Resource: Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, Kind: "Node"},
-	For:      schema.GroupResource{Resource: "pods"},
-	Names:    []string{"pods", "pod", "po", "pods.v1", "pod.v1", "po.v1"},
-	Ref:      []string{"spec", "nodeName"},
-	What:     "the Pod's Node",
-	Unset:    "the Pod is not scheduled yet: it names no Node in spec.nodeName",
+	Field:       "fromNode",
+	Resource:    Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, Kind: "Node"},
+	For:         schema.GroupResource{Resource: "pods"},
+	Names:       []string{"pods", "pod", "po", "pods.v1", "pod.v1", "po.v1"},
+	Ref:         []string{"spec", "nodeName"},
+	What:        "the Pod's Node",
+	Unset:       "the Pod is not scheduled yet: it names no Node in spec.nodeName",
+	NoAdmission: "admission policies cannot read a Node, and a Pod has none yet when it is created",
 }
 
 // all are the entries, in the order the docs list them: the namespace,

@@ -18,12 +18,13 @@ import (
 // resource are the source OwnerOf returns for it, which the controller
 // watches and the Lookup finds.
 var Owner = &Source{
-	Field:   "fromOwner",
-	Ref:     []string{"metadata", "ownerReferences"},
-	What:    "the owner",
-	Unset:   "the object has no controller owner",
-	Reason:  "rules read values from owners",
-	IsOwner: true,
+	Field:       "fromOwner",
+	Ref:         []string{"metadata", "ownerReferences"},
+	What:        "the owner",
+	Unset:       "the object has no controller owner",
+	Reason:      "rules read values from owners",
+	NoAdmission: "admission policies cannot read an owner, and its owner chain may not be complete when an object is created",
+	IsOwner:     true,
 }
 
 // DefaultOwners are the owner resources that {fromOwner: …} walks through

@@ -38,6 +38,9 @@ type Source struct {
 	Unset string
 	// Reason says, in the controller's log, why it watches the source.
 	Reason string
+	// NoAdmission says why an admission policy cannot set a value read
+	// from the source, which only the controller sets.
+	NoAdmission string
 	// IsOwner is set for owners (Owner and each OwnerOf): an object names
 	// its related object by its controller ownerReferences entry, of the
 	// source's kind, rather than by the field at Ref.
