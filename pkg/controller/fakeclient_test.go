@@ -34,7 +34,8 @@ func newClient(objs ...*unstructured.Unstructured) *dynamicfake.FakeDynamicClien
 		ros[i] = o
 	}
 	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{configMaps: "ConfigMapList", namespaces: "NamespaceList", pods: "PodList", nodes: "NodeList"}, ros...)
+		map[schema.GroupVersionResource]string{configMaps: "ConfigMapList", namespaces: "NamespaceList", pods: "PodList", nodes: "NodeList",
+			replicaSets: "ReplicaSetList", deployments: "DeploymentList"}, ros...)
 	var rv atomic.Int64
 	rv.Store(100)
 	client.PrependReactor("patch", "*", func(action k8stesting.Action) (bool, runtime.Object, error) {

@@ -1,0 +1,108 @@
+package controller
+
+import (
+	"maps"
+	"slices"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2/ktesting"
+
+	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
+	"github.com/kube-annotator/kube-annotator/test/testutil"
+)
+
+// The owner resources of the tests.
+var (
+	replicaSets = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"}
+	deployments = rulestest.Deployments.GVR
+)
+
+// owned returns an object of kind in apiVersion, in namespace shop, with
+// uid, owned (controller: true) by owner when it is not nil.
+func owned(apiVersion, kind, name string, labels map[string]string, owner *unstructured.Unstructured) *unstructured.Unstructured {
+	u := fixture.Object(kind, "shop", name, nil)
+	u.SetAPIVersion(apiVersion)
+	u.SetUID(types.UID(kind + "-" + name))
+	u.SetLabels(labels)
+	if owner != nil {
+		yes := true
+		u.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: owner.GetAPIVersion(), Kind: owner.GetKind(), Name: owner.GetName(), UID: owner.GetUID(), Controller: &yes}})
+	}
+	return u
+}
+
+// TestOwnerChangeSyncsItsObjects checks that a Pod's value read from its
+// Deployment, through its ReplicaSet, follows the Deployment, and that
+// relabelling one Deployment syncs exactly the Pods below it: through
+// the owner index of the ReplicaSets' informer, then of the Pods'.
+func TestOwnerChangeSyncsItsObjects(t *testing.T) {
+	web := owned("apps/v1", "Deployment", "web", map[string]string{"team": "payments"}, nil)
+	api := owned("apps/v1", "Deployment", "api", map[string]string{"team": "core"}, nil)
+	webRS, apiRS := owned("apps/v1", "ReplicaSet", "web-1", nil, web), owned("apps/v1", "ReplicaSet", "api-1", nil, api)
+	client := newClient(web, api, webRS, apiRS,
+		owned("v1", "Pod", "web-1-a", nil, webRS), owned("v1", "Pod", "web-1-b", nil, webRS), owned("v1", "Pod", "api-1-a", nil, apiRS),
+		owned("v1", "Pod", "bare", nil, nil))
+	_, ctx := ktesting.NewTestContext(t)
+	c := newController(client, Options{})
+	f, err := rules.Parse("rules.yaml", []byte("rules:\n- {name: team, resources: [pods], labels: {team: {fromOwner: {label: team, through: [replicasets.apps, deployments.apps]}, default: none}}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, unresolved, err := rules.Compile("rules.yaml", f, func(name string) (source.Resource, error) {
+		switch name {
+		case "replicasets.apps":
+			return source.Resource{GVR: replicaSets, Kind: "ReplicaSet", Namespaced: true}, nil
+		case "deployments.apps":
+			return rulestest.Deployments, nil
+		}
+		return rulestest.Pods, nil
+	})
+	if err != nil || len(unresolved) > 0 {
+		t.Fatalf("compile: %v %v", err, unresolved)
+	}
+	c.SetRules(ctx, set)
+	runController(t, ctx, c)
+
+	teams := func() map[string]string {
+		l, err := client.Tracker().List(pods, pods.GroupVersion().WithKind("Pod"), "shop")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for _, o := range l.(*unstructured.UnstructuredList).Items {
+			out[o.GetName()] = o.GetLabels()["team"]
+		}
+		return out
+	}
+	want := func(what string, w map[string]string) {
+		t.Helper()
+		testutil.WaitFor(t, 10*time.Second, what, func() bool { return maps.Equal(teams(), w) })
+	}
+	want("each Pod its Deployment's team", map[string]string{"web-1-a": "payments", "web-1-b": "payments", "api-1-a": "core", "bare": "none"})
+
+	before := len(patches(client))
+	relabelled := web.DeepCopy()
+	relabelled.SetLabels(map[string]string{"team": "checkout"})
+	relabelled.SetResourceVersion("2")
+	if err := client.Tracker().Update(rulestest.Deployments.GVR, relabelled, "shop"); err != nil {
+		t.Fatal(err)
+	}
+	want("the relabelled Deployment's Pods follow it", map[string]string{"web-1-a": "checkout", "web-1-b": "checkout", "api-1-a": "core", "bare": "none"})
+	testutil.WaitFor(t, 10*time.Second, "the queue drained", func() bool { return c.queue.Len() == 0 })
+	var patched []string
+	for _, p := range patches(client)[before:] {
+		patched = append(patched, p.name)
+	}
+	slices.Sort(patched)
+	if want := []string{"web-1-a", "web-1-b"}; !slices.Equal(patched, want) {
+		t.Errorf("PATCH after relabelling one Deployment: %v, want its two Pods only", patched)
+	}
+}
