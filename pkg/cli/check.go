@@ -75,6 +75,7 @@ func (o *checkOptions) run(ctx context.Context) error {
 	} else if err != nil {
 		return o.reportInvalid(r, err)
 	}
+	o.addProblems(r, check.SeverityWarning, lint.InvalidLabelValues(file))
 	rows, err := check.Rules(ctx, file, res.Resolve, cs, o.cluster.namespace())
 	if err != nil {
 		return withOfflineHint(err) // no verdict on the rules: the cluster did not answer
@@ -89,7 +90,8 @@ func (o *checkOptions) run(ctx context.Context) error {
 // the rules against the resources known offline, which finds the
 // conflicts and cycles that only resolved names show (errors), and
 // reports the names it does not know as warnings, which do not fail the
-// check, as a cluster may serve them.
+// check, as a cluster may serve them; so are label values that may be
+// invalid (lint.InvalidLabelValues), as online once the rules compile.
 func (o *checkOptions) checkOffline(file *rulefile.File, r *check.Report) error {
 	_, res, err := o.cluster.resolver()
 	if err != nil {
@@ -99,6 +101,7 @@ func (o *checkOptions) checkOffline(file *rulefile.File, r *check.Report) error 
 	if err != nil {
 		return o.reportInvalid(r, err)
 	}
+	o.addProblems(r, check.SeverityWarning, lint.InvalidLabelValues(file))
 	for i := range unresolved {
 		unresolved[i].Message += "; its rules are not checked against rules that name it in other ways"
 	}

@@ -33,6 +33,9 @@ const (
 // Modes are the modes of ifInvalid, in the order the docs list them.
 var Modes = []string{Truncate, Sanitize, Hash}
 
+// ModesText names the modes as messages do: "truncate, sanitize or hash".
+var ModesText = strings.Join(Modes[:len(Modes)-1], ", ") + " or " + Modes[len(Modes)-1]
+
 // MaxLength is the length of the longest label value.
 const MaxLength = validation.LabelValueMaxLength
 

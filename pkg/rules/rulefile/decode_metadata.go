@@ -279,16 +279,10 @@ func (d *decoder) ifInvalid(v *yaml.Node, p, key, form string, into *metadataVal
 		return
 	}
 	if !slices.Contains(labelvalue.Modes, s) {
-		d.errorf(v, p, "must be %s, got %q", orList(labelvalue.Modes), s)
+		d.errorf(v, p, "must be %s, got %q", labelvalue.ModesText, s)
 		return
 	}
 	into.ifInvalid = put(into.ifInvalid, key, s)
-}
-
-// orList is "a, b or c".
-func orList(items []string) string {
-	last := len(items) - 1
-	return strings.Join(items[:last], ", ") + " or " + items[last]
 }
 
 // defaultValue decodes v, the default given at path p next to form, the
