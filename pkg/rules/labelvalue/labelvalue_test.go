@@ -31,6 +31,7 @@ func TestMakeValid(t *testing.T) {
 		{name: "truncate keeps unicode: invalid", mode: Truncate, in: "café"},
 		{name: "truncate of dots only: empty", mode: Truncate, in: "..."},
 
+		{name: "sanitize a team", mode: Sanitize, in: "team a/b", want: "team-a-b", how: "sanitized from 8 characters"},
 		{name: "sanitize spaces", mode: Sanitize, in: "hello world", want: "hello-world", how: "sanitized from 11 characters"},
 		{name: "sanitize collapses a run", mode: Sanitize, in: "a  /  b", want: "a-b", how: "sanitized from 7 characters"},
 		{name: "sanitize keeps valid dashes", mode: Sanitize, in: "a - b", want: "a---b", how: "sanitized from 5 characters"},
@@ -43,6 +44,8 @@ func TestMakeValid(t *testing.T) {
 
 		{name: "hash 91", mode: Hash, in: long, want: long[:52] + "-9b9fe7f0a4", how: "hashed from 91 characters"},
 		{name: "hash 64", mode: Hash, in: strings.Repeat("a", 64), want: strings.Repeat("a", 52) + "-ffe054fe7a", how: "hashed from 64 characters"},
+		{name: "hash an image reference", mode: Hash, in: "registry.example.com/team/app:1.2", want: "registry.example.com-team-app-1.2-465eb3d033",
+			how: "hashed from 33 characters"},
 		{name: "hash a short invalid value", mode: Hash, in: "hello world", want: "hello-world-b94d27b993", how: "hashed from 11 characters"},
 		{name: "hash all invalid: the hash alone", mode: Hash, in: "日本語", want: "77710aedc7", how: "hashed from 3 characters"},
 		{name: "hash spaces only", mode: Hash, in: "   ", want: "0aad7da77d", how: "hashed from 3 characters"},
