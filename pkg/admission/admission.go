@@ -149,8 +149,9 @@ type key struct {
 	literal    *string
 	from       string // JSONPath template, when not literal
 	val        value
-	err        error // why val cannot be read at admission
-	ifAbsent   bool  // set only where the object lacks it
+	err        error  // why val cannot be read at admission
+	ifAbsent   bool   // set only where the object lacks it
+	ifInvalid  string // how the controller makes a label value read valid, when the rule says
 }
 
 // field is the rule field that sets k, for notes.
@@ -214,7 +215,7 @@ func errFromRelated(src *source.Source) error {
 func ruleKeys(c *rules.Compiled) []*key {
 	var out []*key
 	add := func(kind string, literal, from, cel map[string]string, fromNamespace map[string]rulefile.NamespaceKey, related map[string]rulefile.RelatedKey,
-		ifAbsent map[string]bool, defaults map[string]string) {
+		ifAbsent map[string]bool, defaults, ifInvalid map[string]string) {
 		var keys []*key
 		for name, v := range literal {
 			keys = append(keys, &key{kind: kind, name: name, literal: &v, val: value{present: "true", text: quote(v)}})
@@ -223,8 +224,7 @@ func ruleKeys(c *rules.Compiled) []*key {
 			k := &key{kind: kind, name: name, from: tmpl}
 			k.val, k.err = jsonPathValue(tmpl)
 			if k.err == nil {
-				k.val.present += " && " + validValue(kind, k.val.text)
-				k.val = k.val.orDefault(defaults, name)
+				k.val = k.val.checked(kind, name, defaults, ifInvalid)
 			}
 			keys = append(keys, k)
 		}
@@ -234,8 +234,7 @@ func ruleKeys(c *rules.Compiled) []*key {
 			// the policy, which is ignored: the controller sets the key.)
 			k := &key{kind: kind, name: name, from: expr,
 				val: value{present: fmt.Sprintf("type(%s) == string", "("+expr+")"), text: "(" + expr + ")"}}
-			k.val.present += " && " + validValue(kind, k.val.text)
-			k.val = k.val.orDefault(defaults, name)
+			k.val = k.val.checked(kind, name, defaults, ifInvalid)
 			keys = append(keys, k)
 		}
 		for name := range fromNamespace {
@@ -249,13 +248,13 @@ func ruleKeys(c *rules.Compiled) []*key {
 			keys = append(keys, &key{kind: kind, name: name, err: errFromRelated(k.Source)})
 		}
 		for _, k := range keys {
-			k.ifAbsent = ifAbsent[k.name]
+			k.ifAbsent, k.ifInvalid = ifAbsent[k.name], ifInvalid[k.name]
 		}
 		slices.SortFunc(keys, func(a, b *key) int { return strings.Compare(a.name, b.name) })
 		out = append(out, keys...)
 	}
-	add("annotation", c.Annotations, c.AnnotationsFrom, c.AnnotationsCEL, c.AnnotationsFromNamespace, c.AnnotationsFromRelated, c.AnnotationsIfAbsent, c.AnnotationsDefault)
-	add("label", c.Labels, c.LabelsFrom, c.LabelsCEL, c.LabelsFromNamespace, c.LabelsFromRelated, c.LabelsIfAbsent, c.LabelsDefault)
+	add("annotation", c.Annotations, c.AnnotationsFrom, c.AnnotationsCEL, c.AnnotationsFromNamespace, c.AnnotationsFromRelated, c.AnnotationsIfAbsent, c.AnnotationsDefault, nil)
+	add("label", c.Labels, c.LabelsFrom, c.LabelsCEL, c.LabelsFromNamespace, c.LabelsFromRelated, c.LabelsIfAbsent, c.LabelsDefault, c.LabelsIfInvalid)
 	return out
 }
 

@@ -38,6 +38,23 @@ func (v value) orDefault(defaults map[string]string, name string) value {
 	return value{present: "true", text: fmt.Sprintf("((%s) ? %s : %s)", v.present, v.text, quote(d))}
 }
 
+// checked returns v, a value read for the key name of kind, set only where
+// it is a valid value, else the default where defaults gives name one, as
+// the controller sets it. Where ifInvalid names the key, a value read that
+// is no valid label value sets nothing, nor the default: the controller
+// makes it valid after creation, which CEL cannot do (it has no hash);
+// the default is then only for a source that is missing.
+func (v value) checked(kind, name string, defaults, ifInvalid map[string]string) value {
+	valid := validValue(kind, v.text)
+	if _, fixed := ifInvalid[name]; !fixed {
+		v.present += " && " + valid
+		return v.orDefault(defaults, name)
+	}
+	out := v.orDefault(defaults, name)
+	out.present = fmt.Sprintf("(%s) && (!(%s) || (%s))", out.present, v.present, valid)
+	return out
+}
+
 // jsonPathValue translates a JSONPath template as rules accept it into CEL
 // reading the same value from the admitted object. Only what CEL reads the
 // same way is translated: literal text and expressions made of fields

@@ -195,6 +195,9 @@ func (tr *translator) values(r *rule) ([]admissionregistrationv1.Variable, map[s
 		if !ok {
 			continue
 		}
+		if k.ifInvalid != "" {
+			tr.note(r, k.field(), fmt.Sprintf("set where the value read is a valid label value; where it is not, the controller makes it one (ifInvalid: %s) after creation", k.ifInvalid))
+		}
 		v := fmt.Sprintf("v%d", len(vars))
 		current := fmt.Sprintf("object.metadata.?%ss[?%s]", k.kind, quote(k.name))
 		if k.ifAbsent {

@@ -76,6 +76,7 @@ func (o *checkOptions) run(ctx context.Context) error {
 	} else if err != nil {
 		return o.reportInvalid(r, err)
 	}
+	o.addProblems(r, check.SeverityWarning, lint.InvalidLabelValues(file))
 	rows, err := check.Rules(ctx, file, res.Resolve, cs, o.cluster.namespace())
 	if err != nil {
 		return withOfflineHint(err) // no verdict on the rules: the cluster did not answer
@@ -90,7 +91,8 @@ func (o *checkOptions) run(ctx context.Context) error {
 // the rules against the resources known offline, which finds the
 // conflicts and cycles that only resolved names show (errors), and
 // reports the names it does not know as warnings, which do not fail the
-// check, as a cluster may serve them.
+// check, as a cluster may serve them; so are label values that may be
+// invalid (lint.InvalidLabelValues), as online once the rules compile.
 func (o *checkOptions) checkOffline(file *rulefile.File, r *check.Report) error {
 	_, res, err := o.cluster.resolver()
 	if err != nil {
@@ -100,12 +102,13 @@ func (o *checkOptions) checkOffline(file *rulefile.File, r *check.Report) error 
 	if err != nil {
 		return o.reportInvalid(r, err)
 	}
-	for i := range unresolved {
-		if strings.Contains(unresolved[i].Field, ".resources[") {
-			unresolved[i].Message += "; its rules are not checked against rules that name it in other ways"
-		} else {
-			unresolved[i].Message += "; an owner of it ends the walk"
+	o.addProblems(r, check.SeverityWarning, lint.InvalidLabelValues(file))
+	for i, u := range unresolved {
+		why := "; an owner of it ends the walk"
+		if strings.Contains(u.Field, ".resources[") {
+			why = "; its rules are not checked against rules that name it in other ways"
 		}
+		unresolved[i].Message += why
 	}
 	o.addProblems(r, check.SeverityWarning, unresolved)
 	o.addProblems(r, check.SeverityWarning, rbac.Sensitive(file, check.Resolved(file, res.Resolve)))

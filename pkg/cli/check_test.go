@@ -14,6 +14,8 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/kube-annotator/kube-annotator/pkg/check"
 )
 
 // fakeAPIServer serves, over plain HTTP, the discovery of the core group
@@ -190,5 +192,32 @@ func TestCheckWarnsOfOverlaps(t *testing.T) {
 	want := "warning: " + path + `: rules[1]: rules web and front may both select configmaps and want different things of annotation "team"`
 	if code != 0 || !strings.Contains(stderr, want) || !strings.Contains(stdout, "valid (2 rules)") {
 		t.Errorf("check --offline: exit %d, stdout %q, stderr %q; want exit 0 and the warning %q", code, stdout, stderr, want)
+	}
+}
+
+// check warns, at its line, of a label whose value read may be no valid
+// label value and that gives no ifInvalid, in text and in -o json; a
+// warning does not fail the check.
+func TestCheckWarnsOfInvalidLabelValues(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rules.yaml")
+	content := "rules:\n- name: web\n  resources: [configmaps]\n  labels:\n    owner: {fromNamespace: {annotation: example.com/owner}}\n" +
+		"    team: {fromNamespace: {label: team}}\n    name: {jsonPath: '{.metadata.name}', ifInvalid: hash}\n"
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := invoke("kube-annotator", "check", "--offline", "--rules", path)
+	want := "warning: " + path + `:5: rules[0].labels.owner: rule "web": label "owner" is copied from the annotation "example.com/owner" of the namespace, ` +
+		"which may yield no valid label value (at most 63 letters, digits, '-', '_' and '.'), and the label is then not set; " +
+		"add ifInvalid: truncate, sanitize or hash to make such a value valid\n"
+	if code != 0 || stderr != want || stdout != path+": valid (1 rule)\n" {
+		t.Errorf("check --offline: exit %d, stdout %q, stderr %q; want exit 0 and the warning %q", code, stdout, stderr, want)
+	}
+	stdout, _, code = invoke("kube-annotator", "check", "--offline", "-o", "json", "--rules", path)
+	var report check.Report
+	if err := json.Unmarshal([]byte(stdout), &report); err != nil {
+		t.Fatalf("exit %d, stdout is not a report: %v\n%s", code, err, stdout)
+	}
+	if p := report.Problems; code != 0 || !report.OK || len(p) != 1 || p[0].Severity != check.SeverityWarning || p[0].Line != 5 || p[0].Path != "rules[0].labels.owner" {
+		t.Errorf("check --offline -o json: exit %d, %+v; want exit 0, ok, and one warning at line 5", code, report)
 	}
 }

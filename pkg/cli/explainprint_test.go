@@ -13,7 +13,8 @@ import (
 
 // explain's text shows a when condition and the fields it read, whether
 // it holds or not, each computed value with how it is computed and the
-// fields it read, the default and why, and a key set only where absent.
+// fields it read, the default and why, how a label value was made valid,
+// and a key set only where absent.
 func TestExplainShowsInputs(t *testing.T) {
 	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
 	cm := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{Kind: "ConfigMap", APIVersion: "v1"},
@@ -39,7 +40,9 @@ func TestExplainShowsInputs(t *testing.T) {
     id: {cel: "object.metadata.name + ':' + object.data.k"}
     owner: {jsonPath: '{.data.owner}', default: unknown}
     team: {fromNamespace: {label: team}}
-  labels: {psa: {value: baseline, ifAbsent: true}}
+  labels:
+    psa: {value: baseline, ifAbsent: true}
+    name: {cel: "object.metadata.name + ' ' + object.data.k", ifInvalid: sanitize}
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -71,6 +74,11 @@ the default, as the source is missing: owner is not found
 annotation team "a"
 computed by fromNamespace label "team"
 reading namespaceObject.metadata.labels.team = "a"
+label name "web-v"
+computed by cel "object.metadata.name + ' ' + object.data.k"
+reading object.data.k = "v"
+reading object.metadata.name = "web"
+made a valid label value (ifInvalid): sanitized from 5 characters
 label psa "baseline" only where absent
 `
 	if !strings.Contains(got, want) {

@@ -54,10 +54,12 @@ func TestCheckOfflineTypeCheck(t *testing.T) {
 			err: `:4: rules[0].when: rule "r": CEL condition "object.spec.replicass > 2" does not type-check against the schema of deployments.v1.apps: column 12: undefined field 'replicass'`},
 		{name: "a label value that yields an int", resources: "deployments", in: "  labels:\n    n: {cel: object.spec.replicas}\n",
 			err: `:5: rules[0].labels.n.cel: rule "r": CEL value "object.spec.replicas" does not type-check against the schema of deployments.v1.apps: must yield a string, but yields a int`},
+		{name: "a label value that yields a map", resources: "configmaps", in: "  labels:\n    d: {cel: object.data}\n",
+			err: `:5: rules[0].labels.d.cel: rule "r": CEL value "object.data" does not type-check against the schema of configmaps.v1: must yield a string, but yields a map(string, string)`},
 		{name: "an operand of the wrong type in a map's value", resources: "configmaps", in: "  when: object.data.size > 2\n  labels: {a: b}\n",
 			err: `:4: rules[0].when: rule "r": CEL condition "object.data.size > 2" does not type-check against the schema of configmaps.v1: column 18: found no matching overload for '_>_' applied to '(string, int)'`},
 		{name: "a Deployment's fields", resources: "deploy", in: "  when: \"object.spec.replicas > 2 && object.spec.template.spec.containers.exists(c, c.image.startsWith('nginx'))\"\n" +
-			"  labels:\n    n: {cel: string(object.spec.replicas)}\n"},
+			"  labels:\n    n: {cel: string(object.spec.replicas), ifInvalid: truncate}\n"},
 		{name: "a Pod's fields", resources: "pods", in: "  when: \"object.spec.nodeName != '' && object.metadata.?labels[?'team'].orValue('') == 'a'\"\n" +
 			"  annotations:\n    image: {cel: 'object.spec.containers[0].image'}\n"},
 		{name: "a Pod's misspelt field", resources: "pods", in: "  annotations:\n    image: {cel: 'object.spec.containers[0].imag'}\n",

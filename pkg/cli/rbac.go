@@ -92,16 +92,12 @@ func (o *rbacOptions) run(context.Context) error {
 			resolved[name] = res
 		}
 		for _, name := range rule.OwnerResources() {
-			if _, ok := resolved[name]; ok {
-				continue
-			}
-			res, _, err := resource(r, name)
-			if err != nil {
-				// As the controller: an owner of a resource not served ends the walk.
+			// As the controller: an owner of a resource not served ends the walk.
+			if res, _, err := resource(r, name); err != nil {
 				fmt.Fprintf(o.Err, "warning: %s: rules[%d]: owner resource %q: %v; not granted\n", path, i, name, err)
-				continue
+			} else {
+				resolved[name] = res
 			}
-			resolved[name] = res
 		}
 	}
 	if failed {

@@ -16,9 +16,10 @@ func warnSensitive(w io.Writer, path string, file *rulefile.File, resolved map[s
 	warn(w, path, rbac.Sensitive(file, resolved))
 }
 
-// warn writes each problem to w as a warning about the rules file at path.
+// warn writes each problem to w as a warning about the rules file at
+// path, at its line when known, as errors are written.
 func warn(w io.Writer, path string, problems []rulefile.FieldError) {
 	for _, p := range problems {
-		fmt.Fprintf(w, "warning: %s: %s\n", path, p)
+		fmt.Fprintf(w, "warning: %s\n", (&rulefile.Error{File: path, Fields: []rulefile.FieldError{p}}).Error())
 	}
 }

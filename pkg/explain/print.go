@@ -78,6 +78,9 @@ func printVerdict(w io.Writer, v rules.Verdict) {
 		if want.Defaulted != "" {
 			fmt.Fprintf(w, "      the default, as the source is missing: %s\n", want.Defaulted)
 		}
+		if want.MadeValid != "" {
+			fmt.Fprintf(w, "      made a valid label value (ifInvalid): %s\n", want.MadeValid)
+		}
 	}
 	for _, p := range v.Problems {
 		fmt.Fprintf(w, "    value not read: %s\n", p)

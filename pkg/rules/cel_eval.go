@@ -88,16 +88,16 @@ func celValues(from map[string]*celexpr.Expr, obj metav1.Object, h home, valid f
 	for _, k := range slices.Sorted(maps.Keys(from)) {
 		v, err := h.outcome(from[k], obj)
 		if err != nil {
-			problems = append(problems, missing{k, fmt.Sprintf("cel: %v", err), ReasonError})
+			problems = append(problems, missing{k, fmt.Sprintf("cel: %v", err), ReasonError, ""})
 			continue
 		}
 		s, ok := v.(string)
 		if !ok {
-			problems = append(problems, missing{k, fmt.Sprintf("cel: yields a %T, not a string", v), ReasonError})
+			problems = append(problems, missing{k, fmt.Sprintf("cel: yields a %T, not a string", v), ReasonError, ""})
 			continue
 		}
 		if msgs := valid(s); len(msgs) > 0 {
-			problems = append(problems, missing{k, fmt.Sprintf("cel: the value (%d bytes) is not valid: %v", len(s), msgs), ReasonInvalid})
+			problems = append(problems, missing{k, fmt.Sprintf("cel: the value (%d bytes) is not valid: %v", len(s), msgs), ReasonInvalid, s})
 			continue
 		}
 		out = put(out, k, s)

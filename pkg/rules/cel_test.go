@@ -29,6 +29,10 @@ func TestParseCEL(t *testing.T) {
 			`rules.yaml:4: rules[0].when: invalid CEL condition "1 + 2": must yield a bool, but yields a int`}},
 		{name: "value of another type", in: "  labels:\n    a: {cel: 'object.metadata.name == \"x\"'}\n", errs: []string{
 			`rules.yaml:5: rules[0].labels.a.cel: invalid CEL value "object.metadata.name == \"x\"": must yield a string, but yields a bool`}},
+		{name: "value that yields a map", in: "  labels:\n    a: {cel: \"{'name': object.metadata.name}\"}\n", errs: []string{
+			`rules.yaml:5: rules[0].labels.a.cel: invalid CEL value "{'name': object.metadata.name}": must yield a string, but yields a map(string, dyn)`}},
+		{name: "value that yields a list", in: "  annotations:\n    a: {cel: \"object.spec.template.spec.containers.map(c, c.image)\"}\n", errs: []string{
+			`rules.yaml:5: rules[0].annotations.a.cel: invalid CEL value "object.spec.template.spec.containers.map(c, c.image)": must yield a string, but yields a list(dyn)`}},
 		{name: "unknown variable", in: "  when: oldObject.spec.replicas > 2\n  labels: {a: b}\n", errs: []string{
 			`rules.yaml:4: rules[0].when: invalid CEL condition "oldObject.spec.replicas > 2": column 1: undeclared reference to 'oldObject'…`}},
 		{name: "empty", in: "  when: ''\n  labels: {a: b}\n", errs: []string{

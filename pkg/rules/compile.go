@@ -39,9 +39,6 @@ type Target struct {
 	memo     *selectionMemo   // evaluations by the rules selecting, when no rule reads
 	excluded []string         // namespace globs no rule applies in
 	sources  []*source.Source // see Sources
-	// readsOwners is set when a rule reads owners: their caches keep
-	// their selectors (guardSelector).
-	readsOwners bool
 }
 
 // nothing is the evaluation of an object no rule selects.
@@ -113,9 +110,7 @@ func (t *Target) evaluate(obj metav1.Object, namespaces source.Lookup, evaluated
 		}
 		r.contribute(e, obj, h)
 	}
-	if t.readsOwners {
-		t.guardSelector(e, obj, namespaces)
-	}
+	t.guardSelector(e, obj, namespaces) // for a rule that reads owners
 	return e
 }
 
@@ -275,7 +270,6 @@ func Compile(name string, f *rulefile.File, resolve ResolveFunc) (set *Set, unre
 			static = static && !r.Selective() && !r.ReadsObject() && !r.ReadsNamespace()
 		}
 		t.sources = t.neededSources()
-		t.readsOwners = slices.ContainsFunc(t.sources, func(s *source.Source) bool { return s.IsOwner })
 		if static {
 			t.static = t.Evaluate(&metav1.ObjectMeta{}, nil)
 		} else {

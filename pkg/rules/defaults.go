@@ -1,6 +1,10 @@
 package rules
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules/labelvalue"
+)
 
 // Why a computed value is missing, as the metrics and diff count it.
 const (
@@ -24,9 +28,9 @@ var Reasons = []string{ReasonError, ReasonInvalid, ReasonSourceMissing}
 
 // missing is a computed value that could not be read — its source lacks
 // it, holds no valid value, or its expression failed — why, and the
-// reason, one of Reasons.
+// reason, one of Reasons; value is the value read, when not valid.
 type missing struct {
-	key, why, reason string
+	key, why, reason, value string
 }
 
 // Unset is a key that a rule wants on an object but could not compute a
@@ -37,14 +41,24 @@ type Unset struct {
 }
 
 // orDefault returns values, the computed values of keys of kind that rule
-// read, with the rule's default set for each key of miss that has one
-// (recorded, with why, for explanations). Keys of miss without a default
-// stay unset and are reported in e.Problems; failed expressions are
-// reported whether or not there is a default, and their keys are held
-// (see Held). Every computed value form reads through it, so each takes a
-// default the same way.
-func (e *Evaluation) orDefault(values map[string]string, miss []missing, defaults map[string]string, rule, kind string) map[string]string {
+// read, with each invalid value of miss made valid where ifInvalid says
+// how (labelvalue.MakeValid), and the rule's default set for each other
+// key of miss that has one (each recorded, with how or why, for
+// explanations). Keys of miss without a default stay unset and are
+// reported in e.Problems; failed expressions are reported whether or not
+// there is a default, and their keys are held (see Held). Every computed
+// value form reads through it, so each is made valid and takes a default
+// the same way.
+func (e *Evaluation) orDefault(values map[string]string, miss []missing, defaults, ifInvalid map[string]string, rule, kind string) map[string]string {
 	for _, m := range miss {
+		if mode := ifInvalid[m.key]; m.reason == ReasonInvalid && mode != "" {
+			v, how, ok := labelvalue.MakeValid(mode, m.value)
+			if ok {
+				values, e.madeValid = put(values, m.key, v), put(e.madeValid, keyOf{kind, m.key}, how)
+				continue
+			}
+			m.why += " (ifInvalid: " + mode + " leaves no valid label value)"
+		}
 		failed := m.reason == ReasonError
 		if failed {
 			if _, ok := e.held[keyOf{kind, m.key}]; !ok {

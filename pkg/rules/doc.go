@@ -1,9 +1,9 @@
 // Package rules loads the rules file (rules.yaml), compiles it against
 // resolved resources, and says what the rules want of one object. It is
-// the front of four packages below it: the file format
+// the front of five packages below it: the file format
 // (pkg/rules/rulefile), the checks of rules together (pkg/rules/lint),
-// CEL (pkg/rules/celexpr) and the table of the objects rules read
-// besides the object itself (pkg/rules/source).
+// CEL (pkg/rules/celexpr), the table of the objects rules read besides
+// the object itself (pkg/rules/source) and ifInvalid (pkg/rules/labelvalue).
 //
 // A field of the file takes one path through the packages:
 //
@@ -32,7 +32,7 @@
 // calls back up.
 //
 // Layer "rules" of deps_test.go: of this module it imports only patch and
-// the four packages below it, and no client or informer (of client-go,
+// the five packages below it, and no client or informer (of client-go,
 // util packages only); resolving a name to a GroupVersionResource is the
 // caller's job (package resolve).
 package rules

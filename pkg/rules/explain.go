@@ -44,6 +44,9 @@ type Want struct {
 	// Defaulted says why Value is the rule's default: the source of the
 	// computed value is missing.
 	Defaulted string `json:"defaulted,omitempty"`
+	// MadeValid says how Value was made a valid label value, as the
+	// rule's ifInvalid asks: "truncated from 91 characters".
+	MadeValid string `json:"madeValid,omitempty"`
 	// From says how Value is computed (cel, jsonPath or fromNamespace, as
 	// in the file); empty for a literal. Inputs are the fields it reads,
 	// with their values, where explain can name them.
@@ -105,7 +108,7 @@ func wants(e *Evaluation) []Want {
 		var ws []Want
 		for k, v := range kind.set {
 			ws = append(ws, Want{Kind: kind.name, Key: k, Value: &v, IfAbsent: kind.ifAbsent[k], Defaulted: e.Defaulted(kind.name, k),
-				Input: e.Input(kind.name, k)})
+				MadeValid: e.madeValid[keyOf{kind.name, k}], Input: e.Input(kind.name, k)})
 		}
 		for _, k := range kind.remove {
 			ws = append(ws, Want{Kind: kind.name, Key: k})

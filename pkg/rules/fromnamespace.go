@@ -104,7 +104,7 @@ func namespaceValues(from map[string]rulefile.NamespaceKey, home metav1.Object, 
 	for _, k := range slices.Sorted(maps.Keys(from)) {
 		src := from[k]
 		if home == nil {
-			miss = append(miss, missing{k, fmt.Sprintf("fromNamespace %s: %s", src, why), ReasonSourceMissing})
+			miss = append(miss, missing{k, fmt.Sprintf("fromNamespace %s: %s", src, why), ReasonSourceMissing, ""})
 			continue
 		}
 		m := home.GetLabels()
@@ -113,11 +113,11 @@ func namespaceValues(from map[string]rulefile.NamespaceKey, home metav1.Object, 
 		}
 		v, ok := m[src.Key]
 		if !ok {
-			miss = append(miss, missing{k, fmt.Sprintf("fromNamespace: namespace %q has no %s", home.GetName(), src), ReasonSourceMissing})
+			miss = append(miss, missing{k, fmt.Sprintf("fromNamespace: namespace %q has no %s", home.GetName(), src), ReasonSourceMissing, ""})
 			continue
 		}
 		if msgs := valid(v); len(msgs) > 0 {
-			miss = append(miss, missing{k, fmt.Sprintf("fromNamespace: the value of %s (%d bytes) is not valid: %v", src, len(v), msgs), ReasonInvalid})
+			miss = append(miss, missing{k, fmt.Sprintf("fromNamespace: the value of %s (%d bytes) is not valid: %v", src, len(v), msgs), ReasonInvalid, v})
 			continue
 		}
 		out = put(out, k, v)

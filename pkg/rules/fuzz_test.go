@@ -42,6 +42,9 @@ var fuzzGood = []string{
 		"  annotations: {team: web, owner: {jsonPath: '{.metadata.labels.owner}'}}\n  labels: {managed: \"true\"}\n" +
 		"  removeAnnotations: [old]\n  removeLabels: [legacy]\n",
 	"rules:\n- {name: a, resources: [pods], annotations: {team: web}}\n- {name: b, resources: [po], annotations: {team: db}}\n",
+	"rules:\n- name: a\n  resources: [pods]\n  labels:\n    name: {jsonPath: '{.metadata.name}', ifInvalid: truncate}\n" +
+		"    id: {cel: \"object.metadata.name + '/x'\", ifInvalid: sanitize, default: none}\n" +
+		"    cost: {fromNamespace: {annotation: example.com/cost}, ifInvalid: hash}\n",
 }
 
 // addFuzzSeeds adds the good files, the shipped rules.yaml and every file

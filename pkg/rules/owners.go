@@ -60,7 +60,8 @@ func (c *Compiled) reads(k rulefile.RelatedKey, src *source.Source) bool {
 
 // guardSelector keeps e from changing a label of obj that obj's
 // controller owner selects it by (source.Selecting), which would orphan
-// it: each such change is dropped, and said in e's Problems.
+// it: each such change is dropped, and said in e's Problems. Only the
+// owners the rules of t read are known: their caches keep selectors.
 func (t *Target) guardSelector(e *Evaluation, obj metav1.Object, look source.Lookup) {
 	ref, keys := source.Selecting(obj, t.Sources(), look)
 	for _, k := range keys {

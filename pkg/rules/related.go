@@ -83,12 +83,12 @@ func (c *Compiled) relatedValues(from map[string]rulefile.RelatedKey, obj metav1
 		rk := from[k]
 		v, input, why := rk.Source.Value(obj, look, c.owners[rk.Owners], rk.Kind, rk.Key)
 		if why != "" {
-			miss = append(miss, missing{k, rk.Source.Field + ": " + why, ReasonSourceMissing})
+			miss = append(miss, missing{k, rk.Source.Field + ": " + why, ReasonSourceMissing, ""})
 			continue
 		}
 		if msgs := valid(v); len(msgs) > 0 {
 			why = fmt.Sprintf("the value of %s (%d bytes) is not valid: %v", input, len(v), msgs)
-			miss = append(miss, missing{k, rk.Source.Field + ": " + why, ReasonInvalid})
+			miss = append(miss, missing{k, rk.Source.Field + ": " + why, ReasonInvalid, v})
 			continue
 		}
 		out, inputs = put(out, k, v), put(inputs, k, input)

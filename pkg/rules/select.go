@@ -164,7 +164,7 @@ func values(from map[string]*template, obj metav1.Object, valid func(string) []s
 	if !ok {
 		var miss []missing
 		for _, k := range slices.Sorted(maps.Keys(from)) {
-			miss = append(miss, missing{k, fmt.Sprintf("the cache holds only the metadata of %T; values cannot be read", obj), ReasonError})
+			miss = append(miss, missing{k, fmt.Sprintf("the cache holds only the metadata of %T; values cannot be read", obj), ReasonError, ""})
 		}
 		return nil, miss
 	}
@@ -177,12 +177,12 @@ func values(from map[string]*template, obj metav1.Object, valid func(string) []s
 		err := t.jp.Execute(&buf, content)
 		t.mu.Unlock()
 		if err != nil {
-			miss = append(miss, missing{k, err.Error(), ReasonSourceMissing})
+			miss = append(miss, missing{k, err.Error(), ReasonSourceMissing, ""})
 			continue
 		}
 		v := buf.String()
 		if msgs := valid(v); len(msgs) > 0 {
-			miss = append(miss, missing{k, fmt.Sprintf("the value read (%d bytes) is not valid: %s", len(v), strings.Join(msgs, "; ")), ReasonInvalid})
+			miss = append(miss, missing{k, fmt.Sprintf("the value read (%d bytes) is not valid: %s", len(v), strings.Join(msgs, "; ")), ReasonInvalid, v})
 			continue
 		}
 		out = put(out, k, v)
@@ -216,8 +216,8 @@ func (c *Compiled) contribute(e *Evaluation, obj metav1.Object, h home) {
 	celLbls, m6 := celValues(c.labelsCEL, obj, h, validation.IsValidLabelValue)
 	relAnns, inAnns, m7 := c.relatedValues(c.AnnotationsFromRelated, obj, h.look, validAnnotationValue)
 	relLbls, inLbls, m8 := c.relatedValues(c.LabelsFromRelated, obj, h.look, validation.IsValidLabelValue)
-	anns = e.orDefault(rulefile.Joined(anns, rulefile.Joined(celAnns, relAnns)), slices.Concat(m1, m3, m5, m7), c.AnnotationsDefault, c.Name, rulefile.AnnotationKind)
-	lbls = e.orDefault(rulefile.Joined(lbls, rulefile.Joined(celLbls, relLbls)), slices.Concat(m2, m4, m6, m8), c.LabelsDefault, c.Name, rulefile.LabelKind)
+	anns = e.orDefault(rulefile.Joined(anns, rulefile.Joined(celAnns, relAnns)), slices.Concat(m1, m3, m5, m7), c.AnnotationsDefault, nil, c.Name, rulefile.AnnotationKind)
+	lbls = e.orDefault(rulefile.Joined(lbls, rulefile.Joined(celLbls, relLbls)), slices.Concat(m2, m4, m6, m8), c.LabelsDefault, c.LabelsIfInvalid, c.Name, rulefile.LabelKind)
 	e.Desired.Annotations = e.merge(e.Desired.Annotations, c.Annotations, anns, nsAnns, c.Name, rulefile.AnnotationKind)
 	e.Desired.Labels = e.merge(e.Desired.Labels, c.Labels, lbls, nsLbls, c.Name, rulefile.LabelKind)
 	e.recordInputs(inAnns, c.Name, rulefile.AnnotationKind)
@@ -270,6 +270,7 @@ type Evaluation struct {
 	setBy     map[keyOf]string // rule that set the key
 	removedBy map[keyOf]string // first rule that removes the key
 	defaulted map[keyOf]string // why a rule's default is set
+	madeValid map[keyOf]string // how a value read was made valid (for explain, of a rule alone)
 	inputs    map[keyOf]string // where a related value was read
 	held      map[keyOf]string // rule whose expression failed for the key: see Held
 }

@@ -72,6 +72,10 @@ func TestTypeCheck(t *testing.T) {
 			`rules.yaml:4: rules[0].when: rule "r": CEL condition "object.spec.replicas > 'two'" does not type-check against the schema of deployments.v1.apps: column 22: found no matching overload for '_>_' applied to '(int, string)'`}},
 		{name: "value that yields an int", resources: "deployments", in: "  labels:\n    n: {cel: object.spec.replicas}\n", errs: []string{
 			`rules.yaml:5: rules[0].labels.n.cel: rule "r": CEL value "object.spec.replicas" does not type-check against the schema of deployments.v1.apps: must yield a string, but yields a int`}},
+		{name: "value that yields a list", resources: "deployments", in: "  labels:\n    c: {cel: object.spec.template.spec.containers}\n", errs: []string{
+			`rules.yaml:5: rules[0].labels.c.cel: rule "r": CEL value "object.spec.template.spec.containers" does not type-check against the schema of deployments.v1.apps: must yield a string, but yields a list(…`}},
+		{name: "value that yields an object", resources: "deployments", in: "  annotations:\n    s: {cel: object.spec.strategy}\n", errs: []string{
+			`rules.yaml:5: rules[0].annotations.s.cel: rule "r": CEL value "object.spec.strategy" does not type-check against the schema of deployments.v1.apps: must yield a string, but yields a …`}},
 		{name: "typo in a value's field", resources: "deployments", in: "  annotations:\n    image: {cel: \"object.spec.template.spec.containers[0].imag\"}\n", errs: []string{
 			`rules.yaml:5: rules[0].annotations.image.cel: rule "r": CEL value "object.spec.template.spec.containers[0].imag" does not type-check against the schema of deployments.v1.apps: column 40: undefined field 'imag'`}},
 		{name: "has of a field that does not exist", resources: "deployments", in: "  when: has(object.spec.pausd)\n  labels: {a: b}\n", errs: []string{

@@ -11,6 +11,7 @@ import (
 	"github.com/google/cel-go/common/operators"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/interpreter"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/version"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	apiservercel "k8s.io/apiserver/pkg/cel"
@@ -282,4 +283,33 @@ func MetadataKeys(paths [][]string) (labelKeys, annotationKeys []string) {
 		}
 	}
 	return labelKeys, annotationKeys
+}
+
+// CopiesLabel reports whether src, a CEL value, only reads one label of
+// object or of namespaceObject — object.metadata.labels.team,
+// namespaceObject.metadata.?labels['team'].orValue('none') — so that what
+// it yields is always a valid label value: the label's, or an orValue that
+// is one.
+func CopiesLabel(src string) bool {
+	env, err := celEnv()
+	if err != nil {
+		return false
+	}
+	parsed, iss := env.Parse(src)
+	if iss.Err() != nil {
+		return false
+	}
+	x := parsed.NativeRep().Expr()
+	if x.Kind() == ast.CallKind && x.AsCall().FunctionName() == "orValue" && x.AsCall().IsMemberFunction() && len(x.AsCall().Args()) == 1 {
+		if d, ok := constString(x.AsCall().Args()[0]); !ok || len(validation.IsValidLabelValue(d)) > 0 {
+			return false
+		}
+		x = x.AsCall().Target()
+	}
+	for _, root := range []string{Object, NamespaceObject} {
+		if p, ok := objectPath(x, root); ok && len(p) == 3 && p[0] == "metadata" && p[1] == "labels" {
+			return true
+		}
+	}
+	return false
 }

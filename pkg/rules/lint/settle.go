@@ -57,6 +57,7 @@ func Unsettled(rules []rulefile.Rule) []rulefile.FieldError {
 	var out []rulefile.FieldError
 	for i := range rules {
 		out = append(out, selfUnsettled(&rules[i], i)...)
+		out = append(out, workloadLabels(&rules[i], i)...)
 	}
 	reported, whenReported := map[int]bool{}, map[string]bool{}
 	reads := parsedWhenReads(rules)

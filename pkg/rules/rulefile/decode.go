@@ -124,6 +124,7 @@ func (d *decoder) rules(n *yaml.Node, path string) []Rule {
 
 func (d *decoder) rule(n *yaml.Node, path string) Rule {
 	var r Rule
+	d.lineOf(path, n)
 	if n.Kind != yaml.MappingNode {
 		d.errorf(n, path, "must be a mapping with name, resources and what to set, got %s", describe(n))
 		return r
@@ -135,7 +136,6 @@ func (d *decoder) rule(n *yaml.Node, path string) Rule {
 		KeysOf(r.AnnotationsFromRelated))
 	d.setAndRemove(n, path+".removeLabels", r.RemoveLabels, r.Labels, Joined(r.LabelsFrom, r.LabelsCEL), KeysOf(r.LabelsFromNamespace), KeysOf(r.LabelsFromRelated))
 	d.relatedFor(n, path, &r)
-	d.workloadLabels(n, path, &r)
 	return r
 }
 

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/labelvalue"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
@@ -24,6 +25,7 @@ type metadataValues struct {
 	fromRelated   map[string]RelatedKey   // {fromNode: {…}}, {fromOwner: {…}}: of source.Related()
 	ifAbsent      map[string]bool         // {…, ifAbsent: true}, of any of the above
 	defaults      map[string]string       // {…, default: "…"}, of a computed form
+	ifInvalid     map[string]string       // {…, ifInvalid: truncate}, of a computed form of a label
 	kind          string                  // AnnotationKind or LabelKind
 }
 
@@ -69,7 +71,7 @@ var valueForms = []valueForm{
 		}},
 	{name: "jsonPath", how: "{jsonPath: '{.path.to.field}'} to read it from the object",
 		doc: "The value read from the object with a kubectl JSONPath template. When the field is missing " +
-			"(or, for a label, is no valid label value) the key is not set.",
+			"(or, for a label, is no valid label value and no ifInvalid makes it one) the key is not set.",
 		value:    func(string) *jsonSchema { return ref(defJSONPath) },
 		computed: true,
 		decode: func(d *decoder, v *yaml.Node, p, key string, into *metadataValues) {
@@ -80,7 +82,7 @@ var valueForms = []valueForm{
 	{name: "cel", how: `{cel: "…"} to compute it with a CEL expression`,
 		doc: "The string a CEL expression yields for the object, read as in admission policies (object, namespaceObject). " +
 			"An error, or a result that is not a string, keeps the value the object has (the default where it has none); " +
-			"for a label, no valid label value leaves the key unset.",
+			"for a label, no valid label value leaves the key unset, unless ifInvalid makes it one.",
 		value:    func(string) *jsonSchema { return &jsonSchema{Type: "string", MinLength: 1} },
 		computed: true,
 		decode: func(d *decoder, v *yaml.Node, p, key string, into *metadataValues) {
@@ -155,8 +157,12 @@ const ifAbsentField = "ifAbsent"
 // value set when its source is missing.
 const defaultField = "default"
 
+// ifInvalidField is the field that, next to a computed value form of a
+// label, says how a value read that is no valid label value is made one.
+const ifInvalidField = "ifInvalid"
+
 // valueFields are the fields a value mapping may hold.
-var valueFields = append(slices.Clone(valueFormNames), ifAbsentField, defaultField)
+var valueFields = append(slices.Clone(valueFormNames), ifAbsentField, defaultField, ifInvalidField)
 
 // put sets m[k] to v, making m when nil.
 func put[K comparable, V any](m map[K]V, k K, v V) map[K]V {
@@ -181,6 +187,7 @@ func (d *decoder) metadata(n *yaml.Node, path, kind string) metadataValues {
 	}
 	out.kind = kind
 	d.fields(n, path, nil, func(key, p string, v *yaml.Node) {
+		d.lineOf(p, v)
 		d.metadataKey(d.keyLine, p, kind, key)
 		if v.Kind == yaml.MappingNode {
 			d.valueForm(v, p, key, &out)
@@ -209,13 +216,16 @@ func (d *decoder) valueForm(n *yaml.Node, p, key string, into *metadataValues) {
 			d.errorf(n, p, "ifAbsent says when to set a value, but none is given: add %s", strings.Join(valueFormNames, ", "))
 		case hasKey(n, defaultField):
 			d.errorf(n, p, "default is set when a computed value's source is missing, but none is given: add %s", strings.Join(computedFormNames, ", "))
+		case hasKey(n, ifInvalidField):
+			d.errorf(n, p, "ifInvalid makes a computed value a valid label value, but none is given: add %s", strings.Join(computedFormNames, ", "))
 		default:
 			d.errorf(n, p, "value must be %s; got a mapping", valueFormsHow)
 		}
 		return
 	}
 	var given []string
-	var def *yaml.Node
+	var def, fix *yaml.Node
+	d.lineOf(p, n)
 	d.fields(n, p, valueFields, func(name, fp string, v *yaml.Node) {
 		switch name {
 		case ifAbsentField:
@@ -225,6 +235,9 @@ func (d *decoder) valueForm(n *yaml.Node, p, key string, into *metadataValues) {
 			return
 		case defaultField:
 			def = v
+			return
+		case ifInvalidField:
+			fix = v
 			return
 		}
 		given = append(given, name)
@@ -247,6 +260,31 @@ func (d *decoder) valueForm(n *yaml.Node, p, key string, into *metadataValues) {
 	if def != nil && len(given) == 1 {
 		d.defaultValue(def, FieldPath(p, defaultField), key, given[0], into)
 	}
+	if fix != nil && len(given) == 1 {
+		d.ifInvalid(fix, FieldPath(p, ifInvalidField), key, given[0], into)
+	}
+}
+
+// ifInvalid decodes v, the ifInvalid given at path p next to form, the
+// value form of key: one of labelvalue.Modes, for a computed label value.
+func (d *decoder) ifInvalid(v *yaml.Node, p, key, form string, into *metadataValues) {
+	switch {
+	case into.kind != LabelKind:
+		d.errorf(v, p, "an annotation value may be any string, so it takes no ifInvalid; ifInvalid makes a computed label value a valid label value")
+		return
+	case !slices.Contains(computedFormNames, form):
+		d.errorf(v, p, "a %s is checked when the file is loaded, so it takes no ifInvalid; ifInvalid goes with a computed value: %s", form, strings.Join(computedFormNames, ", "))
+		return
+	}
+	s, ok := d.str(v, p)
+	if !ok {
+		return
+	}
+	if !slices.Contains(labelvalue.Modes, s) {
+		d.errorf(v, p, "must be %s, got %q", labelvalue.ModesText, s)
+		return
+	}
+	into.ifInvalid = put(into.ifInvalid, key, s)
 }
 
 // defaultValue decodes v, the default given at path p next to form, the

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/labelvalue"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
@@ -177,7 +178,8 @@ func literalSchema(kind string) *jsonSchema {
 }
 
 // valueSchema is the value of a key of kind: a string, or exactly one of
-// valueForms, with ifAbsent.
+// valueForms, with ifAbsent, a computed one with default, and a computed
+// one of a label with ifInvalid.
 func valueSchema(kind string) *jsonSchema {
 	literal := literalSchema(kind)
 	literal.Description = "A literal value. Quote values YAML would read as another type: \"True\", \"1\"."
@@ -195,6 +197,12 @@ func valueSchema(kind string) *jsonSchema {
 			def := literalSchema(kind)
 			def.Description = "The value set when the source is missing, instead of leaving the key unset."
 			form.Properties[defaultField] = def
+		}
+		if f.computed && kind == LabelKind {
+			form.Properties[ifInvalidField] = &jsonSchema{Type: "string", Enum: labelvalue.Modes,
+				Description: "How a value read that is no valid label value is made one, instead of leaving the key unset: " +
+					"truncate keeps its first 63 characters; sanitize also replaces each run of other characters than letters, digits, '-', '_' and '.' with '-'; " +
+					"hash sanitizes and ends it with a hash of the whole value."}
 		}
 		s.OneOf = append(s.OneOf, form)
 	}

@@ -1,7 +1,6 @@
 package rulefile
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -20,15 +19,6 @@ type Owners struct {
 	// Through are the owner resources walked, as written: those the key
 	// names ("through"), else source.DefaultOwners; Hop among them.
 	Through []string
-}
-
-// String says which owner is read, in messages: "the root owner", "the
-// owning deployments.apps".
-func (o *Owners) String() string {
-	if o.Hop == "" {
-		return "the root owner"
-	}
-	return "the owning " + o.Hop
 }
 
 // ownerFields are the fields of a fromOwner value form besides the key.
@@ -142,34 +132,4 @@ func ownerSchema() *jsonSchema {
 	s.Properties[throughField] = &jsonSchema{Description: fmt.Sprintf("The owner resources walked through (default: %s).", strings.Join(source.DefaultOwners, ", ")),
 		Type: "array", MinItems: 1, UniqueItems: true, Items: names}
 	return s
-}
-
-// WorkloadLabels are the labels of Pods that Kubernetes' workload
-// controllers select or version them by: a Deployment's ReplicaSets
-// select their Pods by pod-template-hash, a Job by its controller-uid,
-// and StatefulSets and DaemonSets tell a Pod's revision by
-// controller-revision-hash. Writing one would orphan a Pod, or have it
-// replaced: no rule on Pods may set or remove one. (Other labels an
-// owner selects by are known only from the owner: the controller leaves
-// those unchanged where it reads owners.)
-var WorkloadLabels = []string{"pod-template-hash", "controller-uid", "batch.kubernetes.io/controller-uid", "controller-revision-hash"}
-
-// workloadLabels reports, for rule r at path, each of WorkloadLabels it
-// sets or removes, when it names pods.
-func (d *decoder) workloadLabels(n *yaml.Node, path string, r *Rule) {
-	if !slices.ContainsFunc(r.Resources, func(name string) bool { return slices.Contains(source.Node.Names, strings.ToLower(name)) }) {
-		return
-	}
-	keys := Joined(Joined(r.Labels, Joined(r.LabelsFrom, r.LabelsCEL)), Joined(KeysOf(r.LabelsFromNamespace), KeysOf(r.LabelsFromRelated)))
-	for _, k := range WorkloadLabels {
-		p := FieldPath(path+".labels", k)
-		if _, set := keys[k]; !set {
-			if !slices.Contains(r.RemoveLabels, k) {
-				continue
-			}
-			p = path + ".removeLabels"
-		}
-		d.errs = append(d.errs, FieldError{Line: cmp.Or(d.lines[p], n.Line), Field: p, Message: fmt.Sprintf(
-			"is the label %q of Pods, which their workload controller selects or versions them by: writing it would orphan a Pod or have it replaced", k)})
-	}
 }

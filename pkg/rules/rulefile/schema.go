@@ -108,13 +108,13 @@ var ruleSchema = mapping[Rule]{
 			r.Annotations, r.AnnotationsFrom, r.AnnotationsCEL, r.AnnotationsFromNamespace = m.literal, m.jsonPath, m.cel, m.fromNamespace
 			r.AnnotationsIfAbsent, r.AnnotationsDefault, r.AnnotationsFromRelated = m.ifAbsent, m.defaults, m.fromRelated
 		}},
-	{name: "labels", fills: []string{"Labels", "LabelsFrom", "LabelsCEL", "LabelsFromNamespace", "LabelsFromRelated", "LabelsIfAbsent", "LabelsDefault"}, sets: true,
+	{name: "labels", fills: []string{"Labels", "LabelsFrom", "LabelsCEL", "LabelsFromNamespace", "LabelsFromRelated", "LabelsIfAbsent", "LabelsDefault", "LabelsIfInvalid"}, sets: true,
 		doc:   "Labels to set; a key's value is " + valueFormsHow + ".",
 		value: metadataSchema(LabelKind),
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) {
 			m := d.metadata(v, p, LabelKind)
 			r.Labels, r.LabelsFrom, r.LabelsCEL, r.LabelsFromNamespace = m.literal, m.jsonPath, m.cel, m.fromNamespace
-			r.LabelsIfAbsent, r.LabelsDefault, r.LabelsFromRelated = m.ifAbsent, m.defaults, m.fromRelated
+			r.LabelsIfAbsent, r.LabelsDefault, r.LabelsFromRelated, r.LabelsIfInvalid = m.ifAbsent, m.defaults, m.fromRelated, m.ifInvalid
 		}},
 	{name: "removeAnnotations", fills: []string{"RemoveAnnotations"}, sets: true,
 		doc:    "Annotation keys to delete, whoever set them.",

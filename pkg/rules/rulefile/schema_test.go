@@ -30,7 +30,7 @@ var fieldExamples = map[string]string{
 	"mode":              "audit",
 	"allowOptOut":       "false",
 	"annotations":       "{owner: web, team: {jsonPath: '{.metadata.labels.team}', default: none}, id: {cel: 'object.metadata.name'}, cost: {fromNamespace: {annotation: example.com/cost}}, zone: {fromNode: {annotation: example.com/rack}}, psa: {value: baseline, ifAbsent: true}}",
-	"labels":            "{owner: web, team: {jsonPath: '{.metadata.labels.team}', default: none}, id: {cel: 'object.metadata.name'}, tier: {fromNamespace: {label: tier}}, zone: {fromNode: {label: topology.kubernetes.io/zone}}, psa: {value: baseline, ifAbsent: true}}",
+	"labels":            "{owner: web, team: {jsonPath: '{.metadata.labels.team}', default: none}, id: {cel: 'object.metadata.name', ifInvalid: hash}, tier: {fromNamespace: {label: tier}}, zone: {fromNode: {label: topology.kubernetes.io/zone}}, psa: {value: baseline, ifAbsent: true}}",
 	"removeAnnotations": "[deprecated.example.com/flag]",
 	"removeLabels":      "[legacy]",
 }

@@ -108,7 +108,7 @@ type Rule struct {
 	LabelsFrom map[string]string
 	// LabelsCEL ("labels", the keys given {cel: "…"}) are set to the string
 	// a CEL expression yields, as AnnotationsCEL; one that is no valid label
-	// value leaves the key unset.
+	// value leaves the key unset, unless LabelsIfInvalid makes it one.
 	LabelsCEL map[string]string
 	// LabelsFromNamespace ("labels", the keys given {fromNamespace: …}) are
 	// set to the value read from the object's namespace, as
@@ -135,6 +135,12 @@ type Rule struct {
 	// LabelsDefault ("labels", the keys given default: "…") are set to the
 	// default when the value's source is missing, as AnnotationsDefault.
 	LabelsDefault map[string]string
+	// LabelsIfInvalid ("labels", the keys given ifInvalid: next to a
+	// computed value, as in {jsonPath: '{.spec.x}', ifInvalid: truncate})
+	// say, by key, how a value read that is no valid label value is made
+	// one: one of labelvalue.Modes. Without it, such a value sets nothing.
+	// Annotation values have no such limit.
+	LabelsIfInvalid map[string]string
 	// RemoveAnnotations ("removeAnnotations") are deleted, whoever set them.
 	RemoveAnnotations []string
 	// RemoveLabels ("removeLabels") are deleted, whoever set them.
