@@ -67,7 +67,9 @@ func SourceIndexers(t *rules.Target) cache.Indexers {
 			continue
 		}
 		if src.IsOwner {
-			out[OwnerIndex] = ownerIndexFunc
+			if src != source.Owner { // a rule reads owners: see cannotServe
+				out[OwnerIndex] = ownerIndexFunc
+			}
 			continue
 		}
 		out[SourceIndex(src)] = func(obj any) ([]string, error) {

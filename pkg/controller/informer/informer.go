@@ -2,6 +2,7 @@ package informer
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -115,7 +116,14 @@ func (ri *Informer) ServesAll(need func() projection.Projection) bool {
 // A cache that keeps more than t needs serves t as it is: the keys no
 // rule needs any more go when it is next built.
 func (ri *Informer) cannotServe(t *rules.Target) bool {
-	return ri.Projection.Whole != t.ReadsObjects || !ri.keeps(t) || ri.Stale.Load()
+	return ri.Projection.Whole != t.ReadsObjects || !ri.keeps(t) || ri.Stale.Load() || !ri.indexes(t)
+}
+
+// indexes reports whether ri has the indexes t's rules need: by owner,
+// when they read owners (a cache that keeps the owners has it).
+func (ri *Informer) indexes(t *rules.Target) bool {
+	_, ok := ri.Informer.GetIndexer().GetIndexers()[OwnerIndex]
+	return ok || !slices.ContainsFunc(t.Sources(), func(s *source.Source) bool { return s.IsOwner })
 }
 
 // keeps reports whether the cache of ri keeps all that t's rules read.
