@@ -51,13 +51,19 @@ var layers = []layer{
 	{"process", []string{"pkg/app"}},
 	// Flags, subcommands, main.
 	{"command", []string{"pkg/cli/help", "pkg/cli", "."}},
-	// Control planes, end-to-end suites, benchmark and demo.
-	{"test", []string{"test/harness", "test/bench", "test/demo", "test/e2e", "test/soak"}},
+	// What tests need besides a control plane, one question each: the
+	// processes they start, a process's metrics, the faults they cause,
+	// what the kubelet gives a Pod. Nothing of the product.
+	{"test support", []string{"test/harness/promtext", "test/harness/proc", "test/harness/faults", "test/harness/kubelet"}},
+	// The control plane every suite, the benchmark and the demo start.
+	{"harness", []string{"test/harness"}},
+	// End-to-end suites, benchmark and demo.
+	{"test", []string{"test/bench", "test/demo", "test/e2e", "test/soak"}},
 }
 
 // wiredByApp are the parts of the running controller. The command line
 // parses flags and prints; the process it runs is wired by pkg/app, so no
-// package but pkg/app (and the test layer) imports them.
+// package but pkg/app (and the tests' packages under test/) imports them.
 var wiredByApp = []string{"pkg/controller", "pkg/reloader", "pkg/shard", "pkg/policysync"}
 
 // noClients import no client or informer: of client-go, only its util
@@ -120,7 +126,7 @@ func TestLayers(t *testing.T) {
 			if il := layerOf(imp); il > l {
 				t.Errorf("%s (layer %s) imports %s (layer %s): a lower package imports an upper one", pkg, layers[l].name, imp, layers[il].name)
 			}
-			if slices.Contains(wiredByApp, imp) && pkg != "pkg/app" && layers[l].name != "test" {
+			if slices.Contains(wiredByApp, imp) && pkg != "pkg/app" && !strings.HasPrefix(pkg, "test/") {
 				t.Errorf("%s imports %s; pkg/app wires it", pkg, imp)
 			}
 			if slices.Contains(noClients, pkg) && strings.HasPrefix(imp, "k8s.io/client-go/") && !strings.HasPrefix(imp, "k8s.io/client-go/util/") {

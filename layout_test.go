@@ -24,8 +24,7 @@ var oversized = map[string]struct {
 	ceiling int
 	why     string
 }{
-	"test/bench":   {4259, "the benchmark's runners, sharding setups, memory and latency measurements in one command: runners to move to packages of their own"},
-	"test/harness": {2349, "the control plane, processes, objects, faults and metrics of every test suite: faults and processes to split off"},
+	"test/bench": {4259, "the benchmark's runners, sharding setups, memory and latency measurements in one command: runners to move to packages of their own"},
 }
 
 // packageDirs returns every directory of the repository, as a slash path

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	h "github.com/kube-annotator/kube-annotator/test/harness"
+	"github.com/kube-annotator/kube-annotator/test/harness/proc"
 )
 
 // stopTimeout is how long a child may take to exit after SIGTERM before it
@@ -17,7 +17,7 @@ const stopTimeout = 30 * time.Second
 
 // child is a runner the benchmark started, with its output in a file.
 type child struct {
-	*h.Child
+	*proc.Child
 	log     string       // file with its stdout and stderr
 	started time.Time    // just before the process was started
 	hwm     atomic.Int64 // the largest VmHWM read while it ran, KiB
@@ -38,7 +38,7 @@ func startChild(name, logFile string, env []string, bin string, args ...string) 
 	}
 	cmd.SysProcAttr = sysProcAttr()
 	started := time.Now()
-	hc, err := h.StartChild(name, cmd)
+	hc, err := proc.StartChild(name, cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +51,7 @@ func startChild(name, logFile string, env []string, bin string, args ...string) 
 // exited; for runners that must keep running.
 func (c *child) alive() error {
 	if done, err := c.Exited(); done {
-		return c.failure(fmt.Sprintf("exited unexpectedly (%s)", h.ExitText(err)))
+		return c.failure(fmt.Sprintf("exited unexpectedly (%s)", proc.ExitText(err)))
 	}
 	return nil
 }
@@ -60,13 +60,13 @@ func (c *child) alive() error {
 // runners that exit when they are done.
 func (c *child) failed() error {
 	if done, err := c.Exited(); done && err != nil {
-		return c.failure(h.ExitText(err))
+		return c.failure(proc.ExitText(err))
 	}
 	return nil
 }
 
 func (c *child) failure(what string) error {
-	return fmt.Errorf("%s (pid %d) %s; last lines of %s:\n%s", c.Name, c.PID(), what, c.log, h.LogTail(c.log, 20))
+	return fmt.Errorf("%s (pid %d) %s; last lines of %s:\n%s", c.Name, c.PID(), what, c.log, proc.LogTail(c.log, 20))
 }
 
 // wait waits up to timeout for the process to exit on its own.
@@ -74,7 +74,7 @@ func (c *child) wait(timeout time.Duration) error {
 	select {
 	case <-c.Done():
 		if c.Err() != nil {
-			return c.failure(h.ExitText(c.Err()))
+			return c.failure(proc.ExitText(c.Err()))
 		}
 		return nil
 	case <-time.After(timeout):
@@ -91,7 +91,7 @@ func (c *child) wait(timeout time.Duration) error {
 func (c *child) stop() error {
 	if done, err := c.Exited(); done {
 		if err != nil {
-			return c.failure(h.ExitText(err))
+			return c.failure(proc.ExitText(err))
 		}
 		return nil
 	}
@@ -100,10 +100,10 @@ func (c *child) stop() error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, h.ErrKilled):
+	case errors.Is(err, proc.ErrKilled):
 		return c.failure(fmt.Sprintf("did not stop within %v of SIGTERM; killed it", stopTimeout))
 	case errors.As(err, &exit):
-		return c.failure("exited with " + h.ExitText(err) + " on SIGTERM")
+		return c.failure("exited with " + proc.ExitText(err) + " on SIGTERM")
 	default:
 		return err
 	}

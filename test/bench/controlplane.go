@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
-	h "github.com/kube-annotator/kube-annotator/test/harness"
+	"github.com/kube-annotator/kube-annotator/test/harness/promtext"
 )
 
 // cpuTimes are the CPU seconds, user and system, that the control plane's
@@ -30,7 +30,7 @@ func (b *bench) controlPlaneCPU(ctx context.Context) (cpuTimes, error) {
 	if err != nil {
 		return cpuTimes{}, fmt.Errorf("etcd CPU: %w", err)
 	}
-	return cpuTimes{apiServer: api, etcd: h.MetricValue(body, "process_cpu_seconds_total", nil)}, nil
+	return cpuTimes{apiServer: api, etcd: promtext.MetricValue(body, "process_cpu_seconds_total", nil)}, nil
 }
 
 // profile is a CPU profile of kube-apiserver being taken, or nil when

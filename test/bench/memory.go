@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	h "github.com/kube-annotator/kube-annotator/test/harness"
+	"github.com/kube-annotator/kube-annotator/test/harness/promtext"
 )
 
 // memoryPoint is kube-annotator's memory once converged at some number of
@@ -258,7 +258,7 @@ func minHeap(ctx context.Context, url string, window time.Duration) (heap, error
 		if err != nil {
 			return heap{}, fmt.Errorf("kube-annotator metrics: %w", err)
 		}
-		v := heap{inuse: h.MetricValue(body, "go_memstats_heap_inuse_bytes", nil), alloc: h.MetricValue(body, "go_memstats_heap_alloc_bytes", nil)}
+		v := heap{inuse: promtext.MetricValue(body, "go_memstats_heap_inuse_bytes", nil), alloc: promtext.MetricValue(body, "go_memstats_heap_alloc_bytes", nil)}
 		if v.inuse == 0 || v.alloc == 0 {
 			return heap{}, fmt.Errorf("kube-annotator metrics at %s have no go_memstats_heap_inuse_bytes or go_memstats_heap_alloc_bytes", url)
 		}

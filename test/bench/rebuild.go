@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
-	h "github.com/kube-annotator/kube-annotator/test/harness"
+	"github.com/kube-annotator/kube-annotator/test/harness/promtext"
 )
 
 // rebuildResult is what a reload cost whose rules make kube-annotator's
@@ -39,7 +39,7 @@ func (b *bench) rebuild(ctx context.Context, readyz, metrics string, c *child) (
 	logf("Reloading rules that make kube-annotator's caches keep one more label, at %d objects", b.objects)
 	syncs := func() (float64, error) {
 		body, err := get(ctx, metrics)
-		return h.MetricValue(body, "kube_annotator_syncs_total", map[string]string{"result": "success"}), err
+		return promtext.MetricValue(body, "kube_annotator_syncs_total", map[string]string{"result": "success"}), err
 	}
 	before, err := syncs()
 	if err != nil {

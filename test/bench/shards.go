@@ -11,7 +11,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	h "github.com/kube-annotator/kube-annotator/test/harness"
+	"github.com/kube-annotator/kube-annotator/test/harness/promtext"
 )
 
 // maxShards bounds --shards: every replica is a process on this machine.
@@ -94,7 +94,7 @@ func (r *replica) metric(ctx context.Context, name string, match map[string]stri
 	if err != nil {
 		return 0, fmt.Errorf("%s (pid %d) metrics: %w", r.Name, r.PID(), err)
 	}
-	return h.MetricValue(body, name, match), nil
+	return promtext.MetricValue(body, name, match), nil
 }
 
 // replicas are the processes of one setup, the first started first.

@@ -1,4 +1,4 @@
-package harness
+package kubelet
 
 import (
 	"bufio"
@@ -15,6 +15,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 // ServiceAccountDir is where the kubelet mounts a container's service
@@ -37,19 +38,20 @@ type PodIdentity struct {
 	Host, Port string
 }
 
-// PodIdentity returns the identity of a Pod in namespace that runs as its
-// ServiceAccount serviceAccount, with a token from the TokenRequest API,
-// as the kubelet gets it.
-func (e *Env) PodIdentity(t testing.TB, namespace, serviceAccount string) PodIdentity {
+// NewPodIdentity returns the identity of a Pod in namespace that runs as
+// its ServiceAccount serviceAccount, with a token from the TokenRequest
+// API, as the kubelet gets it; cfg is an administrator's configuration of
+// the API server, whose address and CA the Pod is given.
+func NewPodIdentity(t testing.TB, cfg *rest.Config, namespace, serviceAccount string) PodIdentity {
 	t.Helper()
-	u, err := url.Parse(e.Config.Host)
+	u, err := url.Parse(cfg.Host)
 	if err != nil || u.Port() == "" {
-		t.Fatalf("API server address %q: want https://host:port (%v)", e.Config.Host, err)
+		t.Fatalf("API server address %q: want https://host:port (%v)", cfg.Host, err)
 	}
-	if len(e.Config.CAData) == 0 {
+	if len(cfg.CAData) == 0 {
 		t.Fatalf("the administrator's configuration has no CA data")
 	}
-	cs, err := kubernetes.NewForConfig(e.Config)
+	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +61,7 @@ func (e *Env) PodIdentity(t testing.TB, namespace, serviceAccount string) PodIde
 	if err != nil {
 		t.Fatalf("request a token of ServiceAccount %s/%s: %v", namespace, serviceAccount, err)
 	}
-	return PodIdentity{Token: tr.Status.Token, CA: e.Config.CAData, Namespace: namespace, Host: u.Hostname(), Port: u.Port()}
+	return PodIdentity{Token: tr.Status.Token, CA: cfg.CAData, Namespace: namespace, Host: u.Hostname(), Port: u.Port()}
 }
 
 // MountNamespaceError says why PodIdentity.Command cannot work here (it

@@ -1,4 +1,4 @@
-package harness
+package faults
 
 import (
 	"errors"
@@ -24,18 +24,20 @@ type Proxy struct {
 	conns map[net.Conn]bool
 }
 
-// NewProxy starts a proxy to the API server and returns it with a
-// kubeconfig that points at it. The test's end stops it.
-func (e *Env) NewProxy(t testing.TB) (*Proxy, string) {
+// NewProxy starts a proxy to the API server at host (its URL, e.g.
+// https://127.0.0.1:41234, or host:port) and returns it with a copy of
+// the kubeconfig file at kubeconfig that points at it. The test's end
+// stops it.
+func NewProxy(t testing.TB, host, kubeconfig string) (*Proxy, string) {
 	t.Helper()
-	host := strings.TrimPrefix(strings.TrimPrefix(e.Config.Host, "https://"), "http://")
+	host = strings.TrimPrefix(strings.TrimPrefix(host, "https://"), "http://")
 	host = strings.TrimSuffix(host, "/")
 	p := &Proxy{target: host, conns: map[net.Conn]bool{}}
 	if err := p.listen("127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(p.Down)
-	data, err := os.ReadFile(e.Kubeconfig)
+	data, err := os.ReadFile(kubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}

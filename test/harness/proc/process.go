@@ -1,4 +1,4 @@
-package harness
+package proc
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -16,40 +15,13 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/kube-annotator/kube-annotator/test/harness/promtext"
 )
 
 // StopTimeout is how long a process a test started may take to exit
 // after SIGTERM.
 const StopTimeout = 10 * time.Second
-
-// BuildBinary builds the kube-annotator command into dir and returns the
-// binary's path.
-func BuildBinary(dir string) (string, error) {
-	binary := filepath.Join(dir, "kube-annotator")
-	build := exec.Command("go", "build", "-o", binary, ".")
-	build.Dir = RepoRoot()
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return "", fmt.Errorf("build kube-annotator: %w", err)
-	}
-	return binary, nil
-}
-
-// StartControlPlane starts a control plane of the test's own, apart from
-// any shared one, and stops it at the test's end.
-func StartControlPlane(t testing.TB, opts Options) *Env {
-	t.Helper()
-	e, err := StartWith(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := e.Stop(); err != nil {
-			t.Errorf("stop control plane: %v", err)
-		}
-	})
-	return e
-}
 
 // Process is a process a test started: the kube-annotator binary, or
 // kubectl running it as a plugin.
@@ -219,19 +191,19 @@ func (p *Process) Scrape(t testing.TB) []byte {
 // Metric reads one of the process's own metrics, summed over its series.
 func (p *Process) Metric(t testing.TB, name string) float64 {
 	t.Helper()
-	return MetricValue(p.Scrape(t), name, nil)
+	return promtext.MetricValue(p.Scrape(t), name, nil)
 }
 
 // Writes reads the controller's kube_annotator_writes_total with result.
 func (p *Process) Writes(t testing.TB, result string) int {
 	t.Helper()
-	return int(MetricValue(p.Scrape(t), "kube_annotator_writes_total", map[string]string{"result": result}))
+	return int(promtext.MetricValue(p.Scrape(t), "kube_annotator_writes_total", map[string]string{"result": result}))
 }
 
 // TryMetric is Metric for polls: the server may not be up yet.
 func (p *Process) TryMetric(name string) (float64, error) {
 	body, err := p.ReadMetrics()
-	return MetricValue(body, name, nil), err
+	return promtext.MetricValue(body, name, nil), err
 }
 
 // WaitMetric waits until metric name has value want.
@@ -247,7 +219,7 @@ func (p *Process) WaitSeries(t testing.TB, timeout time.Duration, name string, m
 	var got float64
 	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
 		body, err := p.ReadMetrics()
-		got = MetricValue(body, name, match)
+		got = promtext.MetricValue(body, name, match)
 		return err == nil && got == want, nil
 	})
 	if err != nil {
