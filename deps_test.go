@@ -57,6 +57,15 @@ var layers = []layer{
 	{"test support", []string{"test/harness/promtext", "test/harness/proc", "test/harness/faults", "test/harness/kubelet"}},
 	// The control plane every suite, the benchmark and the demo start.
 	{"harness", []string{"test/harness"}},
+	// The benchmark's parts, one question each: where it is, its tables'
+	// figures, the objects it annotates, the processes it measures, its own
+	// watch, the raw runner.
+	{"bench parts", []string{"test/bench/progress", "test/bench/table", "test/bench/workload",
+		"test/bench/child", "test/bench/tracker", "test/bench/raw"}},
+	// What every measurement of the benchmark stands on.
+	{"bench rig", []string{"test/bench/rig"}},
+	// The benchmark's measurements, one each.
+	{"bench phases", []string{"test/bench/rounds", "test/bench/memory", "test/bench/policy", "test/bench/sharding"}},
 	// End-to-end suites, benchmark and demo.
 	{"test", []string{"test/bench", "test/demo", "test/e2e", "test/soak"}},
 }
