@@ -50,7 +50,7 @@ var layers = []layer{
 	// The process of `run`, wired from one Config.
 	{"process", []string{"pkg/app"}},
 	// Flags, subcommands, main.
-	{"command", []string{"pkg/cli/help", "pkg/cli", "."}},
+	{"command", []string{"pkg/cli/help", "pkg/cli/logs", "pkg/cli", "."}},
 	// What tests need besides a control plane, one question each: the
 	// processes they start, a process's metrics, the faults they cause,
 	// what the kubelet gives a Pod. Nothing of the product.
