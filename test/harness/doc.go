@@ -17,7 +17,7 @@
 // start), promtext (reading /metrics), faults (breaking the control
 // plane) and kubelet (what a Pod's container is given).
 //
-// Layer "test" of deps_test.go. It is test-only code: it imports
+// Layer "harness" of deps_test.go. It is test-only code: it imports
 // controller-runtime's envtest, which must never reach the product binary,
 // and no product package imports it.
 package harness

@@ -9,6 +9,6 @@
 // Tests reach both through test/harness's Env (NewProxy, StopAPIServer,
 // StartAPIServer), which knows the control plane's address and files.
 //
-// Layer "test" of deps_test.go, below test/harness: it imports only
+// Layer "test support" of deps_test.go, below test/harness: it imports only
 // test/harness/proc of the module.
 package faults

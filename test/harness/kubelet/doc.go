@@ -6,6 +6,6 @@
 // directory laid out and updated as the kubelet updates a ConfigMap
 // volume, by one rename of "..data").
 //
-// Layer "test" of deps_test.go, below test/harness: it imports nothing
+// Layer "test support" of deps_test.go, below test/harness: it imports nothing
 // of the module.
 package kubelet

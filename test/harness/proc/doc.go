@@ -9,6 +9,6 @@
 // waits on its metrics (WaitMetric, WaitSeries) instead of sleeping.
 // LogTail and ProcStatusKiB read a process's log and memory.
 //
-// Layer "test" of deps_test.go, below test/harness: it imports only
+// Layer "test support" of deps_test.go, below test/harness: it imports only
 // test/harness/promtext of the module.
 package proc
