@@ -50,14 +50,29 @@ var layers = []layer{
 	// The process of `run`, wired from one Config.
 	{"process", []string{"pkg/app"}},
 	// Flags, subcommands, main.
-	{"command", []string{"pkg/cli/help", "pkg/cli", "."}},
-	// Control planes, end-to-end suites, benchmark and demo.
-	{"test", []string{"test/harness", "test/bench", "test/demo", "test/e2e", "test/soak"}},
+	{"command", []string{"pkg/cli/help", "pkg/cli/logs", "pkg/cli", "."}},
+	// What tests need besides a control plane, one question each: the
+	// processes they start, a process's metrics, the faults they cause,
+	// what the kubelet gives a Pod. Nothing of the product.
+	{"test support", []string{"test/harness/promtext", "test/harness/proc", "test/harness/faults", "test/harness/kubelet"}},
+	// The control plane every suite, the benchmark and the demo start.
+	{"harness", []string{"test/harness"}},
+	// The benchmark's parts, one question each: where it is, its tables'
+	// figures, the objects it annotates, the processes it measures, its own
+	// watch, the raw runner.
+	{"bench parts", []string{"test/bench/progress", "test/bench/table", "test/bench/workload",
+		"test/bench/child", "test/bench/tracker", "test/bench/raw"}},
+	// What every measurement of the benchmark stands on.
+	{"bench rig", []string{"test/bench/rig"}},
+	// The benchmark's measurements, one each.
+	{"bench phases", []string{"test/bench/rounds", "test/bench/memory", "test/bench/policy", "test/bench/sharding"}},
+	// End-to-end suites, benchmark and demo.
+	{"test", []string{"test/bench", "test/demo", "test/e2e", "test/soak"}},
 }
 
 // wiredByApp are the parts of the running controller. The command line
 // parses flags and prints; the process it runs is wired by pkg/app, so no
-// package but pkg/app (and the test layer) imports them.
+// package but pkg/app (and the tests' packages under test/) imports them.
 var wiredByApp = []string{"pkg/controller", "pkg/reloader", "pkg/shard", "pkg/policysync"}
 
 // noClients import no client or informer: of client-go, only its util
@@ -120,7 +135,7 @@ func TestLayers(t *testing.T) {
 			if il := layerOf(imp); il > l {
 				t.Errorf("%s (layer %s) imports %s (layer %s): a lower package imports an upper one", pkg, layers[l].name, imp, layers[il].name)
 			}
-			if slices.Contains(wiredByApp, imp) && pkg != "pkg/app" && layers[l].name != "test" {
+			if slices.Contains(wiredByApp, imp) && pkg != "pkg/app" && !strings.HasPrefix(pkg, "test/") {
 				t.Errorf("%s imports %s; pkg/app wires it", pkg, imp)
 			}
 			if slices.Contains(noClients, pkg) && strings.HasPrefix(imp, "k8s.io/client-go/") && !strings.HasPrefix(imp, "k8s.io/client-go/util/") {

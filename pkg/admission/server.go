@@ -26,9 +26,11 @@ type Discovery interface {
 // ServerNote asks dc whether the API server serves the admission
 // policies' API. It returns "" if it does; else two lines, for the admission
 // and check commands, that say from which Kubernetes version the policies
-// are served, which version this server is, and what that means. An error
-// means that the server could not be asked.
-func ServerNote(ctx context.Context, dc Discovery) (string, error) {
+// are served, which version this server is, and what that means for the
+// controller asked to keep them, as setting asks it (the command line's
+// "run --admission-policies"; "" words it without). An error means that
+// the server could not be asked.
+func ServerNote(ctx context.Context, dc Discovery, setting string) (string, error) {
 	gv := admissionregistrationv1.SchemeGroupVersion.String()
 	list, err := dc.ServerResourcesForGroupVersionWithContext(ctx, gv)
 	if err != nil && !apierrors.IsNotFound(err) {
@@ -45,21 +47,25 @@ func ServerNote(ctx context.Context, dc Discovery) (string, error) {
 	if v, err := dc.ServerVersionWithContext(ctx); err == nil && v.GitVersion != "" {
 		server += " (" + v.GitVersion + ")"
 	}
+	kept := "the controller keeps every rule instead, writing objects right after they are created."
+	if setting != "" {
+		kept = setting + " leaves every rule to the controller, which writes objects right after they are created."
+	}
 	return fmt.Sprintf("warning: admission policies need %s; %s does not serve it.\n"+
-		"warning: it refuses the policies; run --admission-policies leaves every rule to the controller, which writes objects right after they are created.", Requirement, server), nil
+		"warning: it refuses the policies; %s", Requirement, server, kept), nil
 }
 
 // ServerNoteFor is ServerNote of the API server at cfg, asked through a
 // discovery client of its own, or, when it cannot be asked, a warning
 // that says so; "" with no cfg (offline).
-func ServerNoteFor(ctx context.Context, cfg *rest.Config) string {
+func ServerNoteFor(ctx context.Context, cfg *rest.Config, setting string) string {
 	if cfg == nil {
 		return ""
 	}
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	note := ""
 	if err == nil {
-		note, err = ServerNote(ctx, dc)
+		note, err = ServerNote(ctx, dc, setting)
 	}
 	if err != nil {
 		note = "warning: could not ask whether the API server serves admission policies: " + err.Error()

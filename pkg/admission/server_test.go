@@ -33,7 +33,7 @@ func TestServerNote(t *testing.T) {
 	}{
 		{name: "served", resources: []*metav1.APIResourceList{v1("validatingadmissionpolicies", "mutatingadmissionpolicies")}, version: "v1.37.2"},
 		{name: "1.35: only validating policies in v1", resources: []*metav1.APIResourceList{v1("validatingadmissionpolicies")}, version: "v1.35.4",
-			want: []string{"Kubernetes 1.36 and later", "this API server (v1.35.4) does not serve it", "leaves every rule to the controller"}},
+			want: []string{"Kubernetes 1.36 and later", "this API server (v1.35.4) does not serve it", "run --admission-policies leaves every rule to the controller"}},
 		{name: "v1beta1 with the gate on is not enough", resources: []*metav1.APIResourceList{v1("validatingadmissionpolicies"), beta}, version: "v1.35.4",
 			want: []string{"admissionregistration.k8s.io/v1,", "only v1beta1"}},
 		{name: "group version not served, version unknown", version: "?", want: []string{"this API server does not serve it"}},
@@ -51,7 +51,7 @@ func TestServerNote(t *testing.T) {
 			if tc.fail != nil {
 				dc.AddReactor("get", "resource", func(clienttesting.Action) (bool, runtime.Object, error) { return true, nil, tc.fail })
 			}
-			note, err := ServerNote(context.Background(), dc)
+			note, err := ServerNote(context.Background(), dc, "run --admission-policies")
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("ServerNote() error %v, want error %v", err, tc.wantErr)
 			}
@@ -67,5 +67,15 @@ func TestServerNote(t *testing.T) {
 				t.Errorf("ServerNote() has %d lines, want 2:\n%s", n+1, note)
 			}
 		})
+	}
+}
+
+// Told no setting, the note says what the controller does without naming
+// how it is asked to keep the policies.
+func TestServerNoteUnnamed(t *testing.T) {
+	dc := &fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{}, FakedServerVersion: &version.Info{GitVersion: "v1.35.4"}}
+	note, err := ServerNote(context.Background(), dc, "")
+	if want := "warning: it refuses the policies; the controller keeps every rule instead"; err != nil || !strings.Contains(note, want) {
+		t.Errorf("ServerNote() = %q, %v; want %q", note, err, want)
 	}
 }

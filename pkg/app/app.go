@@ -136,7 +136,7 @@ func newApp(ctx context.Context, cfg Config) (*app, error) {
 		Trigger: resolveAgain,
 		Watch:   cfg.WatchRules,
 		Metrics: a.metrics,
-		Guard:   changeGuard(cfg.MaxChanges, a.controller.Preview),
+		Guard:   changeGuard(cfg.MaxChanges, cfg.Names.MaxChanges, a.controller.Preview),
 	}, file, set, unresolved)
 	a.loaded = []any{"rules", len(file.Rules), "resources", len(set.Targets), "fieldManager", cfg.Record.FieldManager, "record", a.record.Ref()}
 	return a, nil
@@ -191,7 +191,7 @@ func (a *app) run(ctx context.Context) error {
 // take over.
 func (a *app) ready() error {
 	if a.leading.Load() {
-		if err := recordWritable(a.record); err != nil {
+		if err := recordWritable(a.record, a.cfg.Names); err != nil {
 			return err
 		}
 		if !a.controller.HasSynced() {
@@ -204,9 +204,10 @@ func (a *app) ready() error {
 // recordWritable says why the controller cannot write, when the last
 // attempt to change rec failed: a resource is written to only once rec
 // names it. The next attempt, a retry of the sync that needed it, ends it.
-func recordWritable(rec *record.Record) error {
+// names say which settings name the record.
+func recordWritable(rec *record.Record, names Names) error {
 	if err := rec.WriteError(); err != nil {
-		return fmt.Errorf("cannot write the record, so resources it does not name yet are not written to: %v (kube-annotator rbac grants access to the record; --field-manager and --record-namespace name it)", err)
+		return fmt.Errorf("cannot write the record, so resources it does not name yet are not written to: %v (%s)", err, names.recordHint())
 	}
 	return nil
 }
@@ -238,7 +239,7 @@ func (a *app) setLeading(leading bool) {
 // controller could neither prune nor write.
 func (a *app) lead(ctx context.Context) error {
 	if err := a.record.Load(ctx); err != nil {
-		return fmt.Errorf("%w (kube-annotator rbac grants access to the record; --field-manager and --record-namespace name it)", err)
+		return fmt.Errorf("%w (%s)", err, a.cfg.Names.recordHint())
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	var wg sync.WaitGroup

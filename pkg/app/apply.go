@@ -83,8 +83,9 @@ func recordRuled(rec *record.Record, next policysync.ApplyFunc) policysync.Apply
 // changeGuard holds a reload of the rules that would change more than max
 // objects, as counted in the controller's caches by preview; max 0 holds
 // none. Objects of resources the caches do not hold (newly ruled by the
-// reload) are not counted: only known counts hold a reload.
-func changeGuard(max int, preview func(*rules.Set) controller.Preview) reloader.Guard {
+// reload) are not counted: only known counts hold a reload. setting names
+// max in the error, as the user sets it.
+func changeGuard(max int, setting string, preview func(*rules.Set) controller.Preview) reloader.Guard {
 	if max == 0 {
 		return func(context.Context, *rules.Set) error { return nil }
 	}
@@ -93,7 +94,7 @@ func changeGuard(max int, preview func(*rules.Set) controller.Preview) reloader.
 		if p.Total <= max {
 			return nil
 		}
-		err := &reloader.TooManyChanges{Total: p.Total, PerRule: p.PerRule, Limit: max}
+		err := &reloader.TooManyChanges{Total: p.Total, PerRule: p.PerRule, Limit: max, Setting: setting}
 		for _, gvr := range p.Unknown {
 			err.Uncounted = append(err.Uncounted, source.GVRString(gvr))
 		}

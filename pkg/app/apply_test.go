@@ -39,7 +39,7 @@ func TestChangeGuard(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			calls := 0
-			guard := changeGuard(tc.max, func(*rules.Set) controller.Preview { calls++; return tc.preview })
+			guard := changeGuard(tc.max, "--max-changes", func(*rules.Set) controller.Preview { calls++; return tc.preview })
 			err := guard(t.Context(), &rules.Set{})
 			switch {
 			case tc.want == "" && err != nil:

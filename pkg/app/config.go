@@ -47,6 +47,30 @@ type Config struct {
 	// after the rules file has loaded, so that a bad file is reported
 	// before anything talks to the cluster.
 	RESTConfig func() (*rest.Config, error)
+	// Names are how the user names the settings the process's errors and
+	// notes point to: the command line's flags.
+	Names Names
+}
+
+// Names are the names of settings as the user writes them, e.g.
+// "--max-changes", for the errors and notes that point to them. The
+// process knows no flag: the command line fills them in. A name left ""
+// is described instead.
+type Names struct {
+	// MaxChanges names Config.MaxChanges.
+	MaxChanges string
+	// FieldManager and RecordNamespace name Config.Record's fields.
+	FieldManager, RecordNamespace string
+}
+
+// recordHint says where the record's access comes from and what names
+// the record, for errors about it.
+func (n Names) recordHint() string {
+	names := "the field manager and the record's namespace name it"
+	if n.FieldManager != "" && n.RecordNamespace != "" {
+		names = n.FieldManager + " and " + n.RecordNamespace + " name it"
+	}
+	return "kube-annotator rbac grants access to the record; " + names
 }
 
 // RecordConfig names the field manager the process writes as and where

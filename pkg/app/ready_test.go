@@ -28,7 +28,8 @@ func TestReadyWhileTheRecordCannotBeWritten(t *testing.T) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "", nil)
 	})
 	rec := record.New(client.CoreV1(), "ns", "m", "")
-	probes := server.Health(func() error { return recordWritable(rec) }, func() []string { return nil })
+	names := Names{FieldManager: "--field-manager", RecordNamespace: "--record-namespace"}
+	probes := server.Health(func() error { return recordWritable(rec, names) }, func() []string { return nil })
 	readyz := func() (int, string) {
 		w := httptest.NewRecorder()
 		probes.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/readyz", nil))
@@ -43,7 +44,7 @@ func TestReadyWhileTheRecordCannotBeWritten(t *testing.T) {
 		t.Fatal("Ensure() with create forbidden = nil, want an error")
 	}
 	code, body := readyz()
-	for _, want := range []string{"cannot write the record", "ns/m-resources", "forbidden", "kube-annotator rbac"} {
+	for _, want := range []string{"cannot write the record", "ns/m-resources", "forbidden", "kube-annotator rbac", "--field-manager and --record-namespace name it"} {
 		if code != http.StatusServiceUnavailable || !strings.Contains(body, want) {
 			t.Errorf("/readyz while the record cannot be written = %d %q, want 503 with %q", code, body, want)
 		}

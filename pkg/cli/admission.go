@@ -98,9 +98,10 @@ func translate(ctx context.Context, path, manager string, cf *clusterFlags, warn
 }
 
 // noteAdmissionServer says on w what the admission policies need of the
-// API server at cfg if it does not serve them; offline (no cfg), nothing.
+// API server at cfg if it does not serve them, and what run
+// --admission-policies does then; offline (no cfg), nothing.
 func noteAdmissionServer(ctx context.Context, w io.Writer, cfg *rest.Config) {
-	if note := admission.ServerNoteFor(ctx, cfg); note != "" {
+	if note := admission.ServerNoteFor(ctx, cfg, "run --admission-policies"); note != "" {
 		fmt.Fprintln(w, note)
 	}
 }

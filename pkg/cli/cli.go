@@ -146,14 +146,3 @@ func newFlags(c *cobra.Command) *pflag.FlagSet {
 
 // defaultRules is --rules' default.
 const defaultRules = "rules.yaml"
-
-// addLogFlags adds klog's verbosity flags, -v and --vmodule, to fs.
-func addLogFlags(fs *pflag.FlagSet) {
-	for _, name := range []string{"v", "vmodule"} {
-		f := pflag.PFlagFromGoFlag(klogFlags().Lookup(name))
-		if name == "v" {
-			f.Shorthand = "v"
-		}
-		fs.AddFlag(f)
-	}
-}

@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/kube-annotator/kube-annotator/pkg/cli/logs"
 	"github.com/kube-annotator/kube-annotator/pkg/completion"
 )
 
@@ -69,5 +70,5 @@ func (f *clusterFlags) completeObject(_ *cobra.Command, args []string, toComplet
 // completer completes names from the cluster the flags select, klog
 // silenced while it asks.
 func (f *clusterFlags) completer() completion.Completer {
-	return completion.Completer{Config: f.restConfig, Quiet: setKlogQuiet}
+	return completion.Completer{Config: f.restConfig, Quiet: logs.Quiet}
 }

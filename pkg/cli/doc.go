@@ -3,7 +3,8 @@
 // Commands are spf13/cobra commands, as kubectl's are, on pflag flag sets.
 //
 // Start at Main (cli.go), which builds the command tree and prints every
-// error in one place and format (errors.go). Each subcommand has its file
+// error in one place and format (errors.go); pkg/cli/logs sets up a
+// command's logs, pkg/cli/help its help. Each subcommand has its file
 // and, as kubectl's commands do, an options type (options.go): its flags,
 // completed and validated once — the errors name the flags — then run.
 // The flags most commands share are commonFlags (options.go) and the

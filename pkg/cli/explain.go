@@ -62,6 +62,9 @@ func (o *explainOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	for _, x := range xs {
+		nameExclusions(x)
+	}
 	if o.cluster.allNamespaces && o.output != "" {
 		return encode(o.Out, o.output, xs) // a list, however many
 	}
@@ -79,6 +82,16 @@ func (o *explainOptions) run(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// nameExclusions words the reason of each rule that --exclude-namespaces
+// leaves out of x with the flag.
+func nameExclusions(x *explain.Object) {
+	for i, v := range x.Rules {
+		if v.Excluded != nil {
+			x.Rules[i].Reason = fmt.Sprintf("--exclude-namespaces %q leaves out namespace %q", v.Excluded.Glob, v.Excluded.Namespace)
+		}
+	}
 }
 
 // objectArgs is explain's argument check: one object, as RESOURCE/NAME or

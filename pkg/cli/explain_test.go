@@ -103,3 +103,27 @@ func TestExplainAllNamespaces(t *testing.T) {
 		t.Errorf("explain -A, none: exit %d, stderr %q; want 1 and %q", code, stderr, want)
 	}
 }
+
+// A rule that --exclude-namespaces leaves out says so, naming the flag,
+// as text and in -o json.
+func TestExplainExcludedNamespace(t *testing.T) {
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
+	cm := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{Kind: "ConfigMap", APIVersion: "v1"},
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "kube-system"}}
+	srv := httptest.NewServer(&fakeAPIServer{objects: map[string]any{"/api/v1/namespaces/kube-system/configmaps/web": cm}})
+	t.Cleanup(srv.Close)
+	path := filepath.Join(t.TempDir(), "rules.yaml")
+	if err := os.WriteFile(path, []byte("rules:\n- name: team\n  resources: [cm]\n  annotations: {team: a}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const want = `--exclude-namespaces "kube-system" leaves out namespace "kube-system"`
+	stdout, stderr, code := invoke("kube-annotator", "explain", "cm/web", "-n", "kube-system", "--rules", path, "--server", srv.URL)
+	if code != 0 || !strings.Contains(stdout, "does not select: "+want) {
+		t.Errorf("explain: exit %d, stderr %q, stdout:\n%s\nwant %q", code, stderr, stdout, want)
+	}
+	stdout, stderr, code = invoke("kube-annotator", "explain", "cm/web", "-n", "kube-system", "--rules", path, "--server", srv.URL, "-o", "json")
+	var x explain.Object
+	if err := json.Unmarshal([]byte(stdout), &x); code != 0 || err != nil || len(x.Rules) != 1 || x.Rules[0].Reason != want {
+		t.Errorf("explain -o json: exit %d, %v, stderr %q, stdout %s; want the reason %q", code, err, stderr, stdout, want)
+	}
+}

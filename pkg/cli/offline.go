@@ -46,7 +46,7 @@ func (o *offlineFlags) enabled() bool { return o != nil && o.offline }
 
 // resolver resolves names offline, with the CRDs of --crd.
 func (o *offlineFlags) resolver() (*resolve.Resolver, error) {
-	r, err := resolve.NewOffline(o.crds...)
+	r, err := resolve.NewOffline("--crd", o.crds...)
 	if err != nil {
 		return nil, fmt.Errorf("--crd: %w", err)
 	}

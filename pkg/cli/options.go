@@ -6,6 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/kube-annotator/kube-annotator/pkg/cli/logs"
 )
 
 // options are a command's flags and arguments, as kubectl's commands hold
@@ -24,13 +26,13 @@ type options interface {
 
 // runE is the RunE of every command that ends by itself: o completed and
 // validated (an error is a usage error, said before anything is done),
-// then run with the logs of such a command (logging).
+// then run with the logs of such a command (logs.Setup).
 func (e *env) runE(o options) func(*cobra.Command, []string) error {
 	return func(c *cobra.Command, args []string) error {
 		if err := completeAndValidate(o, c, args); err != nil {
 			return err
 		}
-		ctx, restore := e.logging(c.Context(), c.Flags())
+		ctx, restore := logs.Setup(c.Context(), e.Err, c.Flags())
 		defer restore()
 		return o.run(ctx)
 	}
@@ -112,7 +114,7 @@ func (o *commonFlags) addCluster(c *cobra.Command, requestTimeout string, scope 
 	if scope.allNamespaces != "" {
 		o.cluster.addAllNamespacesFlag(o.fs, scope.allNamespaces)
 	}
-	addLogFlags(o.fs)
+	logs.AddFlags(o.fs)
 }
 
 // validate reports, naming the flag, the first value that cannot be used:

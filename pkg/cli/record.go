@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
@@ -45,7 +47,12 @@ func recordNamespace(flag, scope string) string {
 }
 
 // loadRecord returns the record that c names, of a process limited to
-// namespace scope ("" for every namespace), read.
+// namespace scope ("" for every namespace), read. A ConfigMap of the
+// record's name that is not a record is an error naming --field-manager.
 func loadRecord(ctx context.Context, cfg *rest.Config, c *app.RecordConfig, scope string) (*record.Record, error) {
-	return record.Open(ctx, cfg, recordNamespace(c.Namespace, scope), c.FieldManager, scope)
+	rec, err := record.Open(ctx, cfg, recordNamespace(c.Namespace, scope), c.FieldManager, scope)
+	if errors.Is(err, record.ErrNotRecord) {
+		return nil, fmt.Errorf("--field-manager %q: %w", c.FieldManager, err)
+	}
+	return rec, err
 }

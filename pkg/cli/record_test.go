@@ -1,10 +1,19 @@
 package cli
 
 import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/kube-annotator/kube-annotator/pkg/app"
+	"github.com/kube-annotator/kube-annotator/pkg/record"
 )
 
 // A field manager or record namespace that cannot be used is a usage
@@ -59,5 +68,25 @@ func TestRecordNamespace(t *testing.T) {
 				t.Errorf("recordNamespace(%q, %q) = %q, want %q", tc.flag, tc.scope, got, tc.want)
 			}
 		})
+	}
+}
+
+// A ConfigMap of the record's name that is not a record is an error that
+// names --field-manager, with which the user chooses another record.
+func TestLoadRecordNotARecord(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/v1/namespaces/ns/configmaps/m-resources" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "m-resources", "namespace": "ns"}}`)
+	}))
+	t.Cleanup(srv.Close)
+	_, err := loadRecord(t.Context(), &rest.Config{Host: srv.URL}, &app.RecordConfig{FieldManager: "m", Namespace: "ns"}, "")
+	want := `--field-manager "m": record ns/m-resources: the ConfigMap exists but is not a record (it lacks the label ` +
+		record.ManagedByLabel + "=" + record.ManagedBy + "); delete it, or choose another field manager"
+	if err == nil || err.Error() != want || !errors.Is(err, record.ErrNotRecord) {
+		t.Errorf("loadRecord() = %v, want %q", err, want)
 	}
 }

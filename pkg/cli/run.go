@@ -82,8 +82,13 @@ func (o *runOptions) complete(cmd *cobra.Command, _ []string) error {
 	c.RulesPath = o.rulesPath
 	c.Namespace, c.ExcludeNamespaces, c.RESTConfig = o.cluster.namespace(), o.cluster.exclude, o.cluster.reachedRESTConfig
 	c.Record.Namespace = recordNamespace(c.Record.Namespace, c.Namespace)
+	c.Names = runSettingNames
 	return nil
 }
+
+// runSettingNames are the flags by which the process's errors and notes
+// point to its settings.
+var runSettingNames = app.Names{MaxChanges: "--max-changes", FieldManager: "--field-manager", RecordNamespace: "--record-namespace"}
 
 // validate reports, naming the flag, the first value that cannot be used:
 // the one place run's configuration is checked.

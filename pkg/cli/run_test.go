@@ -4,6 +4,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -21,5 +22,16 @@ func TestRunUnreachableAtStart(t *testing.T) {
 	_, stderr, code := invoke("kube-annotator", "run", "--rules", path, "--server", srv.URL)
 	if want := "error: API server " + srv.URL + ": etcd is down\n"; code != 1 || stderr != want {
 		t.Errorf("exit %d, stderr %q; want 1 and %q", code, stderr, want)
+	}
+}
+
+// The names by which the process's errors point to its settings are run's
+// own flags.
+func TestRunSettingNamesAreFlags(t *testing.T) {
+	c := (&env{}).newRunCommand()
+	for _, name := range []string{runSettingNames.MaxChanges, runSettingNames.FieldManager, runSettingNames.RecordNamespace} {
+		if !strings.HasPrefix(name, "--") || c.Flags().Lookup(strings.TrimPrefix(name, "--")) == nil {
+			t.Errorf("%q is no flag of run", name)
+		}
 	}
 }

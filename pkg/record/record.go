@@ -126,6 +126,11 @@ func New(client corev1client.ConfigMapsGetter, namespace, manager, scope string)
 		manager: manager, scope: scope, entries: map[Entry]bool{}}
 }
 
+// ErrNotRecord is what the errors of Load, Open, Ensure and Remove match,
+// with errors.Is, when the record's ConfigMap exists but is not a record:
+// it is someone else's, to delete, or the field manager is to change.
+var ErrNotRecord = errors.New("the ConfigMap exists but is not a record")
+
 // Ref names the record's ConfigMap as "namespace/name".
 func (r *Record) Ref() string { return r.namespace + "/" + r.name }
 
@@ -285,8 +290,8 @@ func (r *Record) read(ctx context.Context) (*corev1.ConfigMap, map[Entry]bool, e
 		return nil, nil, fmt.Errorf("record %s: %w", r.Ref(), err)
 	}
 	if cm.Labels[ManagedByLabel] != ManagedBy {
-		return nil, nil, fmt.Errorf("record %s: the ConfigMap exists but is not a record (it lacks the label %s=%s); delete it, or choose another --field-manager",
-			r.Ref(), ManagedByLabel, ManagedBy)
+		return nil, nil, fmt.Errorf("record %s: %w (it lacks the label %s=%s); delete it, or choose another field manager",
+			r.Ref(), ErrNotRecord, ManagedByLabel, ManagedBy)
 	}
 	if got := cm.Data[FieldManagerKey]; got != r.manager {
 		return nil, nil, fmt.Errorf("record %s: data.%s is %q, not %q: refusing to use another field manager's record", r.Ref(), FieldManagerKey, got, r.manager)

@@ -2,6 +2,7 @@ package record
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -255,6 +256,9 @@ func TestLoadRefuses(t *testing.T) {
 			r := New(client.CoreV1(), "ns", "m", "")
 			if err := r.Load(t.Context()); err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("Load() = %v, want error containing %q", err, tc.wantErr)
+			}
+			if err := r.Load(t.Context()); errors.Is(err, ErrNotRecord) != (tc.name == "not a record") {
+				t.Errorf("Load() = %v: matches ErrNotRecord %v", err, errors.Is(err, ErrNotRecord))
 			}
 			if err := r.Ensure(t.Context(), pods); err == nil || writes(client) != 0 {
 				t.Errorf("Ensure() = %v after %d writes, want an error and no write", err, writes(client))

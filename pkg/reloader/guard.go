@@ -24,8 +24,10 @@ type TooManyChanges struct {
 	// rule.
 	Total   int
 	PerRule map[string]int
-	// Limit is the most objects a reload may change unconfirmed.
-	Limit int
+	// Limit is the most objects a reload may change unconfirmed; Setting
+	// names it as the user sets it (the command line's flag), or is "".
+	Limit   int
+	Setting string
 	// Uncounted names resources whose objects could not be counted.
 	Uncounted []string
 }
@@ -35,7 +37,11 @@ func (e *TooManyChanges) Error() string {
 	for _, r := range slices.Sorted(maps.Keys(e.PerRule)) {
 		parts = append(parts, fmt.Sprintf("%s: %d", r, e.PerRule[r]))
 	}
-	s := fmt.Sprintf("the new rules would change %d objects, more than --max-changes %d (by rule: %s)", e.Total, e.Limit, strings.Join(parts, ", "))
+	limit := fmt.Sprintf("the limit of %d", e.Limit)
+	if e.Setting != "" {
+		limit = fmt.Sprintf("%s %d", e.Setting, e.Limit)
+	}
+	s := fmt.Sprintf("the new rules would change %d objects, more than %s (by rule: %s)", e.Total, limit, strings.Join(parts, ", "))
 	if len(e.Uncounted) > 0 {
 		s += fmt.Sprintf("; objects of %s not counted", strings.Join(e.Uncounted, ", "))
 	}

@@ -17,7 +17,7 @@ const teamC = "rules:\n- name: team\n  resources: [configmaps]\n  annotations: {
 func holdAll(calls *atomic.Int64) Guard {
 	return func(context.Context, *rules.Set) error {
 		calls.Add(1)
-		return &TooManyChanges{Total: 7, PerRule: map[string]int{"team": 7}, Limit: 5}
+		return &TooManyChanges{Total: 7, PerRule: map[string]int{"team": 7}, Limit: 5, Setting: "--max-changes"}
 	}
 }
 
@@ -93,5 +93,18 @@ func TestGuardAllows(t *testing.T) {
 	checkSet(t, h.waitApply(), h.compiled(teamB))
 	if calls.Load() != 1 || h.r.Note() != "" {
 		t.Errorf("Guard called %d times, Note() = %q; want 1, \"\"", calls.Load(), h.r.Note())
+	}
+}
+
+// TooManyChanges names the limit as the user sets it, or says "the limit".
+func TestTooManyChangesError(t *testing.T) {
+	for _, tc := range []struct{ setting, want string }{
+		{"--max-changes", "the new rules would change 7 objects, more than --max-changes 5 (by rule: team: 7)"},
+		{"", "the new rules would change 7 objects, more than the limit of 5 (by rule: team: 7)"},
+	} {
+		err := &TooManyChanges{Total: 7, PerRule: map[string]int{"team": 7}, Limit: 5, Setting: tc.setting}
+		if got := err.Error(); got != tc.want {
+			t.Errorf("Setting %q: Error() = %q, want %q", tc.setting, got, tc.want)
+		}
 	}
 }

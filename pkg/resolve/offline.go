@@ -19,7 +19,11 @@ import (
 // among a cluster's. Its ErrNotServed errors say so. Its Schema returns
 // the schemas a server would publish for them: the built-in resources'
 // from staticdiscovery's copy, the custom resources' from their CRDs.
-func NewOffline(crdFiles ...string) (*Resolver, error) {
+//
+// crdSetting names how the caller's user gives CRD files (the command
+// line's flag), for the errors of a name that none defines; "" words
+// them without it.
+func NewOffline(crdSetting string, crdFiles ...string) (*Resolver, error) {
 	builtIn, err := staticdiscovery.BuiltIn()
 	if err != nil {
 		return nil, err
@@ -47,7 +51,7 @@ func NewOffline(crdFiles ...string) (*Resolver, error) {
 		return nil, err
 	}
 	r := New(d)
-	r.offline = true
+	r.offline, r.crdSetting = true, crdSetting
 	return r, nil
 }
 

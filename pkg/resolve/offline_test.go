@@ -15,11 +15,16 @@ import (
 var frigateCRD = filepath.Join("..", "..", "deploy", "crd", "ship.nwiizo.dev_frigates.yaml")
 
 func TestResolveOffline(t *testing.T) {
-	withCRD, err := NewOffline(frigateCRD)
+	withCRD, err := NewOffline("--crd", frigateCRD)
 	if err != nil {
 		t.Fatal(err)
 	}
-	builtInOnly, err := NewOffline()
+	builtInOnly, err := NewOffline("--crd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// unnamed is told no name for how CRD files are given.
+	unnamed, err := NewOffline("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,6 +56,7 @@ func TestResolveOffline(t *testing.T) {
 		{name: "deployments.v2.apps", r: builtInOnly, wantErr: `(did you mean "deployments.v1.apps"?)`},
 		{name: "pox", r: builtInOnly, wantErr: `(did you mean "pod"?)`},
 		{name: "xyz", r: builtInOnly, wantErr: `no --crd file defines it (a typo`},
+		{name: "xyz", r: unnamed, wantErr: `and no CRD file given defines it (a typo, or a CRD whose file is not given?)`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -73,7 +79,7 @@ func TestResolveOffline(t *testing.T) {
 
 // A CRD file that cannot be read fails NewOffline, naming the file.
 func TestNewOfflineBadCRD(t *testing.T) {
-	_, err := NewOffline(frigateCRD, "no-such-crd.yaml")
+	_, err := NewOffline("--crd", frigateCRD, "no-such-crd.yaml")
 	if err == nil || !strings.Contains(err.Error(), "no-such-crd.yaml") {
 		t.Errorf("NewOffline() error = %v, want it to name the file", err)
 	}
@@ -105,7 +111,7 @@ func TestCompileOffline(t *testing.T) {
 			content: "rules:\n- {name: a, resources: [frigates.ship.nwiizo.dev], annotations: {k: a}}\n- {name: b, resources: [frigate], annotations: {k: b}}\n",
 			want:    []string{"conflicts with rules[0] (a)", "frigates.v1beta1.ship.nwiizo.dev"}},
 	}
-	r, err := NewOffline(frigateCRD)
+	r, err := NewOffline("--crd", frigateCRD)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,11 +140,11 @@ func TestCompileOffline(t *testing.T) {
 // from the CRD file, with the metadata of every object; nothing for a
 // group-version no server serves a document for, or no CRD file defines.
 func TestSchemaOffline(t *testing.T) {
-	off, err := NewOffline(frigateCRD)
+	off, err := NewOffline("--crd", frigateCRD)
 	if err != nil {
 		t.Fatal(err)
 	}
-	builtInOnly, err := NewOffline()
+	builtInOnly, err := NewOffline("--crd")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,25 +26,38 @@ type notServedError struct {
 	name string
 	// suggestion is a served name close to name, or "".
 	suggestion string
-	// offline is set when no server was asked (NewOffline).
-	offline bool
+	// offline is set when no server was asked (NewOffline); crdSetting
+	// then names how CRD files are given, or is "".
+	offline    bool
+	crdSetting string
 }
 
 func (e *notServedError) Error() string {
 	var s string
 	switch {
 	case e.offline:
-		s = fmt.Sprintf("resource %q is not built into Kubernetes %s and no --crd file defines it", e.name, staticdiscovery.KubeVersion())
+		s = fmt.Sprintf("resource %q is not built into Kubernetes %s and no %s defines it", e.name, staticdiscovery.KubeVersion(), e.crdFile())
 	default:
 		s = fmt.Sprintf("resource %q not found on the server", e.name)
 	}
 	switch {
 	case e.suggestion != "":
 		return s + fmt.Sprintf(" (did you mean %q?)", e.suggestion)
+	case e.offline && e.crdSetting != "":
+		return s + " (a typo, or a CRD whose file is not given with " + e.crdSetting + "?)"
 	case e.offline:
-		return s + " (a typo, or a CRD whose file is not given with --crd?)"
+		return s + " (a typo, or a CRD whose file is not given?)"
 	}
 	return s + " (a typo, or a CRD that is not installed?)"
+}
+
+// crdFile is what an offline error says defines no resource: a CRD file
+// given as crdSetting says.
+func (e *notServedError) crdFile() string {
+	if e.crdSetting == "" {
+		return "CRD file given"
+	}
+	return e.crdSetting + " file"
 }
 
 func (e *notServedError) Is(target error) bool { return target == ErrNotServed }
@@ -57,6 +70,8 @@ type Resolver struct {
 	deferred *restmapper.DeferredDiscoveryRESTMapper
 	mapper   meta.RESTMapper
 	offline  bool // asks no server (NewOffline)
+	// crdSetting names, offline, how CRD files are given (NewOffline).
+	crdSetting string
 
 	mu      sync.Mutex
 	schemas map[schema.GroupVersionKind]schemaEntry // see Schema
@@ -119,7 +134,7 @@ func (r *Resolver) ResolveGroupResource(gr schema.GroupResource) (source.Resourc
 			Namespaced: mapping.Scope.Name() == meta.RESTScopeNameNamespace,
 		}, nil
 	}
-	return source.Resource{}, &notServedError{name: gr.String(), offline: r.offline}
+	return source.Resource{}, &notServedError{name: gr.String(), offline: r.offline, crdSetting: r.crdSetting}
 }
 
 // kindFor follows kubectl: a name with a version ("deployments.v1.apps")
@@ -140,7 +155,7 @@ func (r *Resolver) kindFor(name string) (schema.GroupVersionKind, error) {
 // resolveError is err, from resolving name, as Resolve reports it.
 func (r *Resolver) resolveError(name string, err error) error {
 	if meta.IsNoMatchError(err) {
-		return &notServedError{name: name, suggestion: r.suggest(name), offline: r.offline}
+		return &notServedError{name: name, suggestion: r.suggest(name), offline: r.offline, crdSetting: r.crdSetting}
 	}
 	return fmt.Errorf("resolve resource %q: %w", name, err)
 }

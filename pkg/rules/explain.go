@@ -21,8 +21,12 @@ type Verdict struct {
 	// Selects says whether the rule applies to the object.
 	Selects bool `json:"selects"`
 	// Reason says, when the rule does not apply, which of its selection
-	// fields the object fails, or that --exclude-namespaces leaves it out.
+	// fields the object fails, or that the namespaces excluded from every
+	// rule (Excluded) leave it out.
 	Reason string `json:"reason,omitempty"`
+	// Excluded says which of the namespaces excluded from every rule
+	// (Set.ExcludeNamespaces) leaves the object out, when one does.
+	Excluded *Exclusion `json:"excluded,omitempty"`
 	// When is the rule's when condition, with what it read, when the
 	// object passes the rule's other selection fields.
 	When *Condition `json:"when,omitempty"`
@@ -30,6 +34,13 @@ type Verdict struct {
 	Wants []Want `json:"wants,omitempty"`
 	// Problems are values the rule could not read from the object.
 	Problems []string `json:"problems,omitempty"`
+}
+
+// Exclusion is a namespace glob excluded from every rule, and the
+// namespace it matched.
+type Exclusion struct {
+	Glob      string `json:"glob"`
+	Namespace string `json:"namespace"`
 }
 
 // Want is one key a rule wants: set to Value, or removed when Value is nil.
@@ -71,7 +82,8 @@ func (t *Target) Explain(obj metav1.Object, namespaces source.Lookup) []Verdict 
 		v := Verdict{Rule: r.Name, Index: r.Index, Mode: r.EffectiveMode()}
 		switch {
 		case excluded != "":
-			v.Reason = fmt.Sprintf("--exclude-namespaces %q leaves out namespace %q", excluded, ns)
+			v.Reason = fmt.Sprintf("the namespaces excluded from every rule (%q) leave out namespace %q", excluded, ns)
+			v.Excluded = &Exclusion{Glob: excluded, Namespace: ns}
 		default:
 			v.Reason = r.Unselected(obj, t.isNamespaces(), namespaces)
 		}

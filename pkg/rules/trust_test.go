@@ -41,9 +41,9 @@ func TestExplain(t *testing.T) {
 			`selector "app=web" does not match`, "names", `namespaces ["prod-*"] do not match namespace "dev-1"`, "", "", ""}},
 		{"unknown namespace", "other", nil, []string{
 			"selector", "names", "namespaces", "", `namespace "other" is not known`, ""}},
-		{"excluded by flag", "kube-system", map[string]string{"app": "web"}, []string{
-			`--exclude-namespaces "kube-*" leaves out namespace "kube-system"`, "--exclude-namespaces", "--exclude-namespaces",
-			"--exclude-namespaces", "--exclude-namespaces", "--exclude-namespaces"}},
+		{"excluded from every rule", "kube-system", map[string]string{"app": "web"}, []string{
+			`the namespaces excluded from every rule ("kube-*") leave out namespace "kube-system"`, "excluded from every rule",
+			"excluded from every rule", "excluded from every rule", "excluded from every rule", "excluded from every rule"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -57,6 +57,9 @@ func TestExplain(t *testing.T) {
 				}
 				if v.Selects && len(v.Wants) == 0 {
 					t.Errorf("rule %s selects but wants nothing", v.Rule)
+				}
+				if want := tc.ns == "kube-system"; (v.Excluded != nil) != want {
+					t.Errorf("rule %s: excluded %+v, want it set: %v", v.Rule, v.Excluded, want)
 				}
 			}
 			if got[5].Mode != rulefile.ModeAudit || got[0].Mode != rulefile.ModeEnforce {

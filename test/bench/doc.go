@@ -12,8 +12,12 @@
 // replicas, static shards and a shard group. The comment on main says what
 // each measurement is, exactly.
 //
-// Start at main (main.go), then tracker.go (the benchmark's own watch,
-// which says when every object is annotated) and shards.go.
+// Start at main (main.go) and the phases in order (bench.go). Each
+// measurement is a package: rounds (the runners against each other),
+// memory (kube-annotator at rest), policy (annotating at creation) and
+// sharding, over rig (the control plane, clients and runners every one
+// stands on) and tracker (the benchmark's own watch, which says when
+// every object is annotated); raw is the raw runner, run as `bench raw`.
 //
 // Usage, from the repository root:
 //
@@ -22,6 +26,6 @@
 //	go run ./test/bench --binary bin/kube-annotator --objects 400 --rounds 1 --steady 5s --latency 20   # ~2 min smoke run
 //	go run ./test/bench --binary bin/kube-annotator --shards 3   # 1 replica vs 3 shards, static and as a group
 //
-// Layer "test" of deps_test.go: it imports test/harness and admission, and
-// no product package imports it.
+// Layer "test" of deps_test.go: it imports its packages under
+// test/bench and test/harness, and no product package imports it.
 package main

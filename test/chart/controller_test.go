@@ -22,6 +22,8 @@ import (
 	"k8s.io/client-go/discovery"
 
 	h "github.com/kube-annotator/kube-annotator/test/harness"
+	"github.com/kube-annotator/kube-annotator/test/harness/proc"
+	"github.com/kube-annotator/kube-annotator/test/harness/promtext"
 )
 
 // runController runs the binary bin as the Pods of the release in ns
@@ -29,7 +31,7 @@ import (
 // ConfigMap, as its ServiceAccount; only what a Pod learns from its
 // namespace (where the record and the Leases are) and the addresses it
 // serves on are given here.
-func runController(t *testing.T, ns, bin string) *h.Process {
+func runController(t *testing.T, ns, bin string) *proc.Process {
 	t.Helper()
 	var d appsv1.Deployment
 	fromUnstructured(t, env.Get(t, h.Deployments, ns, "ka-kube-annotator").Object, &d)
@@ -42,7 +44,7 @@ func runController(t *testing.T, ns, bin string) *h.Process {
 			t.Fatal(err)
 		}
 	}
-	metrics, probes := h.FreeAddr(t), h.FreeAddr(t)
+	metrics, probes := proc.FreeAddr(t), proc.FreeAddr(t)
 	var args []string
 	for _, a := range pod.Containers[0].Args {
 		switch {
@@ -57,20 +59,20 @@ func runController(t *testing.T, ns, bin string) *h.Process {
 	}
 	args = append(args, "--kubeconfig="+env.Kubeconfig, "--as=system:serviceaccount:"+ns+":"+pod.ServiceAccountName,
 		"--record-namespace="+ns, "--leader-election-namespace="+ns)
-	p := h.StartProcess(t, "kube-annotator", exec.Command(bin, args...))
+	p := proc.StartProcess(t, "kube-annotator", exec.Command(bin, args...))
 	p.Metrics, p.Probes = metrics, probes
 	return p
 }
 
 // scrapeAndStop reads p's metrics once its caches have synced, then stops
 // it with SIGTERM.
-func scrapeAndStop(t *testing.T, p *h.Process) string {
+func scrapeAndStop(t *testing.T, p *proc.Process) string {
 	t.Helper()
 	var body []byte
 	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		var err error
 		body, err = p.ReadMetrics()
-		return err == nil && h.MetricValue(body, "kube_annotator_informers_synced", nil) > 0, nil
+		return err == nil && promtext.MetricValue(body, "kube_annotator_informers_synced", nil) > 0, nil
 	})
 	if err != nil {
 		t.Fatalf("metrics: no synced informer: %v\n%s", err, body)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	h "github.com/kube-annotator/kube-annotator/test/harness"
+	"github.com/kube-annotator/kube-annotator/test/harness/proc"
 )
 
 // options are the demo's command-line flags.
@@ -31,9 +32,9 @@ type demo struct {
 	start    time.Time
 	tmp      string
 	env      *h.Env
-	kcm      *h.Child
+	kcm      *proc.Child
 	kcmLog   string
-	ctrl     *h.Child
+	ctrl     *proc.Child
 	cleanups []func() error // run last first
 }
 
@@ -79,7 +80,7 @@ func main() {
 		logf("FAILED: %v", err)
 		var died *diedError
 		if d.kcm != nil && ctx.Err() == nil && !(errors.As(err, &died) && died.child == d.ctrl) {
-			if t := h.LogTail(d.kcmLog, 15); t != "" {
+			if t := proc.LogTail(d.kcmLog, 15); t != "" {
 				logf("Last lines of %s:\n%s", d.kcmLog, t)
 			}
 		}
@@ -202,7 +203,7 @@ func (d *demo) preflight(assets string) error {
 
 // died returns an error if a process the demo relies on has exited.
 func (d *demo) died() error {
-	for _, c := range []*h.Child{d.ctrl, d.kcm} {
+	for _, c := range []*proc.Child{d.ctrl, d.kcm} {
 		if c == nil {
 			continue
 		}
@@ -214,10 +215,10 @@ func (d *demo) died() error {
 }
 
 // diedError is a child that exited while the demo still needed it.
-type diedError struct{ child *h.Child }
+type diedError struct{ child *proc.Child }
 
 func (e *diedError) Error() string {
-	return fmt.Sprintf("%s (pid %d) exited unexpectedly: %s", e.child.Name, e.child.PID(), h.ExitText(e.child.Err()))
+	return fmt.Sprintf("%s (pid %d) exited unexpectedly: %s", e.child.Name, e.child.PID(), proc.ExitText(e.child.Err()))
 }
 
 // cleanup stops what run started, last started first, and removes files.

@@ -12,21 +12,22 @@ import (
 	"time"
 
 	h "github.com/kube-annotator/kube-annotator/test/harness"
+	"github.com/kube-annotator/kube-annotator/test/harness/proc"
 )
 
 // startChild starts cmd in its own process group, so that a Ctrl-C in the
 // terminal reaches only the demo, which then stops its children in order.
-func startChild(name string, cmd *exec.Cmd) (*h.Child, error) {
+func startChild(name string, cmd *exec.Cmd) (*proc.Child, error) {
 	cmd.SysProcAttr = sysProcAttr()
-	return h.StartChild(name, cmd)
+	return proc.StartChild(name, cmd)
 }
 
 // stop stops c, waiting up to timeout before it kills it. It returns how
 // the process exited, or that it was killed; nil if it had exited before,
 // which died reports.
-func stop(c *h.Child, timeout time.Duration) error {
+func stop(c *proc.Child, timeout time.Duration) error {
 	if done, err := c.Exited(); done {
-		logf("  %s (pid %d) had already exited: %v", c.Name, c.PID(), h.ExitText(err))
+		logf("  %s (pid %d) had already exited: %v", c.Name, c.PID(), proc.ExitText(err))
 		return nil
 	}
 	logf("Stopping %s (pid %d) with SIGTERM", c.Name, c.PID())
@@ -34,7 +35,7 @@ func stop(c *h.Child, timeout time.Duration) error {
 }
 
 // startKCM starts kube-controller-manager from assets, logging to logFile.
-func startKCM(assets, kubeconfig, logFile string) (*h.Child, error) {
+func startKCM(assets, kubeconfig, logFile string) (*proc.Child, error) {
 	f, err := os.Create(logFile)
 	if err != nil {
 		return nil, err
@@ -52,7 +53,7 @@ func controllerArgs(rulesFile, kubeconfig, verbosity string) []string {
 
 // startController starts the kube-annotator binary against kubeconfig, its
 // output on w.
-func startController(binary, rulesFile, kubeconfig, verbosity string, w io.Writer) (*h.Child, error) {
+func startController(binary, rulesFile, kubeconfig, verbosity string, w io.Writer) (*proc.Child, error) {
 	cmd := exec.Command(binary, controllerArgs(rulesFile, kubeconfig, verbosity)...)
 	cmd.Stdout, cmd.Stderr = w, w
 	return startChild("kube-annotator", cmd)

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	h "github.com/kube-annotator/kube-annotator/test/harness"
+	"github.com/kube-annotator/kube-annotator/test/harness/proc"
+	"github.com/kube-annotator/kube-annotator/test/harness/promtext"
 )
 
 // The admission tests need an API server that serves MutatingAdmissionPolicy
@@ -41,7 +43,7 @@ func admissionRefused(t *testing.T, rulesFile string) {
 // (the create response does not carry the rules' annotations). e is the
 // control plane, ns a namespace of it, and rulesFile ends with
 // probeRule(ns). It returns the controller's process.
-func admissionRunDegraded(t *testing.T, e *h.Env, ns, rulesFile string) *h.Process {
+func admissionRunDegraded(t *testing.T, e *h.Env, ns, rulesFile string) *proc.Process {
 	t.Helper()
 	t.Logf("%s does not serve MutatingAdmissionPolicy v1: checking that the controller does the policies' work", e.Features.Version)
 	args := []string{"--rules", rulesFile, "--admission-policies"}
@@ -51,7 +53,7 @@ func admissionRunDegraded(t *testing.T, e *h.Env, ns, rulesFile string) *h.Proce
 	p := startRun(t, args...)
 	waitLog(t, p, 15*time.Second, "Admission policies not installed", "Kubernetes 1.36 and later", 1)
 	waitFor(t, 30*time.Second, "the controller is ready", func() bool { return p.Ready(t) == 200 })
-	if st := h.MetricValue(p.Scrape(t), "kube_annotator_admission_policies_state", map[string]string{"state": "not-served"}); st != 1 {
+	if st := promtext.MetricValue(p.Scrape(t), "kube_annotator_admission_policies_state", map[string]string{"state": "not-served"}); st != 1 {
 		t.Errorf("kube_annotator_admission_policies_state{state=\"not-served\"} = %v, want 1", st)
 	}
 	if body := p.Readyz(t); !strings.Contains(body, "admission policies not installed") || !strings.Contains(body, "Kubernetes 1.36 and later") {
@@ -120,7 +122,7 @@ func TestAdmissionPoliciesAfterUpgrade(t *testing.T) {
 		return e.Create(t, h.ConfigMaps, ns, h.Object("v1", "ConfigMap", ns, name)).GetAnnotations()["probe"] == "yes"
 	})
 	t.Logf("admission annotates created objects %v after the controller installed the policies", took.Round(time.Millisecond))
-	if st := h.MetricValue(p.Scrape(t), "kube_annotator_admission_policies_state", map[string]string{"state": "synced"}); st != 1 {
+	if st := promtext.MetricValue(p.Scrape(t), "kube_annotator_admission_policies_state", map[string]string{"state": "synced"}); st != 1 {
 		t.Errorf("kube_annotator_admission_policies_state{state=\"synced\"} = %v after the upgrade, want 1", st)
 	}
 	if body := p.Readyz(t); body != "ok\n" {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/admission"
 	h "github.com/kube-annotator/kube-annotator/test/harness"
+	"github.com/kube-annotator/kube-annotator/test/harness/proc"
 )
 
 // marker is the annotation in which the default field manager's policies
@@ -203,13 +204,13 @@ func policyExpression(t *testing.T, name string) string {
 // the test failed.
 func startControllerManager(t *testing.T) {
 	t.Helper()
-	c, err := h.StartChildWithLog("kube-controller-manager", h.ControllerManagerCommand(env.Kubeconfig), filepath.Join(t.TempDir(), "kcm.log"))
+	c, err := proc.StartChildWithLog("kube-controller-manager", h.ControllerManagerCommand(env.Kubeconfig), filepath.Join(t.TempDir(), "kcm.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := c.Stop(h.StopTimeout); errors.Is(err, h.ErrKilled) {
-			t.Errorf("kube-controller-manager still running %v after SIGTERM; killed it", h.StopTimeout)
+		if err := c.Stop(proc.StopTimeout); errors.Is(err, proc.ErrKilled) {
+			t.Errorf("kube-controller-manager still running %v after SIGTERM; killed it", proc.StopTimeout)
 		}
 		if t.Failed() {
 			if out, err := c.ReadLog(); err == nil {

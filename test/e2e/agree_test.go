@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	h "github.com/kube-annotator/kube-annotator/test/harness"
+	"github.com/kube-annotator/kube-annotator/test/harness/proc"
 )
 
 // agreeRulesBefore are the rules in force when the controller first set
@@ -189,7 +190,7 @@ func startAgreeRun(t *testing.T, args ...string) (stop func()) {
 	}
 	cmd := exec.Command(binary, append([]string{"run", "--kubeconfig", env.Kubeconfig}, args...)...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	child, err := h.StartChild("kube-annotator run", cmd)
+	child, err := proc.StartChild("kube-annotator run", cmd)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,11 +201,11 @@ func startAgreeRun(t *testing.T, args ...string) (stop func()) {
 		}
 		stopped = true
 		if err := child.Stop(10 * time.Second); err != nil {
-			t.Errorf("kube-annotator run: %s", h.ExitText(err))
+			t.Errorf("kube-annotator run: %s", proc.ExitText(err))
 		}
 		logFile.Close()
 		if t.Failed() {
-			t.Logf("kube-annotator run log:\n%s", h.LogTail(logPath, 50))
+			t.Logf("kube-annotator run log:\n%s", proc.LogTail(logPath, 50))
 		}
 	}
 	t.Cleanup(stop)

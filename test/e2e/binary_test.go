@@ -16,6 +16,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 	h "github.com/kube-annotator/kube-annotator/test/harness"
+	"github.com/kube-annotator/kube-annotator/test/harness/proc"
 )
 
 func writeFile(t *testing.T, name, content string) string {
@@ -82,7 +83,7 @@ func TestRunBinary(t *testing.T) {
   resources: [cm]
   annotations: {example.com/owner: platform}
 `)
-	p := h.StartProcess(t, "kube-annotator", exec.Command(binary, "run", "--rules", rulesFile, "--kubeconfig", env.Kubeconfig, "-n", ns))
+	p := proc.StartProcess(t, "kube-annotator", exec.Command(binary, "run", "--rules", rulesFile, "--kubeconfig", env.Kubeconfig, "-n", ns))
 
 	env.WaitForAnnotation(t, 15*time.Second, h.ConfigMaps, ns, "before", "example.com/owner", "platform")
 	env.Create(t, h.ConfigMaps, ns, h.Object("v1", "ConfigMap", ns, "after"))

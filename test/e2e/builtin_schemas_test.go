@@ -145,7 +145,7 @@ func testCRDSchemaOffline(t *testing.T, e *h.Env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	off, err := resolve.NewOffline(writeFile(t, "gadgets.yaml", gadgetCRD))
+	off, err := resolve.NewOffline("", writeFile(t, "gadgets.yaml", gadgetCRD))
 	if err != nil {
 		t.Fatal(err)
 	}

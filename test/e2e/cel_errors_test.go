@@ -7,6 +7,7 @@ import (
 	"time"
 
 	h "github.com/kube-annotator/kube-annotator/test/harness"
+	"github.com/kube-annotator/kube-annotator/test/harness/promtext"
 )
 
 // A value whose CEL expression fails on an object (a field it reads is
@@ -49,12 +50,12 @@ func TestCELErrorKeepsValue(t *testing.T) {
 	// While it keeps failing, syncs (of changes to data.x, which the
 	// expression reads) log it no more.
 	syncs := map[string]string{"resource": "configmaps", "result": "success"}
-	before := h.MetricValue(p.Scrape(t), "kube_annotator_syncs_total", syncs)
+	before := promtext.MetricValue(p.Scrape(t), "kube_annotator_syncs_total", syncs)
 	for i := 1; i <= 3; i++ {
 		userSet(t, h.ConfigMaps, ns, "a", fmt.Sprintf(`{"data":{"x":"%d"}}`, i))
 	}
 	waitFor(t, 15*time.Second, "three more syncs", func() bool {
-		return h.MetricValue(p.Scrape(t), "kube_annotator_syncs_total", syncs) >= before+3
+		return promtext.MetricValue(p.Scrape(t), "kube_annotator_syncs_total", syncs) >= before+3
 	})
 	if n := p.LogLines(t, "Value not set", ns+"/a"); n != 1 {
 		t.Errorf("%d lines logged for a, which failed through 4 syncs; want 1", n)

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	h "github.com/kube-annotator/kube-annotator/test/harness"
+	"github.com/kube-annotator/kube-annotator/test/harness/proc"
 )
 
 var (
@@ -225,7 +226,7 @@ func TestRBACAndKubectlPlugin(t *testing.T) {
 	t.Cleanup(func() { kubectl(manifests, "delete", "-f", "-") })
 
 	sa := "system:serviceaccount:" + saNS + ":kube-annotator"
-	h.StartProcess(t, "kubectl annotator run", pluginCmd("annotator", "run", "--rules", rulesPath(), "--as", sa, "--record-namespace", saNS))
+	proc.StartProcess(t, "kubectl annotator run", pluginCmd("annotator", "run", "--rules", rulesPath(), "--as", sa, "--record-namespace", saNS))
 	env.WaitForAnnotation(t, 15*time.Second, h.Frigates, ns, "frigate-sample", sampleKey, sampleValue)
 	env.WaitForAnnotation(t, 5*time.Second, h.Deployments, ns, "web", sampleKey, sampleValue)
 	env.WaitForAnnotation(t, 5*time.Second, h.ReplicaSets, ns, "web-rs", sampleKey, sampleValue)

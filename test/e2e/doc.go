@@ -5,8 +5,9 @@
 //
 // Start at main_test.go: TestMain starts one control plane for the suite
 // (env) and builds the binary (binary) that startRun (process_test.go)
-// runs. Tests wait for states — an annotation, a metric, a count of
-// writes — with waitFor and the harness's waits, and check a window in
+// runs, a test/harness/proc Process. Tests wait for states — an
+// annotation, a metric, a count of writes — with waitFor, the harness's
+// WaitForAnnotation and a Process's WaitMetric, and check a window in
 // which nothing may be written with env.Quiet, never with a bare sleep.
 //
 // Layer "test" of deps_test.go; it has no code but its tests.

@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	h "github.com/kube-annotator/kube-annotator/test/harness"
+	"github.com/kube-annotator/kube-annotator/test/harness/proc"
+	"github.com/kube-annotator/kube-annotator/test/harness/promtext"
 )
 
 // The fault suite: the controller under an API server outage, deletions,
@@ -83,11 +85,11 @@ func patches(t *testing.T, before h.Requests) int {
 
 // waitWrites waits until p has made at least n successful writes: a moment
 // mid-convergence chosen by the controller's progress, not by the clock.
-func waitWrites(t *testing.T, p *h.Process, n int, timeout time.Duration) {
+func waitWrites(t *testing.T, p *proc.Process, n int, timeout time.Duration) {
 	t.Helper()
 	waitFor(t, timeout, fmt.Sprintf("%d successful writes", n), func() bool {
 		body, err := p.ReadMetrics()
-		return err == nil && h.MetricValue(body, "kube_annotator_writes_total", map[string]string{"result": "success"}) >= float64(n)
+		return err == nil && promtext.MetricValue(body, "kube_annotator_writes_total", map[string]string{"result": "success"}) >= float64(n)
 	})
 }
 
@@ -95,7 +97,7 @@ func waitWrites(t *testing.T, p *h.Process, n int, timeout time.Duration) {
 // tried every object it still had to write and each waits for the server:
 // its queue holds none ready to sync. An outage then lasts as long as the
 // controller takes to meet it, not a time chosen by the clock.
-func waitOutageSeen(t *testing.T, p *h.Process, timeout time.Duration) {
+func waitOutageSeen(t *testing.T, p *proc.Process, timeout time.Duration) {
 	t.Helper()
 	p.WaitMetric(t, timeout, "workqueue_depth", 0)
 }
@@ -163,8 +165,8 @@ func TestFaultDeletedWhileQueued(t *testing.T) {
 	errs := p.ErrorLines(t, "")
 	body := p.Scrape(t)
 	t.Logf("queue drained after deleting %d objects mid-convergence; %d error lines; %v writes, %v syncs with an error",
-		n, errs, h.MetricValue(body, "kube_annotator_writes_total", map[string]string{"result": "success"}),
-		h.MetricValue(body, "kube_annotator_syncs_total", map[string]string{"result": "error"}))
+		n, errs, promtext.MetricValue(body, "kube_annotator_writes_total", map[string]string{"result": "success"}),
+		promtext.MetricValue(body, "kube_annotator_syncs_total", map[string]string{"result": "error"}))
 	if errs > 5 {
 		t.Errorf("%d error lines after deletions; want no error storm", errs)
 	}
@@ -234,7 +236,7 @@ func TestFaultSIGTERMMidConvergence(t *testing.T) {
 	p := startRun(t, "--rules", rulesFile, "-n", ns, "--kube-api-qps", "40", "--kube-api-burst", "1")
 	waitWrites(t, p, n/5, 30*time.Second)
 	stopped := time.Now()
-	if err := p.Stop(h.StopTimeout); err != nil {
+	if err := p.Stop(proc.StopTimeout); err != nil {
 		t.Fatalf("exit after SIGTERM: %v", err)
 	}
 	exit := time.Since(stopped)

@@ -22,6 +22,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	h "github.com/kube-annotator/kube-annotator/test/harness"
+	"github.com/kube-annotator/kube-annotator/test/harness/kubelet"
+	"github.com/kube-annotator/kube-annotator/test/harness/proc"
 )
 
 var leases = schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}
@@ -62,12 +64,12 @@ func removeOptOutLock(t *testing.T) {
 // Lease in its own namespace, and reloads the rules when the kubelet
 // swaps the volume's files.
 func TestInCluster(t *testing.T) {
-	if err := h.MountNamespaceError(); err != nil {
+	if err := kubelet.MountNamespaceError(); err != nil {
 		t.Skipf("cannot run the controller as in a Pod here: %v", err)
 	}
 	applyDeploy(t)
 	const podNamespace = "kube-annotator" // deploy/'s; its Role grants the Lease there
-	pod := env.PodIdentity(t, podNamespace, "kube-annotator")
+	pod := kubelet.NewPodIdentity(t, env.Config, podNamespace, "kube-annotator")
 	checkServingCert(t, pod)
 	ns := env.NewNamespace(t)
 	seed(t, ns)
@@ -75,7 +77,7 @@ func TestInCluster(t *testing.T) {
 	// The ConfigMap deploy/ applied, mounted as the Deployment mounts it.
 	cm := env.Get(t, h.ConfigMaps, podNamespace, "kube-annotator-rules")
 	shipped, _, _ := unstructured.NestedString(cm.Object, "data", "rules.yaml")
-	vol := h.NewConfigMapVolume(t, t.TempDir(), map[string]string{"rules.yaml": shipped})
+	vol := kubelet.NewConfigMapVolume(t, t.TempDir(), map[string]string{"rules.yaml": shipped})
 
 	host := captureHost(t)
 	p := startInPod(t, pod, filepath.Join(vol.Dir, "rules.yaml"), ns)
@@ -135,10 +137,10 @@ func TestInCluster(t *testing.T) {
 // startInPod starts `kube-annotator run` as a container of pod, with the
 // Deployment's arguments but for --leader-elect (on by default in a
 // cluster), its servers on loopback, and only namespace ns.
-func startInPod(t *testing.T, pod h.PodIdentity, rulesFile, ns string) *h.Process {
+func startInPod(t *testing.T, pod kubelet.PodIdentity, rulesFile, ns string) *proc.Process {
 	t.Helper()
-	metrics, probes := h.FreeAddr(t), h.FreeAddr(t)
-	p := h.StartProcess(t, "kube-annotator (in a Pod)", pod.Command(t, binary, "run",
+	metrics, probes := proc.FreeAddr(t), proc.FreeAddr(t)
+	p := proc.StartProcess(t, "kube-annotator (in a Pod)", pod.Command(t, binary, "run",
 		"--rules="+rulesFile, "--leader-election-id=kube-annotator",
 		"--metrics-bind-address="+metrics, "--health-probe-bind-address="+probes, "-n", ns))
 	p.Metrics, p.Probes = metrics, probes
@@ -154,11 +156,11 @@ type hostState struct {
 
 func captureHost(t *testing.T) hostState {
 	t.Helper()
-	mountpoint, err := h.PodMountpoint()
+	mountpoint, err := kubelet.PodMountpoint()
 	if err != nil {
 		t.Fatal(err)
 	}
-	mounts, err := h.Mounts("self", mountpoint)
+	mounts, err := kubelet.Mounts("self", mountpoint)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +182,7 @@ func (s hostState) checkUnchanged(t *testing.T, when string) {
 
 // checkServingCert fails the test unless the API server's certificate is
 // valid, for the CA a Pod gets, at the address a Pod is given.
-func checkServingCert(t *testing.T, pod h.PodIdentity) {
+func checkServingCert(t *testing.T, pod kubelet.PodIdentity) {
 	t.Helper()
 	roots := x509.NewCertPool()
 	if !roots.AppendCertsFromPEM(pod.CA) {
@@ -194,7 +196,7 @@ func checkServingCert(t *testing.T, pod h.PodIdentity) {
 }
 
 // environ returns the entry "name=value" of p's environment, or "".
-func environ(t *testing.T, p *h.Process, name string) string {
+func environ(t *testing.T, p *proc.Process, name string) string {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.PID()), "environ"))
 	if err != nil {
@@ -210,28 +212,28 @@ func environ(t *testing.T, p *h.Process, name string) string {
 
 // waitPodMount waits until p runs with the Pod's files: the read-only
 // tmpfs mounted on mountpoint in its own mount namespace.
-func waitPodMount(t *testing.T, p *h.Process, mountpoint string) {
+func waitPodMount(t *testing.T, p *proc.Process, mountpoint string) {
 	t.Helper()
 	var mounts []string
 	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
 		p.MustRun(t, "before it mounted the Pod's files")
 		var err error
-		mounts, err = h.Mounts(strconv.Itoa(p.PID()), mountpoint)
+		mounts, err = kubelet.Mounts(strconv.Itoa(p.PID()), mountpoint)
 		if err != nil {
 			return false, err
 		}
 		return slices.ContainsFunc(mounts, func(line string) bool {
 			f := strings.Fields(line)
-			return f[4] == mountpoint && strings.HasPrefix(f[5], "ro") && strings.Contains(line, " - tmpfs "+h.PodTmpfs+" ")
+			return f[4] == mountpoint && strings.HasPrefix(f[5], "ro") && strings.Contains(line, " - tmpfs "+kubelet.PodTmpfs+" ")
 		}), nil
 	})
 	if err != nil {
-		t.Fatalf("no read-only tmpfs %s on %s in the controller's mount namespace: %v\n%s", h.PodTmpfs, mountpoint, err, strings.Join(mounts, "\n"))
+		t.Fatalf("no read-only tmpfs %s on %s in the controller's mount namespace: %v\n%s", kubelet.PodTmpfs, mountpoint, err, strings.Join(mounts, "\n"))
 	}
 }
 
 // waitReady waits until p's /readyz answers 200.
-func waitReady(t *testing.T, p *h.Process) {
+func waitReady(t *testing.T, p *proc.Process) {
 	t.Helper()
 	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		return p.Ready(t) == 200, nil
@@ -245,7 +247,7 @@ func waitReady(t *testing.T, p *h.Process) {
 var leadingRE = regexp.MustCompile(`"Leading".* identity="([^"]+)"`)
 
 // leaderIdentity is the identity with which p logged that it leads.
-func leaderIdentity(t *testing.T, p *h.Process) string {
+func leaderIdentity(t *testing.T, p *proc.Process) string {
 	t.Helper()
 	m := leadingRE.FindStringSubmatch(p.Output(t))
 	if m == nil {

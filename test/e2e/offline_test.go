@@ -111,7 +111,7 @@ func testOfflineDiscovery(t *testing.T) {
 	// events) resolves, online as offline, to the group the server ranks
 	// first, though aggregated discovery lists resources in any order.
 	on := resolve.New(dc)
-	off, err := resolve.NewOffline(h.CRDFile())
+	off, err := resolve.NewOffline("", h.CRDFile())
 	if err != nil {
 		t.Fatal(err)
 	}

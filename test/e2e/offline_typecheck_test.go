@@ -26,7 +26,7 @@ func testOfflineSchemas(t *testing.T) {
 		t.Fatal(err)
 	}
 	on := resolve.New(dc)
-	off, err := resolve.NewOffline(h.CRDFile())
+	off, err := resolve.NewOffline("", h.CRDFile())
 	if err != nil {
 		t.Fatal(err)
 	}

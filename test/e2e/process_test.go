@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	h "github.com/kube-annotator/kube-annotator/test/harness"
+	"github.com/kube-annotator/kube-annotator/test/harness/proc"
 )
 
 // runCmd runs cmd to its end, with stdin as its input unless it is "", and
@@ -90,14 +91,14 @@ func kubectl(t *testing.T, stdin string, args ...string) (string, error) {
 // control plane of the test's own (args name a --kubeconfig), the record
 // stays in "default", out of the namespace whose ConfigMaps the test
 // counts (outside a cluster it would follow -n).
-func startRun(t *testing.T, args ...string) *h.Process {
+func startRun(t *testing.T, args ...string) *proc.Process {
 	t.Helper()
 	return startRunWithLog(t, filepath.Join(t.TempDir(), "output.log"), args...)
 }
 
 // startRunWithLog is startRun with the process's output (klog writes to
 // stderr) appended to the file at logFile.
-func startRunWithLog(t *testing.T, logFile string, args ...string) *h.Process {
+func startRunWithLog(t *testing.T, logFile string, args ...string) *proc.Process {
 	t.Helper()
 	if !slices.Contains(args, "--record-namespace") {
 		ns := "default"
@@ -106,7 +107,7 @@ func startRunWithLog(t *testing.T, logFile string, args ...string) *h.Process {
 		}
 		args = append(args, "--record-namespace", ns)
 	}
-	return h.StartRunWithLog(t, binary, logFile, append([]string{"--kubeconfig", env.Kubeconfig}, args...)...)
+	return proc.StartRunWithLog(t, binary, logFile, append([]string{"--kubeconfig", env.Kubeconfig}, args...)...)
 }
 
 // recordNamespaces are the record namespaces of startRun, by top-level
@@ -126,7 +127,7 @@ func recordNamespace(t *testing.T) string {
 }
 
 // waitLog waits until want lines of p's log contain both a and b.
-func waitLog(t *testing.T, p *h.Process, timeout time.Duration, a, b string, want int) {
+func waitLog(t *testing.T, p *proc.Process, timeout time.Duration, a, b string, want int) {
 	t.Helper()
 	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
 		return p.LogLines(t, a, b) >= want, nil

@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	h "github.com/kube-annotator/kube-annotator/test/harness"
+	"github.com/kube-annotator/kube-annotator/test/harness/proc"
+	"github.com/kube-annotator/kube-annotator/test/harness/promtext"
 	"github.com/kube-annotator/kube-annotator/test/testutil"
 )
 
@@ -29,7 +31,7 @@ func TestLeaderElection(t *testing.T) {
 		"--leader-election-lease-duration", lease, "--leader-election-renew-deadline", "3s", "--leader-election-retry-period", "500ms"}
 	a, b := startRun(t, args...), startRun(t, args...)
 
-	var leader, standby *h.Process
+	var leader, standby *proc.Process
 	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 20*time.Second, true, func(context.Context) (bool, error) {
 		la, errA := a.TryMetric("kube_annotator_leader")
 		lb, errB := b.TryMetric("kube_annotator_leader")
@@ -101,7 +103,7 @@ func TestMetricsAndEvents(t *testing.T) {
 		{"kube_annotator_rules_last_reload_successful", nil, 1},
 		{"kube_annotator_leader", nil, 1},
 	} {
-		if got := h.MetricValue(body, c.name, c.labels); got != c.want {
+		if got := promtext.MetricValue(body, c.name, c.labels); got != c.want {
 			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
 		}
 	}
@@ -116,10 +118,10 @@ func TestMetricsAndEvents(t *testing.T) {
 			t.Errorf("metrics lack %s", series)
 		}
 	}
-	if got := h.MetricValue(body, "kube_annotator_syncs_total", map[string]string{"resource": "deployments.apps", "result": "success"}); got < 1 {
+	if got := promtext.MetricValue(body, "kube_annotator_syncs_total", map[string]string{"resource": "deployments.apps", "result": "success"}); got < 1 {
 		t.Errorf("no successful deployment sync counted")
 	}
-	if got := h.MetricValue(body, "workqueue_adds_total", map[string]string{"name": "kube-annotator"}); got < 4 {
+	if got := promtext.MetricValue(body, "workqueue_adds_total", map[string]string{"name": "kube-annotator"}); got < 4 {
 		t.Errorf("workqueue_adds_total = %v, want at least 4", got)
 	}
 
@@ -192,7 +194,7 @@ func TestServiceAccountIdentity(t *testing.T) {
 		t.Errorf("the API server dispatched %v requests of service accounts in %v, want at most 50: no hot loop", served, window)
 	}
 	p.WaitMetric(t, 5*time.Second, "kube_annotator_informers_synced", 3) // of 4: pods cannot be listed
-	forbidden := h.MetricValue(p.Scrape(t), "kube_annotator_list_watch_errors_total", map[string]string{"resource": "pods", "reason": "Forbidden"})
+	forbidden := promtext.MetricValue(p.Scrape(t), "kube_annotator_list_watch_errors_total", map[string]string{"resource": "pods", "reason": "Forbidden"})
 	if forbidden < float64(logged) {
 		t.Errorf("kube_annotator_list_watch_errors_total{resource=pods,reason=Forbidden} = %v, want at least the %d attempts logged", forbidden, logged)
 	}
@@ -210,7 +212,7 @@ func TestServiceAccountIdentity(t *testing.T) {
 // accounts, which include p's lease renewals. apiserver_request_total does
 // not count requests that authorization rejects; dispatching comes first.
 // It fails the test as soon as either passes the bound of a hot loop.
-func forbiddenRetries(t *testing.T, p *h.Process, window time.Duration) (logged int, served float64) {
+func forbiddenRetries(t *testing.T, p *proc.Process, window time.Duration) (logged int, served float64) {
 	t.Helper()
 	saRequests := func() float64 {
 		v, err := env.ServerMetric(t.Context(), "apiserver_flowcontrol_dispatched_requests_total",

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	h "github.com/kube-annotator/kube-annotator/test/harness"
+	"github.com/kube-annotator/kube-annotator/test/harness/promtext"
 )
 
 // resourceVersions returns the resourceVersions of the seedPrune objects
@@ -165,7 +166,7 @@ func TestPruneCRDDeletedWhilePending(t *testing.T) {
 	const resource = "frigates.prune.example.com"
 	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
 		body, err := p.ReadMetrics()
-		return err == nil && h.MetricValue(body, "kube_annotator_prune_pending", map[string]string{"resource": resource, "reason": "NotServed"}) == 1, nil
+		return err == nil && promtext.MetricValue(body, "kube_annotator_prune_pending", map[string]string{"resource": resource, "reason": "NotServed"}) == 1, nil
 	})
 	if err != nil {
 		t.Fatalf("kube_annotator_prune_pending{resource=%s,reason=NotServed} not 1 within 15s:\n%s", resource, p.Output(t))
@@ -265,7 +266,7 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: `+user+`}]
 	p := startRun(t, append(args, "--as", user)...)
 	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
 		body, err := p.ReadMetrics()
-		return err == nil && h.MetricValue(body, "kube_annotator_prune_pending", map[string]string{"resource": "deployments.apps", "reason": "Forbidden"}) == 1, nil
+		return err == nil && promtext.MetricValue(body, "kube_annotator_prune_pending", map[string]string{"resource": "deployments.apps", "reason": "Forbidden"}) == 1, nil
 	})
 	if err != nil {
 		t.Fatalf("kube_annotator_prune_pending{resource=deployments.apps,reason=Forbidden} not 1 within 15s:\n%s", p.Output(t))

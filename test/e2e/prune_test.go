@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	h "github.com/kube-annotator/kube-annotator/test/harness"
+	"github.com/kube-annotator/kube-annotator/test/harness/proc"
+	"github.com/kube-annotator/kube-annotator/test/harness/promtext"
 )
 
 // Rules files of the prune tests: a rule on deployments and pods, the
@@ -170,9 +172,9 @@ func annotatedThenStopped(t *testing.T, ns string) (rulesFile string, args []str
 
 // prunePending reads p's kube_annotator_prune_pending for resource and
 // reason.
-func prunePending(t *testing.T, p *h.Process, resource, reason string) float64 {
+func prunePending(t *testing.T, p *proc.Process, resource, reason string) float64 {
 	t.Helper()
-	return h.MetricValue(p.Scrape(t), "kube_annotator_prune_pending", map[string]string{"resource": resource, "reason": reason})
+	return promtext.MetricValue(p.Scrape(t), "kube_annotator_prune_pending", map[string]string{"resource": resource, "reason": reason})
 }
 
 // Removing a resource from a rule, or replacing the whole rules file,

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	h "github.com/kube-annotator/kube-annotator/test/harness"
+	"github.com/kube-annotator/kube-annotator/test/harness/proc"
 )
 
 // Outside a cluster, a process limited with -n and no --record-namespace
@@ -44,7 +45,7 @@ func TestRecordFollowsNamespace(t *testing.T) {
 	}
 
 	runRules := writeFile(t, "run-rules.yaml", "rules:\n- {name: web, resources: [configmaps], annotations: {owner: web}}\n")
-	p := h.StartRun(t, binary, append([]string{"--rules", runRules, "--field-manager", "rec-run"}, conn...)...)
+	p := proc.StartRun(t, binary, append([]string{"--rules", runRules, "--field-manager", "rec-run"}, conn...)...)
 	waitRecord(t, 15*time.Second, ns, "rec-run", "configmaps@"+ns)
 	p.Terminate(t)
 	notInDefault("rec-run")

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	h "github.com/kube-annotator/kube-annotator/test/harness"
+	"github.com/kube-annotator/kube-annotator/test/harness/promtext"
 )
 
 var (
@@ -41,13 +42,13 @@ func TestRecordUnwritableNotReady(t *testing.T) {
 		}
 	}
 	body := p.Scrape(t)
-	if got := h.MetricValue(body, "kube_annotator_record_write_errors_total", forbidden); got < 1 {
+	if got := promtext.MetricValue(body, "kube_annotator_record_write_errors_total", forbidden); got < 1 {
 		t.Errorf("kube_annotator_record_write_errors_total{reason=Forbidden} = %v, want >= 1", got)
 	}
-	if got := h.MetricValue(body, "kube_annotator_record_write_failing", nil); got != 1 {
+	if got := promtext.MetricValue(body, "kube_annotator_record_write_failing", nil); got != 1 {
 		t.Errorf("kube_annotator_record_write_failing = %v, want 1", got)
 	}
-	if got := h.MetricValue(body, "kube_annotator_writes_total", map[string]string{"resource": "configmaps", "result": "success"}); got != 0 {
+	if got := promtext.MetricValue(body, "kube_annotator_writes_total", map[string]string{"resource": "configmaps", "result": "success"}); got != 0 {
 		t.Errorf("kube_annotator_writes_total{result=success} = %v while the record cannot be written, want 0", got)
 	}
 	if carriesKey(t, ns, settings, "sample-controller") {

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	h "github.com/kube-annotator/kube-annotator/test/harness"
+	"github.com/kube-annotator/kube-annotator/test/harness/proc"
 )
 
 // A release's install.yaml, from dist/ only (make release writes it; CI
@@ -150,7 +151,7 @@ func runReleased(t *testing.T, dist, version string) {
 	}
 	args = append(args, "--kubeconfig="+env.Kubeconfig, "--as=system:serviceaccount:"+podNS+":"+pod.ServiceAccountName,
 		"--record-namespace="+podNS, "--leader-election-namespace="+podNS, "-n", ns)
-	p := h.StartRun(t, bin, args...)
+	p := proc.StartRun(t, bin, args...)
 	env.WaitForAnnotation(t, 30*time.Second, h.Deployments, ns, "web", sampleKey, sampleValue)
 	env.WaitForAnnotation(t, 5*time.Second, h.ReplicaSets, ns, "web-rs", sampleKey, sampleValue)
 	env.WaitForAnnotation(t, 5*time.Second, h.Frigates, ns, "frigate-sample", sampleKey, sampleValue)

@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	h "github.com/kube-annotator/kube-annotator/test/harness"
+	"github.com/kube-annotator/kube-annotator/test/harness/proc"
+	"github.com/kube-annotator/kube-annotator/test/harness/promtext"
 )
 
 const (
@@ -88,7 +90,7 @@ func TestReloadLogFileInRulesDir(t *testing.T) {
 // quietReloads waits out a window in which nothing may write configmaps,
 // and logs how many reload lines and failed reloads the window saw, with
 // the file in state.
-func quietReloads(t *testing.T, p *h.Process, state string, window time.Duration) {
+func quietReloads(t *testing.T, p *proc.Process, state string, window time.Duration) {
 	t.Helper()
 	held, invalid, failures := p.LogLines(t, heldLine), p.LogLines(t, invalidLine), reloadFailures(t, p)
 	env.Quiet(t, window, "configmaps")
@@ -97,13 +99,13 @@ func quietReloads(t *testing.T, p *h.Process, state string, window time.Duration
 }
 
 // reloadFailures reads kube_annotator_rules_reloads_total{result="failure"}.
-func reloadFailures(t *testing.T, p *h.Process) float64 {
+func reloadFailures(t *testing.T, p *proc.Process) float64 {
 	t.Helper()
-	return h.MetricValue(p.Scrape(t), "kube_annotator_rules_reloads_total", map[string]string{"result": "failure"})
+	return promtext.MetricValue(p.Scrape(t), "kube_annotator_rules_reloads_total", map[string]string{"result": "failure"})
 }
 
 // waitReadyz waits until /readyz answers with a line that contains want.
-func waitReadyz(t *testing.T, p *h.Process, want string) {
+func waitReadyz(t *testing.T, p *proc.Process, want string) {
 	t.Helper()
 	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
 		return strings.Contains(p.Readyz(t), want), nil

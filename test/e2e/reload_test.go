@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	h "github.com/kube-annotator/kube-annotator/test/harness"
+	"github.com/kube-annotator/kube-annotator/test/harness/kubelet"
 )
 
 // replaceFile writes content next to path and renames it over path, as
@@ -154,7 +155,7 @@ func TestReloadConfigMapVolumeAndSIGHUP(t *testing.T) {
 		return "rules:\n- name: cms\n  resources: [configmaps]\n  annotations: {volume: \"" + value + "\"}\n"
 	}
 
-	vol := h.NewConfigMapVolume(t, t.TempDir(), map[string]string{"rules.yaml": rulesFor("v1")})
+	vol := kubelet.NewConfigMapVolume(t, t.TempDir(), map[string]string{"rules.yaml": rulesFor("v1")})
 	p := startRun(t, "--rules", filepath.Join(vol.Dir, "rules.yaml"), "-n", ns)
 	env.WaitForAnnotation(t, 15*time.Second, h.ConfigMaps, ns, "cm", "volume", "v1")
 	vol.Update(map[string]string{"rules.yaml": rulesFor("v2")})

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/shard"
 	h "github.com/kube-annotator/kube-annotator/test/harness"
+	"github.com/kube-annotator/kube-annotator/test/harness/proc"
 )
 
 // shardLease is the Lease duration of the dynamic sharding tests: a
@@ -62,7 +63,7 @@ type shardGroup struct {
 	ns      string
 	rules   string
 	leases  kubernetes.Interface
-	procs   []*h.Process
+	procs   []*proc.Process
 	created atomic.Int64
 }
 

@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	h "github.com/kube-annotator/kube-annotator/test/harness"
+	"github.com/kube-annotator/kube-annotator/test/harness/proc"
+	"github.com/kube-annotator/kube-annotator/test/harness/promtext"
 )
 
 // shardedObjects is the number of objects the sharding tests split: a
@@ -33,7 +35,7 @@ func TestShardedRunStatic(t *testing.T) {
 		workloadsOn(t, e, ns, "obj", shardedObjects)
 		t.Logf("seeded %d objects of %s in %v", shardedObjects, strings.Join(workloadResources(), ", "), time.Since(seeded).Round(100*time.Millisecond))
 		before := requestsOn(t, e)
-		var procs []*h.Process
+		var procs []*proc.Process
 		for i := range 3 {
 			procs = append(procs, startRun(t, "--rules", rulesPath(), "-n", ns, "--kubeconfig", e.Kubeconfig,
 				"--shard", strconv.Itoa(i), "--total-shards", "3"))
@@ -87,7 +89,7 @@ func withAndWithoutGate(t *testing.T, test func(t *testing.T, e *h.Env, serverMo
 // the server applied the selector, else everything. relisted says that the
 // API server closed watches of a replica that read too slowly: that
 // replica then lists its share again.
-func checkShares(t *testing.T, procs []*h.Process, serverMode, relisted bool) {
+func checkShares(t *testing.T, procs []*proc.Process, serverMode, relisted bool) {
 	t.Helper()
 	total := 0.0
 	share := float64(shardedObjects) / float64(len(procs))
@@ -96,10 +98,10 @@ func checkShares(t *testing.T, procs []*h.Process, serverMode, relisted bool) {
 		body := p.Scrape(t)
 		// Summed over the resources: cached_objects is one series, the
 		// others have one per resource.
-		cached := h.MetricValue(body, "kube_annotator_cached_objects", nil)
-		received := h.MetricValue(body, "kube_annotator_shard_objects_received_total", nil)
-		dropped := h.MetricValue(body, "kube_annotator_shard_objects_dropped_total", nil)
-		fraction := h.MetricValue(body, "kube_annotator_shard_owned_fraction", nil)
+		cached := promtext.MetricValue(body, "kube_annotator_cached_objects", nil)
+		received := promtext.MetricValue(body, "kube_annotator_shard_objects_received_total", nil)
+		dropped := promtext.MetricValue(body, "kube_annotator_shard_objects_dropped_total", nil)
+		fraction := promtext.MetricValue(body, "kube_annotator_shard_owned_fraction", nil)
 		t.Logf("shard %d: cached %v (share %.0f), received %v, dropped %v, owns %.3f of the hash space", i, cached, share, received, dropped, fraction)
 		total += cached
 		if math.Abs(cached-share) > 0.15*share {
@@ -114,11 +116,11 @@ func checkShares(t *testing.T, procs []*h.Process, serverMode, relisted bool) {
 			if w.gvr == h.Frigates {
 				wantMode = "client"
 			}
-			if m := h.MetricValue(body, "kube_annotator_shard_informer_mode", map[string]string{"resource": res, "mode": wantMode}); m != 1 {
+			if m := promtext.MetricValue(body, "kube_annotator_shard_informer_mode", map[string]string{"resource": res, "mode": wantMode}); m != 1 {
 				t.Errorf("shard %d: informer of %s not in %s mode", i, res, wantMode)
 			}
 			// Without the server's filter, a replica lists every object.
-			r := h.MetricValue(body, "kube_annotator_shard_objects_received_total", map[string]string{"resource": res})
+			r := promtext.MetricValue(body, "kube_annotator_shard_objects_received_total", map[string]string{"resource": res})
 			if !serverMode && r < shardedObjects/float64(len(workloads)) {
 				t.Errorf("shard %d received %v %s with client-side sharding, want every one", i, r, res)
 			}
@@ -237,7 +239,7 @@ func renderWithComponent(t *testing.T, component string) string {
 // procs says of itself and up to 10 objects of ns without the shipped
 // rules' annotation: which replica fell behind, and why, when the
 // objects did not converge.
-func explainShards(t *testing.T, e *h.Env, ns string, procs []*h.Process) {
+func explainShards(t *testing.T, e *h.Env, ns string, procs []*proc.Process) {
 	if !t.Failed() {
 		return
 	}
@@ -248,12 +250,12 @@ func explainShards(t *testing.T, e *h.Env, ns string, procs []*h.Process) {
 			continue
 		}
 		t.Logf("replica %d: cached %v, workqueue_depth %v, writes %v (errors %v), list/watch errors %v, received %v, dropped %v",
-			i, h.MetricValue(body, "kube_annotator_cached_objects", nil), h.MetricValue(body, "workqueue_depth", nil),
-			h.MetricValue(body, "kube_annotator_writes_total", map[string]string{"result": "success"}),
-			h.MetricValue(body, "kube_annotator_writes_total", map[string]string{"result": "error"}),
-			h.MetricValue(body, "kube_annotator_list_watch_errors_total", nil),
-			h.MetricValue(body, "kube_annotator_shard_objects_received_total", nil),
-			h.MetricValue(body, "kube_annotator_shard_objects_dropped_total", nil))
+			i, promtext.MetricValue(body, "kube_annotator_cached_objects", nil), promtext.MetricValue(body, "workqueue_depth", nil),
+			promtext.MetricValue(body, "kube_annotator_writes_total", map[string]string{"result": "success"}),
+			promtext.MetricValue(body, "kube_annotator_writes_total", map[string]string{"result": "error"}),
+			promtext.MetricValue(body, "kube_annotator_list_watch_errors_total", nil),
+			promtext.MetricValue(body, "kube_annotator_shard_objects_received_total", nil),
+			promtext.MetricValue(body, "kube_annotator_shard_objects_dropped_total", nil))
 		out, _ := p.ReadLog()
 		lines := strings.Split(out, "\n")
 		errs := 0

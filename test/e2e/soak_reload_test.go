@@ -8,6 +8,7 @@ import (
 	"time"
 
 	h "github.com/kube-annotator/kube-annotator/test/harness"
+	"github.com/kube-annotator/kube-annotator/test/harness/promtext"
 )
 
 // The reload soak (part of make test-faults): with the controller's log in
@@ -41,7 +42,7 @@ func TestSoakReloads(t *testing.T) {
 		env.WaitForAnnotation(t, 30*time.Second, h.ConfigMaps, ns, n, "team", "a")
 	}
 	reloads := func(result string) float64 {
-		return h.MetricValue(p.Scrape(t), "kube_annotator_rules_reloads_total", map[string]string{"result": result})
+		return promtext.MetricValue(p.Scrape(t), "kube_annotator_rules_reloads_total", map[string]string{"result": result})
 	}
 	changes := 0
 	step := func(content, what string, done func() bool) {

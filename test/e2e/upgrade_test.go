@@ -18,6 +18,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/record"
 	"github.com/kube-annotator/kube-annotator/pkg/shard"
 	h "github.com/kube-annotator/kube-annotator/test/harness"
+	"github.com/kube-annotator/kube-annotator/test/harness/proc"
 )
 
 // previousRelease is the commit the upgrade test builds as the previous
@@ -43,7 +44,7 @@ func TestUpgradeShardGroup(t *testing.T) {
 	started := time.Now()
 	g := newShardGroup(t, env)
 	before := requestsOn(t, env)
-	var old []*h.Process
+	var old []*proc.Process
 	for range 2 {
 		old = append(old, g.startBinary(t, previous))
 	}
@@ -55,7 +56,7 @@ func TestUpgradeShardGroup(t *testing.T) {
 		g.startBinary(t, binary)
 		g.waitSteady(t, 3)
 		o.Terminate(t)
-		g.procs = slices.DeleteFunc(g.procs, func(p *h.Process) bool { return p == o })
+		g.procs = slices.DeleteFunc(g.procs, func(p *proc.Process) bool { return p == o })
 		g.waitSteady(t, 2)
 		prefix := []string{"mixed", "upgraded"}[i]
 		workloadsOn(t, env, g.ns, prefix, upgradeBatch)
@@ -119,9 +120,9 @@ func buildPreviousRelease(t *testing.T) string {
 
 // startBinary starts a replica of the group running bin, which keeps its
 // record in the group's namespace.
-func (g *shardGroup) startBinary(t *testing.T, bin string) *h.Process {
+func (g *shardGroup) startBinary(t *testing.T, bin string) *proc.Process {
 	t.Helper()
-	p := h.StartRun(t, bin, "--rules", g.rules, "-n", g.ns, "--kubeconfig", g.e.Kubeconfig, "--record-namespace", g.ns,
+	p := proc.StartRun(t, bin, "--rules", g.rules, "-n", g.ns, "--kubeconfig", g.e.Kubeconfig, "--record-namespace", g.ns,
 		"--shard-group", "annotators", "--leader-election-namespace", g.ns,
 		"--shard-lease-duration", shardLease.String(), "--shard-renew-period", "1s")
 	g.procs = append(g.procs, p)

@@ -5,12 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"testing"
 
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/kube-annotator/kube-annotator/test/harness/faults"
 )
 
 // AssetsEnv names the environment variable that overrides where the
@@ -40,6 +44,19 @@ func CRDFile() string {
 	return filepath.Join(RepoRoot(), "deploy", "crd", "ship.nwiizo.dev_frigates.yaml")
 }
 
+// BuildBinary builds the kube-annotator command into dir and returns the
+// binary's path.
+func BuildBinary(dir string) (string, error) {
+	binary := filepath.Join(dir, "kube-annotator")
+	build := exec.Command("go", "build", "-o", binary, ".")
+	build.Dir = RepoRoot()
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return "", fmt.Errorf("build kube-annotator: %w", err)
+	}
+	return binary, nil
+}
+
 // Env is a running control plane.
 type Env struct {
 	// Config is an administrator's client configuration.
@@ -55,8 +72,9 @@ type Env struct {
 	// Features is what the API server offers, read from it at start.
 	Features Features
 
-	// apiserver is set once StopAPIServer has stopped kube-apiserver.
-	apiserver *apiServerProcess
+	// apiserver is the control plane's kube-apiserver, once a test has
+	// stopped, started or looked for it.
+	apiserver *faults.APIServer
 }
 
 // Options change the control plane that StartWith starts.
@@ -110,6 +128,22 @@ func StartWith(opts Options) (*Env, error) {
 	return e, nil
 }
 
+// StartControlPlane starts a control plane of the test's own, apart from
+// any shared one, and stops it at the test's end.
+func StartControlPlane(t testing.TB, opts Options) *Env {
+	t.Helper()
+	e, err := StartWith(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := e.Stop(); err != nil {
+			t.Errorf("stop control plane: %v", err)
+		}
+	})
+	return e
+}
+
 func (e *Env) setup() error {
 	dir, err := os.MkdirTemp("", "kube-annotator-e2e-")
 	if err != nil {
@@ -147,7 +181,10 @@ func (e *Env) setup() error {
 // Stop stops the control plane and removes its files.
 func (e *Env) Stop() error {
 	// A kube-apiserver the harness restarted is not envtest's to stop.
-	err := e.stopAPIServer()
+	var err error
+	if e.apiserver != nil {
+		err = e.apiserver.Close()
+	}
 	err = errors.Join(err, e.env.Stop())
 	if e.dir != "" {
 		_ = os.RemoveAll(e.dir)

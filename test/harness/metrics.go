@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/kube-annotator/kube-annotator/test/harness/promtext"
 )
 
 // Request is one series of the API server's apiserver_request_total.
@@ -90,7 +92,7 @@ func parseRequests(body []byte) (Requests, error) {
 		if err != nil {
 			return nil, fmt.Errorf("malformed metric line %q: %w", line, err)
 		}
-		labels := parseLabels(line[len(name):end])
+		labels := promtext.Labels(line[len(name):end])
 		if labels["subresource"] != "" {
 			continue
 		}
@@ -99,53 +101,8 @@ func parseRequests(body []byte) (Requests, error) {
 	return out, sc.Err()
 }
 
-// parseLabels parses `a="x",b="y"`; the label values used here hold no
-// quotes or commas.
-func parseLabels(s string) map[string]string {
-	out := map[string]string{}
-	for _, kv := range strings.Split(s, ",") {
-		k, v, ok := strings.Cut(kv, "=")
-		if ok {
-			out[k] = strings.Trim(v, `"`)
-		}
-	}
-	return out
-}
-
-// MetricValue sums the samples of metric name in Prometheus text format
-// whose labels include match.
-func MetricValue(body []byte, name string, match map[string]string) float64 {
-	total := 0.0
-	for _, line := range strings.Split(string(body), "\n") {
-		if !strings.HasPrefix(line, name) {
-			continue
-		}
-		rest := line[len(name):]
-		labels := map[string]string{}
-		switch {
-		case strings.HasPrefix(rest, "{"):
-			end := strings.LastIndexByte(rest, '}')
-			if end < 0 {
-				continue
-			}
-			labels = parseLabels(rest[1:end])
-			rest = rest[end+1:]
-		case strings.HasPrefix(rest, " "):
-		default:
-			continue // another metric whose name starts with name
-		}
-		ok := true
-		for k, v := range match {
-			ok = ok && labels[k] == v
-		}
-		if v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64); ok && err == nil {
-			total += v
-		}
-	}
-	return total
-}
-
-// ServerMetric reads one metric of the API server, as MetricValue.
+// ServerMetric reads one metric of the API server, as
+// promtext.MetricValue.
 func (e *Env) ServerMetric(ctx context.Context, name string, match map[string]string) (float64, error) {
 	cs, err := kubernetes.NewForConfig(e.Config)
 	if err != nil {
@@ -155,5 +112,5 @@ func (e *Env) ServerMetric(ctx context.Context, name string, match map[string]st
 	if err != nil {
 		return 0, fmt.Errorf("read /metrics: %w", err)
 	}
-	return MetricValue(body, name, match), nil
+	return promtext.MetricValue(body, name, match), nil
 }

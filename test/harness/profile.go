@@ -25,10 +25,3 @@ func (e *Env) APIServerProfile(ctx context.Context, d time.Duration) ([]byte, er
 	}
 	return body, nil
 }
-
-// APIServerPID is the process ID of the kube-apiserver the harness
-// started, for reading its memory from /proc.
-func (e *Env) APIServerPID() (int, error) {
-	pid, _, err := e.findAPIServer()
-	return pid, err
-}

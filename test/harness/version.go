@@ -9,6 +9,8 @@ import (
 
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/kube-annotator/kube-annotator/test/harness/promtext"
 )
 
 // VersionEnv names the environment variable that chooses the Kubernetes
@@ -98,6 +100,6 @@ func (e *Env) readFeatures(ctx context.Context) (Features, error) {
 	}
 	const gate = `kubernetes_feature_enabled{name="ShardedListAndWatch"`
 	f.ShardSelectorGate = strings.Contains(string(body), gate)
-	f.ShardSelectors = MetricValue(body, "kubernetes_feature_enabled", map[string]string{"name": "ShardedListAndWatch"}) == 1
+	f.ShardSelectors = promtext.MetricValue(body, "kubernetes_feature_enabled", map[string]string{"name": "ShardedListAndWatch"}) == 1
 	return f, nil
 }

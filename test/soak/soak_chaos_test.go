@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	h "github.com/kube-annotator/kube-annotator/test/harness"
+	"github.com/kube-annotator/kube-annotator/test/harness/faults"
 )
 
 // chaos runs the soak's faults together until its context ends; each
@@ -25,7 +26,7 @@ import (
 type chaos struct {
 	e          *h.Env
 	m          *soakModel
-	proxy      *h.Proxy
+	proxy      *faults.Proxy
 	rulesFile  string
 	namespaces []string
 	seed       uint64

@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	h "github.com/kube-annotator/kube-annotator/test/harness"
+	"github.com/kube-annotator/kube-annotator/test/harness/proc"
+	"github.com/kube-annotator/kube-annotator/test/harness/promtext"
 	"github.com/kube-annotator/kube-annotator/test/testutil"
 )
 
@@ -95,7 +97,7 @@ func TestSoakChaos(t *testing.T) {
 	}
 	patches0 := servedPatches(t, cp)
 	// client-go's reflector logs a watch that expired at -v=4.
-	p := h.StartRun(t, binary, "--rules", rulesFile, "--kubeconfig", kubeconfig, "--as", soakUser, "--vmodule", "reflector=4")
+	p := proc.StartRun(t, binary, "--rules", rulesFile, "--kubeconfig", kubeconfig, "--as", soakUser, "--vmodule", "reflector=4")
 	p.WaitMetric(t, 60*time.Second, "kube_annotator_informers_synced", 2)
 	goroutines0 := p.Metric(t, "go_goroutines")
 
@@ -112,18 +114,18 @@ func TestSoakChaos(t *testing.T) {
 	})
 	quietWrites := p.Metric(t, "kube_annotator_writes_total") - writes0
 	goroutines := p.Metric(t, "go_goroutines")
-	hwm, err := h.ProcStatusKiB(p.PID(), "VmHWM")
+	hwm, err := proc.ProcStatusKiB(p.PID(), "VmHWM")
 	if err != nil {
 		t.Fatal(err)
 	}
 	body := p.Scrape(t)
-	writes := h.MetricValue(body, "kube_annotator_writes_total", map[string]string{"result": "success"})
-	writeErrors := h.MetricValue(body, "kube_annotator_writes_total", map[string]string{"result": "error"})
+	writes := promtext.MetricValue(body, "kube_annotator_writes_total", map[string]string{"result": "success"})
+	writeErrors := promtext.MetricValue(body, "kube_annotator_writes_total", map[string]string{"result": "error"})
 	// An expired watch (410) shows in client-go's reflector's log at -v=4
 	// and, when the reflector hands it to the controller's error handler,
 	// in the controller's metric: either is proof.
 	expired := max(p.LogLines(t, h.WatchTooOld),
-		int(h.MetricValue(body, "kube_annotator_list_watch_errors_total", map[string]string{"reason": "Expired"})))
+		int(promtext.MetricValue(body, "kube_annotator_list_watch_errors_total", map[string]string{"reason": "Expired"})))
 	// The controller's PATCH requests that the API server applied, whether
 	// or not the answer reached the controller: all minus the other writer's.
 	patches := servedPatches(t, cp) - patches0 - m.foreign.Load() - m.tampered.Load()
@@ -251,7 +253,7 @@ func seedSoak(t *testing.T, e *h.Env, m *soakModel) []string {
 // and listing every second competed with the controller's writes for the
 // API server's two shared cores (a run stalled with 10,379 keys queued 90 s
 // after the faults, every worker waiting on the API server).
-func waitSoakSettled(t *testing.T, p *h.Process, e *h.Env, m *soakModel, namespaces []string) time.Duration {
+func waitSoakSettled(t *testing.T, p *proc.Process, e *h.Env, m *soakModel, namespaces []string) time.Duration {
 	t.Helper()
 	start := time.Now()
 	gen := m.generation()
