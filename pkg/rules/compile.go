@@ -323,10 +323,10 @@ func staticConflicts(t *Target) []rulefile.FieldError {
 			{rulefile.AnnotationKind, "annotations", r.Annotations, rulefile.Joined(r.AnnotationsFrom, r.AnnotationsCEL), r.AnnotationsFromNamespace, r.AnnotationsFromRelated, r.RemoveAnnotations},
 			{rulefile.LabelKind, "labels", r.Labels, rulefile.Joined(r.LabelsFrom, r.LabelsCEL), r.LabelsFromNamespace, r.LabelsFromRelated, r.RemoveLabels},
 		} {
-			for _, k := range sortedKeys(kind.set) {
+			for _, k := range slices.Sorted(maps.Keys(kind.set)) {
 				add(kind.name, k, strconv.Quote(kind.set[k]), kind.field+"."+k)
 			}
-			for _, k := range sortedKeys(kind.from) {
+			for _, k := range slices.Sorted(maps.Keys(kind.from)) {
 				add(kind.name, k, "read from the object", kind.field+"."+k)
 			}
 			for _, k := range slices.Sorted(maps.Keys(kind.fromNS)) {
@@ -341,15 +341,6 @@ func staticConflicts(t *Target) []rulefile.FieldError {
 		}
 	}
 	return out
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // compiledWhenReads reads what each compiled rule's condition reads.

@@ -45,7 +45,9 @@ func (t *Target) NamespaceKeys() (labelKeys, annotationKeys []string) {
 		l, a := r.namespaceKeys()
 		labelKeys, annotationKeys = append(labelKeys, l...), append(annotationKeys, a...)
 	}
-	return sortedSet(labelKeys), sortedSet(annotationKeys)
+	slices.Sort(labelKeys)
+	slices.Sort(annotationKeys)
+	return slices.Compact(labelKeys), slices.Compact(annotationKeys)
 }
 
 // NamespaceKeys returns, sorted, the label and annotation keys of
@@ -57,13 +59,9 @@ func (s *Set) NamespaceKeys() (labelKeys, annotationKeys []string) {
 		l, a := t.NamespaceKeys()
 		labelKeys, annotationKeys = append(labelKeys, l...), append(annotationKeys, a...)
 	}
-	return sortedSet(labelKeys), sortedSet(annotationKeys)
-}
-
-// sortedSet sorts keys, which it modifies, and drops repeats.
-func sortedSet(keys []string) []string {
-	slices.Sort(keys)
-	return slices.Compact(keys)
+	slices.Sort(labelKeys)
+	slices.Sort(annotationKeys)
+	return slices.Compact(labelKeys), slices.Compact(annotationKeys)
 }
 
 // NamespaceChangeMatters reports whether a change of a namespace from old

@@ -16,12 +16,12 @@ import (
 func (t *Target) Projection() projection.Projection {
 	p := t.Reads()
 	for _, r := range t.Rules {
-		p.Annotations.Insert(sortedKeys(r.Annotations)...)
-		p.Annotations.Insert(sortedKeys(rulefile.Joined(r.AnnotationsFrom, r.AnnotationsCEL))...)
+		p.Annotations.Insert(slices.Collect(maps.Keys(r.Annotations))...)
+		p.Annotations.Insert(slices.Collect(maps.Keys(rulefile.Joined(r.AnnotationsFrom, r.AnnotationsCEL)))...)
 		p.Annotations.Insert(slices.Collect(maps.Keys(r.AnnotationsFromNamespace))...)
 		p.Annotations.Insert(slices.Collect(maps.Keys(r.AnnotationsFromRelated))...)
-		p.Labels.Insert(sortedKeys(r.Labels)...)
-		p.Labels.Insert(sortedKeys(rulefile.Joined(r.LabelsFrom, r.LabelsCEL))...)
+		p.Labels.Insert(slices.Collect(maps.Keys(r.Labels))...)
+		p.Labels.Insert(slices.Collect(maps.Keys(rulefile.Joined(r.LabelsFrom, r.LabelsCEL)))...)
 		p.Labels.Insert(slices.Collect(maps.Keys(r.LabelsFromNamespace))...)
 		p.Labels.Insert(slices.Collect(maps.Keys(r.LabelsFromRelated))...)
 	}
