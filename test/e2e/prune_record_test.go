@@ -98,7 +98,10 @@ func TestPruneRecordedBeforeFirstWrite(t *testing.T) {
 	recorded := int64(-1)
 	for recorded < 0 {
 		select {
-		case ev := <-recordWatch.ResultChan():
+		case ev, open := <-recordWatch.ResultChan():
+			if !open || ev.Type == watch.Error {
+				t.Fatalf("the watch of the record ended: %v", ev.Object)
+			}
 			u, ok := ev.Object.(*unstructured.Unstructured)
 			if ok && ev.Type != watch.Deleted && strings.Contains(u.Object["data"].(map[string]any)["resources"].(string), "deployments.apps -n "+ns) {
 				recorded = rv(t, u)
@@ -114,7 +117,7 @@ func TestPruneRecordedBeforeFirstWrite(t *testing.T) {
 
 // firstVersionWith returns the resourceVersion of the first version of an
 // object, as its watch from resourceVersion 1 replays it, for which has
-// holds. The tests' etcd is not compacted meanwhile.
+// holds. The suite's API server does not compact etcd (main_test.go).
 func firstVersionWith(t *testing.T, gvr schema.GroupVersionResource, ns, name string, has func(*unstructured.Unstructured) bool) int64 {
 	t.Helper()
 	w, err := env.Dynamic.Resource(gvr).Namespace(ns).Watch(t.Context(), metav1.ListOptions{ResourceVersion: "1",
@@ -125,7 +128,10 @@ func firstVersionWith(t *testing.T, gvr schema.GroupVersionResource, ns, name st
 	defer w.Stop()
 	for {
 		select {
-		case ev := <-w.ResultChan():
+		case ev, open := <-w.ResultChan():
+			if !open || ev.Type == watch.Error {
+				t.Fatalf("the watch of %s %s/%s from its first version ended: %v", gvr.Resource, ns, name, ev.Object)
+			}
 			if u, ok := ev.Object.(*unstructured.Unstructured); ok && has(u) {
 				return rv(t, u)
 			}
