@@ -20,11 +20,7 @@ func TestMain(m *testing.M) {
 
 func run(m *testing.M) int {
 	var err error
-	// The API server does not compact etcd on its own (by default, every
-	// 5 minutes): tests that read an object's history (firstVersionWith)
-	// would find it gone in a long run; the fault tests compact when they
-	// mean to (harness.Env.CompactEtcd).
-	env, err = harness.StartWith(harness.Options{APIServerFlags: map[string]string{"etcd-compaction-interval": "0"}})
+	env, err = harness.Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1

@@ -88,10 +88,11 @@ func TestPruneRecordedBeforeFirstWrite(t *testing.T) {
 	}
 	defer recordWatch.Stop()
 	rulesFile := writeFile(t, "rules.yaml", "rules:\n- name: apps\n  resources: [deployments]\n  annotations: {sample-controller: \"True\"}\n")
+	seeded := env.Get(t, h.Deployments, ns, web.name).GetResourceVersion()
 	startRun(t, "--rules", rulesFile, "-n", ns, "--record-namespace", ns)
 	waitKey(t, 15*time.Second, ns, web, "sample-controller", true)
 
-	written := firstVersionWith(t, h.Deployments, ns, web.name, func(u *unstructured.Unstructured) bool {
+	written := firstVersionWith(t, h.Deployments, ns, web.name, seeded, func(u *unstructured.Unstructured) bool {
 		_, ok := u.GetAnnotations()["sample-controller"]
 		return ok
 	})
@@ -116,11 +117,14 @@ func TestPruneRecordedBeforeFirstWrite(t *testing.T) {
 }
 
 // firstVersionWith returns the resourceVersion of the first version of an
-// object, as its watch from resourceVersion 1 replays it, for which has
-// holds. The suite's API server does not compact etcd (main_test.go).
-func firstVersionWith(t *testing.T, gvr schema.GroupVersionResource, ns, name string, has func(*unstructured.Unstructured) bool) int64 {
+// object after version from, as its watch from there replays them, for
+// which has holds. A watch from the start of history (resourceVersion 1)
+// would outlast the API server's watch cache, which keeps only the last
+// events of a resource, and its compaction of etcd: from is the version
+// the test last read, seconds before.
+func firstVersionWith(t *testing.T, gvr schema.GroupVersionResource, ns, name, from string, has func(*unstructured.Unstructured) bool) int64 {
 	t.Helper()
-	w, err := env.Dynamic.Resource(gvr).Namespace(ns).Watch(t.Context(), metav1.ListOptions{ResourceVersion: "1",
+	w, err := env.Dynamic.Resource(gvr).Namespace(ns).Watch(t.Context(), metav1.ListOptions{ResourceVersion: from,
 		FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
 	if err != nil {
 		t.Fatal(err)
