@@ -92,6 +92,9 @@ func (o *rbacOptions) run(context.Context) error {
 			resolved[name] = res
 		}
 		for _, name := range rule.OwnerResources() {
+			if _, done := resolved[name]; done {
+				continue
+			}
 			// As the controller: an owner of a resource not served ends the walk.
 			if res, _, err := resource(r, name); err != nil {
 				fmt.Fprintf(o.Err, "warning: %s: rules[%d]: owner resource %q: %v; not granted\n", path, i, name, err)

@@ -84,13 +84,16 @@ func (c *Controller) enqueueNaming(src *source.Source, obj any, pick func(*rules
 	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	c.enqueueNamingLocked(src, m, pick, map[string]bool{})
+	c.enqueueNamingLocked(src, m, pick, nil)
 }
 
 // enqueueNamingLocked is enqueueNaming, c.mu held; seen are the UIDs of
-// the owners whose objects were enqueued already.
+// the owners whose objects were enqueued already (nil before the first).
 func (c *Controller) enqueueNamingLocked(src *source.Source, m metav1.Object, pick func(*rules.Target) bool, seen map[string]bool) {
 	if src.IsOwner {
+		if seen == nil {
+			seen = map[string]bool{}
+		}
 		if seen[string(m.GetUID())] {
 			return // a loop of ownerReferences
 		}

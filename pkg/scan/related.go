@@ -90,11 +90,7 @@ func (o objects) get(ctx context.Context, client dynamic.Interface, src *source.
 	if name == "" {
 		return nil, nil
 	}
-	ns := ""
-	if src.Resource.Namespaced {
-		ns = obj.GetNamespace()
-	}
-	got, err := client.Resource(src.Resource.GVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	got, err := client.Resource(src.Resource.GVR).Namespace(src.NamespaceFor(obj)).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}

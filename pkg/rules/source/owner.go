@@ -2,6 +2,7 @@ package source
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -99,13 +100,16 @@ func (s *Source) Owns(ref metav1.OwnerReference) bool {
 // by which that owner selects it (SelectorKeys), when the owner is an
 // object of one of srcs that look finds; else no keys.
 func Selecting(obj metav1.Object, srcs []*Source, look Lookup) (metav1.OwnerReference, []string) {
+	if look == nil || !slices.ContainsFunc(srcs, func(s *Source) bool { return s.IsOwner }) {
+		return metav1.OwnerReference{}, nil // read no owner: none is known
+	}
 	ref, ok := ControllerOf(obj)
-	if !ok || look == nil {
+	if !ok {
 		return ref, nil
 	}
 	for _, src := range srcs {
 		if src.IsOwner && src.Owns(ref) {
-			if owner, ok := look.Find(src, obj.GetNamespace(), ref.Name); ok && owner.GetUID() == ref.UID {
+			if owner, ok := look.Find(src, src.NamespaceFor(obj), ref.Name); ok && owner.GetUID() == ref.UID {
 				return ref, SelectorKeys(owner)
 			}
 		}

@@ -74,11 +74,7 @@ func (w *Walk) Owner(obj metav1.Object, look Lookup) (found metav1.Object, hops 
 		if look == nil {
 			return nil, nil, what + " cannot be read here"
 		}
-		ns := ""
-		if src.Resource.Namespaced {
-			ns = obj.GetNamespace()
-		}
-		o, ok := look.Find(src, ns, ref.Name)
+		o, ok := look.Find(src, src.NamespaceFor(obj), ref.Name)
 		if !ok || o.GetUID() != ref.UID {
 			return nil, nil, what + " is not known"
 		}
@@ -106,6 +102,15 @@ func (w *Walk) kinds() []string {
 	return out
 }
 
+// NamespaceFor is the namespace in which the related object of s that
+// obj names is found: obj's, for a namespaced source; "" else.
+func (s *Source) NamespaceFor(obj metav1.Object) string {
+	if s.Resource.Namespaced {
+		return obj.GetNamespace()
+	}
+	return ""
+}
+
 // Related finds the related object of s that obj names, through look:
 // the object and how messages name it (`Node "n1"`); or why there is
 // none. s is no owner: see Walk.
@@ -114,15 +119,11 @@ func (s *Source) Related(obj metav1.Object, look Lookup) (rel metav1.Object, wha
 	if name == "" {
 		return nil, "", s.Unset
 	}
-	ns := ""
-	if s.Resource.Namespaced {
-		ns = obj.GetNamespace()
-	}
 	what = fmt.Sprintf("%s %q", s.Resource.Kind, name)
 	if look == nil {
 		return nil, "", what + " cannot be read here"
 	}
-	rel, ok := look.Find(s, ns, name)
+	rel, ok := look.Find(s, s.NamespaceFor(obj), name)
 	if !ok {
 		return nil, "", what + " is not known"
 	}
