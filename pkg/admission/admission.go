@@ -214,13 +214,14 @@ func errFromRelated(src *source.Source) error {
 // ruleKeys lists what c sets, annotations then labels, each sorted.
 func ruleKeys(c *rules.Compiled) []*key {
 	var out []*key
-	add := func(kind string, literal, from, cel map[string]string, fromNamespace map[string]rulefile.NamespaceKey, related map[string]rulefile.RelatedKey,
-		ifAbsent map[string]bool, defaults, ifInvalid map[string]string) {
+	for _, kind := range []string{rulefile.AnnotationKind, rulefile.LabelKind} {
+		m := c.Of(kind)
+		defaults, ifInvalid := m.Default, m.IfInvalid
 		var keys []*key
-		for name, v := range literal {
+		for name, v := range m.Values {
 			keys = append(keys, &key{kind: kind, name: name, literal: &v, val: value{present: "true", text: quote(v)}})
 		}
-		for name, tmpl := range from {
+		for name, tmpl := range m.From {
 			k := &key{kind: kind, name: name, from: tmpl}
 			k.val, k.err = jsonPathValue(tmpl)
 			if k.err == nil {
@@ -228,7 +229,7 @@ func ruleKeys(c *rules.Compiled) []*key {
 			}
 			keys = append(keys, k)
 		}
-		for name, expr := range cel {
+		for name, expr := range m.CEL {
 			// The same expression, in the same variables; a result that is
 			// no string, or no valid value, sets nothing. (An error fails
 			// the policy, which is ignored: the controller sets the key.)
@@ -237,24 +238,22 @@ func ruleKeys(c *rules.Compiled) []*key {
 			k.val = k.val.checked(kind, name, defaults, ifInvalid)
 			keys = append(keys, k)
 		}
-		for name := range fromNamespace {
+		for name := range m.FromNamespace {
 			// The policy could read the namespace (namespaceObject), but
 			// it would then carry a copy of the namespace's value that no
 			// later change of the namespace updates until the controller
 			// does: the controller keeps such keys in sync on its own.
 			keys = append(keys, &key{kind: kind, name: name, err: errFromNamespace})
 		}
-		for name, k := range related {
+		for name, k := range m.FromRelated {
 			keys = append(keys, &key{kind: kind, name: name, err: errFromRelated(k.Source)})
 		}
 		for _, k := range keys {
-			k.ifAbsent, k.ifInvalid = ifAbsent[k.name], ifInvalid[k.name]
+			k.ifAbsent, k.ifInvalid = m.IfAbsent[k.name], ifInvalid[k.name]
 		}
 		slices.SortFunc(keys, func(a, b *key) int { return strings.Compare(a.name, b.name) })
 		out = append(out, keys...)
 	}
-	add("annotation", c.Annotations, c.AnnotationsFrom, c.AnnotationsCEL, c.AnnotationsFromNamespace, c.AnnotationsFromRelated, c.AnnotationsIfAbsent, c.AnnotationsDefault, nil)
-	add("label", c.Labels, c.LabelsFrom, c.LabelsCEL, c.LabelsFromNamespace, c.LabelsFromRelated, c.LabelsIfAbsent, c.LabelsDefault, c.LabelsIfInvalid)
 	return out
 }
 

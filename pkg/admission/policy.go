@@ -138,10 +138,10 @@ func (tr *translator) policy(r *rule) (*Policy, error) {
 		tr.note(r, "mode", "audit mode writes nothing, at admission neither; the controller reports what the rule would change")
 		return nil, nil
 	}
-	if len(r.RemoveAnnotations) > 0 {
+	if len(r.Annotations.Remove) > 0 {
 		tr.note(r, "removeAnnotations", removalReason)
 	}
-	if len(r.RemoveLabels) > 0 {
+	if len(r.Labels.Remove) > 0 {
 		tr.note(r, "removeLabels", removalReason)
 	}
 	vars, entries, err := tr.values(r)

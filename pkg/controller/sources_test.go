@@ -39,7 +39,7 @@ func settingsRules(t *testing.T) *rules.Set {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.Rules[0].LabelsFromRelated = map[string]rulefile.RelatedKey{"team": {Source: settingsSource, Kind: "label", Key: "team"}}
+	f.Rules[0].Labels.FromRelated = map[string]rulefile.RelatedKey{"team": {Source: settingsSource, Kind: "label", Key: "team"}}
 	set, unresolved, err := rules.Compile("rules.yaml", f, func(name string) (source.Resource, error) {
 		return rulestest.Pods, nil
 	})

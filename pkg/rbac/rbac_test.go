@@ -81,7 +81,7 @@ var (
 func TestGenerateScopes(t *testing.T) {
 	annotate := map[string]string{"a": "1"}
 	r := func(name string, resources []string, namespaces ...string) rulefile.Rule {
-		return rulefile.Rule{Name: name, Resources: resources, Namespaces: namespaces, Annotations: annotate}
+		return rulefile.Rule{Name: name, Resources: resources, Namespaces: namespaces, Annotations: rulefile.Metadata{Values: annotate}}
 	}
 	tests := []struct {
 		name    string
@@ -115,7 +115,7 @@ func TestGenerateScopes(t *testing.T) {
 			own: []rbacv1.PolicyRule{rule("", []string{"pods"}, writtenVerbs...)}},
 		{name: "a cluster-scoped resource is written cluster-wide", rules: []rulefile.Rule{r("a", []string{"nodes", "namespaces"}, "team-a")},
 			cluster: []rbacv1.PolicyRule{rule("", []string{"namespaces", "nodes"}, allVerbs...)}},
-		{name: "a namespace selector confines nothing", rules: []rulefile.Rule{{Name: "a", Resources: []string{"nodes"}, NamespaceSelector: "team", Annotations: annotate}},
+		{name: "a namespace selector confines nothing", rules: []rulefile.Rule{{Name: "a", Resources: []string{"nodes"}, NamespaceSelector: "team", Annotations: rulefile.Metadata{Values: annotate}}},
 			cluster: []rbacv1.PolicyRule{rule("", []string{"nodes"}, allVerbs...), nsWatch}},
 	}
 	for _, tc := range tests {
@@ -168,9 +168,9 @@ func TestGenerateClusterRole(t *testing.T) {
 			want: []rbacv1.PolicyRule{rule("", []string{"namespaces", "pods"}, allVerbs...)}},
 		{name: "cluster-scoped resources watch no namespaces", rules: []rulefile.Rule{{Resources: []string{"nodes"}}},
 			want: []rbacv1.PolicyRule{rule("", []string{"nodes"}, allVerbs...)}},
-		{name: "Nodes a rule reads values from are read only", rules: []rulefile.Rule{{Resources: []string{"pods"}, LabelsFromRelated: fromNode}},
+		{name: "Nodes a rule reads values from are read only", rules: []rulefile.Rule{{Resources: []string{"pods"}, Labels: rulefile.Metadata{FromRelated: fromNode}}},
 			want: []rbacv1.PolicyRule{rule("", []string{"pods"}, allVerbs...), nsWatch, rule("", []string{"nodes"}, "list", "watch")}},
-		{name: "ruled Nodes are patched", rules: []rulefile.Rule{{Resources: []string{"pods", "nodes"}, LabelsFromRelated: fromNode}},
+		{name: "ruled Nodes are patched", rules: []rulefile.Rule{{Resources: []string{"pods", "nodes"}, Labels: rulefile.Metadata{FromRelated: fromNode}}},
 			want: []rbacv1.PolicyRule{rule("", []string{"nodes", "pods"}, allVerbs...), nsWatch}},
 		{name: "events and admission policies", rules: []rulefile.Rule{{Resources: []string{"nodes"}}}, opts: Options{Events: true, Admission: true},
 			want: []rbacv1.PolicyRule{rule("", []string{"nodes"}, allVerbs...), rule("events.k8s.io", []string{"events"}, "create", "patch"),

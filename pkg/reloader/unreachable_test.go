@@ -59,7 +59,7 @@ func TestUnreachable(t *testing.T) {
 		h.noApply(settle)
 		h.upAndLookedUp()
 		h.noApply(settle)
-		if f, _ := h.inForce(); len(f.Rules) != 1 || f.Rules[0].Annotations["team"] != "a" {
+		if f, _ := h.inForce(); len(f.Rules) != 1 || f.Rules[0].Annotations.Values["team"] != "a" {
 			t.Errorf("file in force %+v, want teamA's", f.Rules)
 		}
 	})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules/celexpr"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/value"
 )
 
 // compileCELs compiles the cel values of a rule, by key.
@@ -79,25 +80,25 @@ func (c *Compiled) whenFails(obj metav1.Object, isNamespace bool, namespaces sou
 // celValues evaluates the rule's cel values from against obj, or takes
 // their outcomes from h. A value that is not a string, an error, or a
 // result valid rejects sets nothing; the reason is returned in missing.
-func celValues(from map[string]*celexpr.Expr, obj metav1.Object, h home, valid func(string) []string) (map[string]string, []missing) {
+func celValues(from map[string]*celexpr.Expr, obj metav1.Object, h home, valid func(string) []string) (map[string]string, []value.Missing) {
 	if len(from) == 0 {
 		return nil, nil
 	}
 	var out map[string]string
-	var problems []missing
+	var problems []value.Missing
 	for _, k := range slices.Sorted(maps.Keys(from)) {
 		v, err := h.outcome(from[k], obj)
 		if err != nil {
-			problems = append(problems, missing{k, fmt.Sprintf("cel: %v", err), ReasonError, ""})
+			problems = append(problems, value.Missing{Key: k, Why: fmt.Sprintf("cel: %v", err), Reason: ReasonError})
 			continue
 		}
 		s, ok := v.(string)
 		if !ok {
-			problems = append(problems, missing{k, fmt.Sprintf("cel: yields a %T, not a string", v), ReasonError, ""})
+			problems = append(problems, value.Missing{Key: k, Why: fmt.Sprintf("cel: yields a %T, not a string", v), Reason: ReasonError})
 			continue
 		}
 		if msgs := valid(s); len(msgs) > 0 {
-			problems = append(problems, missing{k, fmt.Sprintf("cel: the value (%d bytes) is not valid: %v", len(s), msgs), ReasonInvalid, s})
+			problems = append(problems, value.Missing{Key: k, Why: fmt.Sprintf("cel: the value (%d bytes) is not valid: %v", len(s), msgs), Reason: ReasonInvalid, Value: s})
 			continue
 		}
 		out = put(out, k, s)
@@ -123,7 +124,7 @@ func (h home) outcome(e *celexpr.Expr, obj metav1.Object) (any, error) {
 // value from a related object (fromNode), found through a field of the
 // object (a Pod's spec.nodeName).
 func (c *Compiled) ReadsFields() bool {
-	return len(c.annotationsFrom)+len(c.labelsFrom) > 0 || !celexpr.MetadataOnly(c.celExprs()) || len(c.relatedRefs()) > 0
+	return c.readsFields() || !celexpr.MetadataOnly(c.celExprs()) || len(c.relatedRefs()) > 0
 }
 
 // celKeys returns the label and annotation keys of objects that the

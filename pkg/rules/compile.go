@@ -313,30 +313,22 @@ func staticConflicts(t *Target) []rulefile.FieldError {
 					prev.rule.Index, prev.rule.Name, source.GVRString(t.GVR), kind, key, what, r.Name, prev.what),
 			})
 		}
-		for _, kind := range []struct {
-			name, field string
-			set, from   map[string]string
-			fromNS      map[string]rulefile.NamespaceKey
-			related     map[string]rulefile.RelatedKey
-			remove      []string
-		}{
-			{rulefile.AnnotationKind, "annotations", r.Annotations, rulefile.Joined(r.AnnotationsFrom, r.AnnotationsCEL), r.AnnotationsFromNamespace, r.AnnotationsFromRelated, r.RemoveAnnotations},
-			{rulefile.LabelKind, "labels", r.Labels, rulefile.Joined(r.LabelsFrom, r.LabelsCEL), r.LabelsFromNamespace, r.LabelsFromRelated, r.RemoveLabels},
-		} {
-			for _, k := range slices.Sorted(maps.Keys(kind.set)) {
-				add(kind.name, k, strconv.Quote(kind.set[k]), kind.field+"."+k)
+		for _, kind := range kinds {
+			m, field := r.Of(kind), kind+"s"
+			for _, k := range slices.Sorted(maps.Keys(m.Values)) {
+				add(kind, k, strconv.Quote(m.Values[k]), field+"."+k)
 			}
-			for _, k := range slices.Sorted(maps.Keys(kind.from)) {
-				add(kind.name, k, "read from the object", kind.field+"."+k)
+			for _, k := range slices.Sorted(maps.Keys(rulefile.Joined(m.From, m.CEL))) {
+				add(kind, k, "read from the object", field+"."+k)
 			}
-			for _, k := range slices.Sorted(maps.Keys(kind.fromNS)) {
-				add(kind.name, k, "read from the namespace's "+kind.fromNS[k].String(), kind.field+"."+k)
+			for _, k := range slices.Sorted(maps.Keys(m.FromNamespace)) {
+				add(kind, k, "read from the namespace's "+m.FromNamespace[k].String(), field+"."+k)
 			}
-			for _, k := range slices.Sorted(maps.Keys(kind.related)) {
-				add(kind.name, k, "read from "+kind.related[k].Source.What+"'s "+kind.related[k].String(), kind.field+"."+k)
+			for _, k := range slices.Sorted(maps.Keys(m.FromRelated)) {
+				add(kind, k, "read from "+m.FromRelated[k].Source.What+"'s "+m.FromRelated[k].String(), field+"."+k)
 			}
-			for i, k := range kind.remove {
-				add(kind.name, k, "removed", fmt.Sprintf("remove%s[%d]", strings.ToUpper(kind.field[:1])+kind.field[1:], i))
+			for i, k := range m.Remove {
+				add(kind, k, "removed", fmt.Sprintf("remove%s[%d]", strings.ToUpper(field[:1])+field[1:], i))
 			}
 		}
 	}

@@ -44,7 +44,7 @@ func fakeResolve(name string) (source.Resource, error) {
 }
 
 func mkRule(name string, resources []string, annotations map[string]string) rulefile.Rule {
-	return rulefile.Rule{Name: name, Resources: resources, Annotations: annotations}
+	return rulefile.Rule{Name: name, Resources: resources, Annotations: rulefile.Metadata{Values: annotations}}
 }
 
 func TestCompile(t *testing.T) {

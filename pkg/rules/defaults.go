@@ -4,34 +4,20 @@ import (
 	"slices"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules/labelvalue"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/value"
 )
 
-// Why a computed value is missing, as the metrics and diff count it.
+// Why a computed value is missing, as the metrics and diff count it: the
+// reasons of package value, which says what each means.
 const (
-	// ReasonError: the expression failed (a CEL error, or a result that
-	// is not a string). An object that carries the key keeps the value it
-	// has: it is neither changed nor deleted until the expression yields
-	// again; one that does not gets the default, if the rule gives one.
-	ReasonError = "error"
-	// ReasonInvalid: the value read or computed is not a valid value for
-	// the key (for a label: 63 characters at most, of a restricted set).
-	ReasonInvalid = "invalid"
-	// ReasonSourceMissing: the field, the namespace key or the related
-	// object the value is read from is absent. The key is unset (deleted,
-	// where the controller set it) unless the rule gives a default.
-	ReasonSourceMissing = "source-missing"
+	ReasonError         = value.ReasonError
+	ReasonInvalid       = value.ReasonInvalid
+	ReasonSourceMissing = value.ReasonSourceMissing
 )
 
 // Reasons are the reasons a computed value is missing, in the order the
 // metrics list them.
-var Reasons = []string{ReasonError, ReasonInvalid, ReasonSourceMissing}
-
-// missing is a computed value that could not be read — its source lacks
-// it, holds no valid value, or its expression failed — why, and the
-// reason, one of Reasons; value is the value read, when not valid.
-type missing struct {
-	key, why, reason, value string
-}
+var Reasons = value.Reasons
 
 // Unset is a key that a rule wants on an object but could not compute a
 // value for, and why, as one of Reasons: every failed expression, and a
@@ -49,37 +35,37 @@ type Unset struct {
 // there is a default, and their keys are held (see Held). Every computed
 // value form reads through it, so each is made valid and takes a default
 // the same way.
-func (e *Evaluation) orDefault(values map[string]string, miss []missing, defaults, ifInvalid map[string]string, rule, kind string) map[string]string {
+func (e *Evaluation) orDefault(values map[string]string, miss []value.Missing, defaults, ifInvalid map[string]string, rule, kind string) map[string]string {
 	for _, m := range miss {
-		if mode := ifInvalid[m.key]; m.reason == ReasonInvalid && mode != "" {
-			v, how, ok := labelvalue.MakeValid(mode, m.value)
+		if mode := ifInvalid[m.Key]; m.Reason == ReasonInvalid && mode != "" {
+			v, how, ok := labelvalue.MakeValid(mode, m.Value)
 			if ok {
-				values, e.madeValid = put(values, m.key, v), put(e.madeValid, keyOf{kind, m.key}, how)
+				values, e.madeValid = put(values, m.Key, v), put(e.madeValid, keyOf{kind, m.Key}, how)
 				continue
 			}
-			m.why += " (ifInvalid: " + mode + " leaves no valid label value)"
+			m.Why += " (ifInvalid: " + mode + " leaves no valid label value)"
 		}
-		failed := m.reason == ReasonError
+		failed := m.Reason == ReasonError
 		if failed {
-			if _, ok := e.held[keyOf{kind, m.key}]; !ok {
-				e.held = put(e.held, keyOf{kind, m.key}, rule)
+			if _, ok := e.held[keyOf{kind, m.Key}]; !ok {
+				e.held = put(e.held, keyOf{kind, m.Key}, rule)
 			}
 		}
-		d, ok := defaults[m.key]
+		d, ok := defaults[m.Key]
 		if failed || !ok {
-			e.Unset = append(e.Unset, Unset{Rule: rule, Kind: kind, Key: m.key, Reason: m.reason})
+			e.Unset = append(e.Unset, Unset{Rule: rule, Kind: kind, Key: m.Key, Reason: m.Reason})
 		}
 		if !ok {
-			why := rule + ": " + m.key + ": " + m.why
+			why := rule + ": " + m.Key + ": " + m.Why
 			if failed {
 				why += " (a value the object has is kept)"
 			}
 			e.Problems = append(e.Problems, why)
 			continue
 		}
-		values = put(values, m.key, d)
-		if _, taken := e.setBy[keyOf{kind, m.key}]; !taken {
-			e.defaulted = put(e.defaulted, keyOf{kind, m.key}, m.why)
+		values = put(values, m.Key, d)
+		if _, taken := e.setBy[keyOf{kind, m.Key}]; !taken {
+			e.defaulted = put(e.defaulted, keyOf{kind, m.Key}, m.Why)
 		}
 	}
 	return values

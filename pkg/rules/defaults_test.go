@@ -23,10 +23,9 @@ func TestParseDefault(t *testing.T) {
 		errs []string
 	}{
 		{name: "jsonPath", in: "{node: {jsonPath: '{.spec.nodeName}', default: none}}",
-			want: rulefile.Rule{LabelsFrom: map[string]string{"node": "{.spec.nodeName}"}, LabelsDefault: map[string]string{"node": "none"}}},
+			want: rulefile.Rule{Labels: rulefile.Metadata{From: map[string]string{"node": "{.spec.nodeName}"}, Default: map[string]string{"node": "none"}}}},
 		{name: "fromNamespace, with ifAbsent", in: "{team: {default: '', fromNamespace: {label: team}, ifAbsent: true}}",
-			want: rulefile.Rule{LabelsFromNamespace: map[string]rulefile.NamespaceKey{"team": {Kind: "label", Key: "team"}},
-				LabelsIfAbsent: map[string]bool{"team": true}, LabelsDefault: map[string]string{"team": ""}}},
+			want: rulefile.Rule{Labels: rulefile.Metadata{FromNamespace: map[string]rulefile.NamespaceKey{"team": {Kind: "label", Key: "team"}}, IfAbsent: map[string]bool{"team": true}, Default: map[string]string{"team": ""}}}},
 		{name: "a literal takes none", in: "{psa: {value: baseline, default: privileged}}", errs: []string{
 			`rules.yaml:4: rules[0].labels.psa.default: a value is always set, so it takes no default; a default goes with a computed value: jsonPath, cel, fromNamespace, fromNode, fromOwner`}},
 		{name: "no value", in: "{psa: {default: x}}", errs: []string{

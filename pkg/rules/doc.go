@@ -1,9 +1,14 @@
 // Package rules loads the rules file (rules.yaml), compiles it against
 // resolved resources, and says what the rules want of one object. It is
-// the front of five packages below it: the file format
-// (pkg/rules/rulefile), the checks of rules together (pkg/rules/lint),
+// the front of the packages below it: the file format
+// (pkg/rules/rulefile, whose JSON Schema is written with
+// pkg/rules/jsonschema), the checks of rules together (pkg/rules/lint),
 // CEL (pkg/rules/celexpr), the table of the objects rules read besides
-// the object itself (pkg/rules/source) and ifInvalid (pkg/rules/labelvalue).
+// the object itself (pkg/rules/source), the reading of values by JSONPath
+// and from the namespace (pkg/rules/value) and ifInvalid
+// (pkg/rules/labelvalue). A rule says what it does with each kind of
+// metadata in one rulefile.Metadata, annotations and labels alike, and
+// one compiledKind evaluates either.
 //
 // A field of the file takes one path through the packages:
 //
@@ -32,7 +37,7 @@
 // calls back up.
 //
 // Layer "rules" of deps_test.go: of this module it imports only patch and
-// the five packages below it, and no client or informer (of client-go,
+// the packages below it, and no client or informer (of client-go,
 // util packages only); resolving a name to a GroupVersionResource is the
 // caller's job (package resolve).
 package rules

@@ -51,10 +51,8 @@ func (c *Compiled) condition(obj metav1.Object, h home, holds bool) *Condition {
 // source says how the rule computes the value of the key of kind, and
 // what that reads of obj (whose namespace is h): "" for a literal.
 func (c *Compiled) source(kind, key string, obj metav1.Object, h home) (string, []Input) {
-	from, cels, fromNS := c.AnnotationsFrom, c.annotationsCEL, c.AnnotationsFromNamespace
-	if kind == rulefile.LabelKind {
-		from, cels, fromNS = c.LabelsFrom, c.labelsCEL, c.LabelsFromNamespace
-	}
+	m, cels := c.Of(kind), c.kind(kind).cel
+	from, fromNS := m.From, m.FromNamespace
 	if e, ok := cels[key]; ok {
 		return fmt.Sprintf("cel %q", e.Source), celInputs(e, obj, h)
 	}

@@ -15,13 +15,13 @@ import (
 // ReadsNamespace reports whether the rule reads values from the object's
 // namespace.
 func (c *Compiled) ReadsNamespace() bool {
-	return len(c.AnnotationsFromNamespace)+len(c.LabelsFromNamespace) > 0
+	return len(c.Annotations.FromNamespace)+len(c.Labels.FromNamespace) > 0
 }
 
 // namespaceKeys returns the keys of namespaces the rule reads: labels for
 // fromNamespace, and annotations for fromNamespace.
 func (c *Compiled) namespaceKeys() (labelKeys, annotationKeys []string) {
-	for _, m := range []map[string]rulefile.NamespaceKey{c.AnnotationsFromNamespace, c.LabelsFromNamespace} {
+	for _, m := range []map[string]rulefile.NamespaceKey{c.Annotations.FromNamespace, c.Labels.FromNamespace} {
 		for _, k := range m {
 			if k.Kind == rulefile.LabelKind {
 				labelKeys = append(labelKeys, k.Key)
@@ -87,40 +87,6 @@ func changed(a, b map[string]string, keys []string) bool {
 		}
 	}
 	return false
-}
-
-// namespaceValues reads the values of from in home, the object's namespace
-// (the object itself for a Namespace; nil when there is none, or it is not
-// known, why says). A key home does not carry, or whose value is not
-// valid, sets nothing; it is returned in missing.
-func namespaceValues(from map[string]rulefile.NamespaceKey, home metav1.Object, why string, valid func(string) []string) (map[string]string, []missing) {
-	if len(from) == 0 {
-		return nil, nil
-	}
-	var out map[string]string
-	var miss []missing
-	for _, k := range slices.Sorted(maps.Keys(from)) {
-		src := from[k]
-		if home == nil {
-			miss = append(miss, missing{k, fmt.Sprintf("fromNamespace %s: %s", src, why), ReasonSourceMissing, ""})
-			continue
-		}
-		m := home.GetLabels()
-		if src.Kind == rulefile.AnnotationKind {
-			m = home.GetAnnotations()
-		}
-		v, ok := m[src.Key]
-		if !ok {
-			miss = append(miss, missing{k, fmt.Sprintf("fromNamespace: namespace %q has no %s", home.GetName(), src), ReasonSourceMissing, ""})
-			continue
-		}
-		if msgs := valid(v); len(msgs) > 0 {
-			miss = append(miss, missing{k, fmt.Sprintf("fromNamespace: the value of %s (%d bytes) is not valid: %v", src, len(v), msgs), ReasonInvalid, v})
-			continue
-		}
-		out = put(out, k, v)
-	}
-	return out, miss
 }
 
 // home returns the namespace whose keys fromNamespace reads for obj, an

@@ -27,12 +27,11 @@ func TestParseFromNode(t *testing.T) {
 		errs      []string
 	}{
 		{name: "label, with default and ifAbsent", resources: "[pods]",
-			in: "{zone: {fromNode: {label: topology.kubernetes.io/zone}, default: unknown, ifAbsent: true}}",
-			want: rulefile.Rule{LabelsFromRelated: map[string]rulefile.RelatedKey{"zone": zone},
-				LabelsDefault: map[string]string{"zone": "unknown"}, LabelsIfAbsent: map[string]bool{"zone": true}}},
+			in:   "{zone: {fromNode: {label: topology.kubernetes.io/zone}, default: unknown, ifAbsent: true}}",
+			want: rulefile.Rule{Labels: rulefile.Metadata{FromRelated: map[string]rulefile.RelatedKey{"zone": zone}, Default: map[string]string{"zone": "unknown"}, IfAbsent: map[string]bool{"zone": true}}}},
 		{name: "pods by its short name", resources: "[po]",
 			in:   "{zone: {fromNode: {label: topology.kubernetes.io/zone}}}",
-			want: rulefile.Rule{LabelsFromRelated: map[string]rulefile.RelatedKey{"zone": zone}}},
+			want: rulefile.Rule{Labels: rulefile.Metadata{FromRelated: map[string]rulefile.RelatedKey{"zone": zone}}}},
 		{name: "another resource is refused, naming the field", resources: "[pods, deployments]",
 			in: "{zone: {fromNode: {label: topology.kubernetes.io/zone}}}", errs: []string{
 				`rules.yaml:4: rules[0].labels.zone.fromNode: reads the Pod's Node, but the rule also names "deployments" (resources[1]): only pods have one; give this key in a rule of its own for pods`}},

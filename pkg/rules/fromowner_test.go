@@ -51,7 +51,7 @@ func TestParseFromOwner(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			k := f.Rules[0].LabelsFromRelated["team"]
+			k := f.Rules[0].Labels.FromRelated["team"]
 			if k.Source != source.Owner || !reflect.DeepEqual(k.Owners, tc.want) {
 				t.Errorf("got %+v (owners %+v), want source.Owner and owners %+v", k, k.Owners, tc.want)
 			}

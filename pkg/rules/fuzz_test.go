@@ -146,7 +146,7 @@ func checkFuzzFile(t *testing.T, file *rulefile.File) {
 			seen[res] = true
 		}
 		size := 0
-		for k, v := range r.Annotations {
+		for k, v := range r.Annotations.Values {
 			if msgs := validation.IsQualifiedName(strings.ToLower(k)); len(msgs) > 0 {
 				t.Errorf("rules[%d].annotations key %q: %v", i, k, msgs)
 			}
@@ -190,7 +190,7 @@ func checkAgainstUnmarshal(t *testing.T, data []byte, file *rulefile.File) {
 			}
 		}
 		ann, _ := u["annotations"].(map[string]any)
-		for k, v := range r.Annotations {
+		for k, v := range r.Annotations.Values {
 			if ann[k] != v {
 				t.Errorf("rules[%d].annotations.%s: Parse read %q, yaml.Unmarshal %#v", i, k, v, ann[k])
 			}
@@ -226,8 +226,8 @@ func checkRoundTrip(t *testing.T, file *rulefile.File) {
 	}
 	plain.Rules = []plainRule{}
 	for _, r := range file.Rules {
-		if len(r.Annotations) > 0 { // a rule must set something
-			plain.Rules = append(plain.Rules, plainRule{r.Name, r.Resources, r.Annotations})
+		if len(r.Annotations.Values) > 0 { // a rule must set something
+			plain.Rules = append(plain.Rules, plainRule{r.Name, r.Resources, r.Annotations.Values})
 		}
 	}
 	out, err := yaml.Marshal(plain)
@@ -240,7 +240,7 @@ func checkRoundTrip(t *testing.T, file *rulefile.File) {
 	}
 	for i, r := range back.Rules {
 		want := plain.Rules[i]
-		if r.Name != want.Name || !reflect.DeepEqual(r.Resources, want.Resources) || !reflect.DeepEqual(r.Annotations, want.Annotations) {
+		if r.Name != want.Name || !reflect.DeepEqual(r.Resources, want.Resources) || !reflect.DeepEqual(r.Annotations.Values, want.Annotations) {
 			t.Errorf("round trip of rules[%d]:\n got %+v\nwant %+v", i, r, want)
 		}
 	}
@@ -330,8 +330,8 @@ func staticConflict(file *rulefile.File) (int, int, string) {
 			if a.Selective() || b.Selective() || !shareResource(a, b) {
 				continue
 			}
-			for k, v := range a.Annotations {
-				if w, ok := b.Annotations[k]; ok && w != v {
+			for k, v := range a.Annotations.Values {
+				if w, ok := b.Annotations.Values[k]; ok && w != v {
 					return i, j, k
 				}
 			}

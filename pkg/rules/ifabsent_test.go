@@ -17,13 +17,13 @@ func TestParseIfAbsent(t *testing.T) {
 		errs []string
 	}{
 		{name: "literal", in: "{psa: {value: baseline, ifAbsent: true}}",
-			want: rulefile.Rule{Labels: map[string]string{"psa": "baseline"}, LabelsIfAbsent: map[string]bool{"psa": true}}},
+			want: rulefile.Rule{Labels: rulefile.Metadata{Values: map[string]string{"psa": "baseline"}, IfAbsent: map[string]bool{"psa": true}}}},
 		{name: "value without ifAbsent is a literal", in: "{psa: {value: baseline}, x: {value: y, ifAbsent: false}}",
-			want: rulefile.Rule{Labels: map[string]string{"psa": "baseline", "x": "y"}}},
+			want: rulefile.Rule{Labels: rulefile.Metadata{Values: map[string]string{"psa": "baseline", "x": "y"}}}},
 		{name: "jsonPath", in: "{node: {jsonPath: '{.spec.nodeName}', ifAbsent: true}}",
-			want: rulefile.Rule{LabelsFrom: map[string]string{"node": "{.spec.nodeName}"}, LabelsIfAbsent: map[string]bool{"node": true}}},
+			want: rulefile.Rule{Labels: rulefile.Metadata{From: map[string]string{"node": "{.spec.nodeName}"}, IfAbsent: map[string]bool{"node": true}}}},
 		{name: "fromNamespace", in: "{team: {ifAbsent: true, fromNamespace: {label: team}}}",
-			want: rulefile.Rule{LabelsFromNamespace: map[string]rulefile.NamespaceKey{"team": {Kind: "label", Key: "team"}}, LabelsIfAbsent: map[string]bool{"team": true}}},
+			want: rulefile.Rule{Labels: rulefile.Metadata{FromNamespace: map[string]rulefile.NamespaceKey{"team": {Kind: "label", Key: "team"}}, IfAbsent: map[string]bool{"team": true}}}},
 		{name: "no value", in: "{psa: {ifAbsent: true}}", errs: []string{
 			`rules.yaml:4: rules[0].labels.psa: ifAbsent says when to set a value, but none is given: add value, jsonPath, cel, fromNamespace, fromNode, fromOwner`}},
 		{name: "not a boolean", in: "{psa: {value: baseline, ifAbsent: 'yes'}}", errs: []string{

@@ -30,11 +30,7 @@ func TestParseIfInvalid(t *testing.T) {
 			"    b: {cel: object.metadata.name, ifInvalid: hash, default: none}\n" +
 			"    c: {fromNamespace: {annotation: example.com/c}, ifInvalid: sanitize}\n" +
 			"    d: {ifInvalid: hash, fromNode: {annotation: example.com/d}, ifAbsent: true}\n",
-			want: rulefile.Rule{LabelsFrom: map[string]string{"a": "{.metadata.name}"}, LabelsCEL: map[string]string{"b": "object.metadata.name"},
-				LabelsFromNamespace: map[string]rulefile.NamespaceKey{"c": {Kind: "annotation", Key: "example.com/c"}},
-				LabelsFromRelated:   map[string]rulefile.RelatedKey{"d": {Source: source.Node, Kind: "annotation", Key: "example.com/d"}},
-				LabelsDefault:       map[string]string{"b": "none"}, LabelsIfAbsent: map[string]bool{"d": true},
-				LabelsIfInvalid: map[string]string{"a": "truncate", "b": "hash", "c": "sanitize", "d": "hash"}}},
+			want: rulefile.Rule{Labels: rulefile.Metadata{From: map[string]string{"a": "{.metadata.name}"}, CEL: map[string]string{"b": "object.metadata.name"}, FromNamespace: map[string]rulefile.NamespaceKey{"c": {Kind: "annotation", Key: "example.com/c"}}, FromRelated: map[string]rulefile.RelatedKey{"d": {Source: source.Node, Kind: "annotation", Key: "example.com/d"}}, Default: map[string]string{"b": "none"}, IfAbsent: map[string]bool{"d": true}, IfInvalid: map[string]string{"a": "truncate", "b": "hash", "c": "sanitize", "d": "hash"}}}},
 		{name: "an annotation takes none", in: "  annotations:\n    a: {jsonPath: '{.metadata.name}',\n      ifInvalid: truncate}\n", errs: []string{
 			`rules.yaml:6: rules[0].annotations.a.ifInvalid: an annotation value may be any string, so it takes no ifInvalid; ifInvalid makes a computed label value a valid label value`}},
 		{name: "a literal takes none", in: "  labels:\n    a: {value: web, ifInvalid: hash}\n", errs: []string{

@@ -293,7 +293,7 @@ func TestParseAliasBomb(t *testing.T) {
 
 func TestParse(t *testing.T) {
 	pods := func(name string, annotations map[string]string) rulefile.Rule {
-		return rulefile.Rule{Name: name, Resources: []string{"pods"}, Annotations: annotations}
+		return rulefile.Rule{Name: name, Resources: []string{"pods"}, Annotations: rulefile.Metadata{Values: annotations}}
 	}
 	tests := []struct {
 		name string
@@ -310,8 +310,8 @@ func TestParse(t *testing.T) {
 			"rules:\n- name: a\n  resources: &res [deploy, pods]\n  annotations: &common\n    team: web\n    tier: \"1\"\n" +
 				"- name: b\n  resources: *res\n  annotations: *common\n",
 			&rulefile.File{Version: "v1", Rules: []rulefile.Rule{
-				{Name: "a", Resources: []string{"deploy", "pods"}, Annotations: map[string]string{"team": "web", "tier": "1"}},
-				{Name: "b", Resources: []string{"deploy", "pods"}, Annotations: map[string]string{"team": "web", "tier": "1"}},
+				{Name: "a", Resources: []string{"deploy", "pods"}, Annotations: rulefile.Metadata{Values: map[string]string{"team": "web", "tier": "1"}}},
+				{Name: "b", Resources: []string{"deploy", "pods"}, Annotations: rulefile.Metadata{Values: map[string]string{"team": "web", "tier": "1"}}},
 			}}},
 		{"string values and prefixed keys",
 			head + "    example.com/team: web\n    Example.COM/Owner: x\n    empty: \"\"\n    quoted: \"True\"\n    yes-is-a-string-in-yaml-1.2: yes\n    tagged: !!str 1\n",
@@ -343,8 +343,8 @@ func TestShippedRules(t *testing.T) {
 		t.Fatalf("Load: %v", err)
 	}
 	want := &rulefile.File{Version: "v1", Rules: []rulefile.Rule{
-		{Name: "frigates", Resources: []string{"frigates.ship.nwiizo.dev"}, Annotations: map[string]string{"sample-controller": "True"}},
-		{Name: "workloads", Resources: []string{"deployments", "replicasets", "pods"}, Annotations: map[string]string{"sample-controller": "True"}},
+		{Name: "frigates", Resources: []string{"frigates.ship.nwiizo.dev"}, Annotations: rulefile.Metadata{Values: map[string]string{"sample-controller": "True"}}},
+		{Name: "workloads", Resources: []string{"deployments", "replicasets", "pods"}, Annotations: rulefile.Metadata{Values: map[string]string{"sample-controller": "True"}}},
 	}}
 	if f.Version != want.Version || !reflect.DeepEqual(f.Rules, want.Rules) {
 		t.Errorf("Load(rules.yaml) =\n%+v\nwant\n%+v", f, want)

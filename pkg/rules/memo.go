@@ -46,7 +46,7 @@ func newSelectionMemo(t *Target) *selectionMemo {
 // read with JSONPath, from the object's namespace or from a related
 // object.
 func (c *Compiled) memoizable() bool {
-	return len(c.annotationsFrom)+len(c.labelsFrom) == 0 && !c.ReadsNamespace() && !c.readsRelated()
+	return !c.readsFields() && !c.ReadsNamespace() && !c.readsRelated()
 }
 
 // evaluate returns what the rules of t want of obj, shared with every

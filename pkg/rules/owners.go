@@ -20,7 +20,7 @@ func (c *Compiled) resolveOwners(resolve ResolveFunc) []rulefile.FieldError {
 	for _, kind := range []struct {
 		field string
 		from  map[string]rulefile.RelatedKey
-	}{{"annotations", c.AnnotationsFromRelated}, {"labels", c.LabelsFromRelated}} {
+	}{{"annotations", c.Annotations.FromRelated}, {"labels", c.Labels.FromRelated}} {
 		for _, key := range slices.Sorted(maps.Keys(kind.from)) {
 			o := kind.from[key].Owners
 			if o == nil || c.owners[o] != nil {

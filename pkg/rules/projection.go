@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules/projection"
-	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 )
 
 // Projection returns what the rules of t need of its objects' annotations
@@ -16,14 +15,10 @@ import (
 func (t *Target) Projection() projection.Projection {
 	p := t.Reads()
 	for _, r := range t.Rules {
-		p.Annotations.Insert(slices.Collect(maps.Keys(r.Annotations))...)
-		p.Annotations.Insert(slices.Collect(maps.Keys(rulefile.Joined(r.AnnotationsFrom, r.AnnotationsCEL)))...)
-		p.Annotations.Insert(slices.Collect(maps.Keys(r.AnnotationsFromNamespace))...)
-		p.Annotations.Insert(slices.Collect(maps.Keys(r.AnnotationsFromRelated))...)
-		p.Labels.Insert(slices.Collect(maps.Keys(r.Labels))...)
-		p.Labels.Insert(slices.Collect(maps.Keys(rulefile.Joined(r.LabelsFrom, r.LabelsCEL)))...)
-		p.Labels.Insert(slices.Collect(maps.Keys(r.LabelsFromNamespace))...)
-		p.Labels.Insert(slices.Collect(maps.Keys(r.LabelsFromRelated))...)
+		p.Annotations.Insert(slices.Collect(maps.Keys(r.Annotations.Values))...)
+		p.Annotations.Insert(slices.Collect(maps.Keys(r.Annotations.Computed()))...)
+		p.Labels.Insert(slices.Collect(maps.Keys(r.Labels.Values))...)
+		p.Labels.Insert(slices.Collect(maps.Keys(r.Labels.Computed()))...)
 	}
 	return p
 }
@@ -37,8 +32,8 @@ func (t *Target) Reads() projection.Projection {
 	p := projection.Projection{Whole: t.ReadsObjects, Fields: t.fields(), Annotations: sets.New(ControlAnnotations...), Labels: sets.New[string]()}
 	for _, r := range t.Rules {
 		p.Owners = p.Owners || len(r.owners) > 0
-		p.Annotations.Insert(r.RemoveAnnotations...)
-		p.Labels.Insert(r.RemoveLabels...)
+		p.Annotations.Insert(r.Annotations.Remove...)
+		p.Labels.Insert(r.Labels.Remove...)
 		p.Labels.Insert(selectorKeys(r.selector)...)
 		celLabels, celAnnotations := r.celKeys()
 		p.Labels.Insert(celLabels...)
@@ -64,7 +59,7 @@ func (t *Target) fields() [][]string {
 	}
 	out := [][]string{{"apiVersion"}, {"kind"}, {"metadata"}}
 	for _, r := range t.Rules {
-		if len(r.annotationsFrom)+len(r.labelsFrom) > 0 {
+		if r.readsFields() {
 			return nil
 		}
 		for _, f := range r.relatedRefs() {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/value"
 )
 
 // RelatedSources returns the sources the rules of t read values from,
@@ -37,7 +38,7 @@ func (s *Set) RelatedSources() []*source.Source {
 func (t *Target) RelatedKeys(src *source.Source) []rulefile.RelatedKey {
 	var out []rulefile.RelatedKey
 	for _, r := range t.Rules {
-		for _, m := range []map[string]rulefile.RelatedKey{r.AnnotationsFromRelated, r.LabelsFromRelated} {
+		for _, m := range []map[string]rulefile.RelatedKey{r.Annotations.FromRelated, r.Labels.FromRelated} {
 			for _, k := range m {
 				if r.reads(k, src) && !slices.Contains(out, k) {
 					out = append(out, k)
@@ -53,7 +54,7 @@ func (t *Target) RelatedKeys(src *source.Source) []rulefile.RelatedKey {
 // its related objects.
 func (c *Compiled) relatedRefs() [][]string {
 	var out [][]string
-	for _, m := range []map[string]rulefile.RelatedKey{c.AnnotationsFromRelated, c.LabelsFromRelated} {
+	for _, m := range []map[string]rulefile.RelatedKey{c.Annotations.FromRelated, c.Labels.FromRelated} {
 		for _, k := range m {
 			if k.Source.IsOwner {
 				continue // a metadata cache keeps it (Projection.Owners)
@@ -68,14 +69,14 @@ func (c *Compiled) relatedRefs() [][]string {
 
 // readsRelated reports whether the rule reads values from related objects.
 func (c *Compiled) readsRelated() bool {
-	return len(c.AnnotationsFromRelated)+len(c.LabelsFromRelated) > 0
+	return len(c.Annotations.FromRelated)+len(c.Labels.FromRelated) > 0
 }
 
 // relatedValues reads the values of from for obj from its related objects,
 // which look finds. A key whose related object is not named, not
 // known or lacks the key, or whose value is not valid, sets nothing; it is
 // returned in missing. inputs says, by key, where each value was read.
-func (c *Compiled) relatedValues(from map[string]rulefile.RelatedKey, obj metav1.Object, look source.Lookup, valid func(string) []string) (out, inputs map[string]string, miss []missing) {
+func (c *Compiled) relatedValues(from map[string]rulefile.RelatedKey, obj metav1.Object, look source.Lookup, valid func(string) []string) (out, inputs map[string]string, miss []value.Missing) {
 	if len(from) == 0 {
 		return nil, nil, nil
 	}
@@ -83,12 +84,12 @@ func (c *Compiled) relatedValues(from map[string]rulefile.RelatedKey, obj metav1
 		rk := from[k]
 		v, input, why := rk.Source.Value(obj, look, c.owners[rk.Owners], rk.Kind, rk.Key)
 		if why != "" {
-			miss = append(miss, missing{k, rk.Source.Field + ": " + why, ReasonSourceMissing, ""})
+			miss = append(miss, value.Missing{Key: k, Why: rk.Source.Field + ": " + why, Reason: ReasonSourceMissing})
 			continue
 		}
 		if msgs := valid(v); len(msgs) > 0 {
 			why = fmt.Sprintf("the value of %s (%d bytes) is not valid: %v", input, len(v), msgs)
-			miss = append(miss, missing{k, rk.Source.Field + ": " + why, ReasonInvalid, v})
+			miss = append(miss, value.Missing{Key: k, Why: rk.Source.Field + ": " + why, Reason: ReasonInvalid, Value: v})
 			continue
 		}
 		out, inputs = put(out, k, v), put(inputs, k, input)

@@ -1,19 +1,10 @@
 package rules
 
 import (
-	"bytes"
 	"fmt"
-	"maps"
-	"slices"
-	"strings"
-	"sync"
 
-	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/client-go/util/jsonpath"
 
 	"github.com/kube-annotator/kube-annotator/pkg/glob"
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
@@ -29,18 +20,10 @@ type Compiled struct {
 	Index int
 
 	selector, namespaceSelector labels.Selector
-	annotationsFrom, labelsFrom map[string]*template
+	kinds                       [len(kinds)]compiledKind
 	when                        *celexpr.Expr
-	annotationsCEL, labelsCEL   map[string]*celexpr.Expr
-	values                      []*celexpr.Expr // annotationsCEL then labelsCEL, each by key
+	values                      []*celexpr.Expr // the CEL values of annotations then labels, each by key
 	owners                      map[*rulefile.Owners]*source.Walk
-}
-
-// template is a parsed JSONPath template. Executing one is not safe for
-// concurrent use, hence the lock.
-type template struct {
-	mu sync.Mutex
-	jp *jsonpath.JSONPath
 }
 
 func compileRule(r rulefile.Rule, index int) (*Compiled, error) {
@@ -56,46 +39,21 @@ func compileRule(r rulefile.Rule, index int) (*Compiled, error) {
 			return nil, err
 		}
 	}
-	if c.annotationsFrom, err = templates(r.AnnotationsFrom); err != nil {
-		return nil, err
-	}
-	if c.labelsFrom, err = templates(r.LabelsFrom); err != nil {
-		return nil, err
-	}
 	if r.When != "" {
 		if c.when, err = celexpr.Compile(r.When, celexpr.BoolType); err != nil {
 			return nil, fmt.Errorf("when: %w", err)
 		}
 	}
-	if c.annotationsCEL, err = compileCELs(r.AnnotationsCEL); err != nil {
-		return nil, fmt.Errorf("annotations: %w", err)
+	if err := c.compileKinds(); err != nil {
+		return nil, err
 	}
-	if c.labelsCEL, err = compileCELs(r.LabelsCEL); err != nil {
-		return nil, fmt.Errorf("labels: %w", err)
-	}
-	c.values = sortedExprs(c.annotationsCEL, c.labelsCEL)
 	return c, nil
-}
-
-func templates(from map[string]string) (map[string]*template, error) {
-	if len(from) == 0 {
-		return nil, nil
-	}
-	out := make(map[string]*template, len(from))
-	for k, tmpl := range from {
-		jp := jsonpath.New(k)
-		if err := jp.Parse(tmpl); err != nil {
-			return nil, err
-		}
-		out[k] = &template{jp: jp}
-	}
-	return out, nil
 }
 
 // ReadsObject reports whether the rule reads values from the object: with
 // JSONPath, CEL, or the field that names a related object (fromNode).
 func (c *Compiled) ReadsObject() bool {
-	return len(c.annotationsFrom)+len(c.labelsFrom) > 0 || len(c.celExprs()) > 0 || c.readsRelated()
+	return c.readsFields() || len(c.celExprs()) > 0 || c.readsRelated()
 }
 
 // Selects reports whether the rule applies to obj. isNamespace says obj is
@@ -153,43 +111,6 @@ func (c *Compiled) unselectedBy(obj metav1.Object, isNamespace bool, namespaces 
 	return ""
 }
 
-// values evaluates templates against obj. A template whose field is
-// missing, or whose result is not a valid value, sets nothing; it is
-// returned in missing.
-func values(from map[string]*template, obj metav1.Object, valid func(string) []string) (map[string]string, []missing) {
-	if len(from) == 0 {
-		return nil, nil
-	}
-	u, ok := obj.(runtime.Unstructured)
-	if !ok {
-		var miss []missing
-		for _, k := range slices.Sorted(maps.Keys(from)) {
-			miss = append(miss, missing{k, fmt.Sprintf("the cache holds only the metadata of %T; values cannot be read", obj), ReasonError, ""})
-		}
-		return nil, miss
-	}
-	content := u.UnstructuredContent()
-	var out map[string]string
-	var miss []missing
-	for k, t := range from {
-		var buf bytes.Buffer
-		t.mu.Lock()
-		err := t.jp.Execute(&buf, content)
-		t.mu.Unlock()
-		if err != nil {
-			miss = append(miss, missing{k, err.Error(), ReasonSourceMissing, ""})
-			continue
-		}
-		v := buf.String()
-		if msgs := valid(v); len(msgs) > 0 {
-			miss = append(miss, missing{k, fmt.Sprintf("the value read (%d bytes) is not valid: %s", len(v), strings.Join(msgs, "; ")), ReasonInvalid, v})
-			continue
-		}
-		out = put(out, k, v)
-	}
-	return out, miss
-}
-
 // home is the namespace fromNamespace values of an object are read from:
 // obj, or nil and why there is none.
 type home struct {
@@ -208,27 +129,9 @@ type home struct {
 // Keys already set by an earlier rule keep their value (file order
 // decides); a different value is reported as a conflict.
 func (c *Compiled) contribute(e *Evaluation, obj metav1.Object, h home) {
-	anns, m1 := values(c.annotationsFrom, obj, validAnnotationValue)
-	lbls, m2 := values(c.labelsFrom, obj, validation.IsValidLabelValue)
-	nsAnns, m3 := namespaceValues(c.AnnotationsFromNamespace, h.obj, h.why, validAnnotationValue)
-	nsLbls, m4 := namespaceValues(c.LabelsFromNamespace, h.obj, h.why, validation.IsValidLabelValue)
-	celAnns, m5 := celValues(c.annotationsCEL, obj, h, validAnnotationValue)
-	celLbls, m6 := celValues(c.labelsCEL, obj, h, validation.IsValidLabelValue)
-	relAnns, inAnns, m7 := c.relatedValues(c.AnnotationsFromRelated, obj, h.look, validAnnotationValue)
-	relLbls, inLbls, m8 := c.relatedValues(c.LabelsFromRelated, obj, h.look, validation.IsValidLabelValue)
-	anns = e.orDefault(rulefile.Joined(anns, rulefile.Joined(celAnns, relAnns)), slices.Concat(m1, m3, m5, m7), c.AnnotationsDefault, nil, c.Name, rulefile.AnnotationKind)
-	lbls = e.orDefault(rulefile.Joined(lbls, rulefile.Joined(celLbls, relLbls)), slices.Concat(m2, m4, m6, m8), c.LabelsDefault, c.LabelsIfInvalid, c.Name, rulefile.LabelKind)
-	e.Desired.Annotations = e.merge(e.Desired.Annotations, c.Annotations, anns, nsAnns, c.Name, rulefile.AnnotationKind)
-	e.Desired.Labels = e.merge(e.Desired.Labels, c.Labels, lbls, nsLbls, c.Name, rulefile.LabelKind)
-	e.recordInputs(inAnns, c.Name, rulefile.AnnotationKind)
-	e.recordInputs(inLbls, c.Name, rulefile.LabelKind)
-	e.Desired.IfAbsentAnnotations = e.ifAbsent(e.Desired.IfAbsentAnnotations, e.Desired.Annotations, c.AnnotationsIfAbsent, c.Name, rulefile.AnnotationKind,
-		c.Annotations, anns, nsAnns)
-	e.Desired.IfAbsentLabels = e.ifAbsent(e.Desired.IfAbsentLabels, e.Desired.Labels, c.LabelsIfAbsent, c.Name, rulefile.LabelKind, c.Labels, lbls, nsLbls)
-	e.Desired.RemoveAnnotations = append(e.Desired.RemoveAnnotations, c.RemoveAnnotations...)
-	e.Desired.RemoveLabels = append(e.Desired.RemoveLabels, c.RemoveLabels...)
-	e.removedBy = attribute(e.removedBy, rulefile.AnnotationKind, c.RemoveAnnotations, c.Name)
-	e.removedBy = attribute(e.removedBy, rulefile.LabelKind, c.RemoveLabels, c.Name)
+	for i := range c.kinds {
+		c.kinds[i].contribute(e, c, obj, h)
+	}
 }
 
 // attribute records rule as the remover of keys of kind, unless an earlier
@@ -338,15 +241,6 @@ func (e *Evaluation) ifAbsent(into map[string]bool, desired map[string]string, i
 type Conflict struct {
 	Kind, Key     string
 	Kept, Dropped string
-}
-
-// validAnnotationValue bounds a value read from the object: it must fit in
-// the API server's limit for all annotations together.
-func validAnnotationValue(v string) []string {
-	if len(v) > apivalidation.TotalAnnotationSizeLimitB {
-		return []string{fmt.Sprintf("%d bytes, more than annotations may hold (%d)", len(v), apivalidation.TotalAnnotationSizeLimitB)}
-	}
-	return nil
 }
 
 // put sets m[k] to v, making m when nil.

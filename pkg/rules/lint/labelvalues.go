@@ -26,28 +26,28 @@ func InvalidLabelValues(f *rulefile.File) []rulefile.FieldError {
 	for i := range f.Rules {
 		r := &f.Rules[i]
 		how := map[string]string{} // key → how its value is read
-		for k, tmpl := range r.LabelsFrom {
+		for k, tmpl := range r.Labels.From {
 			if !copiesLabel(tmpl) {
 				how[k] = fmt.Sprintf("read with jsonPath '%s'", tmpl)
 			}
 		}
-		for k, src := range r.LabelsCEL {
+		for k, src := range r.Labels.CEL {
 			if !celexpr.CopiesLabel(src) {
 				how[k] = fmt.Sprintf("computed by CEL %q", src)
 			}
 		}
-		for k, nk := range r.LabelsFromNamespace {
+		for k, nk := range r.Labels.FromNamespace {
 			if nk.Kind == rulefile.AnnotationKind {
 				how[k] = fmt.Sprintf("copied from the annotation %q of %s", nk.Key, source.Namespace.What)
 			}
 		}
-		for k, rk := range r.LabelsFromRelated {
+		for k, rk := range r.Labels.FromRelated {
 			if rk.Kind == rulefile.AnnotationKind {
 				how[k] = fmt.Sprintf("copied from the annotation %q of %s", rk.Key, rk.Source.What)
 			}
 		}
 		for _, k := range slices.Sorted(maps.Keys(how)) {
-			if _, given := r.LabelsIfInvalid[k]; given {
+			if _, given := r.Labels.IfInvalid[k]; given {
 				continue
 			}
 			field := fmt.Sprintf("rules[%d].labels.%s", i, k)

@@ -118,60 +118,36 @@ func single(r labels.Requirement) (string, bool) {
 // `annotation "k"`.
 func differing(a, b *rulefile.Rule) []string {
 	var out []string
-	for _, kind := range []struct {
-		name                 string
-		aSet, bSet, aJP, bJP map[string]string
-		aNS, bNS             map[string]rulefile.NamespaceKey
-		aRm, bRm             []string
-	}{
-		{rulefile.AnnotationKind, a.Annotations, b.Annotations, readFrom(a.AnnotationsFrom, a.AnnotationsCEL, a.AnnotationsFromRelated),
-			readFrom(b.AnnotationsFrom, b.AnnotationsCEL, b.AnnotationsFromRelated), a.AnnotationsFromNamespace, b.AnnotationsFromNamespace, a.RemoveAnnotations, b.RemoveAnnotations},
-		{rulefile.LabelKind, a.Labels, b.Labels, readFrom(a.LabelsFrom, a.LabelsCEL, a.LabelsFromRelated), readFrom(b.LabelsFrom, b.LabelsCEL, b.LabelsFromRelated),
-			a.LabelsFromNamespace, b.LabelsFromNamespace, a.RemoveLabels, b.RemoveLabels},
-	} {
-		wa, wb := wanted(kind.aSet, kind.aJP, kind.aNS, kind.aRm), wanted(kind.bSet, kind.bJP, kind.bNS, kind.bRm)
+	for _, kind := range []string{rulefile.AnnotationKind, rulefile.LabelKind} {
+		wa, wb := wanted(a.Of(kind)), wanted(b.Of(kind))
 		for _, k := range slices.Sorted(maps.Keys(wa)) {
 			if v, ok := wb[k]; ok && v != wa[k] {
-				out = append(out, kind.name+" "+strconv.Quote(k))
+				out = append(out, kind+" "+strconv.Quote(k))
 			}
 		}
 	}
 	return out
 }
 
-// wanted maps each key a rule wants to what it wants: a quoted value,
-// a JSONPath template, a namespace's key, or "removed".
-func wanted(set, from map[string]string, fromNS map[string]rulefile.NamespaceKey, remove []string) map[string]string {
-	m := map[string]string{}
-	for k, v := range set {
-		m[k] = strconv.Quote(v)
+// wanted maps each key m sets or removes to what it wants: a quoted
+// value, how the value is read (a JSONPath template, a CEL expression, a
+// related object's key), or "removed".
+func wanted(m *rulefile.Metadata) map[string]string {
+	out := map[string]string{}
+	for k, v := range m.Values {
+		out[k] = strconv.Quote(v)
 	}
-	for k, v := range from {
-		m[k] = "from " + v
+	for k, v := range rulefile.Joined(m.From, m.CEL) {
+		out[k] = "from " + v
 	}
-	for k, v := range fromNS {
-		m[k] = "from the namespace's " + v.String()
+	for k, v := range m.FromRelated {
+		out[k] = "from " + v.Source.Field + " " + v.String()
 	}
-	for _, k := range remove {
-		m[k] = "removed"
+	for k, v := range m.FromNamespace {
+		out[k] = "from the namespace's " + v.String()
 	}
-	return m
-}
-
-// readFrom maps each key a rule reads from the object or a related object
-// to how it reads it: a JSONPath template, a CEL expression, or a related
-// object's key.
-func readFrom(jsonPath, cel map[string]string, related map[string]rulefile.RelatedKey) map[string]string {
-	out := rulefile.Joined(jsonPath, cel)
-	if len(related) == 0 {
-		return out
-	}
-	out = maps.Clone(out)
-	if out == nil {
-		out = make(map[string]string, len(related))
-	}
-	for k, v := range related {
-		out[k] = v.Source.Field + " " + v.String()
+	for _, k := range m.Remove {
+		out[k] = "removed"
 	}
 	return out
 }

@@ -125,19 +125,19 @@ func labelWrites(r *rulefile.Rule) map[string]labelWrite {
 		return nil
 	}
 	out := map[string]labelWrite{}
-	for k, v := range r.Labels {
+	for k, v := range r.Labels.Values {
 		out[k] = labelWrite{value: v}
 	}
-	for k := range rulefile.Joined(r.LabelsFrom, r.LabelsCEL) {
+	for k := range rulefile.Joined(r.Labels.From, r.Labels.CEL) {
 		out[k] = labelWrite{how: "read from the object"}
 	}
-	for k, from := range r.LabelsFromNamespace {
+	for k, from := range r.Labels.FromNamespace {
 		out[k] = labelWrite{how: "read from the namespace's " + from.String()}
 	}
-	for k, from := range r.LabelsFromRelated {
+	for k, from := range r.Labels.FromRelated {
 		out[k] = labelWrite{how: "read from " + from.Source.What + "'s " + from.String()}
 	}
-	for k := range r.LabelsIfAbsent {
+	for k := range r.Labels.IfAbsent {
 		w := out[k]
 		w.ifAbsent = true
 		out[k] = w

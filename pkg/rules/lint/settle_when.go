@@ -79,17 +79,12 @@ func metadataSetters(rules []rulefile.Rule, group []int) map[string]int {
 		if r.Audit() {
 			continue
 		}
-		for _, kind := range []struct {
-			name string
-			keys []map[string]string
-		}{
-			{rulefile.AnnotationKind, []map[string]string{r.Annotations, r.AnnotationsFrom, r.AnnotationsCEL, rulefile.KeysOf(r.AnnotationsFromNamespace), rulefile.KeysOf(r.AnnotationsFromRelated)}},
-			{rulefile.LabelKind, []map[string]string{r.Labels, r.LabelsFrom, r.LabelsCEL, rulefile.KeysOf(r.LabelsFromNamespace), rulefile.KeysOf(r.LabelsFromRelated)}},
-		} {
-			for _, m := range kind.keys {
-				for k := range m {
-					if _, ok := setters[kind.name+"/"+k]; !ok {
-						setters[kind.name+"/"+k] = i
+		for _, kind := range []string{rulefile.AnnotationKind, rulefile.LabelKind} {
+			m := r.Of(kind)
+			for _, keys := range []map[string]string{m.Values, m.Computed()} {
+				for k := range keys {
+					if _, ok := setters[kind+"/"+k]; !ok {
+						setters[kind+"/"+k] = i
 					}
 				}
 			}

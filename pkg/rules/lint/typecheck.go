@@ -111,7 +111,7 @@ func celSources(c *rulefile.Rule) []celSource {
 	for _, kind := range []struct {
 		field string
 		from  map[string]string
-	}{{"annotations", c.AnnotationsCEL}, {"labels", c.LabelsCEL}} {
+	}{{"annotations", c.Annotations.CEL}, {"labels", c.Labels.CEL}} {
 		for _, k := range slices.Sorted(maps.Keys(kind.from)) {
 			out = append(out, celSource{field: rulefile.FieldPath(kind.field, k) + ".cel", what: "value", src: kind.from[k], want: celexpr.StringType})
 		}

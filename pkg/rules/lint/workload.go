@@ -29,7 +29,7 @@ func workloadLabels(r *rulefile.Rule, i int) []rulefile.FieldError {
 	for _, k := range WorkloadLabels {
 		field := rulefile.FieldPath(fmt.Sprintf("rules[%d].labels", i), k)
 		if _, set := labelWrites(r)[k]; !set {
-			if !slices.Contains(r.RemoveLabels, k) || r.Audit() {
+			if !slices.Contains(r.Labels.Remove, k) || r.Audit() {
 				continue
 			}
 			field = fmt.Sprintf("rules[%d].removeLabels", i)

@@ -132,9 +132,10 @@ func (d *decoder) rule(n *yaml.Node, path string) Rule {
 	if seen := ruleSchema.decode(d, n, path, &r); !ruleSchema.setsSome(seen) {
 		d.errorf(n, path, "sets nothing: give %s", setters)
 	}
-	d.setAndRemove(n, path+".removeAnnotations", r.RemoveAnnotations, r.Annotations, Joined(r.AnnotationsFrom, r.AnnotationsCEL), KeysOf(r.AnnotationsFromNamespace),
-		KeysOf(r.AnnotationsFromRelated))
-	d.setAndRemove(n, path+".removeLabels", r.RemoveLabels, r.Labels, Joined(r.LabelsFrom, r.LabelsCEL), KeysOf(r.LabelsFromNamespace), KeysOf(r.LabelsFromRelated))
+	for _, kind := range []string{AnnotationKind, LabelKind} {
+		m := r.Of(kind)
+		d.setAndRemove(n, FieldPath(path, "remove"+kindField[kind]), m.Remove, m.Values, m.Computed())
+	}
 	d.relatedFor(n, path, &r)
 	return r
 }

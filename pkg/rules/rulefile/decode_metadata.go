@@ -15,18 +15,10 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
-// metadataValues are the keys of an annotations or labels mapping, by how
-// their value is given.
+// metadataValues is the Metadata of one kind that the decoder fills.
 type metadataValues struct {
-	literal       map[string]string       // a string
-	jsonPath      map[string]string       // {jsonPath: '…'}
-	cel           map[string]string       // {cel: "…"}
-	fromNamespace map[string]NamespaceKey // {fromNamespace: {…}}
-	fromRelated   map[string]RelatedKey   // {fromNode: {…}}, {fromOwner: {…}}: of source.Related()
-	ifAbsent      map[string]bool         // {…, ifAbsent: true}, of any of the above
-	defaults      map[string]string       // {…, default: "…"}, of a computed form
-	ifInvalid     map[string]string       // {…, ifInvalid: truncate}, of a computed form of a label
-	kind          string                  // AnnotationKind or LabelKind
+	*Metadata
+	kind string // AnnotationKind or LabelKind
 }
 
 // literal stores s, the literal value of key found at path p, checking it
@@ -37,7 +29,7 @@ func (d *decoder) literal(v *yaml.Node, p, key, s string, into *metadataValues) 
 			d.errorf(v, p, "invalid label value %q: %s", s, msg)
 		}
 	}
-	into.literal = put(into.literal, key, s)
+	into.Values = put(into.Values, key, s)
 }
 
 // valueForm is a value that is read rather than given: a mapping with one
@@ -76,7 +68,7 @@ var valueForms = []valueForm{
 		computed: true,
 		decode: func(d *decoder, v *yaml.Node, p, key string, into *metadataValues) {
 			if tmpl, ok := d.jsonPathValue(v, p); ok {
-				into.jsonPath = put(into.jsonPath, key, tmpl)
+				into.From = put(into.From, key, tmpl)
 			}
 		}},
 	{name: "cel", how: `{cel: "…"} to compute it with a CEL expression`,
@@ -87,7 +79,7 @@ var valueForms = []valueForm{
 		computed: true,
 		decode: func(d *decoder, v *yaml.Node, p, key string, into *metadataValues) {
 			if src, ok := d.celValue(v, p); ok {
-				into.cel = put(into.cel, key, src)
+				into.CEL = put(into.CEL, key, src)
 			}
 		}},
 	{name: "fromNamespace", how: "{fromNamespace: {label: KEY}} to read a label (or annotation) of its namespace",
@@ -97,7 +89,7 @@ var valueForms = []valueForm{
 		computed: true,
 		decode: func(d *decoder, v *yaml.Node, p, key string, into *metadataValues) {
 			if k, ok := d.fromNamespace(v, p); ok {
-				into.fromNamespace = put(into.fromNamespace, key, k)
+				into.FromNamespace = put(into.FromNamespace, key, k)
 			}
 		}},
 	relatedForm(source.Node, "{fromNode: {label: KEY}} to read a label (or annotation) of a Pod's Node",
@@ -113,7 +105,7 @@ func relatedForm(src *source.Source, how, doc string) valueForm {
 		value: func(string) *jsonSchema { return ref(src.Field) },
 		decode: func(d *decoder, v *yaml.Node, p, key string, into *metadataValues) {
 			if k, ok := d.relatedKey(v, p, src); ok {
-				into.fromRelated = put(into.fromRelated, key, k)
+				into.FromRelated = put(into.FromRelated, key, k)
 			}
 		}}
 }
@@ -173,19 +165,18 @@ func put[K comparable, V any](m map[K]V, k K, v V) map[K]V {
 	return m
 }
 
-// metadata decodes an annotations or labels mapping: keys to literal string
-// values, or to one of the valueForms.
-func (d *decoder) metadata(n *yaml.Node, path, kind string) metadataValues {
-	var out metadataValues
+// metadata decodes an annotations or labels mapping into m: keys to
+// literal string values, or to one of the valueForms.
+func (d *decoder) metadata(n *yaml.Node, path, kind string, m *Metadata) {
 	if n.Kind != yaml.MappingNode {
 		d.errorf(n, path, "must be a mapping of %s keys to string values, got %s", kind, describe(n))
-		return out
+		return
 	}
 	if len(n.Content) == 0 {
 		d.errorf(n, path, "must set at least one %s", kind)
-		return out
+		return
 	}
-	out.kind = kind
+	out := metadataValues{Metadata: m, kind: kind}
 	d.fields(n, path, nil, func(key, p string, v *yaml.Node) {
 		d.lineOf(p, v)
 		d.metadataKey(d.keyLine, p, kind, key)
@@ -198,13 +189,12 @@ func (d *decoder) metadata(n *yaml.Node, path, kind string) metadataValues {
 		}
 	})
 	size := 0
-	for k, v := range out.literal {
+	for k, v := range out.Values {
 		size += len(k) + len(v)
 	}
 	if kind == AnnotationKind && size > apivalidation.TotalAnnotationSizeLimitB {
 		d.errorf(n, path, "annotations total %d bytes, more than the API server accepts (%d)", size, apivalidation.TotalAnnotationSizeLimitB)
 	}
-	return out
 }
 
 // valueForm decodes n, the mapping given as the value of key at path p:
@@ -230,7 +220,7 @@ func (d *decoder) valueForm(n *yaml.Node, p, key string, into *metadataValues) {
 		switch name {
 		case ifAbsentField:
 			if d.boolean(v, fp) {
-				into.ifAbsent = put(into.ifAbsent, key, true)
+				into.IfAbsent = put(into.IfAbsent, key, true)
 			}
 			return
 		case defaultField:
@@ -249,12 +239,12 @@ func (d *decoder) valueForm(n *yaml.Node, p, key string, into *metadataValues) {
 	})
 	if len(given) > 1 {
 		d.errorf(n, p, "gives both %s; a value is read one way", strings.Join(given, " and "))
-		delete(into.literal, key)
-		delete(into.jsonPath, key)
-		delete(into.cel, key)
-		delete(into.fromNamespace, key)
-		delete(into.fromRelated, key)
-		delete(into.ifAbsent, key)
+		delete(into.Values, key)
+		delete(into.From, key)
+		delete(into.CEL, key)
+		delete(into.FromNamespace, key)
+		delete(into.FromRelated, key)
+		delete(into.IfAbsent, key)
 		return
 	}
 	if def != nil && len(given) == 1 {
@@ -284,7 +274,7 @@ func (d *decoder) ifInvalid(v *yaml.Node, p, key, form string, into *metadataVal
 		d.errorf(v, p, "must be %s, got %q", labelvalue.ModesText, s)
 		return
 	}
-	into.ifInvalid = put(into.ifInvalid, key, s)
+	into.IfInvalid = put(into.IfInvalid, key, s)
 }
 
 // defaultValue decodes v, the default given at path p next to form, the
@@ -304,7 +294,7 @@ func (d *decoder) defaultValue(v *yaml.Node, p, key, form string, into *metadata
 			return
 		}
 	}
-	into.defaults = put(into.defaults, key, s)
+	into.Default = put(into.Default, key, s)
 }
 
 // boolean expects a YAML boolean: true or false.

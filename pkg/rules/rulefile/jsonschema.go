@@ -1,69 +1,16 @@
 package rulefile
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
-	"unicode"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/jsonschema"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/labelvalue"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
-
-// jsonSchema is a JSON Schema (draft 2020-12) of a value in the rules file,
-// with the keywords the file's format needs; each field is the keyword its
-// tag names.
-type jsonSchema struct {
-	Schema        string                 `json:"$schema,omitempty"`
-	Title         string                 `json:"title,omitempty"`
-	Description   string                 `json:"description,omitempty"`
-	Ref           string                 `json:"$ref,omitempty"`
-	Type          string                 `json:"type,omitempty"`
-	Enum          []string               `json:"enum,omitempty"`
-	Default       any                    `json:"default,omitempty"`
-	Pattern       string                 `json:"pattern,omitempty"`
-	MinLength     int                    `json:"minLength,omitempty"`
-	MaxLength     int                    `json:"maxLength,omitempty"`
-	Items         *jsonSchema            `json:"items,omitempty"`
-	MinItems      int                    `json:"minItems,omitempty"`
-	UniqueItems   bool                   `json:"uniqueItems,omitempty"`
-	Properties    map[string]*jsonSchema `json:"properties,omitempty"`
-	Required      []string               `json:"required,omitempty"`
-	MinProperties int                    `json:"minProperties,omitempty"`
-	PropertyNames *jsonSchema            `json:"propertyNames,omitempty"`
-	// AdditionalProperties is closed, the schema false, for a mapping of
-	// known fields.
-	AdditionalProperties *jsonSchema            `json:"additionalProperties,omitempty"`
-	AllOf                []*jsonSchema          `json:"allOf,omitempty"`
-	AnyOf                []*jsonSchema          `json:"anyOf,omitempty"`
-	OneOf                []*jsonSchema          `json:"oneOf,omitempty"`
-	Not                  *jsonSchema            `json:"not,omitempty"`
-	Defs                 map[string]*jsonSchema `json:"$defs,omitempty"`
-
-	// never makes this the schema false, which no value matches.
-	never bool
-}
-
-// closed is the schema false: as additionalProperties, no field but those
-// listed.
-var closed = &jsonSchema{never: true}
-
-// MarshalJSON writes s, or false for closed.
-func (s jsonSchema) MarshalJSON() ([]byte, error) {
-	if s.never {
-		return []byte("false"), nil
-	}
-	type plain jsonSchema // without this method
-	return json.Marshal(plain(s))
-}
-
-// jsonSchemaDialect is the draft JSONSchema states it follows.
-const jsonSchemaDialect = "https://json-schema.org/draft/2020-12/schema"
 
 // Names of the schema's $defs.
 const (
@@ -72,6 +19,16 @@ const (
 	defFromNamespace = "fromNamespace"
 	defLabelLiteral  = "labelLiteral"
 )
+
+// jsonSchema is a JSON Schema, as package jsonschema writes it.
+type jsonSchema = jsonschema.Schema
+
+// closed is the schema false: as additionalProperties, no field but those
+// listed.
+var closed = jsonschema.Closed
+
+// ref refers to the $def name.
+func ref(name string) *jsonSchema { return jsonschema.Ref(name) }
 
 // keyDef and valueDef name the $defs of a key of kind and of its value in
 // an annotations or labels mapping.
@@ -86,9 +43,6 @@ func aKind(kind string) string {
 	return "a label"
 }
 
-// ref refers to the $def name.
-func ref(name string) *jsonSchema { return &jsonSchema{Ref: "#/$defs/" + name} }
-
 // JSONSchema returns the JSON Schema (draft 2020-12) of a rules file,
 // generated from the decoder's tables (fileSchema, ruleSchema and
 // valueForms), as indented JSON ending in a newline. Editors validate and
@@ -99,7 +53,7 @@ func ref(name string) *jsonSchema { return &jsonSchema{Ref: "#/$defs/" + name} }
 // which the YAML language server in editors implements.
 func JSONSchema() []byte {
 	root := objectSchema(fileSchema)
-	root.Schema = jsonSchemaDialect
+	root.Schema = jsonschema.Dialect
 	root.Title = "kube-annotator rules file"
 	root.Description = "Rules saying which annotations and labels the objects they select must carry (docs/rules.md). " +
 		"`kube-annotator check --offline --rules FILE` checks what this schema cannot."
@@ -114,7 +68,7 @@ func JSONSchema() []byte {
 		defRule:          rule,
 		defJSONPath:      jsonPathSchema(),
 		defFromNamespace: fromNamespaceSchema(),
-		defLabelLiteral: {Type: "string", Pattern: labelValuePattern, MaxLength: validation.LabelValueMaxLength,
+		defLabelLiteral: {Type: "string", Pattern: jsonschema.LabelValuePattern, MaxLength: validation.LabelValueMaxLength,
 			Description: "A label value: at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit; or empty."},
 	}
 	for _, src := range source.Related() {
@@ -125,14 +79,7 @@ func JSONSchema() []byte {
 		root.Defs[keyDef(kind)] = keySchema(kind)
 		root.Defs[valueDef(kind)] = valueSchema(kind)
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(root); err != nil {
-		panic(fmt.Sprintf("encode the rules file's JSON Schema: %v", err)) // strings, ints and bools always encode
-	}
-	return buf.Bytes()
+	return root.Encode()
 }
 
 // objectSchema is the schema of a mapping with the fields of m: each
@@ -231,21 +178,9 @@ func objectKeySchema(of string) *jsonSchema {
 	return s
 }
 
-// Formats the decoder checks with k8s.io/apimachinery's validation, as
-// patterns; TestJSONSchemaPatterns keeps each in agreement with its check.
-const (
-	// dnsLabelPattern is validation.IsDNS1123Label's format.
-	dnsLabelPattern   = `^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
-	dnsLabelMaxLength = validation.DNS1123LabelMaxLength
-	// labelValuePattern is validation.IsValidLabelValue's format.
-	labelValuePattern = `^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`
-	// resourcePattern is a non-empty name without the characters that
-	// decoder.resources refuses.
-	resourcePattern = `^[^ \t\n/,]+$`
-	// qualifiedNameMaxLength bounds the name part of a qualified name, as
-	// validation.IsQualifiedName does.
-	qualifiedNameMaxLength = 63
-)
+// resourcePattern is a non-empty name without the characters that
+// decoder.resources refuses.
+const resourcePattern = `^[^ \t\n/,]+$`
 
 // keySchema is an annotation or label key, as decoder.metadataKey checks
 // it: a qualified name (annotation keys lowercased first), and no
@@ -255,41 +190,12 @@ func keySchema(kind string) *jsonSchema {
 		Description: "The key of " + aKind(kind) + ": a name of at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit, " +
 			"optionally after a DNS subdomain prefix and '/' (example.com/team).",
 		AllOf: []*jsonSchema{
-			{Pattern: qualifiedNamePattern(kind == AnnotationKind)},
-			{Pattern: fmt.Sprintf(`^([^/]{1,%d}/)?[^/]{1,%d}$`, validation.DNS1123SubdomainMaxLength, qualifiedNameMaxLength)},
+			{Pattern: jsonschema.QualifiedNamePattern(kind == AnnotationKind)},
+			{Pattern: fmt.Sprintf(`^([^/]{1,%d}/)?[^/]{1,%d}$`, validation.DNS1123SubdomainMaxLength, jsonschema.QualifiedNameMaxLength)},
 		}}
 	if kind == AnnotationKind {
-		s.Not = &jsonSchema{Pattern: markerPattern(),
+		s.Not = &jsonSchema{Pattern: jsonschema.MarkerPattern(patch.MarkerDomain),
 			Description: "Keys *." + patch.MarkerDomain + "/* are reserved: kube-annotator's admission policies record in them the keys they set."}
 	}
 	return s
-}
-
-// qualifiedNamePattern is validation.IsQualifiedName's format; anyCase
-// admits upper case letters in the prefix, which annotation keys may have
-// since they are checked lowercased.
-func qualifiedNamePattern(anyCase bool) string {
-	alnum := "a-z0-9"
-	if anyCase {
-		alnum = "a-zA-Z0-9"
-	}
-	label := "[" + alnum + "]([-" + alnum + "]*[" + alnum + "])?"
-	return `^(` + label + `(\.` + label + `)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`
-}
-
-// markerPattern matches the annotation keys patch.IsMarker reserves, in
-// any case. JSON Schema patterns have no case-insensitive flag that every
-// editor's engine reads, so each letter is a class of both cases.
-func markerPattern() string {
-	var b strings.Builder
-	b.WriteString(`^[^/]*\.`)
-	for _, r := range patch.MarkerDomain {
-		if unicode.IsLetter(r) {
-			fmt.Fprintf(&b, "[%c%c]", unicode.ToLower(r), unicode.ToUpper(r))
-		} else {
-			b.WriteString(regexp.QuoteMeta(string(r)))
-		}
-	}
-	b.WriteString("/")
-	return b.String()
 }

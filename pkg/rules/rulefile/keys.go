@@ -102,7 +102,7 @@ func (d *decoder) relatedFor(n *yaml.Node, path string, r *Rule) {
 	for _, kind := range []struct {
 		field string
 		from  map[string]RelatedKey
-	}{{"annotations", r.AnnotationsFromRelated}, {"labels", r.LabelsFromRelated}} {
+	}{{"annotations", r.Annotations.FromRelated}, {"labels", r.Labels.FromRelated}} {
 		for _, key := range slices.Sorted(maps.Keys(kind.from)) {
 			src := kind.from[key].Source
 			if src.For.Empty() {
@@ -140,7 +140,7 @@ const IgnoreAnnotation = "kube-annotator.io/ignore"
 // source of its RelatedKeys), in source.Order.
 func (r *Rule) RelatedSources() []*source.Source {
 	var out []*source.Source
-	for _, m := range []map[string]RelatedKey{r.AnnotationsFromRelated, r.LabelsFromRelated} {
+	for _, m := range []map[string]RelatedKey{r.Annotations.FromRelated, r.Labels.FromRelated} {
 		for _, k := range m {
 			if !slices.Contains(out, k.Source) {
 				out = append(out, k.Source)

@@ -93,7 +93,7 @@ func (d *decoder) ownerResources(v *yaml.Node, p string) []string {
 // controller watches for them.
 func (r *Rule) OwnerResources() []string {
 	var out []string
-	for _, m := range []map[string]RelatedKey{r.AnnotationsFromRelated, r.LabelsFromRelated} {
+	for _, m := range []map[string]RelatedKey{r.Annotations.FromRelated, r.Labels.FromRelated} {
 		for _, k := range m {
 			if k.Owners == nil {
 				continue
@@ -120,7 +120,7 @@ var ownerForm = valueForm{name: source.Owner.Field,
 	value:    func(string) *jsonSchema { return ref(source.Owner.Field) },
 	decode: func(d *decoder, v *yaml.Node, p, key string, into *metadataValues) {
 		if k, ok := d.fromOwner(v, p); ok {
-			into.fromRelated = put(into.fromRelated, key, k)
+			into.FromRelated = put(into.FromRelated, key, k)
 		}
 	}}
 

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules/jsonschema"
 )
 
 // field is one field of a mapping in the rules file, as the decoder reads
@@ -12,7 +14,8 @@ import (
 type field[T any] struct {
 	// name is the field's key in the file.
 	name string
-	// fills names the fields of T that decode stores the value in.
+	// fills names the fields of T that decode stores the value in; a
+	// field of a struct field is named by both, "Labels.From".
 	fills []string
 	// required fields must be present.
 	required bool
@@ -56,7 +59,7 @@ var fileSchema = mapping[File]{
 var ruleSchema = mapping[Rule]{
 	{name: "name", fills: []string{"Name"}, required: true,
 		doc:    "Unique name of the rule, used in logs, metrics and errors: a DNS label (lowercase letters, digits and '-').",
-		value:  &jsonSchema{Type: "string", Pattern: dnsLabelPattern, MaxLength: dnsLabelMaxLength},
+		value:  &jsonSchema{Type: "string", Pattern: jsonschema.DNSLabelPattern, MaxLength: jsonschema.DNSLabelMaxLength},
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.Name = d.ruleName(v, p) }},
 	{name: "resources", fills: []string{"Resources"}, required: true,
 		doc: "Resources the rule targets, named as kubectl names them: plural (deployments), singular, short name (deploy), " +
@@ -100,31 +103,36 @@ var ruleSchema = mapping[Rule]{
 			": \"true\"; false applies the rule to them too.",
 		value:  &jsonSchema{Type: "boolean", Default: true},
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.OptOutLocked = !d.boolean(v, p) }},
-	{name: "annotations", fills: []string{"Annotations", "AnnotationsFrom", "AnnotationsCEL", "AnnotationsFromNamespace", "AnnotationsFromRelated", "AnnotationsIfAbsent", "AnnotationsDefault"}, sets: true,
-		doc:   "Annotations to set; a key's value is " + valueFormsHow + ".",
-		value: metadataSchema(AnnotationKind),
-		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) {
-			m := d.metadata(v, p, AnnotationKind)
-			r.Annotations, r.AnnotationsFrom, r.AnnotationsCEL, r.AnnotationsFromNamespace = m.literal, m.jsonPath, m.cel, m.fromNamespace
-			r.AnnotationsIfAbsent, r.AnnotationsDefault, r.AnnotationsFromRelated = m.ifAbsent, m.defaults, m.fromRelated
-		}},
-	{name: "labels", fills: []string{"Labels", "LabelsFrom", "LabelsCEL", "LabelsFromNamespace", "LabelsFromRelated", "LabelsIfAbsent", "LabelsDefault", "LabelsIfInvalid"}, sets: true,
-		doc:   "Labels to set; a key's value is " + valueFormsHow + ".",
-		value: metadataSchema(LabelKind),
-		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) {
-			m := d.metadata(v, p, LabelKind)
-			r.Labels, r.LabelsFrom, r.LabelsCEL, r.LabelsFromNamespace = m.literal, m.jsonPath, m.cel, m.fromNamespace
-			r.LabelsIfAbsent, r.LabelsDefault, r.LabelsFromRelated, r.LabelsIfInvalid = m.ifAbsent, m.defaults, m.fromRelated, m.ifInvalid
-		}},
-	{name: "removeAnnotations", fills: []string{"RemoveAnnotations"}, sets: true,
+	{name: "annotations", fills: metadataFills(AnnotationKind, "Values", "From", "CEL", "FromNamespace", "FromRelated", "IfAbsent", "Default"), sets: true,
+		doc:    "Annotations to set; a key's value is " + valueFormsHow + ".",
+		value:  metadataSchema(AnnotationKind),
+		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { d.metadata(v, p, AnnotationKind, &r.Annotations) }},
+	{name: "labels", fills: metadataFills(LabelKind, "Values", "From", "CEL", "FromNamespace", "FromRelated", "IfAbsent", "Default", "IfInvalid"), sets: true,
+		doc:    "Labels to set; a key's value is " + valueFormsHow + ".",
+		value:  metadataSchema(LabelKind),
+		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { d.metadata(v, p, LabelKind, &r.Labels) }},
+	{name: "removeAnnotations", fills: metadataFills(AnnotationKind, "Remove"), sets: true,
 		doc:    "Annotation keys to delete, whoever set them.",
 		value:  keysSchema(AnnotationKind),
-		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.RemoveAnnotations = d.keys(v, p, AnnotationKind) }},
-	{name: "removeLabels", fills: []string{"RemoveLabels"}, sets: true,
+		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.Annotations.Remove = d.keys(v, p, AnnotationKind) }},
+	{name: "removeLabels", fills: metadataFills(LabelKind, "Remove"), sets: true,
 		doc:    "Label keys to delete, whoever set them.",
 		value:  keysSchema(LabelKind),
-		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.RemoveLabels = d.keys(v, p, LabelKind) }},
+		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.Labels.Remove = d.keys(v, p, LabelKind) }},
 }
+
+// metadataFills names the fields of the Metadata of kind in a Rule, as a
+// field's fills: "Labels.From".
+func metadataFills(kind string, fields ...string) []string {
+	out := make([]string, len(fields))
+	for i, f := range fields {
+		out[i] = kindField[kind] + "." + f
+	}
+	return out
+}
+
+// kindField is the field of a Rule that holds the Metadata of each kind.
+var kindField = map[string]string{AnnotationKind: "Annotations", LabelKind: "Labels"}
 
 // setters lists, for errors, the fields of a rule that set or remove keys:
 // "a, b or c".

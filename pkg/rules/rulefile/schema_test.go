@@ -60,7 +60,7 @@ func checkMapping[T any](t *testing.T, m mapping[T], docs map[string]map[string]
 				t.Errorf("has no doc or no value schema; the JSON Schema needs both")
 			}
 			for _, g := range f.fills {
-				if _, ok := typ.FieldByName(g); !ok {
+				if !slices.Contains(leafFields(typ), g) {
 					t.Errorf("fills %s.%s, which does not exist", typ.Name(), g)
 				}
 				if prev, dup := owner[g]; dup {
@@ -73,22 +73,57 @@ func checkMapping[T any](t *testing.T, m mapping[T], docs map[string]map[string]
 			}
 		})
 	}
+	byField := map[string][]string{} // top-level Go field → the file fields filling it
+	for _, name := range leafFields(typ) {
+		top, _, _ := strings.Cut(name, ".")
+		sf, _ := typ.FieldByName(top)
+		fileField, ok := owner[name]
+		switch {
+		case !ok && unfilled[typ.Name()+"."+name] != "":
+			continue
+		case !ok:
+			t.Errorf("%s.%s: no field of the file fills it; add it to the decoder's table", typ.Name(), name)
+		case sf.Tag != "":
+			t.Errorf("%s.%s: has tag %s; the decoder's table is the only statement of the file's field names", typ.Name(), top, sf.Tag)
+		}
+		if ok && !slices.Contains(byField[top], fileField) {
+			byField[top] = append(byField[top], fileField)
+		}
+	}
+	for top, fileFields := range byField {
+		quoted := make([]string, len(fileFields))
+		for i, f := range fileFields {
+			quoted[i] = fmt.Sprintf("%q", f)
+		}
+		want := fmt.Sprintf("%s (%s", top, strings.Join(quoted, ", "))
+		if doc := docs[typ.Name()][top]; !strings.HasPrefix(doc, want+")") && !strings.HasPrefix(doc, want+",") {
+			t.Errorf("%s.%s: doc comment %q must open with %s), naming the file fields that fill it", typ.Name(), top, doc, want)
+		}
+	}
+}
+
+// unfilled are the fields no field of the file fills, and why.
+var unfilled = map[string]string{
+	"Rule.Annotations.IfInvalid": "an annotation value may be any string: the decoder refuses ifInvalid on one",
+}
+
+// leafFields returns the exported fields of typ, in declaration order; a
+// field of struct type by each of its own fields, "Labels.From".
+func leafFields(typ reflect.Type) []string {
+	var out []string
 	for sf := range typ.Fields() {
 		if !sf.IsExported() {
 			continue // not part of the file format, such as File.lines
 		}
-		name, ok := owner[sf.Name]
-		switch {
-		case !ok:
-			t.Errorf("%s.%s: no field of the file fills it; add it to the decoder's table", typ.Name(), sf.Name)
-		case sf.Tag != "":
-			t.Errorf("%s.%s: has tag %s; the decoder's table is the only statement of the file's field names", typ.Name(), sf.Name, sf.Tag)
+		if sf.Type.Kind() != reflect.Struct {
+			out = append(out, sf.Name)
+			continue
 		}
-		want := fmt.Sprintf("%s (%q", sf.Name, name)
-		if doc := docs[typ.Name()][sf.Name]; ok && !strings.HasPrefix(doc, want+")") && !strings.HasPrefix(doc, want+",") {
-			t.Errorf("%s.%s: doc comment %q must open with %s), naming the file field that fills it", typ.Name(), sf.Name, doc, want)
+		for sub := range sf.Type.Fields() {
+			out = append(out, sf.Name+"."+sub.Name)
 		}
 	}
+	return out
 }
 
 // decodeExample decodes f's example into a zero T and returns the fields it
@@ -111,12 +146,24 @@ func decodeExample[T any](t *testing.T, f field[T]) []string {
 	}
 	var filled []string
 	v := reflect.ValueOf(into)
-	for i := range v.NumField() {
-		if !v.Field(i).IsZero() {
-			filled = append(filled, v.Type().Field(i).Name)
+	for _, name := range leafFields(v.Type()) {
+		if !v.FieldByIndex(fieldIndex(v.Type(), name)).IsZero() {
+			filled = append(filled, name)
 		}
 	}
 	return filled
+}
+
+// fieldIndex returns the index of the field name of typ, "Labels.From" as
+// leafFields names it.
+func fieldIndex(typ reflect.Type, name string) []int {
+	var index []int
+	for part := range strings.SplitSeq(name, ".") {
+		sf, _ := typ.FieldByName(part)
+		index = append(index, sf.Index...)
+		typ = sf.Type
+	}
+	return index
 }
 
 // structDocs returns the doc comments of the fields of the package's

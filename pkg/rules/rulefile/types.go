@@ -1,6 +1,9 @@
 package rulefile
 
-import "reflect"
+import (
+	"maps"
+	"reflect"
+)
 
 // Version is the only schema version this build understands. A rules file
 // may state it in its top-level "version" field; when absent it is assumed.
@@ -76,75 +79,80 @@ type Rule struct {
 	// escape. Rules allow opting out by default.
 	OptOutLocked bool
 
-	// Annotations ("annotations", the keys given a string) are set to these
-	// literal values.
-	Annotations map[string]string
-	// AnnotationsFrom ("annotations", the keys given {jsonPath: '{.spec.foo}'})
-	// are set to the value read from the object with that kubectl JSONPath
-	// template.
-	AnnotationsFrom map[string]string
-	// AnnotationsCEL ("annotations", the keys given {cel: "…"}) are set to
-	// the string a CEL expression yields for the object, which it reads as
-	// When does. Any other result, or an error, leaves the key unset.
-	AnnotationsCEL map[string]string
-	// AnnotationsFromNamespace ("annotations", the keys given
-	// {fromNamespace: {label: KEY}} or {fromNamespace: {annotation: KEY}})
-	// are set to the value of that label or annotation of the object's
-	// namespace (of the Namespace itself, for the namespaces resource),
-	// and follow it when it changes. A cluster-scoped object has no
-	// namespace: such a key is not set on it, and the problem is logged.
-	AnnotationsFromNamespace map[string]NamespaceKey
-	// AnnotationsFromRelated ("annotations", the keys given
-	// {fromNode: {label: KEY}} or {fromNode: {annotation: KEY}}) are set to
-	// the value of that label or annotation of an object the object names
-	// (see source.Source) — a Pod's Node — and follow it when it changes. A
-	// Pod not yet scheduled names no Node: the key is set once it is.
-	AnnotationsFromRelated map[string]RelatedKey
-	// Labels ("labels", the keys given a string) are set to these literal
-	// values.
-	Labels map[string]string
-	// LabelsFrom ("labels", the keys given {jsonPath: '{.spec.foo}'}) are set
-	// to the value read from the object, as AnnotationsFrom.
-	LabelsFrom map[string]string
-	// LabelsCEL ("labels", the keys given {cel: "…"}) are set to the string
-	// a CEL expression yields, as AnnotationsCEL; one that is no valid label
-	// value leaves the key unset, unless LabelsIfInvalid makes it one.
-	LabelsCEL map[string]string
-	// LabelsFromNamespace ("labels", the keys given {fromNamespace: …}) are
-	// set to the value read from the object's namespace, as
-	// AnnotationsFromNamespace.
-	LabelsFromNamespace map[string]NamespaceKey
-	// LabelsFromRelated ("labels", the keys given {fromNode: …}) are set
-	// to the value read from an object the object names, as
-	// AnnotationsFromRelated.
-	LabelsFromRelated map[string]RelatedKey
-	// AnnotationsIfAbsent ("annotations", the keys given ifAbsent: true, as
-	// in {value: "baseline", ifAbsent: true}) are set only on objects that
-	// lack them: a present key is never changed. A key the controller added
-	// stays its own, updated and pruned with the rule, until another field
-	// manager changes it; it is theirs from then on.
-	AnnotationsIfAbsent map[string]bool
-	// LabelsIfAbsent ("labels", the keys given ifAbsent: true) are set only
-	// on objects that lack them, as AnnotationsIfAbsent.
-	LabelsIfAbsent map[string]bool
-	// AnnotationsDefault ("annotations", the keys given default: "…" next
-	// to a computed value, as in {jsonPath: '{.spec.x}', default: "unknown"})
-	// are set to the default when the value's source is missing: the field,
-	// the namespace's key, or the namespace itself.
-	AnnotationsDefault map[string]string
-	// LabelsDefault ("labels", the keys given default: "…") are set to the
-	// default when the value's source is missing, as AnnotationsDefault.
-	LabelsDefault map[string]string
-	// LabelsIfInvalid ("labels", the keys given ifInvalid: next to a
-	// computed value, as in {jsonPath: '{.spec.x}', ifInvalid: truncate})
-	// say, by key, how a value read that is no valid label value is made
-	// one: one of labelvalue.Modes. Without it, such a value sets nothing.
+	// Annotations ("annotations", "removeAnnotations") are the annotations
+	// the rule sets and removes.
+	Annotations Metadata
+	// Labels ("labels", "removeLabels") are the labels the rule sets and
+	// removes.
+	Labels Metadata
+}
+
+// Metadata is what a rule does with one kind of metadata, annotations or
+// labels: the keys it sets, by how their value is given, and the keys it
+// removes. The keys of Values, From, CEL, FromNamespace and FromRelated
+// are distinct; IfAbsent, Default and IfInvalid say more of some of them.
+type Metadata struct {
+	// Values (the keys given a string) are set to these literal values.
+	Values map[string]string
+	// From (the keys given {jsonPath: '{.spec.foo}'}) are set to the value
+	// read from the object with that kubectl JSONPath template.
+	From map[string]string
+	// CEL (the keys given {cel: "…"}) are set to the string a CEL
+	// expression yields for the object, which it reads as Rule.When does.
+	// Any other result, or an error, leaves the key unset; for a label, so
+	// does a value that is no valid label value, unless IfInvalid makes it
+	// one.
+	CEL map[string]string
+	// FromNamespace (the keys given {fromNamespace: {label: KEY}} or
+	// {fromNamespace: {annotation: KEY}}) are set to the value of that
+	// label or annotation of the object's namespace (of the Namespace
+	// itself, for the namespaces resource), and follow it when it changes.
+	// A cluster-scoped object has no namespace: such a key is not set on
+	// it, and the problem is logged.
+	FromNamespace map[string]NamespaceKey
+	// FromRelated (the keys given {fromNode: …} or {fromOwner: …}) are set
+	// to the value of that label or annotation of an object the object
+	// names (see source.Source) — a Pod's Node, its owner — and follow it
+	// when it changes. A Pod not yet scheduled names no Node: the key is
+	// set once it is.
+	FromRelated map[string]RelatedKey
+	// IfAbsent (the keys given ifAbsent: true, as in {value: "baseline",
+	// ifAbsent: true}) are set only on objects that lack them: a present
+	// key is never changed. A key the controller added stays its own,
+	// updated and pruned with the rule, until another field manager
+	// changes it; it is theirs from then on.
+	IfAbsent map[string]bool
+	// Default (the keys given default: "…" next to a computed value, as in
+	// {jsonPath: '{.spec.x}', default: "unknown"}) are set to the default
+	// when the value's source is missing: the field, the namespace's key,
+	// or the namespace itself.
+	Default map[string]string
+	// IfInvalid (labels only: the keys given ifInvalid: next to a computed
+	// value, as in {jsonPath: '{.spec.x}', ifInvalid: truncate}) says, by
+	// key, how a value read that is no valid label value is made one: one
+	// of labelvalue.Modes. Without it, such a value sets nothing.
 	// Annotation values have no such limit.
-	LabelsIfInvalid map[string]string
-	// RemoveAnnotations ("removeAnnotations") are deleted, whoever set them.
-	RemoveAnnotations []string
-	// RemoveLabels ("removeLabels") are deleted, whoever set them.
-	RemoveLabels []string
+	IfInvalid map[string]string
+	// Remove ("removeAnnotations", "removeLabels") are deleted, whoever set
+	// them.
+	Remove []string
+}
+
+// Computed returns the keys m sets to a value read, each to "".
+func (m *Metadata) Computed() map[string]string {
+	out := KeysOf(m.From)
+	for _, keys := range []map[string]string{KeysOf(m.CEL), KeysOf(m.FromNamespace), KeysOf(m.FromRelated)} {
+		maps.Copy(out, keys)
+	}
+	return out
+}
+
+// Of returns r's Metadata of kind, AnnotationKind or LabelKind.
+func (r *Rule) Of(kind string) *Metadata {
+	if kind == LabelKind {
+		return &r.Labels
+	}
+	return &r.Annotations
 }
 
 // Selective reports whether the rule selects only some objects of its

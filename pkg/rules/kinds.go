@@ -1,0 +1,90 @@
+package rules
+
+import (
+	"fmt"
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/kube-annotator/kube-annotator/pkg/patch"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/celexpr"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/value"
+)
+
+// kinds are the kinds of metadata a rule sets, in the order a rule's
+// wants are computed: annotations, then labels.
+var kinds = [...]string{rulefile.AnnotationKind, rulefile.LabelKind}
+
+// compiledKind is what a compiled rule reads to set one kind of metadata:
+// its JSONPath templates and CEL expressions, by key.
+type compiledKind struct {
+	kind string
+	from map[string]*value.Template
+	cel  map[string]*celexpr.Expr
+}
+
+// compileKinds compiles the JSONPath and CEL values of both kinds of c.
+func (c *Compiled) compileKinds() error {
+	for i, kind := range kinds {
+		m := c.Of(kind)
+		k := &c.kinds[i]
+		k.kind = kind
+		var err error
+		if k.from, err = value.Templates(m.From); err != nil {
+			return err
+		}
+		if k.cel, err = compileCELs(m.CEL); err != nil {
+			return fmt.Errorf("%ss: %w", kind, err)
+		}
+	}
+	c.values = sortedExprs(c.kinds[0].cel, c.kinds[1].cel)
+	return nil
+}
+
+// kind returns the compiledKind of kind.
+func (c *Compiled) kind(kind string) *compiledKind {
+	return &c.kinds[slices.Index(kinds[:], kind)]
+}
+
+// readsFields reports whether c reads a value with JSONPath, which may
+// read any field of the object.
+func (c *Compiled) readsFields() bool {
+	return len(c.kinds[0].from)+len(c.kinds[1].from) > 0
+}
+
+// validValue returns what makes v no valid value of kind; nil when it is
+// one.
+func validValue(kind string) func(v string) []string {
+	if kind == rulefile.LabelKind {
+		return validation.IsValidLabelValue
+	}
+	return value.ValidAnnotation
+}
+
+// contribute adds what the rule wants of obj's metadata of kind k to e,
+// as Compiled.contribute says.
+func (k *compiledKind) contribute(e *Evaluation, c *Compiled, obj metav1.Object, h home) {
+	m, valid := c.Of(k.kind), validValue(k.kind)
+	read, m1 := value.FromTemplates(k.from, obj, valid)
+	fromNS, m2 := value.FromNamespace(m.FromNamespace, h.obj, h.why, valid)
+	cel, m3 := celValues(k.cel, obj, h, valid)
+	related, inputs, m4 := c.relatedValues(m.FromRelated, obj, h.look, valid)
+	read = e.orDefault(rulefile.Joined(read, rulefile.Joined(cel, related)), slices.Concat(m1, m2, m3, m4), m.Default, m.IfInvalid, c.Name, k.kind)
+	set, ifAbsent, remove := desiredOf(&e.Desired, k.kind)
+	*set = e.merge(*set, m.Values, read, fromNS, c.Name, k.kind)
+	e.recordInputs(inputs, c.Name, k.kind)
+	*ifAbsent = e.ifAbsent(*ifAbsent, *set, m.IfAbsent, c.Name, k.kind, m.Values, read, fromNS)
+	*remove = append(*remove, m.Remove...)
+	e.removedBy = attribute(e.removedBy, k.kind, m.Remove, c.Name)
+}
+
+// desiredOf returns the keys of kind that d sets, sets only where absent,
+// and removes.
+func desiredOf(d *patch.Desired, kind string) (set *map[string]string, ifAbsent *map[string]bool, remove *[]string) {
+	if kind == rulefile.LabelKind {
+		return &d.Labels, &d.IfAbsentLabels, &d.RemoveLabels
+	}
+	return &d.Annotations, &d.IfAbsentAnnotations, &d.RemoveAnnotations
+}
