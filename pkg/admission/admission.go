@@ -298,6 +298,12 @@ func (tr *translator) guard(r *rule, k *key) (cond string, ok bool) {
 		if !shared {
 			continue
 		}
+		for _, set := range e.Of(k.kind).Copy {
+			if set.Matches(k.name) {
+				tr.note(r, k.field(), fmt.Sprintf("left to the controller: rule %s, earlier in the file, may copy it (copy %s %s)", e.Name, set.Source.Field, &set))
+				return "", false
+			}
+		}
 		for _, ek := range e.keys {
 			if ek.kind != k.kind || ek.name != k.name {
 				continue

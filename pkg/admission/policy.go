@@ -144,6 +144,9 @@ func (tr *translator) policy(r *rule) (*Policy, error) {
 	if len(r.Labels.Remove) > 0 {
 		tr.note(r, "removeLabels", removalReason)
 	}
+	if len(r.Annotations.Copy)+len(r.Labels.Copy) > 0 {
+		tr.note(r, "copy", "key sets are copied by the controller, which follows the objects they are read from")
+	}
 	vars, entries, err := tr.values(r)
 	if err != nil {
 		return nil, err

@@ -43,5 +43,16 @@ var controllerTests = []translateTest{
 		requests: []request{
 			{name: "the literal only, not the default", gvr: pods, obj: pod("ns", "p"),
 				wantAnns: map[string]string{"a": "1", podMarker: "a"}, controller: []string{"zone"}},
+		}},	{name: "key sets are the controller's, and the keys they may copy",
+		rules: "rules:\n- {name: copy, resources: [configmaps], labels: {a: '1'}, copy: [{fromNamespace: {labels: [team*]}}]}\n" +
+			"- {name: later, resources: [configmaps], labels: {team-x: y, b: '2'}}\n",
+		policies: []string{"copy", "later"},
+		notes: []string{
+			"rule copy: copy: key sets are copied by the controller, which follows the objects they are read from",
+			`rule later: labels.team-x: left to the controller: rule copy, earlier in the file, may copy it (copy fromNamespace labels "team*")`,
+		},
+		requests: []request{
+			{name: "the literals only", gvr: configMaps, obj: cm("ns", "x", nil, nil, nil), ns: map[string]string{"team-a": "1"},
+				wantLabels: map[string]string{"a": "1", "b": "2"}, wantAnns: map[string]string{marker: "label:a,label:b"}, controllerLabels: []string{"team-a", "team-x"}},
 		}},
 }

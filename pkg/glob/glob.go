@@ -1,6 +1,9 @@
 package glob
 
-import "path"
+import (
+	"path"
+	"strings"
+)
 
 // Check returns why g is not a glob (path.ErrBadPattern), or nil.
 func Check(g string) error {
@@ -22,5 +25,13 @@ func First(globs []string, name string) (string, bool) {
 // Any reports whether name matches any of globs.
 func Any(globs []string, name string) bool {
 	_, ok := First(globs, name)
+	return ok
+}
+
+// MatchKey reports whether the label or annotation key matches g, a glob
+// in which, unlike Check's, * and ? match '/' too: "*" matches every key,
+// "example.com/*" every key of that prefix.
+func MatchKey(g, key string) bool {
+	ok, _ := path.Match(strings.ReplaceAll(g, "/", "\x00"), strings.ReplaceAll(key, "/", "\x00"))
 	return ok
 }

@@ -38,3 +38,24 @@ func TestFirstAndAny(t *testing.T) {
 		t.Error("no glob matched x")
 	}
 }
+
+func TestMatchKey(t *testing.T) {
+	for _, tc := range []struct {
+		glob, key string
+		want      bool
+	}{
+		{"*", "team", true},
+		{"*", "example.com/team", true},
+		{"example.com/*", "example.com/team", true},
+		{"example.com/*", "example.org/team", false},
+		{"*.example.com/*", "cost.example.com/center", true},
+		{"team-?", "team-a", true},
+		{"team", "team-a", false},
+		{"kubernetes.io/metadata.name", "kubernetes.io/metadata.name", true},
+		{"[", "team", false},
+	} {
+		if got := MatchKey(tc.glob, tc.key); got != tc.want {
+			t.Errorf("MatchKey(%q, %q) = %v, want %v", tc.glob, tc.key, got, tc.want)
+		}
+	}
+}

@@ -6,9 +6,7 @@
 // CEL (pkg/rules/celexpr), the table of the objects rules read besides
 // the object itself (pkg/rules/source), the reading of values by JSONPath
 // and from the namespace (pkg/rules/value) and ifInvalid
-// (pkg/rules/labelvalue). A rule says what it does with each kind of
-// metadata in one rulefile.Metadata, annotations and labels alike, and
-// one compiledKind evaluates either.
+// (pkg/rules/labelvalue).
 //
 // A field of the file takes one path through the packages:
 //

@@ -12,10 +12,10 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
-// ReadsNamespace reports whether the rule reads values from the object's
-// namespace.
+// ReadsNamespace reports whether the rule reads values, or copies key
+// sets, from the object's namespace.
 func (c *Compiled) ReadsNamespace() bool {
-	return len(c.Annotations.FromNamespace)+len(c.Labels.FromNamespace) > 0
+	return len(c.Annotations.FromNamespace)+len(c.Labels.FromNamespace) > 0 || c.copiesFrom(source.Namespace)
 }
 
 // namespaceKeys returns the keys of namespaces the rule reads: labels for

@@ -72,10 +72,17 @@ func (k *compiledKind) contribute(e *Evaluation, c *Compiled, obj metav1.Object,
 	cel, m3 := celValues(k.cel, obj, h, valid)
 	related, inputs, m4 := c.relatedValues(m.FromRelated, obj, h.look, valid)
 	read = e.orDefault(rulefile.Joined(read, rulefile.Joined(cel, related)), slices.Concat(m1, m2, m3, m4), m.Default, m.IfInvalid, c.Name, k.kind)
+	copied, copiedFrom, problems := c.copied(m, obj, h, valid)
+	for _, p := range problems {
+		e.Problems = append(e.Problems, c.Name+": "+p)
+	}
 	set, ifAbsent, remove := desiredOf(&e.Desired, k.kind)
 	*set = e.merge(*set, m.Values, read, fromNS, c.Name, k.kind)
+	*set = e.merge(*set, copied, nil, nil, c.Name, k.kind)
 	e.recordInputs(inputs, c.Name, k.kind)
+	e.recordInputs(copiedFrom, c.Name, k.kind)
 	*ifAbsent = e.ifAbsent(*ifAbsent, *set, m.IfAbsent, c.Name, k.kind, m.Values, read, fromNS)
+	*ifAbsent = e.ifAbsent(*ifAbsent, *set, everyKey(copied), c.Name, k.kind, copied) // a copy never changes another's key
 	*remove = append(*remove, m.Remove...)
 	e.removedBy = attribute(e.removedBy, k.kind, m.Remove, c.Name)
 }
@@ -87,4 +94,13 @@ func desiredOf(d *patch.Desired, kind string) (set *map[string]string, ifAbsent 
 		return &d.Labels, &d.IfAbsentLabels, &d.RemoveLabels
 	}
 	return &d.Annotations, &d.IfAbsentAnnotations, &d.RemoveAnnotations
+}
+
+// everyKey returns m's keys, each mapped to true.
+func everyKey(m map[string]string) map[string]bool {
+	out := make(map[string]bool, len(m))
+	for k := range m {
+		out[k] = true
+	}
+	return out
 }

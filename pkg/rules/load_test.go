@@ -91,7 +91,7 @@ func TestParseErrors(t *testing.T) {
 			`rules.yaml:1: rules: required field is missing`}},
 		{"unknown rule field with suggestion", "rules:\n- name: a\n  resource: [pods]\n  annotations: {a: b}\n", []string{
 			`rules.yaml:2: rules[0].resources: required field is missing`,
-			`rules.yaml:3: rules[0].resource: unknown field (did you mean "resources"?); known fields are name, resources, namespaces, excludeNamespaces, namespaceSelector, selector, names, when, mode, allowOptOut, annotations, labels, removeAnnotations, removeLabels`}},
+			`rules.yaml:3: rules[0].resource: unknown field (did you mean "resources"?); known fields are name, resources, namespaces, excludeNamespaces, namespaceSelector, selector, names, when, mode, allowOptOut, annotations, labels, removeAnnotations, removeLabels, copy`}},
 		{"duplicate rule names", "rules:\n" + rule("a") + rule("b") + rule("a") + rule("a"), []string{
 			`rules.yaml:4: rules[2].name: duplicate name "a"; rules[0] already uses it`,
 			`rules.yaml:5: rules[3].name: duplicate name "a"; rules[0] already uses it`}},
@@ -102,7 +102,7 @@ func TestParseErrors(t *testing.T) {
 		{"missing rule fields", "rules:\n- {}\n", []string{
 			`rules.yaml:2: rules[0].name: required field is missing`,
 			`rules.yaml:2: rules[0].resources: required field is missing`,
-			`rules.yaml:2: rules[0]: sets nothing: give annotations, labels, removeAnnotations or removeLabels`}},
+			`rules.yaml:2: rules[0]: sets nothing: give annotations, labels, removeAnnotations, removeLabels or copy`}},
 		{"rule not a mapping", "rules: [x, null]\n", []string{
 			`rules.yaml:1: rules[0]: must be a mapping with name, resources and what to set, got "x"`,
 			`rules.yaml:1: rules[1]: must be a mapping with name, resources and what to set, got null`}},
@@ -205,10 +205,10 @@ func TestParseErrors(t *testing.T) {
 			`rules.yaml:5: rules[0].annotations.a: value must be a string; quote it: "1"`,
 			`rules.yaml:6: rules[1].name: required field is missing`,
 			`rules.yaml:6: rules[1].resources: required field is missing`,
-			`rules.yaml:6: rules[1]: sets nothing: give annotations, labels, removeAnnotations or removeLabels`,
+			`rules.yaml:6: rules[1]: sets nothing: give annotations, labels, removeAnnotations, removeLabels or copy`,
 			`rules.yaml:9: rules[2].annotations.c: value must be a string; quote it: "True"`}},
 		{"missing fields sort before later lines", "rules:\n- name: a\n  resources: [a b]\n", []string{
-			`rules.yaml:2: rules[0]: sets nothing: give annotations, labels, removeAnnotations or removeLabels`,
+			`rules.yaml:2: rules[0]: sets nothing: give annotations, labels, removeAnnotations, removeLabels or copy`,
 			`rules.yaml:3: rules[0].resources[0]: invalid resource "a b": …kubectl`}},
 	}
 	for _, tc := range tests {

@@ -17,24 +17,44 @@ import (
 // owner of that resource ends it.
 func (c *Compiled) resolveOwners(resolve ResolveFunc) []rulefile.FieldError {
 	var unresolved []rulefile.FieldError
-	for _, kind := range []struct {
-		field string
-		from  map[string]rulefile.RelatedKey
-	}{{"annotations", c.Annotations.FromRelated}, {"labels", c.Labels.FromRelated}} {
-		for _, key := range slices.Sorted(maps.Keys(kind.from)) {
-			o := kind.from[key].Owners
-			if o == nil || c.owners[o] != nil {
-				continue
-			}
-			w, errs := source.NewWalk(o.Hop, o.Through, resolve)
-			for _, err := range errs {
-				p := rulefile.FieldPath(fmt.Sprintf("rules[%d].%s", c.Index, kind.field), key) + "." + source.Owner.Field
-				unresolved = append(unresolved, rulefile.FieldError{Field: p, Message: err.Error()})
-			}
-			c.owners = put(c.owners, o, w)
+	for _, r := range c.ownerReads() {
+		o := r.owners
+		if c.owners[o] != nil {
+			continue
 		}
+		w, errs := source.NewWalk(o.Hop, o.Through, resolve)
+		for _, err := range errs {
+			unresolved = append(unresolved, rulefile.FieldError{Field: fmt.Sprintf("rules[%d].%s", c.Index, r.field), Message: err.Error()})
+		}
+		c.owners = put(c.owners, o, w)
 	}
 	return unresolved
+}
+
+// ownerRead is one owner walk of a rule, and the field that asks for it.
+type ownerRead struct {
+	owners *rulefile.Owners
+	field  string
+}
+
+// ownerReads returns the owner walks of c's fromOwner keys and key sets,
+// in file order.
+func (c *Compiled) ownerReads() []ownerRead {
+	var out []ownerRead
+	for _, kind := range kinds {
+		m := c.Of(kind)
+		for _, key := range slices.Sorted(maps.Keys(m.FromRelated)) {
+			if o := m.FromRelated[key].Owners; o != nil {
+				out = append(out, ownerRead{o, rulefile.FieldPath(kind+"s", key) + "." + source.Owner.Field})
+			}
+		}
+		for _, set := range m.Copy {
+			if set.Owners != nil {
+				out = append(out, ownerRead{set.Owners, "copy." + source.Owner.Field})
+			}
+		}
+	}
+	return out
 }
 
 // RelatedSources returns the sources that c reads values from: those of

@@ -54,22 +54,21 @@ func (t *Target) RelatedKeys(src *source.Source) []rulefile.RelatedKey {
 // its related objects.
 func (c *Compiled) relatedRefs() [][]string {
 	var out [][]string
-	for _, m := range []map[string]rulefile.RelatedKey{c.Annotations.FromRelated, c.Labels.FromRelated} {
-		for _, k := range m {
-			if k.Source.IsOwner {
-				continue // a metadata cache keeps it (Projection.Owners)
-			}
-			if ref := k.Source.Ref; !slices.ContainsFunc(out, func(p []string) bool { return slices.Equal(p, ref) }) {
-				out = append(out, ref)
-			}
+	for _, src := range c.Rule.RelatedSources() {
+		if src.IsOwner {
+			continue // a metadata cache keeps it (Projection.Owners)
+		}
+		if ref := src.Ref; !slices.ContainsFunc(out, func(p []string) bool { return slices.Equal(p, ref) }) {
+			out = append(out, ref)
 		}
 	}
 	return out
 }
 
-// readsRelated reports whether the rule reads values from related objects.
+// readsRelated reports whether the rule reads values, or copies key sets,
+// from related objects besides the namespace.
 func (c *Compiled) readsRelated() bool {
-	return len(c.Annotations.FromRelated)+len(c.Labels.FromRelated) > 0
+	return len(c.Rule.RelatedSources()) > 0
 }
 
 // relatedValues reads the values of from for obj from its related objects,

@@ -38,7 +38,7 @@ func (t *Target) neededSources() []*source.Source {
 // source, a change of a key a rule reads.
 func (t *Target) SourceChangeMatters(src *source.Source, old, new metav1.Object) bool {
 	if src == source.Namespace {
-		return OptsOut(old.GetAnnotations()) != OptsOut(new.GetAnnotations()) || t.NamespaceChangeMatters(old, new)
+		return OptsOut(old.GetAnnotations()) != OptsOut(new.GetAnnotations()) || t.NamespaceChangeMatters(old, new) || t.copyChanged(src, old, new)
 	}
 	if src.IsOwner {
 		a, _ := source.ControllerOf(old)
@@ -46,6 +46,9 @@ func (t *Target) SourceChangeMatters(src *source.Source, old, new metav1.Object)
 		if a.UID != b.UID {
 			return true
 		}
+	}
+	if t.copyChanged(src, old, new) {
+		return true
 	}
 	for _, k := range t.RelatedKeys(src) {
 		a, b := old.GetLabels(), new.GetLabels()

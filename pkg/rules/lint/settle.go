@@ -119,10 +119,31 @@ func (w labelWrite) keeps(q labels.Requirement) bool {
 	return q.Matches(labels.Set{q.Key(): w.value})
 }
 
-// labelWrites returns the labels r sets, by key; none for an audit rule.
-func labelWrites(r *rulefile.Rule) map[string]labelWrite {
+// labelWrites are the labels a rule sets, by key, and the label sets it
+// copies.
+type labelWrites struct {
+	keys   map[string]labelWrite
+	copies []rulefile.KeySet
+}
+
+// of returns how the rule sets the label key, and whether it does.
+func (w labelWrites) of(key string) (labelWrite, bool) {
+	if lw, ok := w.keys[key]; ok {
+		return lw, true
+	}
+	for _, set := range w.copies {
+		if set.Matches(key) {
+			return labelWrite{how: "copied from " + set.Source.What + "'s " + set.String(), ifAbsent: true}, true
+		}
+	}
+	return labelWrite{}, false
+}
+
+// labelWritesOf returns the labels r sets and copies; none for an audit
+// rule.
+func labelWritesOf(r *rulefile.Rule) labelWrites {
 	if r.Audit() {
-		return nil
+		return labelWrites{}
 	}
 	out := map[string]labelWrite{}
 	for k, v := range r.Labels.Values {
@@ -142,16 +163,16 @@ func labelWrites(r *rulefile.Rule) map[string]labelWrite {
 		w.ifAbsent = true
 		out[k] = w
 	}
-	return out
+	return labelWrites{keys: out, copies: r.Labels.Copy}
 }
 
 // selfUnsettled reports the selectors of r, at index i, that its own
 // writes make fail.
 func selfUnsettled(r *rulefile.Rule, i int) []rulefile.FieldError {
-	writes := labelWrites(r)
+	writes := labelWritesOf(r)
 	var out []rulefile.FieldError
 	for _, t := range labelTests(r, slices.ContainsFunc(r.Resources, isNamespacesName)) {
-		w, ok := writes[t.req.Key()]
+		w, ok := writes.of(t.req.Key())
 		if !ok || w.keeps(t.req) || (w.ifAbsent && !t.req.Matches(labels.Set{})) {
 			continue // settles, or never writes: the selector needs the label present
 		}

@@ -50,7 +50,7 @@ func cycleFrom(rules []rulefile.Rule, group []int, namespaces bool, a int) []ste
 				if b == x {
 					continue
 				}
-				if _, sets := labelWrites(&rules[b])[t.req.Key()]; !sets {
+				if _, sets := labelWritesOf(&rules[b]).of(t.req.Key()); !sets {
 					continue
 				}
 				if _, seen := prev[b]; seen {

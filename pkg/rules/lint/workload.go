@@ -28,7 +28,7 @@ func workloadLabels(r *rulefile.Rule, i int) []rulefile.FieldError {
 	var out []rulefile.FieldError
 	for _, k := range WorkloadLabels {
 		field := rulefile.FieldPath(fmt.Sprintf("rules[%d].labels", i), k)
-		if _, set := labelWrites(r)[k]; !set {
+		if _, set := labelWritesOf(r).keys[k]; !set {
 			if !slices.Contains(r.Labels.Remove, k) || r.Audit() {
 				continue
 			}

@@ -95,30 +95,61 @@ func (d *decoder) relatedKey(n *yaml.Node, p string, src *source.Source) (Relate
 	return RelatedKey{Source: src, Kind: kind, Key: key}, ok
 }
 
-// relatedFor reports, for rule r at path, each value read from a related
-// object by a rule that names a resource other than the one whose objects
-// name it: only a Pod has a Node.
+// relatedFor reports, for rule r at path, each value or key set read
+// from a related object by a rule that names a resource other than the
+// one whose objects name it: only a Pod has a Node.
 func (d *decoder) relatedFor(n *yaml.Node, path string, r *Rule) {
-	for _, kind := range []struct {
-		field string
-		from  map[string]RelatedKey
-	}{{"annotations", r.Annotations.FromRelated}, {"labels", r.Labels.FromRelated}} {
-		for _, key := range slices.Sorted(maps.Keys(kind.from)) {
-			src := kind.from[key].Source
-			if src.For.Empty() {
-				continue
-			}
-			for j, name := range r.Resources {
-				if slices.Contains(src.Names, strings.ToLower(name)) {
-					continue
-				}
-				p := FieldPath(FieldPath(path+"."+kind.field, key), src.Field)
-				d.errs = append(d.errs, FieldError{Line: cmp.Or(d.lines[p], n.Line), Field: p, Message: fmt.Sprintf(
-					"reads %s, but the rule also names %q (resources[%d]): only %s have one; give this key in a rule of its own for %s",
-					src.What, name, j, src.For.String(), src.For.String())})
+	var reads []struct {
+		path string
+		src  *source.Source
+	}
+	for _, kind := range []string{AnnotationKind, LabelKind} {
+		from := r.Of(kind).FromRelated
+		for _, key := range slices.Sorted(maps.Keys(from)) {
+			reads = append(reads, struct {
+				path string
+				src  *source.Source
+			}{FieldPath(FieldPath(path+"."+kind+"s", key), from[key].Source.Field), from[key].Source})
+		}
+	}
+	for i, item := range copyNodes(n) {
+		for j := 0; j+1 < len(item.Content); j += 2 {
+			if src := source.ByField(deref(item.Content[j]).Value); src != nil {
+				reads = append(reads, struct {
+					path string
+					src  *source.Source
+				}{fmt.Sprintf("%s.copy[%d].%s", path, i, src.Field), src})
 			}
 		}
 	}
+	for _, read := range reads {
+		src := read.src
+		if src.For.Empty() {
+			continue
+		}
+		for j, name := range r.Resources {
+			if slices.Contains(src.Names, strings.ToLower(name)) {
+				continue
+			}
+			d.errs = append(d.errs, FieldError{Line: cmp.Or(d.lines[read.path], n.Line), Field: read.path, Message: fmt.Sprintf(
+				"reads %s, but the rule also names %q (resources[%d]): only %s have one; give this key in a rule of its own for %s",
+				src.What, name, j, src.For.String(), src.For.String())})
+		}
+	}
+}
+
+// copyNodes returns the items of the copy of rule mapping n, if any.
+func copyNodes(n *yaml.Node) []*yaml.Node {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if deref(n.Content[i]).Value == "copy" {
+			var out []*yaml.Node
+			for _, item := range deref(n.Content[i+1]).Content {
+				out = append(out, deref(item))
+			}
+			return out
+		}
+	}
+	return nil
 }
 
 // Joined returns the keys of a and b, which share none; a when b is empty.
@@ -136,17 +167,43 @@ func Joined(a, b map[string]string) map[string]string {
 // on such objects, whatever the rules say.
 const IgnoreAnnotation = "kube-annotator.io/ignore"
 
-// RelatedSources returns the sources that r reads values from (each
-// source of its RelatedKeys), in source.Order.
+// RelatedSources returns the sources besides the namespace that r reads
+// values from (each source of its RelatedKeys and key sets), in
+// source.Order.
 func (r *Rule) RelatedSources() []*source.Source {
 	var out []*source.Source
-	for _, m := range []map[string]RelatedKey{r.Annotations.FromRelated, r.Labels.FromRelated} {
-		for _, k := range m {
-			if !slices.Contains(out, k.Source) {
-				out = append(out, k.Source)
-			}
+	add := func(src *source.Source) {
+		if src != source.Namespace && !slices.Contains(out, src) {
+			out = append(out, src)
+		}
+	}
+	for _, m := range []*Metadata{&r.Annotations, &r.Labels} {
+		for _, k := range m.FromRelated {
+			add(k.Source)
+		}
+		for _, set := range m.Copy {
+			add(set.Source)
 		}
 	}
 	slices.SortFunc(out, source.Order)
+	return out
+}
+
+// owners returns how each of r's fromOwner keys and key sets walks the
+// owners.
+func (r *Rule) owners() []*Owners {
+	var out []*Owners
+	for _, m := range []*Metadata{&r.Annotations, &r.Labels} {
+		for _, k := range m.FromRelated {
+			if k.Owners != nil {
+				out = append(out, k.Owners)
+			}
+		}
+		for _, set := range m.Copy {
+			if set.Owners != nil {
+				out = append(out, set.Owners)
+			}
+		}
+	}
 	return out
 }

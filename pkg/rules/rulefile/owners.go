@@ -50,13 +50,19 @@ func (d *decoder) fromOwner(n *yaml.Node, p string) (RelatedKey, bool) {
 		}
 	})
 	kind, k, ok := d.objectKey(key, p, source.Owner.What)
-	if owners.Through == nil {
-		owners.Through = slices.Clone(source.DefaultOwners)
-	}
-	if owners.Hop != "" && !slices.Contains(owners.Through, owners.Hop) {
-		owners.Through = append(owners.Through, owners.Hop)
-	}
+	owners.complete()
 	return RelatedKey{Source: source.Owner, Kind: kind, Key: k, Owners: owners}, ok && len(d.errs) == before
+}
+
+// complete fills in what o leaves to the defaults: the owner resources
+// walked through, and the hop among them.
+func (o *Owners) complete() {
+	if o.Through == nil {
+		o.Through = slices.Clone(source.DefaultOwners)
+	}
+	if o.Hop != "" && !slices.Contains(o.Through, o.Hop) {
+		o.Through = append(o.Through, o.Hop)
+	}
 }
 
 // ownerResource decodes the name of an owner resource, found at path p.
@@ -93,15 +99,10 @@ func (d *decoder) ownerResources(v *yaml.Node, p string) []string {
 // controller watches for them.
 func (r *Rule) OwnerResources() []string {
 	var out []string
-	for _, m := range []map[string]RelatedKey{r.Annotations.FromRelated, r.Labels.FromRelated} {
-		for _, k := range m {
-			if k.Owners == nil {
-				continue
-			}
-			for _, name := range k.Owners.Through {
-				if !slices.Contains(out, name) {
-					out = append(out, name)
-				}
+	for _, o := range r.owners() {
+		for _, name := range o.Through {
+			if !slices.Contains(out, name) {
+				out = append(out, name)
 			}
 		}
 	}

@@ -119,6 +119,12 @@ var ruleSchema = mapping[Rule]{
 		doc:    "Label keys to delete, whoever set them.",
 		value:  keysSchema(LabelKind),
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.Labels.Remove = d.keys(v, p, LabelKind) }},
+	{name: "copy", fills: []string{"Annotations.Copy", "Labels.Copy"}, sets: true,
+		doc: "Key sets to copy from related objects, each {fromNamespace|fromNode|fromOwner: {labels: [GLOB, …]}} (or annotations:), " +
+			"with except: [GLOB, …]: every key that matches (* matches '/' too), under the same name, following the object as it changes. " +
+			"A key the rule sets otherwise, or removes, is not copied; a copied key never replaces a value another field manager set.",
+		value:  copySchema(),
+		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { d.copyItems(v, p, r) }},
 }
 
 // metadataFills names the fields of the Metadata of kind in a Rule, as a

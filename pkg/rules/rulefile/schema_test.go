@@ -33,6 +33,7 @@ var fieldExamples = map[string]string{
 	"labels":            "{owner: web, team: {jsonPath: '{.metadata.labels.team}', default: none}, id: {cel: 'object.metadata.name', ifInvalid: hash}, tier: {fromNamespace: {label: tier}}, zone: {fromNode: {label: topology.kubernetes.io/zone}}, psa: {value: baseline, ifAbsent: true}}",
 	"removeAnnotations": "[deprecated.example.com/flag]",
 	"removeLabels":      "[legacy]",
+	"copy":              `[{fromNamespace: {labels: ["team*"], except: [team-internal]}}, {fromOwner: {annotations: ["example.com/*"], owner: deployments.apps}}]`,
 }
 
 // TestSchema keeps the decoder's tables, File and Rule, and their doc

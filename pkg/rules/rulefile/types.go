@@ -79,11 +79,11 @@ type Rule struct {
 	// escape. Rules allow opting out by default.
 	OptOutLocked bool
 
-	// Annotations ("annotations", "removeAnnotations") are the annotations
-	// the rule sets and removes.
+	// Annotations ("annotations", "removeAnnotations", "copy") are the
+	// annotations the rule sets, removes and copies.
 	Annotations Metadata
-	// Labels ("labels", "removeLabels") are the labels the rule sets and
-	// removes.
+	// Labels ("labels", "removeLabels", "copy") are the labels the rule
+	// sets, removes and copies.
 	Labels Metadata
 }
 
@@ -136,6 +136,12 @@ type Metadata struct {
 	// Remove ("removeAnnotations", "removeLabels") are deleted, whoever set
 	// them.
 	Remove []string
+	// Copy ("copy", the items naming labels or annotations) are the key
+	// sets copied from related objects: every key of them that matches,
+	// under the same name, following them as they change. A key the rule
+	// sets otherwise, or removes, is not copied; a copied key is set as
+	// IfAbsent's are: never over a value another field manager set.
+	Copy []KeySet
 }
 
 // Computed returns the keys m sets to a value read, each to "".

@@ -130,28 +130,35 @@ func (s *Source) Related(obj metav1.Object, look Lookup) (rel metav1.Object, wha
 	return rel, what, ""
 }
 
+// Object finds the related object of s that obj names — for an owner,
+// the one w finds — through look: the object, and how messages name it
+// (`Deployment "web", through ReplicaSet "web-6d5f8"`); or why there is
+// none.
+func (s *Source) Object(obj metav1.Object, look Lookup, w *Walk) (rel metav1.Object, what, why string) {
+	switch {
+	case !s.IsOwner:
+		return s.Related(obj, look)
+	case w == nil:
+		return nil, "", "no owner resource is served"
+	}
+	rel, hops, why := w.Owner(obj, look)
+	if why != "" {
+		return nil, "", why
+	}
+	what = hops[len(hops)-1]
+	if len(hops) > 1 {
+		what += ", through " + strings.Join(hops[:len(hops)-1], " → ")
+	}
+	return rel, what, ""
+}
+
 // Value reads the label (kind "label") or annotation (kind "annotation")
 // key of the related object of s that obj names — for an owner, the one
 // w finds — through look: the value, and where it was read (`label
 // "team" of Deployment "web", through ReplicaSet "web-6d5f8"`); or why
 // it was not.
 func (s *Source) Value(obj metav1.Object, look Lookup, w *Walk, kind, key string) (value, input, why string) {
-	var rel metav1.Object
-	var what, through string
-	switch {
-	case !s.IsOwner:
-		rel, what, why = s.Related(obj, look)
-	case w == nil:
-		why = "no owner resource is served"
-	default:
-		var hops []string
-		if rel, hops, why = w.Owner(obj, look); why == "" {
-			what = hops[len(hops)-1]
-			if len(hops) > 1 {
-				through = ", through " + strings.Join(hops[:len(hops)-1], " → ")
-			}
-		}
-	}
+	rel, what, why := s.Object(obj, look, w)
 	if why != "" {
 		return "", "", why
 	}
@@ -161,7 +168,7 @@ func (s *Source) Value(obj metav1.Object, look Lookup, w *Walk, kind, key string
 	}
 	v, ok := m[key]
 	if !ok {
-		return "", "", fmt.Sprintf("%s has no %s %q", what, kind, key)
+		return "", "", fmt.Sprintf("%s has no %s %q", strings.SplitN(what, ", through ", 2)[0], kind, key)
 	}
-	return v, fmt.Sprintf("%s %q of %s%s", kind, key, what, through), ""
+	return v, fmt.Sprintf("%s %q of %s", kind, key, what), ""
 }

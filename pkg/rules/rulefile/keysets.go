@@ -1,0 +1,180 @@
+package rulefile
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/kube-annotator/kube-annotator/pkg/glob"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
+)
+
+// KeySet is every label or annotation of a related object whose key
+// matches one of Keys and none of Except, copied to the object under the
+// same key: an item of a rule's copy, such as {fromNamespace: {labels:
+// ["team*"], except: [team-internal]}}.
+type KeySet struct {
+	// Source is the object read: source.Namespace, source.Node or
+	// source.Owner (then Owners says which owner).
+	Source *source.Source
+	// Kind is "label" or "annotation": the kind read, and written.
+	Kind string
+	// Keys and Except are globs of keys, in which * and ? match '/' too
+	// (glob.MatchKey): "*" is every key, "example.com/*" a prefix.
+	Keys, Except []string
+	// Owners says which owner is read, for source.Owner; nil for any
+	// other source.
+	Owners *Owners
+}
+
+// Matches reports whether s copies the key.
+func (s *KeySet) Matches(key string) bool {
+	match := func(g string) bool { return glob.MatchKey(g, key) }
+	return slices.ContainsFunc(s.Keys, match) && !slices.ContainsFunc(s.Except, match)
+}
+
+// String formats s as in messages: `labels "team*" except "team-internal"`.
+func (s *KeySet) String() string {
+	out := fmt.Sprintf("%ss %s", s.Kind, quoted(s.Keys))
+	if len(s.Except) > 0 {
+		out += " except " + quoted(s.Except)
+	}
+	return out
+}
+
+func quoted(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(q, ", ")
+}
+
+// Copied returns the keys of from that s copies, with their values.
+func (s *KeySet) Copied(from map[string]string) map[string]string {
+	var out map[string]string
+	for k, v := range from {
+		if s.Matches(k) {
+			out = put(out, k, v)
+		}
+	}
+	return out
+}
+
+// copyFrom are the sources a copy item reads, by the field that names
+// them: the value forms that read one key of the same objects.
+var copyFrom = []*source.Source{source.Namespace, source.Node, source.Owner}
+
+// copyFields are the fields of a copy item's source mapping besides the
+// owner's: the kind copied, and exclusions.
+const exceptField = "except"
+
+// copyItems decodes a rule's copy: a list of {SOURCE: {labels|annotations:
+// [GLOB, …], except: [GLOB, …]}} into the Metadata of r they copy.
+func (d *decoder) copyItems(n *yaml.Node, p string, r *Rule) {
+	switch {
+	case n.Kind != yaml.SequenceNode:
+		d.errorf(n, p, "must be a list of {fromNamespace|fromNode|fromOwner: {labels: [GLOB, …]}}, got %s", describe(n))
+		return
+	case len(n.Content) == 0:
+		d.errorf(n, p, "must not be empty; leave the field out to copy nothing")
+		return
+	}
+	names := make([]string, len(copyFrom))
+	for i, src := range copyFrom {
+		names[i] = src.Field
+	}
+	for i, item := range n.Content {
+		ip := fmt.Sprintf("%s[%d]", p, i)
+		item = deref(item)
+		d.lineOf(ip, item)
+		if item.Kind != yaml.MappingNode || len(item.Content) != 2 {
+			d.errorf(item, ip, "must be a mapping with one of %s, got %s", strings.Join(names, ", "), describe(item))
+			continue
+		}
+		d.fields(item, ip, names, func(field, fp string, v *yaml.Node) {
+			src := copyFrom[slices.Index(names, field)]
+			d.lineOf(fp, v)
+			if set, ok := d.keySet(v, fp, src); ok {
+				m := r.Of(set.Kind)
+				m.Copy = append(m.Copy, set)
+			}
+		})
+	}
+}
+
+// keySet decodes {labels: [GLOB, …]} or {annotations: [GLOB, …]}, with
+// except: [GLOB, …], and for an owner owner: and through:, the source
+// mapping of a copy item that reads src, found at path p.
+func (d *decoder) keySet(n *yaml.Node, p string, src *source.Source) (KeySet, bool) {
+	set := KeySet{Source: src}
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, p, "must be {labels: [GLOB, …]} or {annotations: [GLOB, …]}, with except: [GLOB, …] if need be, got %s", describe(n))
+		return set, false
+	}
+	before := len(d.errs)
+	known := []string{LabelKind + "s", AnnotationKind + "s", exceptField}
+	if src.IsOwner {
+		set.Owners = &Owners{}
+		known = append(known, ownerField, throughField)
+	}
+	var kinds []string
+	d.fields(n, p, known, func(k, fp string, v *yaml.Node) {
+		switch k {
+		case exceptField:
+			set.Except = d.keyGlobs(v, fp)
+		case ownerField:
+			set.Owners.Hop = d.ownerResource(v, fp)
+		case throughField:
+			set.Owners.Through = d.ownerResources(v, fp)
+		default:
+			set.Kind = strings.TrimSuffix(k, "s")
+			kinds = append(kinds, k)
+			set.Keys = d.keyGlobs(v, fp)
+		}
+	})
+	switch len(kinds) {
+	case 0:
+		d.errorf(n, p, "must name the keys of %s to copy: {labels: [GLOB, …]} or {annotations: [GLOB, …]}", src.What)
+	case 2:
+		d.errorf(n, p, "gives both labels and annotations; copy one kind per item, in two items")
+	}
+	if set.Owners != nil {
+		set.Owners.complete()
+	}
+	return set, len(d.errs) == before
+}
+
+// keyGlobs decodes a non-empty list of globs of keys, found at path p.
+func (d *decoder) keyGlobs(n *yaml.Node, p string) []string {
+	return d.list(n, p, "globs of keys", "must name at least one key or glob; \"*\" copies every key", func(item *yaml.Node, ip, s string) bool {
+		if err := glob.Check(s); s == "" || err != nil {
+			d.errorf(item, ip, "invalid glob %q: want a key, or a glob of keys such as example.com/* or team-?", s)
+			return false
+		}
+		return true
+	})
+}
+
+// copySchema is the JSON Schema of a rule's copy.
+func copySchema() *jsonSchema {
+	globs := &jsonSchema{Type: "array", MinItems: 1, UniqueItems: true, Items: &jsonSchema{Type: "string", MinLength: 1}}
+	item := &jsonSchema{Type: "object", MinProperties: 1, AdditionalProperties: closed, Properties: map[string]*jsonSchema{}}
+	for _, src := range copyFrom {
+		from := &jsonSchema{Type: "object", AdditionalProperties: closed, Properties: map[string]*jsonSchema{
+			LabelKind + "s":      globs,
+			AnnotationKind + "s": globs,
+			exceptField:          globs,
+		}, OneOf: []*jsonSchema{{Required: []string{LabelKind + "s"}}, {Required: []string{AnnotationKind + "s"}}},
+			Description: "The keys of " + src.What + " to copy: labels or annotations, as globs (* matches '/' too), and the keys except."}
+		if src.IsOwner {
+			owner := ownerSchema()
+			from.Properties[ownerField], from.Properties[throughField] = owner.Properties[ownerField], owner.Properties[throughField]
+		}
+		item.Properties[src.Field] = from
+		item.OneOf = append(item.OneOf, &jsonSchema{Required: []string{src.Field}})
+	}
+	return &jsonSchema{Type: "array", MinItems: 1, Items: item}
+}
