@@ -43,7 +43,7 @@ var controllerTests = []translateTest{
 		requests: []request{
 			{name: "the literal only, not the default", gvr: pods, obj: pod("ns", "p"),
 				wantAnns: map[string]string{"a": "1", podMarker: "a"}, controller: []string{"zone"}},
-		}},	{name: "key sets are the controller's, and the keys they may copy",
+		}}, {name: "key sets are the controller's, and the keys they may copy",
 		rules: "rules:\n- {name: copy, resources: [configmaps], labels: {a: '1'}, copy: [{fromNamespace: {labels: [team*]}}]}\n" +
 			"- {name: later, resources: [configmaps], labels: {team-x: y, b: '2'}}\n",
 		policies: []string{"copy", "later"},
