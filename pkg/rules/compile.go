@@ -236,6 +236,7 @@ func Compile(name string, f *rulefile.File, resolve ResolveFunc) (set *Set, unre
 			return nil, nil, &rulefile.Error{File: name, Fields: []rulefile.FieldError{{Field: fmt.Sprintf("rules[%d]", i), Message: cerr.Error()}}}
 		}
 		unresolved = append(unresolved, c.resolveOwners(resolve)...)
+		unresolved = append(unresolved, c.resolveRefs(resolve)...)
 		for j, res := range r.Resources {
 			rr, rerr := resolve(res)
 			if rerr != nil {

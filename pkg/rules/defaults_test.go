@@ -28,9 +28,9 @@ func TestParseDefault(t *testing.T) {
 			want: rulefile.Rule{LabelsFromNamespace: map[string]rulefile.NamespaceKey{"team": {Kind: "label", Key: "team"}},
 				LabelsIfAbsent: map[string]bool{"team": true}, LabelsDefault: map[string]string{"team": ""}}},
 		{name: "a literal takes none", in: "{psa: {value: baseline, default: privileged}}", errs: []string{
-			`rules.yaml:4: rules[0].labels.psa.default: a value is always set, so it takes no default; a default goes with a computed value: jsonPath, cel, fromNamespace, fromNode, fromOwner`}},
+			`rules.yaml:4: rules[0].labels.psa.default: a value is always set, so it takes no default; a default goes with a computed value: jsonPath, cel, fromNamespace, fromNode, fromOwner, fromRef`}},
 		{name: "no value", in: "{psa: {default: x}}", errs: []string{
-			`rules.yaml:4: rules[0].labels.psa: default is set when a computed value's source is missing, but none is given: add jsonPath, cel, fromNamespace, fromNode, fromOwner`}},
+			`rules.yaml:4: rules[0].labels.psa: default is set when a computed value's source is missing, but none is given: add jsonPath, cel, fromNamespace, fromNode, fromOwner, fromRef`}},
 		{name: "invalid label value", in: "{node: {jsonPath: '{.spec.nodeName}', default: 'a b'}}", errs: []string{
 			`rules.yaml:4: rules[0].labels.node.default: invalid label value "a b": …`}},
 		{name: "not a string", in: "{node: {jsonPath: '{.spec.nodeName}', default: 1}}", errs: []string{

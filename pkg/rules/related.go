@@ -55,10 +55,14 @@ func (c *Compiled) relatedRefs() [][]string {
 	var out [][]string
 	for _, m := range []map[string]rulefile.RelatedKey{c.AnnotationsFromRelated, c.LabelsFromRelated} {
 		for _, k := range m {
-			if k.Source.IsOwner {
-				continue // a metadata cache keeps it (Projection.Owners)
+			ref := k.Source.Ref
+			if k.Refs != nil {
+				ref = k.Refs.Field // nil for a name given
 			}
-			if ref := k.Source.Ref; !slices.ContainsFunc(out, func(p []string) bool { return slices.Equal(p, ref) }) {
+			if k.Source.IsOwner || ref == nil {
+				continue // a metadata cache keeps owners (Projection.Owners)
+			}
+			if !slices.ContainsFunc(out, func(p []string) bool { return slices.Equal(p, ref) }) {
 				out = append(out, ref)
 			}
 		}
@@ -81,7 +85,12 @@ func (c *Compiled) relatedValues(from map[string]rulefile.RelatedKey, obj metav1
 	}
 	for _, k := range slices.Sorted(maps.Keys(from)) {
 		rk := from[k]
-		v, input, why := rk.Source.Value(obj, look, c.owners[rk.Owners], rk.Kind, rk.Key)
+		var v, input, why string
+		if rk.Refs != nil {
+			v, input, why = c.refValue(rk, obj, look)
+		} else {
+			v, input, why = rk.Source.Value(obj, look, c.owners[rk.Owners], rk.Kind, rk.Key)
+		}
 		if why != "" {
 			miss = append(miss, missing{k, rk.Source.Field + ": " + why, ReasonSourceMissing, ""})
 			continue

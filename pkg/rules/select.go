@@ -34,6 +34,7 @@ type Compiled struct {
 	annotationsCEL, labelsCEL   map[string]*celexpr.Expr
 	values                      []*celexpr.Expr // annotationsCEL then labelsCEL, each by key
 	owners                      map[*rulefile.Owners]*source.Walk
+	refs                        map[*rulefile.Refs]*source.Refer
 }
 
 // template is a parsed JSONPath template. Executing one is not safe for
