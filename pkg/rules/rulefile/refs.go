@@ -226,3 +226,16 @@ func refSchema() *jsonSchema {
 		}}
 	return s
 }
+
+// RefResources returns the resources, as written, that r's fromRef keys
+// read, sorted.
+func (r *Rule) RefResources() []string {
+	var out []string
+	for _, k := range r.RefKeys() {
+		if !slices.Contains(out, k.Refs.Resource) {
+			out = append(out, k.Refs.Resource)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
