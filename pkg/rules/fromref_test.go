@@ -148,7 +148,7 @@ func TestEvaluateFromRef(t *testing.T) {
 		wantInput, wantWhy string
 	}{
 		{name: "the claim named, UID matching", rules: pvRules, res: persistentVolumes,
-			obj: object("", "pv-1", "v-1", nil, map[string]any{"spec": claimRef("shop", "data", "c-1")}),
+			obj:  object("", "pv-1", "v-1", nil, map[string]any{"spec": claimRef("shop", "data", "c-1")}),
 			want: "payments", wantInput: `label "team" of PersistentVolumeClaim "shop/data"`},
 		{name: "a claim of another UID is missing", rules: pvRules, res: persistentVolumes,
 			obj:  object("", "pv-2", "v-2", nil, map[string]any{"spec": claimRef("shop", "data", "c-old")}),
