@@ -124,7 +124,7 @@ func (d *decoder) refShape(n *yaml.Node, p string, refs *Refs, res source.RefRes
 		d.errorf(n, p, "must give either field: PATH, the field of the object that names the object read, or name: NAME, its name in the object's namespace")
 	case seen[refNamesField] && !seen[refFieldField]:
 		d.errorf(n, p, "names bound the names a field gives; with name: the one name is known")
-	case res.Bounded && seen[refFieldField] && !seen[refNamesField] && refs.Resource != "":
+	case res.Bounded && seen[refFieldField] && !seen[refNamesField]:
 		d.errorf(n, p, "must give names: [NAME, …], the names of the %s the field may name: only %s of those names are cached, never every one",
 			res.Resource, res.Resource)
 	}
@@ -133,7 +133,7 @@ func (d *decoder) refShape(n *yaml.Node, p string, refs *Refs, res source.RefRes
 		d.errorf(n, p, "must name the key to read: label: KEY or annotation: KEY, or, of a ConfigMap, data: KEY")
 	case len(kinds) > 1:
 		d.errorf(n, p, "gives %s; read one key of the object referred to", strings.Join(kinds, " and "))
-	case kinds[0] == DataKind && !res.Data && refs.Resource != "":
+	case kinds[0] == DataKind && !res.Data && res.Resource != "":
 		d.errorf(n, p, "reads data of %s, which have none: read a label or an annotation", res.Resource)
 	}
 }
