@@ -216,3 +216,26 @@ func TestFromRefNeeds(t *testing.T) {
 		}
 	}
 }
+
+// TestFromRefClusterScopedByName checks that a rule on a cluster-scoped
+// resource that reads a namespaced object by name, which it has no
+// namespace to find in, is refused at its line, and that one reading it
+// through a reference is not.
+func TestFromRefClusterScopedByName(t *testing.T) {
+	const byName = "rules:\n- name: v\n  resources: [persistentvolumes]\n  labels:\n    team: {fromRef: {resource: configmaps, name: defaults, data: team}}\n"
+	f, err := rules.Parse("rules.yaml", []byte(byName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resolve := func(name string) (source.Resource, error) {
+		for _, r := range []source.Resource{persistentVolumes, claims, configMaps} {
+			if r.GVR.Resource == name {
+				return r, nil
+			}
+		}
+		return source.Resource{}, fmt.Errorf("the server does not serve %q", name)
+	}
+	_, _, err = rules.Compile("rules.yaml", f, resolve)
+	checkLines(t, err, []string{`rules.yaml:5: rules[0].labels.team.fromRef.name: persistentvolumes are cluster-scoped: they have no namespace to find ConfigMap "defaults" in; …`})
+	compileRefs(t, "rules:\n- name: v\n  resources: [persistentvolumes]\n  labels:\n    team: {fromRef: {resource: persistentvolumeclaims, field: spec.claimRef, label: team}}\n", persistentVolumes)
+}

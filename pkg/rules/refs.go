@@ -63,3 +63,34 @@ func (c *Compiled) refValue(k rulefile.RelatedKey, obj metav1.Object, look sourc
 	}
 	return r.Value(obj, look, k.Kind, k.Key)
 }
+
+// refScopes reports each fromRef key of the rules of t, a cluster-scoped
+// resource, that reads a namespaced object by name: a cluster-scoped
+// object has no namespace to find it in, so the key could never be set.
+// (One named through an object reference's namespace is read.) Lines are
+// f's.
+func refScopes(f *rulefile.File, t *Target) []rulefile.FieldError {
+	if t.Namespaced {
+		return nil
+	}
+	var out []rulefile.FieldError
+	for _, c := range t.Rules {
+		for _, kind := range []struct {
+			field string
+			from  map[string]rulefile.RelatedKey
+		}{{"annotations", c.AnnotationsFromRelated}, {"labels", c.LabelsFromRelated}} {
+			for _, key := range slices.Sorted(maps.Keys(kind.from)) {
+				k := kind.from[key]
+				r := c.refs[k.Refs]
+				if r == nil || k.Refs.Field != nil || !r.Sources[0].Resource.Namespaced {
+					continue
+				}
+				p := rulefile.FieldPath(fmt.Sprintf("rules[%d].%s", c.Index, kind.field), key) + "." + source.Ref.Field + ".name"
+				out = append(out, rulefile.FieldError{Line: f.Line(p), Field: p, Message: fmt.Sprintf(
+					"%s are cluster-scoped: they have no namespace to find %s %q in; read it through field:, an object reference that gives its namespace",
+					t.GVR.Resource, r.Sources[0].Resource.Kind, k.Refs.Name)})
+			}
+		}
+	}
+	return out
+}
