@@ -218,7 +218,8 @@ func refSchema() *jsonSchema {
 			refNamesField:    {Description: "With field: the names it may give, the only objects cached (required for configmaps).", Type: "array", MinItems: 1, UniqueItems: true, Items: name},
 			LabelKind:        ref(keyDef(LabelKind)),
 			AnnotationKind:   ref(keyDef(AnnotationKind)),
-			DataKind:         {Description: "A data key of the ConfigMap read.", Type: "string", MinLength: 1, Pattern: `^[-._a-zA-Z0-9]+$`},
+			DataKind: {Description: "A data key of the ConfigMap read.", Type: "string", MinLength: 1, MaxLength: validation.DNS1123SubdomainMaxLength,
+				Pattern: `^[-._a-zA-Z0-9]+$`, Not: &jsonSchema{Pattern: `^(\.|\.\..*)$`}},
 		},
 		AllOf: []*jsonSchema{
 			{OneOf: []*jsonSchema{{Required: []string{refFieldField}}, {Required: []string{refNameField}}}},

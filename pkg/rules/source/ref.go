@@ -31,7 +31,8 @@ var Ref = &Source{
 type RefResource struct {
 	// GroupResource is the resource.
 	schema.GroupResource
-	// Names are the names a rules file may give it, lower case.
+	// Names are the names a rules file may give it, as kubectl names
+	// it.
 	Names []string
 	// Data is set when the data keys of its objects may be read too.
 	Data bool
@@ -43,8 +44,10 @@ type RefResource struct {
 
 // RefResources are the resources whose objects {fromRef: …} reads.
 var RefResources = []RefResource{
-	{GroupResource: schema.GroupResource{Resource: "persistentvolumeclaims"}, Names: []string{"persistentvolumeclaims", "persistentvolumeclaim", "pvc"}},
-	{GroupResource: schema.GroupResource{Resource: "configmaps"}, Names: []string{"configmaps", "configmap", "cm"}, Data: true, Bounded: true},
+	{GroupResource: schema.GroupResource{Resource: "persistentvolumeclaims"},
+		Names: []string{"persistentvolumeclaims", "persistentvolumeclaim", "pvc", "persistentvolumeclaims.v1"}},
+	{GroupResource: schema.GroupResource{Resource: "configmaps"},
+		Names: []string{"configmaps", "configmap", "cm", "configmaps.v1"}, Data: true, Bounded: true},
 }
 
 // RefusedRef says why {fromRef: …} never reads the resource a rules
@@ -61,9 +64,8 @@ func RefusedRef(name string) string {
 // RefResourceNamed returns the RefResource a rules file names name
 // (persistentvolumeclaims, pvc, configmaps.v1…), and whether there is one.
 func RefResourceNamed(name string) (RefResource, bool) {
-	n := strings.TrimSuffix(strings.ToLower(name), ".v1")
 	for _, r := range RefResources {
-		if slices.Contains(r.Names, n) {
+		if slices.Contains(r.Names, name) {
 			return r, true
 		}
 	}
