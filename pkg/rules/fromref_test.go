@@ -164,6 +164,8 @@ func TestEvaluateFromRef(t *testing.T) {
 		{name: "a name the rule does not give", rules: cmRules, res: rulestest.Pods,
 			obj:  object("shop", "p-2", "p-2", nil, map[string]any{"spec": map[string]any{"settings": "team-c"}}),
 			want: "none", wantWhy: `spec.settings names ConfigMap "team-c", which is not among the names the rule gives (names)`},
+		{name: "no name in the field", rules: cmRules, res: rulestest.Pods, obj: object("shop", "p-4", "p-4", nil, nil),
+			want: "none", wantWhy: "the object names no ConfigMap in spec.settings"},
 		{name: "another namespace is not read", rules: cmRules, res: rulestest.Pods,
 			obj:  object("shop", "p-3", "p-3", nil, map[string]any{"spec": map[string]any{"settings": map[string]any{"namespace": "web", "name": "team-a"}}}),
 			want: "none", wantWhy: `ConfigMap "team-a" is in namespace "web": an object refers only to objects of its own namespace ("shop")`},

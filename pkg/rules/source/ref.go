@@ -129,8 +129,10 @@ func (r Reference) String() string {
 // a namespaced object only through a reference that gives its namespace.
 // The name s is limited to is not checked: see NamedIn.
 func (s *Source) ReferenceOf(obj metav1.Object) (Reference, string) {
-	r := Reference{Name: s.Named}
-	if s.Ref != nil {
+	var r Reference
+	if s.Ref == nil {
+		r.Name = s.Named
+	} else {
 		field := strings.Join(s.Ref, ".")
 		var v any
 		if u, ok := obj.(Content); ok {
