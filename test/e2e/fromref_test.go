@@ -92,3 +92,42 @@ func TestFromRef(t *testing.T) {
 	userSet(t, persistentVolumes, "", ns+"-stale", fmt.Sprintf(`{"spec":{"claimRef":{"uid":%q}}}`, data.GetUID()))
 	team("stale", "checkout")
 }
+
+// A ConfigMap named by a field of the object (fromRef with field: and
+// names:) is read only when the field names one of the names the rule
+// gives: a ConfigMap whose data.settings names team-defaults carries its
+// owner and follows it, one naming another ConfigMap, or none, gets the
+// default; pointing the field at team-defaults gives it the value.
+func TestFromRefConfigMapByField(t *testing.T) {
+	ns := env.NewNamespace(t)
+	cm := func(name, data string) {
+		env.Create(t, h.ConfigMaps, ns, h.FromYAML(t, fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, labels: {app: web}}\ndata: {%s}\n", name, data)))
+	}
+	cm("team-defaults", "owner: alice")
+	cm("unrelated", "owner: mallory")
+	cm("web", "settings: team-defaults")
+	cm("api", "settings: unrelated")
+	cm("bare", "other: x")
+	rulesFile := writeFile(t, "rules.yaml", fmt.Sprintf(`rules:
+- name: app-owner
+  resources: [configmaps]
+  namespaces: [%s]
+  selector: app=web
+  labels:
+    owner: {fromRef: {resource: configmaps, field: data.settings, names: [team-defaults], data: owner}, default: nobody}
+`, ns))
+	as := grantRBAC(t, rulesFile, ns, "configmaps")
+	startRun(t, "--rules", rulesFile, "--as", as, "--record-namespace", ns)
+	owner := func(name, want string) {
+		t.Helper()
+		waitMetadata(t, 30*time.Second, h.ConfigMaps, ns, name, "owner "+want, func(_, l map[string]string) bool { return l["owner"] == want })
+	}
+	owner("web", "alice")
+	owner("api", "nobody") // unrelated is not among the names
+	owner("bare", "nobody")
+	owner("team-defaults", "nobody")
+	userSet(t, h.ConfigMaps, ns, "team-defaults", `{"data":{"owner":"bob"}}`)
+	owner("web", "bob")
+	userSet(t, h.ConfigMaps, ns, "api", `{"data":{"settings":"team-defaults"}}`)
+	owner("api", "bob")
+}
