@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -130,4 +131,30 @@ func TestFromRefConfigMapByField(t *testing.T) {
 	owner("web", "bob")
 	userSet(t, h.ConfigMaps, ns, "api", `{"data":{"settings":"team-defaults"}}`)
 	owner("api", "bob")
+}
+
+// examples/volume-team.yaml, as shipped, on a real control plane: a
+// volume carries its claim's team and follows its relabel, a claim the
+// owner in its namespace's team-defaults ConfigMap; diff, which lists the
+// claims and that ConfigMap once, then agrees that nothing is left to
+// change.
+func TestExampleVolumeTeam(t *testing.T) {
+	rulesFile := filepath.Join(h.RepoRoot(), "examples", "volume-team.yaml")
+	ns := env.NewNamespace(t)
+	data := env.Create(t, persistentVolumeClaims, ns, h.FromYAML(t, "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data, labels: {team: payments}}\n"+
+		"spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}\n"))
+	env.Create(t, h.ConfigMaps, ns, h.FromYAML(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: team-defaults}\ndata: {owner: Alice Smith}\n"))
+	pv := ns + "-example"
+	env.Create(t, persistentVolumes, "", h.FromYAML(t, fmt.Sprintf("apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: %s}\n"+
+		"spec: {capacity: {storage: 1Gi}, accessModes: [ReadWriteOnce], hostPath: {path: /tmp/%s}, claimRef: {kind: PersistentVolumeClaim, namespace: %s, name: data, uid: %s}}\n",
+		pv, pv, ns, data.GetUID())))
+	p := startRun(t, "--rules", rulesFile, "--record-namespace", ns)
+	defer p.Terminate(t)
+	waitMetadata(t, 30*time.Second, persistentVolumes, "", pv, "team payments", func(_, l map[string]string) bool { return l["team"] == "payments" })
+	waitMetadata(t, 30*time.Second, persistentVolumeClaims, ns, "data", "owner Alice-Smith, sanitized", func(_, l map[string]string) bool { return l["owner"] == "Alice-Smith" })
+	userSet(t, persistentVolumeClaims, ns, "data", `{"metadata":{"labels":{"team":"checkout"}}}`)
+	waitMetadata(t, 30*time.Second, persistentVolumes, "", pv, "team checkout", func(_, l map[string]string) bool { return l["team"] == "checkout" })
+	if out, stderr, code := runCLI(t, "diff", "--rules", rulesFile, "--kubeconfig", env.Kubeconfig, "-n", ns); code != 0 {
+		t.Errorf("diff -n %s after convergence: exit %d, stdout:\n%s\nstderr:\n%s\nwant exit 0", ns, code, out, stderr)
+	}
 }
