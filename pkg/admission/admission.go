@@ -205,7 +205,7 @@ func (tr *translator) collect(set *rules.Set) error {
 var errFromNamespace = errors.New("a value read from the namespace is kept in sync by the controller only")
 
 // errFromRelated is why a value read from a related object of src
-// (fromNode, fromOwner) is not set at admission: a policy reads the object
+// (fromNode, fromOwner, fromRef) is not set at admission: a policy reads the object
 // and its namespace only (source.Source.NoAdmission).
 func errFromRelated(src *source.Source) error {
 	return fmt.Errorf("a value read from %s is set by the controller only: %s", src.What, src.NoAdmission)

@@ -105,8 +105,11 @@ func (o *checkOptions) checkOffline(file *rulefile.File, r *check.Report) error 
 	o.addProblems(r, check.SeverityWarning, lint.InvalidLabelValues(file))
 	for i, u := range unresolved {
 		why := "; an owner of it ends the walk"
-		if strings.Contains(u.Field, ".resources[") {
+		switch {
+		case strings.Contains(u.Field, ".resources["):
 			why = "; its rules are not checked against rules that name it in other ways"
+		case strings.Contains(u.Field, ".fromRef."):
+			why = "; the key is not set, or gets its default"
 		}
 		unresolved[i].Message += why
 	}

@@ -91,13 +91,14 @@ func (o *rbacOptions) run(context.Context) error {
 			}
 			resolved[name] = res
 		}
-		for _, name := range rule.OwnerResources() {
+		for _, name := range append(rule.OwnerResources(), rule.RefResources()...) {
 			if _, done := resolved[name]; done {
 				continue
 			}
-			// As the controller: an owner of a resource not served ends the walk.
+			// As the controller: an owner of a resource not served ends the
+			// walk; a key read from one is not set.
 			if res, _, err := resource(r, name); err != nil {
-				fmt.Fprintf(o.Err, "warning: %s: rules[%d]: owner resource %q: %v; not granted\n", path, i, name, err)
+				fmt.Fprintf(o.Err, "warning: %s: rules[%d]: resource %q, read by fromOwner or fromRef: %v; not granted\n", path, i, name, err)
 			} else {
 				resolved[name] = res
 			}

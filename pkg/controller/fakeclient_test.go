@@ -35,7 +35,7 @@ func newClient(objs ...*unstructured.Unstructured) *dynamicfake.FakeDynamicClien
 	}
 	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
 		map[schema.GroupVersionResource]string{configMaps: "ConfigMapList", namespaces: "NamespaceList", pods: "PodList", nodes: "NodeList",
-			replicaSets: "ReplicaSetList", deployments: "DeploymentList"}, ros...)
+			replicaSets: "ReplicaSetList", deployments: "DeploymentList", persistentVolumes: "PersistentVolumeList", claims: "PersistentVolumeClaimList"}, ros...)
 	var rv atomic.Int64
 	rv.Store(100)
 	client.PrependReactor("patch", "*", func(action k8stesting.Action) (bool, runtime.Object, error) {

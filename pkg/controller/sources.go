@@ -41,7 +41,7 @@ const sourcesPoll = 50 * time.Millisecond
 // synced; when it changes, those of each target that the change matters
 // to.
 func (c *Controller) startSource(ctx context.Context, src *source.Source) (*informer.Informer, error) {
-	ri, err := c.informers.Build(src.Resource, "", informer.SourceKeeps(src), informer.OwnerIndexers(), false, c.watchErrorHandler)
+	ri, err := c.informers.BuildSource(src, c.watchErrorHandler)
 	if err != nil {
 		return nil, err
 	}

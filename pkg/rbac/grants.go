@@ -101,8 +101,9 @@ func watchesNamespaces(file *rulefile.File, resolved map[string]source.Resource)
 
 // relatedResources returns the resources of the related objects that the
 // rules read values from (fromNode: nodes; fromOwner: each owner resource
-// walked through that resolved maps), which the controller lists and
-// watches.
+// walked through that resolved maps; fromRef: each resource read, but
+// those read only by name, refNamedRules), which the controller lists
+// and watches.
 func relatedResources(file *rulefile.File, resolved map[string]source.Resource) []schema.GroupResource {
 	var srcs []*source.Source
 	for _, r := range file.Rules {
@@ -113,9 +114,14 @@ func relatedResources(file *rulefile.File, resolved map[string]source.Resource) 
 			}
 		}
 	}
+	for _, src := range refSources(file, resolved) {
+		if src.Named == "" {
+			srcs = source.Union(srcs, []*source.Source{src})
+		}
+	}
 	var out []schema.GroupResource
 	for _, src := range srcs {
-		if src != source.Owner && !slices.Contains(out, src.Resource.GVR.GroupResource()) {
+		if src != source.Owner && src != source.Ref && !slices.Contains(out, src.Resource.GVR.GroupResource()) {
 			out = append(out, src.Resource.GVR.GroupResource())
 		}
 	}

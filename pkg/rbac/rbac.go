@@ -113,6 +113,7 @@ func clusterRules(grants []Grant, file *rulefile.File, resolved map[string]sourc
 			out = append(out, policyRule(gr.Group, []string{gr.Resource}, readOnlyVerbs...))
 		}
 	}
+	out = append(out, refNamedRules(file, resolved, ruled)...)
 	if o.Events {
 		out = append(out, policyRule("events.k8s.io", []string{"events"}, eventVerbs...))
 	}

@@ -236,6 +236,7 @@ func Compile(name string, f *rulefile.File, resolve ResolveFunc) (set *Set, unre
 			return nil, nil, &rulefile.Error{File: name, Fields: []rulefile.FieldError{{Field: fmt.Sprintf("rules[%d]", i), Message: cerr.Error()}}}
 		}
 		unresolved = append(unresolved, c.resolveOwners(resolve)...)
+		unresolved = append(unresolved, c.resolveRefs(resolve)...)
 		for j, res := range r.Resources {
 			rr, rerr := resolve(res)
 			if rerr != nil {
@@ -260,6 +261,7 @@ func Compile(name string, f *rulefile.File, resolve ResolveFunc) (set *Set, unre
 	reads := compiledWhenReads(targets)
 	for _, t := range targets {
 		conflicts = append(conflicts, staticConflicts(t)...)
+		conflicts = append(conflicts, refScopes(f, t)...)
 		conflicts = append(conflicts, lint.Cycles(f.Rules, t.ruleIndexes(), t.isNamespaces(), reported)...)
 		conflicts = append(conflicts, lint.WhenUnsettled(f.Rules, t.ruleIndexes(), reads, whenReported)...)
 		static := true

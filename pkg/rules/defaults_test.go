@@ -27,9 +27,9 @@ func TestParseDefault(t *testing.T) {
 		{name: "fromNamespace, with ifAbsent", in: "{team: {default: '', fromNamespace: {label: team}, ifAbsent: true}}",
 			want: rulefile.Rule{Labels: rulefile.Metadata{FromNamespace: map[string]rulefile.NamespaceKey{"team": {Kind: "label", Key: "team"}}, IfAbsent: map[string]bool{"team": true}, Default: map[string]string{"team": ""}}}},
 		{name: "a literal takes none", in: "{psa: {value: baseline, default: privileged}}", errs: []string{
-			`rules.yaml:4: rules[0].labels.psa.default: a value is always set, so it takes no default; a default goes with a computed value: jsonPath, cel, fromNamespace, fromNode, fromOwner`}},
+			`rules.yaml:4: rules[0].labels.psa.default: a value is always set, so it takes no default; a default goes with a computed value: jsonPath, cel, fromNamespace, fromNode, fromOwner, fromRef`}},
 		{name: "no value", in: "{psa: {default: x}}", errs: []string{
-			`rules.yaml:4: rules[0].labels.psa: default is set when a computed value's source is missing, but none is given: add jsonPath, cel, fromNamespace, fromNode, fromOwner`}},
+			`rules.yaml:4: rules[0].labels.psa: default is set when a computed value's source is missing, but none is given: add jsonPath, cel, fromNamespace, fromNode, fromOwner, fromRef`}},
 		{name: "invalid label value", in: "{node: {jsonPath: '{.spec.nodeName}', default: 'a b'}}", errs: []string{
 			`rules.yaml:4: rules[0].labels.node.default: invalid label value "a b": …`}},
 		{name: "not a string", in: "{node: {jsonPath: '{.spec.nodeName}', default: 1}}", errs: []string{

@@ -25,7 +25,7 @@ func TestParseIfAbsent(t *testing.T) {
 		{name: "fromNamespace", in: "{team: {ifAbsent: true, fromNamespace: {label: team}}}",
 			want: rulefile.Rule{Labels: rulefile.Metadata{FromNamespace: map[string]rulefile.NamespaceKey{"team": {Kind: "label", Key: "team"}}, IfAbsent: map[string]bool{"team": true}}}},
 		{name: "no value", in: "{psa: {ifAbsent: true}}", errs: []string{
-			`rules.yaml:4: rules[0].labels.psa: ifAbsent says when to set a value, but none is given: add value, jsonPath, cel, fromNamespace, fromNode, fromOwner`}},
+			`rules.yaml:4: rules[0].labels.psa: ifAbsent says when to set a value, but none is given: add value, jsonPath, cel, fromNamespace, fromNode, fromOwner, fromRef`}},
 		{name: "not a boolean", in: "{psa: {value: baseline, ifAbsent: 'yes'}}", errs: []string{
 			`rules.yaml:4: rules[0].labels.psa.ifAbsent: must be true or false, got "yes"`}},
 		{name: "two values", in: "{psa: {value: baseline, jsonPath: '{.spec.x}', ifAbsent: true}}", errs: []string{
@@ -35,7 +35,7 @@ func TestParseIfAbsent(t *testing.T) {
 		{name: "unquoted boolean value", in: "{psa: {value: true, ifAbsent: true}}", errs: []string{
 			`rules.yaml:4: rules[0].labels.psa.value: value must be a string; quote it: "true"`}},
 		{name: "unknown field", in: "{psa: {value: baseline, ifabsent: true}}", errs: []string{
-			`rules.yaml:4: rules[0].labels.psa.ifabsent: unknown field (did you mean "ifAbsent"?); known fields are value, jsonPath, cel, fromNamespace, fromNode, fromOwner, ifAbsent, default, ifInvalid`}},
+			`rules.yaml:4: rules[0].labels.psa.ifabsent: unknown field (did you mean "ifAbsent"?); known fields are value, jsonPath, cel, fromNamespace, fromNode, fromOwner, fromRef, ifAbsent, default, ifInvalid`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -21,23 +21,24 @@ import (
 // ("Editor support") lists them. Every other file that is a YAML document
 // the schema must refuse, as the decoder does.
 var decoderOnly = map[string]string{
-	"annotation-key-boolean.yaml":              "keys are strings: JSON has no other keys",
-	"annotation-key-number.yaml":               "keys are strings: JSON has no other keys",
-	"annotation-value-binary-tag.yaml":         "no YAML tags: the schema sees the tagged value as a string",
-	"annotation-value-custom-tag.yaml":         "no YAML tags: the schema sees the tagged value as a string",
-	"annotations-over-256kib-via-aliases.yaml": "annotations within the API server's 256 KiB",
-	"duplicate-annotation-key.yaml":            "no duplicate keys: JSON reads the last",
-	"duplicate-rule-key.yaml":                  "no duplicate keys: JSON reads the last",
-	"duplicate-top-level-key.yaml":             "no duplicate keys: JSON reads the last",
-	"duplicate-version-key.yaml":               "no duplicate keys: JSON reads the last",
-	"duplicate-rule-names.yaml":                "rule names unique in the file",
-	"duplicate-rule-via-alias.yaml":            "rule names unique in the file",
-	"second-document-empty.yaml":               "one YAML document: the schema validates each alone",
-	"second-document.yaml":                     "one YAML document: the schema validates each alone",
-	"syntax-second-document-invalid.yaml":      "one YAML document: the schema validates each alone",
-	"unquoted-date.yaml":                       "timestamps quoted: YAML 1.2, as editors read it, has no timestamp type",
-	"unquoted-timestamp.yaml":                  "timestamps quoted: YAML 1.2, as editors read it, has no timestamp type",
-	"utf16-encoded.yaml":                       "UTF-8 text: the schema sees decoded text",
+	"annotation-key-boolean.yaml":                "keys are strings: JSON has no other keys",
+	"annotation-key-number.yaml":                 "keys are strings: JSON has no other keys",
+	"annotation-value-binary-tag.yaml":           "no YAML tags: the schema sees the tagged value as a string",
+	"annotation-value-custom-tag.yaml":           "no YAML tags: the schema sees the tagged value as a string",
+	"annotations-over-256kib-via-aliases.yaml":   "annotations within the API server's 256 KiB",
+	"duplicate-annotation-key.yaml":              "no duplicate keys: JSON reads the last",
+	"duplicate-rule-key.yaml":                    "no duplicate keys: JSON reads the last",
+	"duplicate-top-level-key.yaml":               "no duplicate keys: JSON reads the last",
+	"duplicate-version-key.yaml":                 "no duplicate keys: JSON reads the last",
+	"fromref-configmap-field-without-names.yaml": "in fromRef, names: next to a ConfigMap's field:",
+	"duplicate-rule-names.yaml":                  "rule names unique in the file",
+	"duplicate-rule-via-alias.yaml":              "rule names unique in the file",
+	"second-document-empty.yaml":                 "one YAML document: the schema validates each alone",
+	"second-document.yaml":                       "one YAML document: the schema validates each alone",
+	"syntax-second-document-invalid.yaml":        "one YAML document: the schema validates each alone",
+	"unquoted-date.yaml":                         "timestamps quoted: YAML 1.2, as editors read it, has no timestamp type",
+	"unquoted-timestamp.yaml":                    "timestamps quoted: YAML 1.2, as editors read it, has no timestamp type",
+	"utf16-encoded.yaml":                         "UTF-8 text: the schema sees decoded text",
 }
 
 // Every malformed file of the corpus that is a YAML document fails the
@@ -101,6 +102,9 @@ func TestJSONSchemaFormats(t *testing.T) {
 			return ok(validation.IsQualifiedName(strings.ToLower(s))) && !patch.IsMarker(s)
 		}},
 		{"#/$defs/labelLiteral", func(s string) bool { return ok(validation.IsValidLabelValue(s)) }},
+		{"#/$defs/fromRef/properties/name", func(s string) bool { return ok(validation.IsDNS1123Subdomain(s)) }},
+		{"#/$defs/fromRef/properties/names/items", func(s string) bool { return ok(validation.IsDNS1123Subdomain(s)) }},
+		{"#/$defs/fromRef/properties/data", func(s string) bool { return ok(validation.IsConfigMapKey(s)) }},
 	} {
 		t.Run(tc.location, func(t *testing.T) {
 			s := compileSchema(t, tc.location)
@@ -130,7 +134,7 @@ func formatSamples() []string {
 		".a/b", "a./b", "-a/b", "a-/b", "/a", "a/", "a/b/c", "a_b", "a.b", "a-b", "-a", "a-", "_a", "a_",
 		"frigates.ship.nwiizo.dev", "deployments.v1.apps", "apps/deployments",
 		"pods.admission.kube-annotator.io/x", "Pods.ADMISSION.Kube-Annotator.IO/x", "admission.kube-annotator.io/x",
-		"x.admission.kube-annotator.io", "x.admission.kube-annotator.iox/y",
+		"x.admission.kube-annotator.io", "x.admission.kube-annotator.iox/y", "..", "..a", "a..", "a.b-c", "a.-b",
 	}
 	for _, n := range []int{1, 62, 63, 64, 252, 253, 254} {
 		samples = append(samples, strings.Repeat("a", n), strings.Repeat("a", n)+"/b")

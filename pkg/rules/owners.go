@@ -61,16 +61,19 @@ func (c *Compiled) ownerReads() []ownerRead {
 // its keys, with each owner resource its fromOwner keys walk through in
 // place of source.Owner, in source.Order.
 func (c *Compiled) RelatedSources() []*source.Source {
-	out := slices.DeleteFunc(c.Rule.RelatedSources(), func(s *source.Source) bool { return s == source.Owner })
+	out := slices.DeleteFunc(c.Rule.RelatedSources(), func(s *source.Source) bool { return s == source.Owner || s == source.Ref })
 	for _, w := range c.owners {
 		out = source.Union(out, w.Through)
 	}
-	return out
+	return source.Union(out, c.refSources())
 }
 
 // reads reports whether c's key k reads the objects of src: its source,
 // or, for a fromOwner key, one of the owner resources it walks through.
 func (c *Compiled) reads(k rulefile.RelatedKey, src *source.Source) bool {
+	if k.Refs != nil {
+		return c.readsRef(k, src)
+	}
 	if k.Owners == nil {
 		return k.Source == src
 	}

@@ -54,12 +54,25 @@ func (t *Target) RelatedKeys(src *source.Source) []rulefile.RelatedKey {
 // its related objects.
 func (c *Compiled) relatedRefs() [][]string {
 	var out [][]string
-	for _, src := range c.Rule.RelatedSources() {
-		if src.IsOwner {
-			continue // a metadata cache keeps it (Projection.Owners)
+	add := func(src *source.Source, ref []string) {
+		if src.IsOwner || ref == nil {
+			return // a metadata cache keeps owners (Projection.Owners); a name given is no field
 		}
-		if ref := src.Ref; !slices.ContainsFunc(out, func(p []string) bool { return slices.Equal(p, ref) }) {
+		if !slices.ContainsFunc(out, func(p []string) bool { return slices.Equal(p, ref) }) {
 			out = append(out, ref)
+		}
+	}
+	for _, kind := range kinds {
+		m := c.Of(kind)
+		for _, k := range m.FromRelated {
+			ref := k.Source.Ref
+			if k.Refs != nil {
+				ref = k.Refs.Field // nil for a name given
+			}
+			add(k.Source, ref)
+		}
+		for _, set := range m.Copy {
+			add(set.Source, set.Source.Ref)
 		}
 	}
 	return out
@@ -81,7 +94,12 @@ func (c *Compiled) relatedValues(from map[string]rulefile.RelatedKey, obj metav1
 	}
 	for _, k := range slices.Sorted(maps.Keys(from)) {
 		rk := from[k]
-		v, input, why := rk.Source.Value(obj, look, c.owners[rk.Owners], rk.Kind, rk.Key)
+		var v, input, why string
+		if rk.Refs != nil {
+			v, input, why = c.refValue(rk, obj, look)
+		} else {
+			v, input, why = rk.Source.Value(obj, look, c.owners[rk.Owners], rk.Kind, rk.Key)
+		}
 		if why != "" {
 			miss = append(miss, value.Missing{Key: k, Why: rk.Source.Field + ": " + why, Reason: ReasonSourceMissing})
 			continue

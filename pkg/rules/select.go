@@ -24,6 +24,7 @@ type Compiled struct {
 	when                        *celexpr.Expr
 	values                      []*celexpr.Expr // the CEL values of annotations then labels, each by key
 	owners                      map[*rulefile.Owners]*source.Walk
+	refs                        map[*rulefile.Refs]*source.Refer
 }
 
 func compileRule(r rulefile.Rule, index int) (*Compiled, error) {

@@ -52,8 +52,11 @@ func (t *Target) SourceChangeMatters(src *source.Source, old, new metav1.Object)
 	}
 	for _, k := range t.RelatedKeys(src) {
 		a, b := old.GetLabels(), new.GetLabels()
-		if k.Kind == rulefile.AnnotationKind {
+		switch k.Kind {
+		case rulefile.AnnotationKind:
 			a, b = old.GetAnnotations(), new.GetAnnotations()
+		case rulefile.DataKind:
+			a, b = source.DataOf(old), source.DataOf(new)
 		}
 		if changed(a, b, []string{k.Key}) {
 			return true

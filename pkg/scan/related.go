@@ -6,6 +6,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -32,12 +33,18 @@ func (o objects) add(src *source.Source, obj metav1.Object) {
 }
 
 // Sources lists, once, the objects of each source the rules of set read
-// (set.Sources(): the namespaces, and the Nodes for fromNode) and returns
+// (set.Sources(): the namespaces, the Nodes for fromNode, the owners for
+// fromOwner, the objects referred to for fromRef — of a ConfigMap read by
+// name, only those of that name) and returns
 // the Lookup that finds them in those lists.
 func Sources(ctx context.Context, client dynamic.Interface, set *rules.Set) (source.Lookup, error) {
 	out := objects{}
 	for _, src := range set.Sources() {
-		list, err := client.Resource(src.Resource.GVR).List(ctx, metav1.ListOptions{})
+		var opts metav1.ListOptions
+		if src.Named != "" { // a ConfigMap that fromRef reads by name: only it
+			opts.FieldSelector = fields.OneTermEqualSelector("metadata.name", src.Named).String()
+		}
+		list, err := client.Resource(src.Resource.GVR).List(ctx, opts)
 		if err != nil {
 			return nil, fmt.Errorf("list %s for %s: %w", src.Resource.GVR.Resource, src.Reason, err)
 		}
@@ -86,11 +93,11 @@ func SourcesOf(ctx context.Context, client dynamic.Interface, t *rules.Target, o
 // get reads the object of src that obj names, keeps it, and returns it;
 // nil when obj names none or it is not found.
 func (o objects) get(ctx context.Context, client dynamic.Interface, src *source.Source, obj metav1.Object) (metav1.Object, error) {
-	name := src.RefOf(obj)
+	ns, name := src.NamedIn(obj)
 	if name == "" {
 		return nil, nil
 	}
-	got, err := client.Resource(src.Resource.GVR).Namespace(src.NamespaceFor(obj)).Get(ctx, name, metav1.GetOptions{})
+	got, err := client.Resource(src.Resource.GVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}

@@ -53,6 +53,12 @@ type Builder struct {
 // the API server supports it (WatchListClient).
 func (b *Builder) Build(r source.Resource, ns string, keep *projection.Projection, indexers cache.Indexers, sharded bool,
 	onError func(*Informer) cache.WatchErrorHandlerWithContext) (*Informer, error) {
+	return b.build(r, ns, "", keep, indexers, sharded, onError)
+}
+
+// build is Build, its list and watch limited by fieldSelector when set.
+func (b *Builder) build(r source.Resource, ns, fieldSelector string, keep *projection.Projection, indexers cache.Indexers, sharded bool,
+	onError func(*Informer) cache.WatchErrorHandlerWithContext) (*Informer, error) {
 	ri := &Informer{GVR: r.GVR}
 	if keep != nil {
 		ri.Projection = *keep
@@ -77,6 +83,9 @@ func (b *Builder) Build(r source.Resource, ns string, keep *projection.Projectio
 		}
 		ri.Projecting = objcache.NewProjecting(b.FieldManager, r, keep, b.Shared)
 		client, example, transform = b.Metadata, &metav1.PartialObjectMetadata{}, ri.Projecting.Transform
+	}
+	if fieldSelector != "" {
+		lw = selected(lw, fieldSelector)
 	}
 	lw = retry.UntilAnswered(lw, source.GVRString(r.GVR), retry.InformerBackoff)
 	if sharded {

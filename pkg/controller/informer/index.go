@@ -19,6 +19,9 @@ func SourceIndex(src *source.Source) string {
 	if src.IsOwner {
 		return OwnerIndex
 	}
+	if src.IsRef {
+		return refIndex(src)
+	}
 	return "source:" + src.Field
 }
 
@@ -72,16 +75,19 @@ func SourceIndexers(t *rules.Target) cache.Indexers {
 			}
 			continue
 		}
+		if src == source.Ref {
+			continue // the entry: a rule reads each RefTo
+		}
 		out[SourceIndex(src)] = func(obj any) ([]string, error) {
 			m, ok := obj.(metav1.Object)
 			if !ok {
 				return nil, nil
 			}
-			name := src.RefOf(m)
+			ns, name := src.NamedIn(m)
 			if name == "" {
 				return nil, nil
 			}
-			return []string{StoreKey(src, m.GetNamespace(), name)}, nil
+			return []string{StoreKey(src, ns, name)}, nil
 		}
 	}
 	return out
@@ -157,6 +163,9 @@ var ownerFields = [][]string{{"apiVersion"}, {"kind"}, {"metadata"}, {"spec", "s
 // SourceKeeps returns what the cache of the objects of src keeps: all of
 // their metadata (nil), and, of an owner, its selector too.
 func SourceKeeps(src *source.Source) *projection.Projection {
+	if src.IsRef {
+		return refKeeps(src)
+	}
 	if !src.IsOwner {
 		return nil
 	}

@@ -120,10 +120,12 @@ func (ri *Informer) cannotServe(t *rules.Target) bool {
 }
 
 // indexes reports whether ri has the indexes t's rules need: by owner,
-// when they read owners (a cache that keeps the owners has it).
+// when they read owners (a cache that keeps the owners has it), and by
+// the object referred to, for each source of fromRef they read.
 func (ri *Informer) indexes(t *rules.Target) bool {
-	_, ok := ri.Informer.GetIndexer().GetIndexers()[OwnerIndex]
-	return ok || !slices.ContainsFunc(t.Sources(), func(s *source.Source) bool { return s.IsOwner })
+	have := ri.Informer.GetIndexer().GetIndexers()
+	_, ok := have[OwnerIndex]
+	return (ok || !slices.ContainsFunc(t.Sources(), func(s *source.Source) bool { return s.IsOwner })) && indexesRefs(t, have)
 }
 
 // keeps reports whether the cache of ri keeps all that t's rules read.

@@ -17,7 +17,7 @@ import (
 // whose computed value may be no valid label value, and which gives no
 // ifInvalid to make it one: where it is not, the label is not set. A
 // value read with jsonPath or CEL may be anything, and an annotation of
-// another object any string; a label copied from another label, by
+// another object, or a ConfigMap's data key, any string; a label copied from another label, by
 // fromNamespace, fromNode, or a jsonPath or CEL that only reads one
 // ({.metadata.labels.team}, namespaceObject.metadata.labels.team), is
 // always valid, and is not warned of.
@@ -42,8 +42,8 @@ func InvalidLabelValues(f *rulefile.File) []rulefile.FieldError {
 			}
 		}
 		for k, rk := range r.Labels.FromRelated {
-			if rk.Kind == rulefile.AnnotationKind {
-				how[k] = fmt.Sprintf("copied from the annotation %q of %s", rk.Key, rk.Source.What)
+			if rk.Kind != rulefile.LabelKind { // an annotation, or a ConfigMap's data key
+				how[k] = fmt.Sprintf("copied from the %s %q of %s", rk.Kind, rk.Key, rk.Source.What)
 			}
 		}
 		for _, k := range slices.Sorted(maps.Keys(how)) {

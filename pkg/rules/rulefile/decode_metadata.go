@@ -96,6 +96,7 @@ var valueForms = []valueForm{
 		"The value of a label or annotation of the Node a Pod runs on (spec.nodeName), for pods only; it follows the Node "+
 			"when that changes, and is set once a Pod not yet scheduled is."),
 	ownerForm,
+	refForm,
 }
 
 // relatedForm is the value form that reads a label or annotation of the

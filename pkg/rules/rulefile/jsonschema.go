@@ -75,6 +75,7 @@ func JSONSchema() []byte {
 		root.Defs[src.Field] = objectKeySchema(src.What)
 	}
 	root.Defs[source.Owner.Field] = ownerSchema()
+	root.Defs[source.Ref.Field] = refSchema()
 	for _, kind := range []string{AnnotationKind, LabelKind} {
 		root.Defs[keyDef(kind)] = keySchema(kind)
 		root.Defs[valueDef(kind)] = valueSchema(kind)

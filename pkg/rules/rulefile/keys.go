@@ -82,6 +82,9 @@ type RelatedKey struct {
 	// Owners says which owner is read, for source.Owner ({fromOwner:
 	// …}); nil for any other source.
 	Owners *Owners
+	// Refs says which object is read, for source.Ref ({fromRef: …});
+	// nil for any other source. Kind may then be DataKind too.
+	Refs *Refs
 }
 
 // String formats k as in messages: `label "zone"`.

@@ -1,8 +1,9 @@
 // Package source says which objects rules read besides the object itself,
 // and how an object names them: the table of sources. The Namespace of an
 // object (Namespace: namespace selectors, fromNamespace, CEL's
-// namespaceObject, the opt-out), a Pod's Node (Node: fromNode) and an
-// object's controller owners (Owner: fromOwner; owner.go) are its
+// namespaceObject, the opt-out), a Pod's Node (Node: fromNode), an
+// object's controller owners (Owner: fromOwner; owner.go) and the objects
+// an object refers to by a field (Ref: fromRef; ref.go) are its
 // entries, each only data: the value form that reads it, the related
 // resource, the field of an object that names the related object, and
 // how messages word it. Everything that follows a source — the decoder's

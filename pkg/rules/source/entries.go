@@ -36,5 +36,5 @@ var Node = &Source{
 var all = append([]*Source{Namespace}, related...)
 
 // related are the entries read only through their value form
-// ({fromNode: …}, {fromOwner: …}), in the order the docs list them.
-var related = []*Source{Node, Owner}
+// ({fromNode: …}, {fromOwner: …}, {fromRef: …}), in the order the docs list them.
+var related = []*Source{Node, Owner, Ref}

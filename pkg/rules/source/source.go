@@ -45,6 +45,12 @@ type Source struct {
 	// its related object by its controller ownerReferences entry, of the
 	// source's kind, rather than by the field at Ref.
 	IsOwner bool
+	// IsRef is set for Ref and each RefTo: Ref names the field that
+	// refers to the related object, nil when every object reads the one
+	// named Named in its namespace; Named, when set, is the only name of
+	// the related objects cached (ReferenceOf).
+	IsRef bool
+	Named string
 }
 
 // All returns every source rules may read: the namespace and the Related
@@ -98,6 +104,9 @@ func Union(out, more []*Source) []*Source {
 
 // NamedBy reports whether objects of gr may name a related object of s.
 func (s *Source) NamedBy(gr schema.GroupResource, namespaced bool) bool {
+	if s.IsRef {
+		return true // the rule that reads it names the resource
+	}
 	if s.For.Empty() {
 		return namespaced
 	}
@@ -121,6 +130,10 @@ func (s *Source) RefOf(obj metav1.Object) string {
 			return ref.Name
 		}
 		return ""
+	}
+	if s.IsRef {
+		_, name := s.NamedIn(obj)
+		return name
 	}
 	if slices.Equal(s.Ref, []string{"metadata", "namespace"}) {
 		return obj.GetNamespace()

@@ -40,7 +40,7 @@ func TestByFieldAndOrder(t *testing.T) {
 	if got := Union([]*Source{configMaps}, []*Source{Node, configMaps, Namespace}); !slices.Equal(got, []*Source{Namespace, Node, configMaps}) {
 		t.Errorf("Union = %v, want each once, in Order", got)
 	}
-	if !slices.Equal(All(), []*Source{Namespace, Node, Owner}) || !slices.Equal(Related(), []*Source{Node, Owner}) {
+	if !slices.Equal(All(), []*Source{Namespace, Node, Owner, Ref}) || !slices.Equal(Related(), []*Source{Node, Owner, Ref}) {
 		t.Errorf("All() = %v, Related() = %v", All(), Related())
 	}
 }

@@ -115,6 +115,9 @@ func (s *Source) NamespaceFor(obj metav1.Object) string {
 // the object and how messages name it (`Node "n1"`); or why there is
 // none. s is no owner: see Walk.
 func (s *Source) Related(obj metav1.Object, look Lookup) (rel metav1.Object, what, why string) {
+	if s.IsRef {
+		return s.referred(obj, look)
+	}
 	name := s.RefOf(obj)
 	if name == "" {
 		return nil, "", s.Unset
@@ -152,8 +155,9 @@ func (s *Source) Object(obj metav1.Object, look Lookup, w *Walk) (rel metav1.Obj
 	return rel, what, ""
 }
 
-// Value reads the label (kind "label") or annotation (kind "annotation")
-// key of the related object of s that obj names — for an owner, the one
+// Value reads the label (kind "label"), annotation (kind "annotation")
+// or, of a ConfigMap, data (kind "data") key of the related object of s
+// that obj names — for an owner, the one
 // w finds — through look: the value, and where it was read (`label
 // "team" of Deployment "web", through ReplicaSet "web-6d5f8"`); or why
 // it was not.
@@ -163,8 +167,11 @@ func (s *Source) Value(obj metav1.Object, look Lookup, w *Walk, kind, key string
 		return "", "", why
 	}
 	m := rel.GetLabels()
-	if kind == "annotation" {
+	switch kind {
+	case "annotation":
 		m = rel.GetAnnotations()
+	case "data":
+		m = DataOf(rel)
 	}
 	v, ok := m[key]
 	if !ok {

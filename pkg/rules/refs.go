@@ -1,0 +1,96 @@
+package rules
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
+)
+
+// resolveRefs resolves the resource of each fromRef key of c through
+// resolve. A name that does not resolve is returned as a FieldError, as
+// a rule's resource is; the key then reads nothing, and its default
+// applies.
+func (c *Compiled) resolveRefs(resolve ResolveFunc) []rulefile.FieldError {
+	var unresolved []rulefile.FieldError
+	for _, kind := range []struct {
+		field string
+		from  map[string]rulefile.RelatedKey
+	}{{"annotations", c.Annotations.FromRelated}, {"labels", c.Labels.FromRelated}} {
+		for _, key := range slices.Sorted(maps.Keys(kind.from)) {
+			r := kind.from[key].Refs
+			if r == nil || c.refs[r] != nil {
+				continue
+			}
+			res, err := resolve(r.Resource)
+			if err != nil {
+				p := rulefile.FieldPath(fmt.Sprintf("rules[%d].%s", c.Index, kind.field), key) + "." + source.Ref.Field + ".resource"
+				unresolved = append(unresolved, rulefile.FieldError{Field: p, Message: err.Error()})
+				continue
+			}
+			c.refs = put(c.refs, r, source.NewRefer(res, r.Field, r.Name, r.Names))
+		}
+	}
+	return unresolved
+}
+
+// refSources returns the sources c's fromRef keys read.
+func (c *Compiled) refSources() []*source.Source {
+	var out []*source.Source
+	for _, r := range c.refs {
+		out = source.Union(out, r.Sources)
+	}
+	return out
+}
+
+// readsRef reports whether k, a fromRef key of c, reads the objects of
+// src.
+func (c *Compiled) readsRef(k rulefile.RelatedKey, src *source.Source) bool {
+	r := c.refs[k.Refs]
+	return r != nil && slices.Contains(r.Sources, src)
+}
+
+// refValue reads the value of k, a fromRef key of c, for obj through
+// look, as source.Source.Value does.
+func (c *Compiled) refValue(k rulefile.RelatedKey, obj metav1.Object, look source.Lookup) (value, input, why string) {
+	r := c.refs[k.Refs]
+	if r == nil {
+		return "", "", fmt.Sprintf("the resource %q is not served", k.Refs.Resource)
+	}
+	return r.Value(obj, look, k.Kind, k.Key)
+}
+
+// refScopes reports each fromRef key of the rules of t, a cluster-scoped
+// resource, that reads a namespaced object by name: a cluster-scoped
+// object has no namespace to find it in, so the key could never be set.
+// (One named through an object reference's namespace is read.) Lines are
+// f's.
+func refScopes(f *rulefile.File, t *Target) []rulefile.FieldError {
+	if t.Namespaced {
+		return nil
+	}
+	var out []rulefile.FieldError
+	for _, c := range t.Rules {
+		for _, kind := range []struct {
+			field string
+			from  map[string]rulefile.RelatedKey
+		}{{"annotations", c.Annotations.FromRelated}, {"labels", c.Labels.FromRelated}} {
+			for _, key := range slices.Sorted(maps.Keys(kind.from)) {
+				k := kind.from[key]
+				r := c.refs[k.Refs]
+				if r == nil || k.Refs.Field != nil || !r.Sources[0].Resource.Namespaced {
+					continue
+				}
+				p := rulefile.FieldPath(fmt.Sprintf("rules[%d].%s", c.Index, kind.field), key) + "." + source.Ref.Field + ".name"
+				out = append(out, rulefile.FieldError{Line: f.Line(p), Field: p, Message: fmt.Sprintf(
+					"%s are cluster-scoped: they have no namespace to find %s %q in; read it through field:, an object reference that gives its namespace",
+					t.GVR.Resource, r.Sources[0].Resource.Kind, k.Refs.Name)})
+			}
+		}
+	}
+	return out
+}
