@@ -10,7 +10,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/diff"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/verdict"
 )
 
 // Print writes x as text: the object, each rule's verdict, the keys and
@@ -50,7 +50,7 @@ func Print(w io.Writer, x *Object) error {
 // printVerdict writes what one rule makes of the object: whether it
 // selects it, its when condition with the fields it read, and the keys it
 // wants, each computed value with how it is computed and from what.
-func printVerdict(w io.Writer, v rules.Verdict) {
+func printVerdict(w io.Writer, v verdict.Verdict) {
 	if !v.Selects {
 		fmt.Fprintf(w, "  %s (%s)\tdoes not select: %s\n", v.Rule, v.Mode, v.Reason)
 	} else {
@@ -89,7 +89,7 @@ func printVerdict(w io.Writer, v rules.Verdict) {
 
 // printInputs writes each input on a line of its own after prefix: the
 // field and its value, or "absent".
-func printInputs(w io.Writer, prefix string, inputs []rules.Input) {
+func printInputs(w io.Writer, prefix string, inputs []verdict.Input) {
 	for _, in := range inputs {
 		v := "absent"
 		if in.Value != nil {

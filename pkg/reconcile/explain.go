@@ -7,6 +7,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/verdict"
 )
 
 // KeyChange is one annotation or label a Decision changes.
@@ -49,7 +50,7 @@ type Explanation struct {
 	// Ignored says why the object is left alone, or is "".
 	Ignored string `json:"ignored,omitempty"`
 	// Rules are the verdicts of every rule of the object's resource.
-	Rules []rules.Verdict `json:"rules"`
+	Rules []verdict.Verdict `json:"rules"`
 	// Keys are the object's current annotations and labels, with their owners.
 	Keys []OwnedKey `json:"keys"`
 	// Conflicts are keys two selecting rules want different values for.

@@ -1,8 +1,7 @@
 // Package rules loads the rules file (rules.yaml), compiles it against
 // resolved resources, and says what the rules want of one object. It is
-// the front of the packages below it: the file format
-// (pkg/rules/rulefile, whose JSON Schema is written with
-// pkg/rules/jsonschema), the checks of rules together (pkg/rules/lint),
+// the front of the packages below it: the file format (pkg/rules/spec,
+// read by pkg/rules/rulefile with pkg/rules/jsonschema), the checks of rules together (pkg/rules/lint),
 // CEL (pkg/rules/celexpr), the table of the objects rules read besides
 // the object itself (pkg/rules/source), the reading of values by JSONPath
 // and from the namespace (pkg/rules/value) and ifInvalid

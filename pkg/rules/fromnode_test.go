@@ -13,6 +13,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/verdict"
 )
 
 // TestParseFromNode checks the {fromNode: {…}} form: what it decodes to,
@@ -130,7 +131,7 @@ func TestEvaluateFromNode(t *testing.T) {
 				t.Errorf("Problems = %q, want one containing %q", ev.Problems, tc.wantProblem)
 			}
 			v := tg.Explain(pod(tc.node), tc.find)
-			i := slices.IndexFunc(v[0].Wants, func(w rules.Want) bool { return w.Key == "zone" })
+			i := slices.IndexFunc(v[0].Wants, func(w verdict.Want) bool { return w.Key == "zone" })
 			if i < 0 || v[0].Wants[i].Input != tc.wantInput || (tc.wantWhy == "") != (v[0].Wants[i].Defaulted == "") ||
 				!strings.Contains(v[0].Wants[i].Defaulted, tc.wantWhy) {
 				t.Errorf("Explain() wants %+v; want zone read from %q, or defaulted as %q", v[0].Wants, tc.wantInput, tc.wantWhy)

@@ -15,6 +15,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/verdict"
 )
 
 // TestParseFromOwner checks the {fromOwner: {…}} form: the owners it
@@ -160,7 +161,7 @@ func TestEvaluateFromOwner(t *testing.T) {
 				t.Errorf("labels = %v, want %v (problems %q)", ev.Desired.Labels, tc.want, ev.Problems)
 			}
 			v := tg.Explain(tc.pod, look)
-			i := slices.IndexFunc(v[0].Wants, func(w rules.Want) bool { return w.Key == "team" })
+			i := slices.IndexFunc(v[0].Wants, func(w verdict.Want) bool { return w.Key == "team" })
 			if i < 0 || v[0].Wants[i].Input != tc.wantInput || !strings.Contains(v[0].Wants[i].Defaulted, tc.wantWhy) {
 				t.Errorf("Explain() wants %+v; want team read from %q, or defaulted as %q", v[0].Wants, tc.wantInput, tc.wantWhy)
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/verdict"
 )
 
 // Resources of the fromRef tests, as a cluster serves them.
@@ -181,7 +182,7 @@ func TestEvaluateFromRef(t *testing.T) {
 				t.Errorf("label %s = %q, want %q (problems %q)", key, got, tc.want, ev.Problems)
 			}
 			v := tg.Explain(tc.obj, look)
-			i := slices.IndexFunc(v[0].Wants, func(w rules.Want) bool { return w.Key == key })
+			i := slices.IndexFunc(v[0].Wants, func(w verdict.Want) bool { return w.Key == key })
 			if i < 0 || v[0].Wants[i].Input != tc.wantInput || !strings.Contains(v[0].Wants[i].Defaulted, tc.wantWhy) {
 				t.Errorf("Explain() wants %+v; want %s read from %q, or defaulted as %q", v[0].Wants, key, tc.wantInput, tc.wantWhy)
 			}

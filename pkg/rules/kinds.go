@@ -70,9 +70,9 @@ func (k *compiledKind) contribute(e *Evaluation, c *Compiled, obj metav1.Object,
 	read, m1 := value.FromTemplates(k.from, obj, valid)
 	fromNS, m2 := value.FromNamespace(m.FromNamespace, h.obj, h.why, valid)
 	cel, m3 := celValues(k.cel, obj, h, valid)
-	related, inputs, m4 := c.relatedValues(m.FromRelated, obj, h.look, valid)
+	related, inputs, m4 := c.readers().Related(m.FromRelated, obj, h.look, valid)
 	read = e.orDefault(rulefile.Joined(read, rulefile.Joined(cel, related)), slices.Concat(m1, m2, m3, m4), m.Default, m.IfInvalid, c.Name, k.kind)
-	copied, copiedFrom, problems := c.copied(m, obj, h, valid)
+	copied, copiedFrom, problems := c.readers().Copied(m, obj, h.obj, h.why, h.look, valid)
 	for _, p := range problems {
 		e.Problems = append(e.Problems, c.Name+": "+p)
 	}
@@ -104,3 +104,7 @@ func everyKey(m map[string]string) map[string]bool {
 	}
 	return out
 }
+
+// readers returns what finds the objects c reads besides the object and
+// its namespace.
+func (c *Compiled) readers() value.Readers { return value.Readers{Owners: c.owners, Refs: c.refs} }

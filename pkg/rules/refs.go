@@ -5,8 +5,6 @@ import (
 	"maps"
 	"slices"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
@@ -52,16 +50,6 @@ func (c *Compiled) refSources() []*source.Source {
 func (c *Compiled) readsRef(k rulefile.RelatedKey, src *source.Source) bool {
 	r := c.refs[k.Refs]
 	return r != nil && slices.Contains(r.Sources, src)
-}
-
-// refValue reads the value of k, a fromRef key of c, for obj through
-// look, as source.Source.Value does.
-func (c *Compiled) refValue(k rulefile.RelatedKey, obj metav1.Object, look source.Lookup) (value, input, why string) {
-	r := c.refs[k.Refs]
-	if r == nil {
-		return "", "", fmt.Sprintf("the resource %q is not served", k.Refs.Resource)
-	}
-	return r.Value(obj, look, k.Kind, k.Key)
 }
 
 // refScopes reports each fromRef key of the rules of t, a cluster-scoped

@@ -1,16 +1,11 @@
 package rules
 
 import (
-	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
-	"github.com/kube-annotator/kube-annotator/pkg/rules/value"
 )
 
 // RelatedSources returns the sources the rules of t read values from,
@@ -82,36 +77,6 @@ func (c *Compiled) relatedRefs() [][]string {
 // from related objects besides the namespace.
 func (c *Compiled) readsRelated() bool {
 	return len(c.Rule.RelatedSources()) > 0
-}
-
-// relatedValues reads the values of from for obj from its related objects,
-// which look finds. A key whose related object is not named, not
-// known or lacks the key, or whose value is not valid, sets nothing; it is
-// returned in missing. inputs says, by key, where each value was read.
-func (c *Compiled) relatedValues(from map[string]rulefile.RelatedKey, obj metav1.Object, look source.Lookup, valid func(string) []string) (out, inputs map[string]string, miss []value.Missing) {
-	if len(from) == 0 {
-		return nil, nil, nil
-	}
-	for _, k := range slices.Sorted(maps.Keys(from)) {
-		rk := from[k]
-		var v, input, why string
-		if rk.Refs != nil {
-			v, input, why = c.refValue(rk, obj, look)
-		} else {
-			v, input, why = rk.Source.Value(obj, look, c.owners[rk.Owners], rk.Kind, rk.Key)
-		}
-		if why != "" {
-			miss = append(miss, value.Missing{Key: k, Why: rk.Source.Field + ": " + why, Reason: ReasonSourceMissing})
-			continue
-		}
-		if msgs := valid(v); len(msgs) > 0 {
-			why = fmt.Sprintf("the value of %s (%d bytes) is not valid: %v", input, len(v), msgs)
-			miss = append(miss, value.Missing{Key: k, Why: rk.Source.Field + ": " + why, Reason: ReasonInvalid, Value: v})
-			continue
-		}
-		out, inputs = put(out, k, v), put(inputs, k, input)
-	}
-	return out, inputs, miss
 }
 
 // Input returns where the value of the key of kind ("annotation" or

@@ -44,12 +44,6 @@ func (d *decoder) lineOf(path string, v *yaml.Node) {
 // writes is bounded by MaxFileSize.
 const maxVisits = 20_000
 
-// MaxRules bounds the rules of a file. Loading compares every pair of
-// rules (for conflicts, and for writes that flip selectors), which grows
-// with the square of their number: 3,500 rules take about 15 s on two
-// cores.
-const MaxRules = 3_500
-
 // maxErrors bounds the problems reported for one file.
 const maxErrors = 100
 
@@ -96,7 +90,7 @@ func (d *decoder) file(root *yaml.Node) *File {
 	}
 	f := &File{Version: Version}
 	fileSchema.decode(d, n, "", f)
-	f.lines = d.lines
+	f.SetLines(d.lines)
 	return f
 }
 
@@ -147,15 +141,6 @@ func (d *decoder) setAndRemove(n *yaml.Node, path string, remove []string, set .
 			d.errorf(n, path, "%q is both set and removed by the rule", k)
 		}
 	}
-}
-
-// KeysOf returns m's keys, as a map to empty values.
-func KeysOf[V any](m map[string]V) map[string]string {
-	out := make(map[string]string, len(m))
-	for k := range m {
-		out[k] = ""
-	}
-	return out
 }
 
 func (d *decoder) ruleName(n *yaml.Node, path string) string {

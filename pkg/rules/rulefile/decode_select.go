@@ -11,12 +11,6 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/glob"
 )
 
-// AnnotationKind and LabelKind name what a metadata map holds, in errors.
-const (
-	AnnotationKind = "annotation"
-	LabelKind      = "label"
-)
-
 // globs decodes a list of globs in path.Match syntax.
 func (d *decoder) globs(n *yaml.Node, p string) []string {
 	return d.list(n, p, "names or globs", "must not be empty; leave the field out to select everything", func(item *yaml.Node, ip, s string) bool {

@@ -1,10 +1,10 @@
-// Package rulefile is the rules file's format: File and Rule, what each
-// field of rules.yaml means, strict decoding with errors that name the
-// file, line and field (Error, FieldError), and the JSON Schema of the
-// file (JSONSchema, docs/rules.schema.json).
+// Package rulefile reads the rules file: strict decoding of rules.yaml
+// into the types of package spec (File, Rule; named here too, spec.go),
+// with errors that name the file, line and field (Error, FieldError), and
+// the JSON Schema of the file (JSONSchema, docs/rules.schema.json).
 //
-// A reader starts at types.go (File and Rule, each field's doc naming the
-// key it is written as), then Parse (load.go). The schema is stated once,
+// A reader starts at pkg/rules/spec/types.go (File and Rule, each field's
+// doc naming the key it is written as), then Parse (load.go). The schema is stated once,
 // in the decoder's tables fileSchema and ruleSchema (schema.go): each
 // entry names a field as written, checks its value and fills fields of
 // File or Rule, which carry no encoding tags; the value forms of
@@ -18,7 +18,7 @@
 // their resources resolve — is checked above, by package rules, which
 // loads files through rules.Load and rules.Parse.
 //
-// Layer "rules" of deps_test.go: it imports pkg/rules/source and
-// pkg/rules/celexpr (a cel value is compiled as it is decoded), and no
-// client.
+// Layer "rules" of deps_test.go: it imports pkg/rules/spec,
+// pkg/rules/source and pkg/rules/celexpr (a cel value is compiled as it
+// is decoded), and no client.
 package rulefile

@@ -86,19 +86,6 @@ func Problems(name string, errs []FieldError, capped bool) *Error {
 	return &Error{File: name, Fields: errs}
 }
 
-// Line returns the line of the field at path, as errors name it
-// ("rules[2].labels.team"), for the checks made after decoding; 0 when
-// it is not known.
-func (f *File) Line(path string) int {
-	for path != "" {
-		if l, ok := f.lines[path]; ok {
-			return l
-		}
-		path = path[:max(strings.LastIndexAny(path, ".["), 0)] // the field or item that holds it
-	}
-	return 0
-}
-
 // yamlLine matches the position the YAML parser puts in its messages.
 var yamlLine = regexp.MustCompile(`^(?:\[)?line (\d+):(?:\])? ?`)
 

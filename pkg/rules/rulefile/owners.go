@@ -2,24 +2,12 @@ package rulefile
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
-
-// Owners says how {fromOwner: …} walks an object's controller owners.
-type Owners struct {
-	// Hop is the owner resource whose object is read ("owner": the first
-	// one of that resource in the chain), as written; "" reads the root,
-	// the last owner the walk reaches.
-	Hop string
-	// Through are the owner resources walked, as written: those the key
-	// names ("through"), else source.DefaultOwners; Hop among them.
-	Through []string
-}
 
 // ownerFields are the fields of a fromOwner value form besides the key.
 const (
@@ -50,19 +38,8 @@ func (d *decoder) fromOwner(n *yaml.Node, p string) (RelatedKey, bool) {
 		}
 	})
 	kind, k, ok := d.objectKey(key, p, source.Owner.What)
-	owners.complete()
+	owners.Complete()
 	return RelatedKey{Source: source.Owner, Kind: kind, Key: k, Owners: owners}, ok && len(d.errs) == before
-}
-
-// complete fills in what o leaves to the defaults: the owner resources
-// walked through, and the hop among them.
-func (o *Owners) complete() {
-	if o.Through == nil {
-		o.Through = slices.Clone(source.DefaultOwners)
-	}
-	if o.Hop != "" && !slices.Contains(o.Through, o.Hop) {
-		o.Through = append(o.Through, o.Hop)
-	}
 }
 
 // ownerResource decodes the name of an owner resource, found at path p.
@@ -92,22 +69,6 @@ func (d *decoder) ownerResources(v *yaml.Node, p string) []string {
 		seen[s] = true
 		return true
 	})
-}
-
-// OwnerResources returns the owner resources, as written, that r's
-// fromOwner values walk through, sorted: the resources whose objects the
-// controller watches for them.
-func (r *Rule) OwnerResources() []string {
-	var out []string
-	for _, o := range r.owners() {
-		for _, name := range o.Through {
-			if !slices.Contains(out, name) {
-				out = append(out, name)
-			}
-		}
-	}
-	slices.Sort(out)
-	return out
 }
 
 // ownerForm is the value form that reads a label or annotation of an

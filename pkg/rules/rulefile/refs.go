@@ -1,9 +1,7 @@
 package rulefile
 
 import (
-	"maps"
 	"regexp"
-	"slices"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -11,27 +9,6 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
-
-// DataKind is the kind of key {fromRef: …} reads of a ConfigMap's data.
-const DataKind = "data"
-
-// Refs says which object a {fromRef: …} key reads: the object named by a
-// field of the object, or one named literally, in the object's namespace.
-type Refs struct {
-	// Resource is the resource of the object read, as written.
-	Resource string
-	// Field is the path of the field that names the object: a name, or
-	// an object reference (kind, namespace, name, uid). Nil when Name
-	// gives the object.
-	Field []string
-	// Name is the name of the object read, in the object's namespace,
-	// when no Field names it.
-	Name string
-	// Names are the names Field may give, with Field: the only objects of
-	// Resource cached. A resource that is source.RefResource.Bounded
-	// needs them.
-	Names []string
-}
 
 // The fields of a fromRef value form besides the key.
 const (
@@ -173,20 +150,6 @@ func (d *decoder) refNames(v *yaml.Node, p string) []string {
 	})
 }
 
-// RefKeys returns r's fromRef keys, annotations then labels, each by key:
-// what the controller lists and watches for them, and what rbac grants.
-func (r *Rule) RefKeys() []RelatedKey {
-	var out []RelatedKey
-	for _, m := range []map[string]RelatedKey{r.Annotations.FromRelated, r.Labels.FromRelated} {
-		for _, k := range slices.Sorted(maps.Keys(m)) {
-			if m[k].Refs != nil {
-				out = append(out, m[k])
-			}
-		}
-	}
-	return out
-}
-
 // refForm is the value form that reads a key of an object the object
 // refers to.
 var refForm = valueForm{name: source.Ref.Field,
@@ -226,17 +189,4 @@ func refSchema() *jsonSchema {
 			{OneOf: []*jsonSchema{{Required: []string{LabelKind}}, {Required: []string{AnnotationKind}}, {Required: []string{DataKind}}}},
 		}}
 	return s
-}
-
-// RefResources returns the resources, as written, that r's fromRef keys
-// read, sorted.
-func (r *Rule) RefResources() []string {
-	var out []string
-	for _, k := range r.RefKeys() {
-		if !slices.Contains(out, k.Refs.Resource) {
-			out = append(out, k.Refs.Resource)
-		}
-	}
-	slices.Sort(out)
-	return out
 }

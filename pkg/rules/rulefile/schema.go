@@ -1,6 +1,8 @@
 package rulefile
 
 import (
+	"github.com/kube-annotator/kube-annotator/pkg/rules/spec"
+
 	"slices"
 	"strings"
 
@@ -96,7 +98,7 @@ var ruleSchema = mapping[Rule]{
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.When = d.when(v, p); d.lineOf(p, v) }},
 	{name: "mode", fills: []string{"Mode"},
 		doc:    "enforce (the default) writes what the rule wants; audit only reports what it would change, in logs, metrics and events.",
-		value:  &jsonSchema{Type: "string", Enum: modes, Default: ModeEnforce},
+		value:  &jsonSchema{Type: "string", Enum: spec.Modes, Default: ModeEnforce},
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.Mode = d.mode(v, p) }},
 	{name: "allowOptOut", fills: []string{"OptOutLocked"},
 		doc: "true (the default) lets an object, or its namespace, opt out of the rule with the annotation " + IgnoreAnnotation +
@@ -180,12 +182,4 @@ func (s mapping[T]) decode(d *decoder, n *yaml.Node, path string, into *T) map[s
 // setsSome reports whether seen holds a field that sets or removes keys.
 func (s mapping[T]) setsSome(seen map[string]bool) bool {
 	return slices.ContainsFunc(s, func(f field[T]) bool { return f.sets && seen[f.name] })
-}
-
-// FieldPath is the path of key in the mapping at path.
-func FieldPath(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
 }

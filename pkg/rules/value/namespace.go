@@ -7,14 +7,14 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/spec"
 )
 
 // FromNamespace reads the values of from in home, the object's namespace
 // (the object itself for a Namespace; nil when there is none, or it is not
 // known, why says). A key home does not carry, or whose value is not
 // valid, sets nothing; it is returned in missing.
-func FromNamespace(from map[string]rulefile.NamespaceKey, home metav1.Object, why string, valid func(string) []string) (map[string]string, []Missing) {
+func FromNamespace(from map[string]spec.NamespaceKey, home metav1.Object, why string, valid func(string) []string) (map[string]string, []Missing) {
 	if len(from) == 0 {
 		return nil, nil
 	}
@@ -27,7 +27,7 @@ func FromNamespace(from map[string]rulefile.NamespaceKey, home metav1.Object, wh
 			continue
 		}
 		m := home.GetLabels()
-		if src.Kind == rulefile.AnnotationKind {
+		if src.Kind == spec.AnnotationKind {
 			m = home.GetAnnotations()
 		}
 		v, ok := m[src.Key]

@@ -1,4 +1,4 @@
-package rulefile
+package spec
 
 import (
 	"maps"

@@ -1,0 +1,62 @@
+package spec
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/kube-annotator/kube-annotator/pkg/glob"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
+)
+
+// KeySet is every label or annotation of a related object whose key
+// matches one of Keys and none of Except, copied to the object under the
+// same key: an item of a rule's copy, such as {fromNamespace: {labels:
+// ["team*"], except: [team-internal]}}.
+type KeySet struct {
+	// Source is the object read: source.Namespace, source.Node or
+	// source.Owner (then Owners says which owner).
+	Source *source.Source
+	// Kind is "label" or "annotation": the kind read, and written.
+	Kind string
+	// Keys and Except are globs of keys, in which * and ? match '/' too
+	// (glob.MatchKey): "*" is every key, "example.com/*" a prefix.
+	Keys, Except []string
+	// Owners says which owner is read, for source.Owner; nil for any
+	// other source.
+	Owners *Owners
+}
+
+// Matches reports whether s copies the key.
+func (s *KeySet) Matches(key string) bool {
+	match := func(g string) bool { return glob.MatchKey(g, key) }
+	return slices.ContainsFunc(s.Keys, match) && !slices.ContainsFunc(s.Except, match)
+}
+
+// String formats s as in messages: `labels "team*" except "team-internal"`.
+func (s *KeySet) String() string {
+	out := fmt.Sprintf("%ss %s", s.Kind, quoted(s.Keys))
+	if len(s.Except) > 0 {
+		out += " except " + quoted(s.Except)
+	}
+	return out
+}
+
+func quoted(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(q, ", ")
+}
+
+// Copied returns the keys of from that s copies, with their values.
+func (s *KeySet) Copied(from map[string]string) map[string]string {
+	var out map[string]string
+	for k, v := range from {
+		if s.Matches(k) {
+			out = put(out, k, v)
+		}
+	}
+	return out
+}

@@ -1,0 +1,9 @@
+package spec
+
+import ()
+
+// AnnotationKind and LabelKind name what a metadata map holds, in errors.
+const (
+	AnnotationKind = "annotation"
+	LabelKind      = "label"
+)
