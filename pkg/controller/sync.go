@@ -102,7 +102,7 @@ func (c *Controller) write(ctx context.Context, key Key, e cachedEntry, d reconc
 	if res.ResourceVersion != rv {
 		c.fights.Wrote(key.queued(), change)
 	}
-	c.countKeys(d)
+	c.stats.CountKeys(d)
 	if logger := klog.FromContext(ctx).V(2); logger.Enabled() {
 		logger.Info("Patched metadata", "key", key.String(), "change", summary)
 	}
