@@ -100,14 +100,17 @@ func (c *Controller) handlerFor(logger klog.Logger, gvr schema.GroupVersionResou
 			return
 		}
 		key := Key{GVR: gvr, Namespace: m.GetNamespace(), Name: m.GetName()}
+		loggerV := logger.V(4)
 		if reason == "update" && c.expect.Echo(expect.Key(key), m.GetResourceVersion()) {
-			reason = "echo" // our own write, as we made it: nothing to sync
-		} else {
-			c.queue.Add(key.queued())
+			if loggerV.Enabled() {
+				loggerV.Info("Dropping the echo of an own write", "key", key.String())
+			}
+			return // the object is as our write left it: nothing to sync
 		}
-		if loggerV := logger.V(4); loggerV.Enabled() {
+		if loggerV.Enabled() {
 			loggerV.Info("Enqueue", "event", reason, "key", key.String())
 		}
+		c.queue.Add(key.queued())
 	}
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) { enqueue("add", obj) },
