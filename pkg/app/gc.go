@@ -1,6 +1,7 @@
 package app
 
 import (
+	"math"
 	"os"
 	"runtime/debug"
 	"strconv"
@@ -33,19 +34,17 @@ var cgroupMemoryFiles = []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/me
 // tuneGC sets the garbage collector's targets unless the environment, read
 // through lookupEnv, sets them. Without GOMEMLIMIT, a memory limit that
 // readLimit finds sets the soft limit to memoryLimitRatio of it. Without
-// GOGC, GOGC is limitedGCPercent when a soft limit is in force, else
-// defaultGCPercent.
+// GOGC, GOGC is limitedGCPercent when a soft limit is in force (from
+// either; GOMEMLIMIT=off is none), else defaultGCPercent.
 func tuneGC(lookupEnv func(string) (string, bool), readLimit func() (int64, bool)) {
-	_, limited := lookupEnv("GOMEMLIMIT")
-	if !limited {
+	if _, set := lookupEnv("GOMEMLIMIT"); !set {
 		if l, ok := readLimit(); ok {
 			debug.SetMemoryLimit(int64(float64(l) * memoryLimitRatio))
-			limited = true
 		}
 	}
 	if _, set := lookupEnv("GOGC"); !set {
 		percent := defaultGCPercent
-		if limited {
+		if debug.SetMemoryLimit(-1) < math.MaxInt64 { // -1 reads the limit
 			percent = limitedGCPercent
 		}
 		debug.SetGCPercent(percent)
