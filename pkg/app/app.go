@@ -29,7 +29,7 @@ import (
 // Run builds the process that cfg, validated, describes and runs it until
 // ctx ends, leadership is lost or a part fails.
 func Run(ctx context.Context, cfg Config) error {
-	tuneGC(os.LookupEnv)
+	tuneGC(os.LookupEnv, cgroupMemoryLimit)
 	a, err := newApp(ctx, cfg)
 	if err != nil {
 		return err

@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"net/http"
-	"runtime/debug"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -12,22 +11,6 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/server"
 )
-
-// defaultGCPercent is the garbage collector's GOGC for run when the
-// environment sets none. The controller's live heap is mostly its cache:
-// long-lived and small. Collecting once the heap has grown by half of it,
-// rather than by all of it (Go's default), costs little CPU on so small a
-// heap and keeps the peak RSS closer to the live heap through the bursts
-// of garbage that the initial sync and convergence make.
-const defaultGCPercent = 50
-
-// tuneGC sets GOGC to defaultGCPercent unless the environment, read
-// through lookupEnv, sets it.
-func tuneGC(lookupEnv func(string) (string, bool)) {
-	if _, set := lookupEnv("GOGC"); !set {
-		debug.SetGCPercent(defaultGCPercent)
-	}
-}
 
 // startServers starts the metrics and probe servers that cfg configures.
 func startServers(ctx context.Context, cfg Config, m *metrics.Metrics, health http.Handler) error {

@@ -151,8 +151,8 @@ func TestSetRulesStartsAndStopsInformers(t *testing.T) {
 		t.Fatalf("Informers() = %d, want 2", n)
 	}
 	testutil.WaitFor(t, 10*time.Second, "caches to sync", c.HasSynced)
-	c.expect.Record(expect.Key(cmKey), "1", "2")
-	c.expect.Record(expect.Key(nsKey), "1", "2")
+	c.expect.Record(expect.Key(cmKey), "1", "2", false)
+	c.expect.Record(expect.Key(nsKey), "1", "2", false)
 	first := informer(configMaps)
 
 	// A rule that reads objects needs whole objects cached: a new informer.

@@ -63,7 +63,7 @@ func newController(client *dynamicfake.FakeDynamicClient, opts Options) *Control
 
 // withCache returns a controller with opts for set whose informers are
 // never started: their stores hold objs, as if they had listed them.
-func withCache(t *testing.T, client *dynamicfake.FakeDynamicClient, opts Options, set *rules.Set, objs ...*unstructured.Unstructured) *Controller {
+func withCache(t testing.TB, client *dynamicfake.FakeDynamicClient, opts Options, set *rules.Set, objs ...*unstructured.Unstructured) *Controller {
 	t.Helper()
 	c := newController(client, opts)
 	t.Cleanup(c.queue.ShutDown)
@@ -109,7 +109,7 @@ func namespaceInformer(c *Controller) bool {
 }
 
 // asCached returns o as the informer of t would cache it.
-func asCached(t *testing.T, tg *rules.Target, o *unstructured.Unstructured) any {
+func asCached(t testing.TB, tg *rules.Target, o *unstructured.Unstructured) any {
 	t.Helper()
 	var out any
 	var err error

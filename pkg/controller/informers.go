@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/kube-annotator/kube-annotator/pkg/controller/expect"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/informer"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/retry"
@@ -86,7 +87,8 @@ func (c *Controller) prunes(ri *informer.Informer) bool {
 // are most of a cluster's events. With --resync-period, a resync (an
 // update event that carries the same resourceVersion) is always enqueued:
 // that is what it is for. Without it, such an event comes only from a
-// relist after a watch expired, for an object that has not changed.
+// relist after a watch expired, for an object that has not changed. The
+// echo of an inert write of ours is dropped too (expect.Echoes.Echo).
 func (c *Controller) handlerFor(logger klog.Logger, gvr schema.GroupVersionResource) cache.ResourceEventHandlerFuncs {
 	enqueue := func(reason string, obj any) {
 		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
@@ -98,7 +100,14 @@ func (c *Controller) handlerFor(logger klog.Logger, gvr schema.GroupVersionResou
 			return
 		}
 		key := Key{GVR: gvr, Namespace: m.GetNamespace(), Name: m.GetName()}
-		if loggerV := logger.V(4); loggerV.Enabled() {
+		loggerV := logger.V(4)
+		if reason == "update" && c.expect.Echo(expect.Key(key), m.GetResourceVersion()) {
+			if loggerV.Enabled() {
+				loggerV.Info("Dropping the echo of an own write", "key", key.String())
+			}
+			return // the object is as our write left it: nothing to sync
+		}
+		if loggerV.Enabled() {
 			loggerV.Info("Enqueue", "event", reason, "key", key.String())
 		}
 		c.queue.Add(key.queued())

@@ -35,7 +35,7 @@ func TestSetRulesAtAnotherVersion(t *testing.T) {
 			c := withCache(t, newClient(), Options{}, was)
 			t.Cleanup(c.stopAll)
 			key := Key{tc.was, "ns", "x"}
-			c.expect.Record(expect.Key(key), "1", "2")
+			c.expect.Record(expect.Key(key), "1", "2", false)
 			first := informerOf(c, tc.was)
 
 			c.SetRules(ctx, fixture.Compile(t, rule))

@@ -279,7 +279,7 @@ func TestPruneComplete(t *testing.T) {
 			return func() { r.syncs.Add(-1) }
 		}},
 		{name: "a write awaits its echo", cached: clean, setup: func(c *Controller, _ *resource) func() {
-			c.expect.Record(expect.Key(Key{configMaps, "ns", "x"}), "1", "2")
+			c.expect.Record(expect.Key(Key{configMaps, "ns", "x"}), "1", "2", false)
 			return func() {}
 		}},
 		{name: "a sync of another resource", cached: clean, want: true, setup: func(c *Controller, _ *resource) func() {

@@ -7,7 +7,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
-	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
@@ -31,21 +30,5 @@ func (c *Controller) reportAudit(ctx context.Context, key Key, obj objcache.Obje
 			logger.Info("Audit rule would change object", "key", key.String(), "rule", a.Rule, "change", summary)
 		}
 		c.opts.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "AuditWouldChange", "Audit", "Rule %s (audit mode) would change %s", a.Rule, summary)
-	}
-}
-
-// countKeys counts the keys a write changed, by the rule that wants them.
-func (c *Controller) countKeys(d reconcile.Decision) {
-	for _, kv := range []struct {
-		kind string
-		m    map[string]*string
-	}{{"annotation", d.Change.Annotations}, {"label", d.Change.Labels}} {
-		for k, v := range kv.m {
-			action := metrics.ActionSet
-			if v == nil {
-				action = metrics.ActionRemove
-			}
-			c.opts.Metrics.PerRule.KeysChanged.WithLabelValues(d.Evaluation.RuleFor(kv.kind, k), action).Inc()
-		}
 	}
 }

@@ -98,11 +98,11 @@ func (c *Controller) write(ctx context.Context, key Key, e cachedEntry, d reconc
 		return nil // deleted meanwhile: nothing to do
 	}
 	e.informer.Forbidden.Store(false)
-	c.expect.Record(expect.Key(key), rv, res.ResourceVersion)
+	c.expect.Record(expect.Key(key), rv, res.ResourceVersion, c.expect.Inert(e.target, d.Change))
 	if res.ResourceVersion != rv {
 		c.fights.Wrote(key.queued(), change)
 	}
-	c.countKeys(d)
+	c.stats.CountKeys(d)
 	if logger := klog.FromContext(ctx).V(2); logger.Enabled() {
 		logger.Info("Patched metadata", "key", key.String(), "change", summary)
 	}

@@ -39,6 +39,15 @@ func parseFlags(args []string) (rig.Options, error) {
 	fs.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "longest a runner may take to annotate every object")
 	fs.Int64Var(&o.GoMemLimit, "gomemlimit", 0, "GOMEMLIMIT in bytes for kube-annotator while its memory is measured, as deploy/ sets it from the memory limit (268435456 for 256Mi); 0 leaves it unset")
 	fs.BoolVar(&o.Realistic, "realistic", false, "measure everything again with realistic objects: ten labels, four annotations among which a 3 KB kubectl last-applied-configuration, managedFields of kubectl and Helm")
+	fs.Func("shapes", "comma-separated shapes of objects to measure with, among small and realistic (default: small, and realistic too with --realistic)", func(v string) error {
+		for name := range strings.SplitSeq(v, ",") {
+			if name != workload.Small.Name && name != workload.Realistic.Name {
+				return fmt.Errorf("no shape %q; there are %s and %s", name, workload.Small.Name, workload.Realistic.Name)
+			}
+			o.ShapeNames = append(o.ShapeNames, name)
+		}
+		return nil
+	})
 	fs.IntVar(&o.Shards, "shards", 0, "measure sharding instead of the four runners: 1 kube-annotator replica vs this many, as static shards and as a shard group, and a group growing by one and shrinking back (0: off)")
 	fs.Func("setups", "with --shards: comma-separated sharding setups the rounds measure, among single, static and group (default: all three)", func(v string) error {
 		for id := range strings.SplitSeq(v, ",") {

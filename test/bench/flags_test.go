@@ -84,3 +84,36 @@ func TestParseFlagsVariantsAndScale(t *testing.T) {
 		})
 	}
 }
+
+func TestParseFlagsShapes(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		want    []string
+		wantErr string // empty: no error
+	}{
+		{args: nil, want: []string{"small"}},
+		{args: []string{"--realistic"}, want: []string{"small", "realistic"}},
+		{args: []string{"--shapes", "realistic"}, want: []string{"realistic"}},
+		{args: []string{"--realistic", "--shapes", "realistic"}, want: []string{"realistic"}},
+		{args: []string{"--shapes", "realistic,small"}, want: []string{"small", "realistic"}},
+		{args: []string{"--shapes", "big"}, wantErr: `no shape "big"`},
+	} {
+		o, err := parseFlags(tc.args)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("parseFlags(%q) = %v, want an error with %q", tc.args, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("parseFlags(%q): %v", tc.args, err)
+		}
+		var got []string
+		for _, s := range o.Shapes() {
+			got = append(got, s.Name)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("parseFlags(%q): shapes %q, want %q", tc.args, got, tc.want)
+		}
+	}
+}

@@ -19,35 +19,49 @@ type Key struct {
 }
 
 // Echoes remembers, per object, the resourceVersion the controller
-// patched from. Until the informer delivers a newer version the cache is
-// stale with respect to our own write, and syncing again would repeat it.
+// patched from and the one its write made. Until the informer delivers a
+// newer version the cache is stale with respect to our own write, and
+// syncing again would repeat it; the event that delivers the version the
+// write made needs no sync when the write was inert (see Inert).
 type Echoes struct {
 	mu sync.Mutex
 	m  map[Key]expectation
+	// inert is, per resource, the keys its latest target only sets.
+	inert map[schema.GroupVersionResource]*setOnly
 }
 
 type expectation struct {
-	fromRV string
-	at     time.Time
+	fromRV, toRV string
+	at           time.Time
+	// inert: the write's echo brings nothing a sync would act on.
+	inert bool
+	// asked: a sync was asked for while the cache was still at fromRV,
+	// and left the object to the echo's sync.
+	asked bool
 }
 
 // New returns Echoes that await nothing.
-func New() *Echoes { return &Echoes{m: map[Key]expectation{}} }
+func New() *Echoes {
+	return &Echoes{m: map[Key]expectation{}, inert: map[schema.GroupVersionResource]*setOnly{}}
+}
 
-// Record notes that the object was patched from fromRV to toRV. A patch
-// that changed nothing on the server keeps the resourceVersion and brings
-// no event, so there is nothing to wait for.
-func (e *Echoes) Record(k Key, fromRV, toRV string) {
+// Record notes that the object was patched from fromRV to toRV, by a
+// write that Inert found inert or not. A patch that changed nothing on the
+// server keeps the resourceVersion and brings no event, so there is
+// nothing to wait for.
+func (e *Echoes) Record(k Key, fromRV, toRV string, inert bool) {
 	if fromRV == toRV {
 		return
 	}
 	e.mu.Lock()
-	e.m[k] = expectation{fromRV: fromRV, at: time.Now()}
+	e.m[k] = expectation{fromRV: fromRV, toRV: toRV, at: time.Now(), inert: inert}
 	e.mu.Unlock()
 }
 
 // Pending reports whether the cached version cachedRV is the one we already
-// patched, so the echo of that patch is still on its way.
+// patched, so the echo of that patch is still on its way. The echo is then
+// synced, whatever Echo would say: what the caller would have synced for
+// is left to it.
 func (e *Echoes) Pending(k Key, cachedRV string) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -56,10 +70,27 @@ func (e *Echoes) Pending(k Key, cachedRV string) bool {
 		return false
 	}
 	if exp.fromRV == cachedRV && time.Since(exp.at) < TTL {
+		exp.asked = true
+		e.m[k] = exp
 		return true
 	}
 	delete(e.m, k)
 	return false
+}
+
+// Echo reports whether an update event that brings version rv of the
+// object is the echo of an inert write of ours, which needs no sync: the
+// object is as the write left it, and no sync was asked for meanwhile.
+// The expectation is then done with.
+func (e *Echoes) Echo(k Key, rv string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	exp, ok := e.m[k]
+	if !ok || exp.toRV != rv || !exp.inert || exp.asked || time.Since(exp.at) >= TTL {
+		return false
+	}
+	delete(e.m, k)
+	return true
 }
 
 // Forget drops what is known about k, e.g. once the object is gone.

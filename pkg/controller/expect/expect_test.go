@@ -32,30 +32,30 @@ func TestExpectations(t *testing.T) {
 	}{
 		{"nothing recorded", func(*Echoes) {},
 			[]check{{a, "1", false}}, 0},
-		{"equal from and to RVs record nothing", func(e *Echoes) { e.Record(a, "1", "1") },
+		{"equal from and to RVs record nothing", func(e *Echoes) { e.Record(a, "1", "1", false) },
 			[]check{{a, "1", false}}, 0},
-		{"pending for fromRV, and stays pending", func(e *Echoes) { e.Record(a, "1", "2") },
+		{"pending for fromRV, and stays pending", func(e *Echoes) { e.Record(a, "1", "2", false) },
 			[]check{{a, "1", true}, {a, "1", true}}, 1},
-		{"other key unaffected", func(e *Echoes) { e.Record(a, "1", "2") },
+		{"other key unaffected", func(e *Echoes) { e.Record(a, "1", "2", false) },
 			[]check{{b, "1", false}, {s, "1", false}}, 1},
-		{"toRV clears", func(e *Echoes) { e.Record(a, "1", "2") },
+		{"toRV clears", func(e *Echoes) { e.Record(a, "1", "2", false) },
 			[]check{{a, "2", false}, {a, "1", false}}, 0},
-		{"any other RV clears", func(e *Echoes) { e.Record(a, "5", "7") },
+		{"any other RV clears", func(e *Echoes) { e.Record(a, "5", "7", false) },
 			[]check{{a, "6", false}, {a, "5", false}}, 0},
-		{"later record replaces", func(e *Echoes) { e.Record(a, "1", "2"); e.Record(a, "2", "3") },
+		{"later record replaces", func(e *Echoes) { e.Record(a, "1", "2", false); e.Record(a, "2", "3", false) },
 			[]check{{a, "2", true}}, 1},
-		{"within TTL", func(e *Echoes) { e.Record(a, "1", "2"); age(e, a, TTL-time.Second) },
+		{"within TTL", func(e *Echoes) { e.Record(a, "1", "2", false); age(e, a, TTL-time.Second) },
 			[]check{{a, "1", true}}, 1},
-		{"TTL expired clears", func(e *Echoes) { e.Record(a, "1", "2"); age(e, a, TTL+time.Second) },
+		{"TTL expired clears", func(e *Echoes) { e.Record(a, "1", "2", false); age(e, a, TTL+time.Second) },
 			[]check{{a, "1", false}, {a, "1", false}}, 0},
-		{"forget", func(e *Echoes) { e.Record(a, "1", "2"); e.Record(b, "1", "2"); e.Forget(a) },
+		{"forget", func(e *Echoes) { e.Record(a, "1", "2", false); e.Record(b, "1", "2", false); e.Forget(a) },
 			[]check{{a, "1", false}, {b, "1", true}}, 1},
-		{"forget unknown key", func(e *Echoes) { e.Record(a, "1", "2"); e.Forget(s) },
+		{"forget unknown key", func(e *Echoes) { e.Record(a, "1", "2", false); e.Forget(s) },
 			[]check{{a, "1", true}}, 1},
 		{"forgetResource drops only that resource", func(e *Echoes) {
-			e.Record(a, "1", "2")
-			e.Record(b, "3", "4")
-			e.Record(s, "1", "2")
+			e.Record(a, "1", "2", false)
+			e.Record(b, "3", "4", false)
+			e.Record(s, "1", "2", false)
 			e.ForgetResource(configMaps)
 		}, []check{{a, "1", false}, {b, "3", false}, {s, "1", true}}, 1},
 	}

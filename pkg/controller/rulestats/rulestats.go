@@ -217,3 +217,20 @@ func unsetPairs(unset []rules.Unset) string {
 	}
 	return b.String()
 }
+
+// CountKeys counts the keys a write of d changed, by the rule that wants
+// them.
+func (s *Stats) CountKeys(d reconcile.Decision) {
+	for _, kv := range []struct {
+		kind string
+		m    map[string]*string
+	}{{"annotation", d.Change.Annotations}, {"label", d.Change.Labels}} {
+		for k, v := range kv.m {
+			action := metrics.ActionSet
+			if v == nil {
+				action = metrics.ActionRemove
+			}
+			s.m.PerRule.KeysChanged.WithLabelValues(d.Evaluation.RuleFor(kv.kind, k), action).Inc()
+		}
+	}
+}

@@ -21,7 +21,10 @@ type Options struct {
 	Timeout       time.Duration
 	CRCacheReads  bool
 	Realistic     bool
-	GoMemLimit    int64
+	// ShapeNames, when not empty, are the shapes measured, overriding
+	// Realistic.
+	ShapeNames []string
+	GoMemLimit int64
 	// Shards, when not 0, is the number of replicas the sharding phases
 	// split the objects among.
 	Shards int
@@ -47,6 +50,15 @@ type Options struct {
 
 // Shapes are the shapes of objects the benchmark measures with.
 func (o Options) Shapes() []workload.Shape {
+	if len(o.ShapeNames) > 0 {
+		var out []workload.Shape
+		for _, s := range []workload.Shape{workload.Small, workload.Realistic} {
+			if slices.Contains(o.ShapeNames, s.Name) {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
 	if o.Realistic {
 		return []workload.Shape{workload.Small, workload.Realistic}
 	}

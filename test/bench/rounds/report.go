@@ -134,7 +134,9 @@ objects/s: objects ÷ converge.
 PATCH, GET, LIST: requests the API server served on the four resources from the start until %v after that.
   The controllers' informers sync with a streaming WATCH (client-go's WatchListClient), which is not a LIST.
 Writes: during %v of steady state, and during %v after a restart; both should be 0 (controllers only: the raw loops exit when done).
-  kube-annotator runs with --resync-period %v, so each window holds at least one resync of every object.
+  kube-annotator runs with --resync-period %v (unless a --variant sets another), so each window holds at least one resync of every object.
+  A convergence that lasts longer than that period also syncs every object cached so far once per period, which its CPU counts
+  and the raw loops never do: a variant with --resync-period=0 measures the convergence alone.
 CPU: user and system time of the runner's process from its start until every object was annotated (the raw loops: until they exited).
 kube-apiserver, etcd: their process_cpu_seconds_total from just before the runner's start until every object was annotated;
   ratios per run (each run ÷ the raw-metadata run of its round), then their median.
