@@ -19,6 +19,12 @@ func (t *Target) Projection() projection.Projection {
 		p.Annotations.Insert(slices.Collect(maps.Keys(r.Annotations.Computed()))...)
 		p.Labels.Insert(slices.Collect(maps.Keys(r.Labels.Values))...)
 		p.Labels.Insert(slices.Collect(maps.Keys(r.Labels.Computed()))...)
+		for _, set := range r.Annotations.Copy {
+			p.AnnotationGlobs = union(p.AnnotationGlobs, set.Keys)
+		}
+		for _, set := range r.Labels.Copy {
+			p.LabelGlobs = union(p.LabelGlobs, set.Keys)
+		}
 	}
 	return p
 }
@@ -92,4 +98,11 @@ func selectorKeys(s labels.Selector) []string {
 		keys[i] = r.Key()
 	}
 	return keys
+}
+
+// union returns the strings of a and b, sorted, each once.
+func union(a, b []string) []string {
+	out := append(slices.Clone(a), b...)
+	slices.Sort(out)
+	return slices.Compact(out)
 }

@@ -26,7 +26,8 @@ func ObjectTransform(manager string, r source.Resource, keep *projection.Project
 	}
 	keys := newProjector(nil, manager, r)
 	if keep.Annotations != nil || keep.Labels != nil {
-		keys = newProjector(&projection.Projection{Annotations: keep.Annotations, Labels: keep.Labels}, manager, r)
+		keys = newProjector(&projection.Projection{Annotations: keep.Annotations, Labels: keep.Labels,
+			AnnotationGlobs: keep.AnnotationGlobs, LabelGlobs: keep.LabelGlobs}, manager, r)
 	}
 	return func(obj any) (any, error) {
 		u, ok := obj.(*unstructured.Unstructured)

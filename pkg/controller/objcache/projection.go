@@ -21,7 +21,9 @@ type projector struct {
 	// annotations and labels are the keys the rules name, and the
 	// admission marker of manager on the resource (patch.MarkerKey).
 	annotations, labels sets.Set[string]
-	manager, marker     string
+	// annotationGlobs and labelGlobs match the keys the rules copy.
+	annotationGlobs, labelGlobs []string
+	manager, marker             string
 	// owners keeps each object's controller ownerReferences entry.
 	owners bool
 	// kind is the kind of the resource's objects.
@@ -72,7 +74,8 @@ func newProjector(keep *projection.Projection, manager string, r source.Resource
 	if keep == nil || keep.Whole {
 		return &projector{all: true, owners: keep == nil, kind: kind}
 	}
-	p := &projector{annotations: keep.Annotations.Clone(), labels: keep.Labels, manager: manager, owners: keep.Owners,
+	p := &projector{annotations: keep.Annotations.Clone(), labels: keep.Labels, annotationGlobs: keep.AnnotationGlobs, labelGlobs: keep.LabelGlobs,
+		manager: manager, owners: keep.Owners,
 		marker: patch.MarkerKey(manager, r.GVR.GroupResource()), kind: kind}
 	if p.marker != "" {
 		p.annotations.Insert(p.marker)
@@ -98,20 +101,21 @@ func (p *projector) project(anns, lbls map[string]string, own []metav1.ManagedFi
 		}
 		return owned
 	}
-	keptAnns, dropped := keepKeys(anns, p.annotations, func() map[string]bool { return ownedKeys().Annotations }, annotationSeed, dropped)
-	keptLbls, dropped := keepKeys(lbls, p.labels, func() map[string]bool { return ownedKeys().Labels }, labelSeed, dropped)
+	keptAnns, dropped := keepKeys(anns, p.annotations, p.annotationGlobs, func() map[string]bool { return ownedKeys().Annotations }, annotationSeed, dropped)
+	keptLbls, dropped := keepKeys(lbls, p.labels, p.labelGlobs, func() map[string]bool { return ownedKeys().Labels }, labelSeed, dropped)
 	slices.Sort(dropped)
 	return keptAnns, keptLbls, dropped
 }
 
-// keepKeys returns the entries of m whose key is named or owned: m itself
+// keepKeys returns the entries of m whose key is named, matches one of
+// globs, or is owned: m itself
 // when that is every entry; and dropped with the hashes (keyHash with
 // seed) of the others appended. owned is called only when m has a key
 // that is not named.
-func keepKeys(m map[string]string, named sets.Set[string], owned func() map[string]bool, seed maphash.Seed, dropped []uint64) (map[string]string, []uint64) {
+func keepKeys(m map[string]string, named sets.Set[string], globs []string, owned func() map[string]bool, seed maphash.Seed, dropped []uint64) (map[string]string, []uint64) {
 	n := 0
 	for k := range m {
-		if named.Has(k) {
+		if projection.Keeps(named, globs, k) {
 			n++
 		}
 	}
@@ -121,7 +125,7 @@ func keepKeys(m map[string]string, named sets.Set[string], owned func() map[stri
 	own := owned()
 	var out map[string]string
 	for k, v := range m {
-		if !named.Has(k) && !own[k] {
+		if !projection.Keeps(named, globs, k) && !own[k] {
 			dropped = append(dropped, keyHash(seed, k))
 			continue
 		}

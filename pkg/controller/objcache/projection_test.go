@@ -98,10 +98,10 @@ func TestKeepKeysReadsOwnershipOnlyWhenNeeded(t *testing.T) {
 	calls := 0
 	owned := func() map[string]bool { calls++; return map[string]bool{"b": true} }
 	m := map[string]string{"a": "1"}
-	if got, _ := keepKeys(m, sets.New("a"), owned, annotationSeed, nil); !reflect.DeepEqual(got, m) || calls != 0 {
+	if got, _ := keepKeys(m, sets.New("a"), nil, owned, annotationSeed, nil); !reflect.DeepEqual(got, m) || calls != 0 {
 		t.Errorf("keepKeys() = %v after %d ownership reads, want %v after none", got, calls, m)
 	}
-	if got, _ := keepKeys(map[string]string{"a": "1", "b": "2", "c": "3"}, sets.New("a"), owned, annotationSeed, nil); !reflect.DeepEqual(got, map[string]string{"a": "1", "b": "2"}) || calls != 1 {
+	if got, _ := keepKeys(map[string]string{"a": "1", "b": "2", "c": "3"}, sets.New("a"), nil, owned, annotationSeed, nil); !reflect.DeepEqual(got, map[string]string{"a": "1", "b": "2"}) || calls != 1 {
 		t.Errorf("keepKeys() = %v after %d ownership reads, want a and b after one", got, calls)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"slices"
 
 	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/kube-annotator/kube-annotator/pkg/glob"
 )
 
 // Projection is what the rules of one resource need of its objects'
@@ -30,6 +32,11 @@ type Projection struct {
 	// label selectors read: a selector reads only the keys it names (for
 	// "!key" and "key notin (…)", whether the key is there).
 	Labels sets.Set[string]
+	// AnnotationGlobs and LabelGlobs are globs of keys (glob.MatchKey)
+	// the rules copy (a copy's key sets): a cache keeps every key that
+	// matches one, besides those named, so that a value another field
+	// manager set is seen, and kept.
+	AnnotationGlobs, LabelGlobs []string
 	// Owners is set when the rules read the objects' controller owners
 	// (fromOwner): a metadata cache keeps each object's ownerReferences
 	// entry with controller: true.
@@ -45,7 +52,7 @@ func (p Projection) Covers(q Projection) bool {
 	if p.Whole && p.Fields == nil {
 		return true
 	}
-	keys := p.Annotations.IsSuperset(q.Annotations) && p.Labels.IsSuperset(q.Labels)
+	keys := keepsAll(p.Annotations, p.AnnotationGlobs, q.Annotations, q.AnnotationGlobs) && keepsAll(p.Labels, p.LabelGlobs, q.Labels, q.LabelGlobs)
 	if p.Whole {
 		// Its fields include metadata, and with it the ownerReferences.
 		return keys && (!q.Whole || q.Fields != nil && slices.IndexFunc(q.Fields, func(f []string) bool { return !KeepsPath(p.Fields, f) }) < 0)
@@ -60,3 +67,25 @@ func KeepsPath(paths [][]string, f []string) bool {
 
 // Equal reports whether p and q keep the same.
 func (p Projection) Equal(q Projection) bool { return p.Covers(q) && q.Covers(p) }
+
+// Keeps reports whether a cache keeping the keys named and those matching
+// globs keeps key.
+func Keeps(named sets.Set[string], globs []string, key string) bool {
+	return named.Has(key) || slices.ContainsFunc(globs, func(g string) bool { return glob.MatchKey(g, key) })
+}
+
+// keepsAll reports whether a cache keeping the keys named and those
+// matching globs keeps each key that wants names, and each of its globs.
+func keepsAll(named sets.Set[string], globs []string, wants sets.Set[string], wantGlobs []string) bool {
+	for k := range wants {
+		if !Keeps(named, globs, k) {
+			return false
+		}
+	}
+	for _, g := range wantGlobs {
+		if !slices.Contains(globs, g) {
+			return false
+		}
+	}
+	return true
+}
