@@ -300,7 +300,7 @@ func (tr *translator) guard(r *rule, k *key) (cond string, ok bool) {
 		}
 		for _, set := range e.Of(k.kind).Copy {
 			if set.Matches(k.name) {
-				tr.note(r, k.field(), fmt.Sprintf("left to the controller: rule %s, earlier in the file, may copy it (copy %s %s)", e.Name, set.Source.Field, &set))
+				tr.note(r, k.field(), fmt.Sprintf("left to the controller: rule %s, earlier in the file, may copy it (copy %s %s)", e.Name, set.From(), &set))
 				return "", false
 			}
 		}

@@ -12,22 +12,6 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/rules/value"
 )
 
-// compileCELs compiles the cel values of a rule, by key.
-func compileCELs(from map[string]string) (map[string]*celexpr.Expr, error) {
-	if len(from) == 0 {
-		return nil, nil
-	}
-	out := make(map[string]*celexpr.Expr, len(from))
-	for k, src := range from {
-		e, err := celexpr.Compile(src, celexpr.StringType)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", k, err)
-		}
-		out[k] = e
-	}
-	return out, nil
-}
-
 // celExprs returns the rule's CEL expressions: its when condition and
 // its cel values.
 func (c *Compiled) celExprs() []*celexpr.Expr {
@@ -35,17 +19,6 @@ func (c *Compiled) celExprs() []*celexpr.Expr {
 		return c.values
 	}
 	return append([]*celexpr.Expr{c.when}, c.values...)
-}
-
-// sortedExprs returns the expressions of the maps, each by key.
-func sortedExprs(ms ...map[string]*celexpr.Expr) []*celexpr.Expr {
-	var out []*celexpr.Expr
-	for _, m := range ms {
-		for _, k := range slices.Sorted(maps.Keys(m)) {
-			out = append(out, m[k])
-		}
-	}
-	return out
 }
 
 // readsNamespaceObject reports whether a CEL expression of the rule reads

@@ -2,11 +2,8 @@ package rules
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"sort"
-	"strconv"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -260,7 +257,7 @@ func Compile(name string, f *rulefile.File, resolve ResolveFunc) (set *Set, unre
 	targets := set.SortedTargets()
 	reads := compiledWhenReads(targets)
 	for _, t := range targets {
-		conflicts = append(conflicts, staticConflicts(t)...)
+		conflicts = append(conflicts, lint.StaticConflicts(f, t.ruleIndexes(), source.GVRString(t.GVR))...)
 		conflicts = append(conflicts, refScopes(f, t)...)
 		conflicts = append(conflicts, lint.Cycles(f.Rules, t.ruleIndexes(), t.isNamespaces(), reported)...)
 		conflicts = append(conflicts, lint.WhenUnsettled(f.Rules, t.ruleIndexes(), reads, whenReported)...)
@@ -282,59 +279,6 @@ func Compile(name string, f *rulefile.File, resolve ResolveFunc) (set *Set, unre
 		return nil, unresolved, &rulefile.Error{File: name, Fields: conflicts}
 	}
 	return set, unresolved, nil
-}
-
-// staticConflicts finds pairs of rules that select every object of t and
-// want different things of one key: different literal values, a literal
-// and a value read from the object, or a value and a removal.
-func staticConflicts(t *Target) []rulefile.FieldError {
-	var out []rulefile.FieldError
-	type claim struct {
-		rule *Compiled
-		what string // `"v"`, "read from the object" or "removed"
-	}
-	claims := map[string]claim{} // kind/key → first claim
-	for _, r := range t.Rules {
-		if r.Selective() {
-			continue
-		}
-		// what is a quoted value, or how the value is read.
-		add := func(kind, key, what string, field string) {
-			k := kind + "/" + key
-			prev, ok := claims[k]
-			if !ok {
-				claims[k] = claim{rule: r, what: what}
-				return
-			}
-			if prev.rule == r || (strings.HasPrefix(what, `"`) && prev.what == what) {
-				return
-			}
-			out = append(out, rulefile.FieldError{
-				Field: fmt.Sprintf("rules[%d].%s", r.Index, field),
-				Message: fmt.Sprintf("conflicts with rules[%d] (%s), which also applies to every object of %s: %s %q is %s here (%s) and %s there",
-					prev.rule.Index, prev.rule.Name, source.GVRString(t.GVR), kind, key, what, r.Name, prev.what),
-			})
-		}
-		for _, kind := range kinds {
-			m, field := r.Of(kind), kind+"s"
-			for _, k := range slices.Sorted(maps.Keys(m.Values)) {
-				add(kind, k, strconv.Quote(m.Values[k]), field+"."+k)
-			}
-			for _, k := range slices.Sorted(maps.Keys(rulefile.Joined(m.From, m.CEL))) {
-				add(kind, k, "read from the object", field+"."+k)
-			}
-			for _, k := range slices.Sorted(maps.Keys(m.FromNamespace)) {
-				add(kind, k, "read from the namespace's "+m.FromNamespace[k].String(), field+"."+k)
-			}
-			for _, k := range slices.Sorted(maps.Keys(m.FromRelated)) {
-				add(kind, k, "read from "+m.FromRelated[k].Source.What+"'s "+m.FromRelated[k].String(), field+"."+k)
-			}
-			for i, k := range m.Remove {
-				add(kind, k, "removed", fmt.Sprintf("remove%s[%d]", strings.ToUpper(field[:1])+field[1:], i))
-			}
-		}
-	}
-	return out
 }
 
 // compiledWhenReads reads what each compiled rule's condition reads.

@@ -2,10 +2,12 @@ package rules_test
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
@@ -33,10 +35,15 @@ func TestParseCopy(t *testing.T) {
 				Labels: rulefile.Metadata{Copy: []rulefile.KeySet{{Source: source.Node, Kind: "label", Keys: []string{"topology.kubernetes.io/*"}}}},
 				Annotations: rulefile.Metadata{Copy: []rulefile.KeySet{{Source: source.Owner, Kind: "annotation", Keys: []string{"example.com/*"},
 					Owners: &rulefile.Owners{Hop: "deployments.apps", Through: source.DefaultOwners}}}}}},
+		{name: "computed in CEL", resources: "[pods]", in: `[{cel: {annotations: "object.spec.containers.transformMapEntry(i, c, {'example.com/' + c.name: 'x'})"}}]`,
+			want: rulefile.Rule{Annotations: rulefile.Metadata{Copy: []rulefile.KeySet{
+				{Kind: "annotation", CEL: "object.spec.containers.transformMapEntry(i, c, {'example.com/' + c.name: 'x'})"}}}}},
+		{name: "CEL that yields no map", resources: "[pods]", in: `[{cel: {labels: "'x'"}}]`, errs: []string{
+			`rules.yaml:4: rules[0].copy[0].cel.labels: invalid CEL key set "'x'": must yield a map(string, string), but yields a string`}},
 		{name: "an unknown source", resources: "[pods]", in: `[{fromCluster: {labels: ["*"]}}]`, errs: []string{
-			`rules.yaml:4: rules[0].copy[0].fromCluster: unknown field; known fields are fromNamespace, fromNode, fromOwner`}},
+			`rules.yaml:4: rules[0].copy[0].fromCluster: unknown field; known fields are fromNamespace, fromNode, fromOwner, cel`}},
 		{name: "two sources in one item", resources: "[pods]", in: `[{fromNamespace: {labels: [a]}, fromNode: {labels: [b]}}]`, errs: []string{
-			`rules.yaml:4: rules[0].copy[0]: must be a mapping with one of fromNamespace, fromNode, fromOwner, got a mapping`}},
+			`rules.yaml:4: rules[0].copy[0]: must be a mapping with one of fromNamespace, fromNode, fromOwner, cel, got a mapping`}},
 		{name: "no kind", resources: "[pods]", in: `[{fromNamespace: {except: [a]}}]`, errs: []string{
 			`rules.yaml:4: rules[0].copy[0].fromNamespace: must name the keys of the namespace to copy: {labels: [GLOB, …]} or {annotations: [GLOB, …]}`}},
 		{name: "both kinds", resources: "[pods]", in: `[{fromNamespace: {labels: [a], annotations: [b]}}]`, errs: []string{
@@ -168,4 +175,54 @@ type lookup map[*source.Source]map[string]metav1.Object
 func (l lookup) Find(src *source.Source, _, name string) (metav1.Object, bool) {
 	o, ok := l[src][name]
 	return o, ok
+}
+
+const celCopyRules = `rules:
+- name: per-container
+  resources: [pods]
+  annotations:
+    example.com/app: fixed
+  copy:
+  - cel: {annotations: "object.spec.containers.transformMapEntry(i, c, {'example.com/' + c.name: c.image})"}
+`
+
+// TestEvaluateCELCopy checks a key set computed in CEL: one annotation
+// per container, gone with the container, a key the rule sets otherwise
+// kept, and a key that is no valid key refused with a reason.
+func TestEvaluateCELCopy(t *testing.T) {
+	tg := rulestest.Compile(t, celCopyRules, rulestest.Pods).Targets[rulestest.Pods.GVR]
+	withContainers := func(names ...string) *unstructured.Unstructured {
+		p := pod("")
+		var cs []any
+		for _, n := range names {
+			cs = append(cs, map[string]any{"name": n, "image": "img-" + n})
+		}
+		p.Object["spec"] = map[string]any{"containers": cs}
+		return p
+	}
+	for _, tc := range []struct {
+		name        string
+		containers  []string
+		want        map[string]string
+		wantProblem string
+	}{
+		{"two containers", []string{"web", "sidecar"}, map[string]string{"example.com/app": "fixed", "example.com/web": "img-web", "example.com/sidecar": "img-sidecar"}, ""},
+		{"one gone", []string{"web"}, map[string]string{"example.com/app": "fixed", "example.com/web": "img-web"}, ""},
+		{"the rule's own key is not copied", []string{"app"}, map[string]string{"example.com/app": "fixed"}, ""},
+		{"no valid key", []string{"a b"}, map[string]string{"example.com/app": "fixed"}, `is no valid key`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := tg.Evaluate(withContainers(tc.containers...), nil)
+			if !reflect.DeepEqual(ev.Desired.Annotations, tc.want) {
+				t.Errorf("Evaluate() = annotations %v, want %v", ev.Desired.Annotations, tc.want)
+			}
+			joined := strings.Join(ev.Problems, "\n")
+			if (tc.wantProblem == "") != (len(ev.Problems) == 0) || !strings.Contains(joined, tc.wantProblem) {
+				t.Errorf("Problems = %q, want one containing %q", ev.Problems, tc.wantProblem)
+			}
+		})
+	}
+	if p := tg.Projection(); !p.Whole || !slices.Contains(p.AnnotationGlobs, "*") {
+		t.Errorf("Projection() = %+v, want whole objects (the containers read), keeping every annotation another manager may have set", p)
+	}
 }

@@ -23,6 +23,9 @@ type compiledKind struct {
 	kind string
 	from map[string]*value.Template
 	cel  map[string]*celexpr.Expr
+	// copyCEL are the expressions of the key sets computed in CEL, by
+	// their index in the kind's Copy; nil for the others.
+	copyCEL []*celexpr.Expr
 }
 
 // compileKinds compiles the JSONPath and CEL values of both kinds of c.
@@ -35,11 +38,27 @@ func (c *Compiled) compileKinds() error {
 		if k.from, err = value.Templates(m.From); err != nil {
 			return err
 		}
-		if k.cel, err = compileCELs(m.CEL); err != nil {
+		if k.cel, err = celexpr.CompileAll(m.CEL); err != nil {
 			return fmt.Errorf("%ss: %w", kind, err)
 		}
+		k.copyCEL = make([]*celexpr.Expr, len(m.Copy))
+		for j, set := range m.Copy {
+			if set.CEL == "" {
+				continue
+			}
+			if k.copyCEL[j], err = celexpr.Compile(set.CEL, celexpr.StringMapType); err != nil {
+				return fmt.Errorf("copy: %w", err)
+			}
+		}
 	}
-	c.values = sortedExprs(c.kinds[0].cel, c.kinds[1].cel)
+	c.values = celexpr.Sorted(c.kinds[0].cel, c.kinds[1].cel)
+	for _, k := range c.kinds {
+		for _, e := range k.copyCEL {
+			if e != nil {
+				c.values = append(c.values, e)
+			}
+		}
+	}
 	return nil
 }
 
@@ -72,7 +91,7 @@ func (k *compiledKind) contribute(e *Evaluation, c *Compiled, obj metav1.Object,
 	cel, m3 := celValues(k.cel, obj, h, valid)
 	related, inputs, m4 := c.readers().Related(m.FromRelated, obj, h.look, valid)
 	read = e.orDefault(rulefile.Joined(read, rulefile.Joined(cel, related)), slices.Concat(m1, m2, m3, m4), m.Default, m.IfInvalid, c.Name, k.kind)
-	copied, copiedFrom, problems := c.readers().Copied(m, obj, h.obj, h.why, h.look, valid)
+	copied, copiedFrom, problems := c.readers().Copied(m, obj, h.obj, h.why, h.look, valid, k.celCopy(obj, h))
 	for _, p := range problems {
 		e.Problems = append(e.Problems, c.Name+": "+p)
 	}
@@ -108,3 +127,19 @@ func everyKey(m map[string]string) map[string]bool {
 // readers returns what finds the objects c reads besides the object and
 // its namespace.
 func (c *Compiled) readers() value.Readers { return value.Readers{Owners: c.owners, Refs: c.refs} }
+
+// celCopy returns what computes the keys and values of the i-th key set
+// of k computed in CEL, for obj, whose namespace is h.
+func (k *compiledKind) celCopy(obj metav1.Object, h home) func(i int) (map[string]string, string) {
+	return func(i int) (map[string]string, string) {
+		v, err := h.outcome(k.copyCEL[i], obj)
+		if err != nil {
+			return nil, err.Error()
+		}
+		m, ok := v.(map[string]string)
+		if !ok {
+			return nil, fmt.Sprintf("yields a %T, not a map of strings", v)
+		}
+		return m, ""
+	}
+}

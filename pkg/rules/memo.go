@@ -3,6 +3,7 @@ package rules
 import (
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -92,18 +93,31 @@ type evaluated struct {
 	celexpr.Outcome
 }
 
-// appendOutcome appends to key what celValues makes of a CEL value's
-// result: the string, the error, or the type it is not a string of.
+// appendOutcome appends to key what celValues (or a copy computed in
+// CEL) makes of a CEL value's result: the string, each key and value of
+// the map, the error, or the type it is not a string of.
 func appendOutcome(key []byte, v any, err error) []byte {
 	tag, s := byte('s'), ""
+	m, isMap := v.(map[string]string)
 	switch x, isString := v.(string); {
 	case err != nil:
 		tag, s = 'e', err.Error()
 	case isString:
 		s = x
+	case isMap:
+		key = binary.AppendUvarint(append(key, 'm'), uint64(len(m)))
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			key = appendString(appendString(key, k), m[k])
+		}
+		return key
 	default:
 		tag, s = 't', fmt.Sprintf("%T", v)
 	}
-	key = binary.AppendUvarint(append(key, tag), uint64(len(s)))
+	return appendString(append(key, tag), s)
+}
+
+// appendString appends s to key, after its length.
+func appendString(key []byte, s string) []byte {
+	key = binary.AppendUvarint(key, uint64(len(s)))
 	return append(key, s...)
 }

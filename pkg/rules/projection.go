@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules/projection"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/spec"
 )
 
 // Projection returns what the rules of t need of its objects' annotations
@@ -20,10 +21,10 @@ func (t *Target) Projection() projection.Projection {
 		p.Labels.Insert(slices.Collect(maps.Keys(r.Labels.Values))...)
 		p.Labels.Insert(slices.Collect(maps.Keys(r.Labels.Computed()))...)
 		for _, set := range r.Annotations.Copy {
-			p.AnnotationGlobs = union(p.AnnotationGlobs, set.Keys)
+			p.AnnotationGlobs = union(p.AnnotationGlobs, copiedKeys(set))
 		}
 		for _, set := range r.Labels.Copy {
-			p.LabelGlobs = union(p.LabelGlobs, set.Keys)
+			p.LabelGlobs = union(p.LabelGlobs, copiedKeys(set))
 		}
 	}
 	return p
@@ -105,4 +106,13 @@ func union(a, b []string) []string {
 	out := append(slices.Clone(a), b...)
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// copiedKeys returns the globs of the keys set may copy: every key, for
+// one computed in CEL.
+func copiedKeys(set spec.KeySet) []string {
+	if set.CEL != "" {
+		return []string{"*"}
+	}
+	return set.Keys
 }

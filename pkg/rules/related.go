@@ -67,7 +67,9 @@ func (c *Compiled) relatedRefs() [][]string {
 			add(k.Source, ref)
 		}
 		for _, set := range m.Copy {
-			add(set.Source, set.Source.Ref)
+			if set.Source != nil {
+				add(set.Source, set.Source.Ref)
+			}
 		}
 	}
 	return out

@@ -14,11 +14,13 @@ import (
 // the namespace; a label added to the namespace is added, one removed is
 // removed; a key another field manager set on an object keeps its value;
 // diff agrees with the controller, and explain says where a value came
-// from.
+// from. A key set computed in CEL gives a Deployment one annotation per
+// container, and prunes the one of a container renamed.
 func TestCopy(t *testing.T) {
 	ns := env.NewNamespace(t)
 	userSet(t, h.Namespaces, "", ns, `{"metadata":{"labels":{"team":"payments","team-region":"eu","other":"x"},"annotations":{"example.com/cost":"c1","note":"n"}}}`)
 	configMapsNamed(t, ns, "x", "y")
+	env.Create(t, h.Deployments, ns, h.Deployment(t, ns, "web", 0))
 	userSet(t, h.ConfigMaps, ns, "y", `{"metadata":{"labels":{"team-region":"local"}}}`)
 	rulesFile := writeFile(t, "rules.yaml", fmt.Sprintf(`rules:
 - name: copy-team
@@ -27,7 +29,12 @@ func TestCopy(t *testing.T) {
   copy:
   - fromNamespace: {labels: ["team*"], except: [team-internal]}
   - fromNamespace: {annotations: [example.com/*]}
-`, ns))
+- name: per-container
+  resources: [deployments]
+  namespaces: [%s]
+  copy:
+  - cel: {annotations: "object.spec.template.spec.containers.transformMapEntry(i, c, {'image.example.com/' + c.name: c.image})"}
+`, ns, ns))
 	startRun(t, "--rules", rulesFile)
 
 	waitMetadata(t, 15*time.Second, h.ConfigMaps, ns, "x", "team, team-region and example.com/cost copied", func(a, l map[string]string) bool {
@@ -35,6 +42,9 @@ func TestCopy(t *testing.T) {
 	})
 	waitMetadata(t, 15*time.Second, h.ConfigMaps, ns, "y", "team copied, team-region kept as another manager set it", func(_, l map[string]string) bool {
 		return l["team"] == "payments" && l["team-region"] == "local"
+	})
+	waitMetadata(t, 15*time.Second, h.Deployments, ns, "web", "one annotation per container", func(a, _ map[string]string) bool {
+		return a["image.example.com/app"] == "registry.invalid/app:1"
 	})
 	if out, stderr, code := runCLI(t, "diff", "--rules", rulesFile, "--kubeconfig", env.Kubeconfig, "-n", ns); code != 0 {
 		t.Errorf("diff after convergence: exit %d, stdout:\n%s\nstderr:\n%s\nwant exit 0", code, out, stderr)
@@ -52,6 +62,11 @@ func TestCopy(t *testing.T) {
 	})
 	waitMetadata(t, 15*time.Second, h.ConfigMaps, ns, "y", "team-cost added, team-region kept", func(_, l map[string]string) bool {
 		return l["team-cost"] == "cc-7" && l["team-region"] == "local"
+	})
+	// A container renamed: its annotation goes, the new one's comes.
+	userSet(t, h.Deployments, ns, "web", `{"spec":{"template":{"spec":{"containers":[{"name":"api","image":"registry.invalid/api:2"}]}}}}`)
+	waitMetadata(t, 15*time.Second, h.Deployments, ns, "web", "the annotation of the container gone pruned, the new one's set", func(a, _ map[string]string) bool {
+		return a["image.example.com/api"] == "registry.invalid/api:2" && !hasKey(a, "image.example.com/app")
 	})
 	for _, name := range []string{"x", "y"} {
 		if l := env.Get(t, h.ConfigMaps, ns, name).GetLabels(); hasKey(l, "team-internal") {

@@ -3,6 +3,7 @@ package celexpr
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/operators"
 	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/traits"
 	"github.com/google/cel-go/interpreter"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/version"
@@ -31,6 +33,9 @@ const (
 var (
 	BoolType   = types.BoolType
 	StringType = types.StringType
+	// StringMapType is what a copy computed in CEL yields: keys and their
+	// values.
+	StringMapType = types.NewMapType(types.StringType, types.StringType)
 )
 
 // celEnv is the API server's CEL environment for stored expressions (the
@@ -112,10 +117,28 @@ func Check(env *cel.Env, src string, want *types.Type) (*cel.Ast, error) {
 		return nil, errors.New(strings.Join(msgs, "; "))
 	}
 	out := checked.OutputType()
-	if !out.IsExactType(want) && !out.IsExactType(types.DynType) {
+	if !yields(out, want) {
 		return nil, fmt.Errorf("must yield a %s, but yields a %s", want, out)
 	}
 	return checked, nil
+}
+
+// yields reports whether a value of type out is one of type want, as far
+// as the types tell: the type, or dyn; for a map, a map whose key and
+// value types are each the wanted one, or dyn.
+func yields(out, want *types.Type) bool {
+	if out.IsExactType(want) || out.IsExactType(types.DynType) {
+		return true
+	}
+	if out.Kind() != types.MapKind || want.Kind() != types.MapKind {
+		return false
+	}
+	for i, p := range out.Parameters() {
+		if !yields(p, want.Parameters()[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // eval evaluates e with the object's content and its namespace's metadata
@@ -124,6 +147,9 @@ func (e *Expr) eval(object, namespace map[string]any) (any, error) {
 	v, _, err := e.program.Eval(&celActivation{object: object, namespace: namespace})
 	if err != nil {
 		return nil, err
+	}
+	if m, ok := v.(traits.Mapper); ok {
+		return m.ConvertToNative(reflect.TypeFor[map[string]string]()) // a map of strings, else an error
 	}
 	return v.Value(), nil
 }

@@ -133,7 +133,11 @@ func (w labelWrites) of(key string) (labelWrite, bool) {
 	}
 	for _, set := range w.copies {
 		if set.Matches(key) {
-			return labelWrite{how: "copied from " + set.Source.What + "'s " + set.String(), ifAbsent: true}, true
+			how := "copied from " + set.String() + " computed in CEL"
+			if set.Source != nil {
+				how = "copied from " + set.Source.What + "'s " + set.String()
+			}
+			return labelWrite{how: how, ifAbsent: true}, true
 		}
 	}
 	return labelWrite{}, false

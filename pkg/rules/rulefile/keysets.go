@@ -8,7 +8,9 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/kube-annotator/kube-annotator/pkg/glob"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/celexpr"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/spec"
 )
 
 // copyFrom are the sources a copy item reads, by the field that names
@@ -30,10 +32,11 @@ func (d *decoder) copyItems(n *yaml.Node, p string, r *Rule) {
 		d.errorf(n, p, "must not be empty; leave the field out to copy nothing")
 		return
 	}
-	names := make([]string, len(copyFrom))
+	names := make([]string, len(copyFrom), len(copyFrom)+1)
 	for i, src := range copyFrom {
 		names[i] = src.Field
 	}
+	names = append(names, spec.CELField)
 	for i, item := range n.Content {
 		ip := fmt.Sprintf("%s[%d]", p, i)
 		item = deref(item)
@@ -43,8 +46,15 @@ func (d *decoder) copyItems(n *yaml.Node, p string, r *Rule) {
 			continue
 		}
 		d.fields(item, ip, names, func(field, fp string, v *yaml.Node) {
-			src := copyFrom[slices.Index(names, field)]
 			d.lineOf(fp, v)
+			if field == spec.CELField {
+				if set, ok := d.celKeySet(v, fp); ok {
+					m := r.Of(set.Kind)
+					m.Copy = append(m.Copy, set)
+				}
+				return
+			}
+			src := copyFrom[slices.Index(names, field)]
 			if set, ok := d.keySet(v, fp, src); ok {
 				m := r.Of(set.Kind)
 				m.Copy = append(m.Copy, set)
@@ -95,6 +105,23 @@ func (d *decoder) keySet(n *yaml.Node, p string, src *source.Source) (KeySet, bo
 	return set, len(d.errs) == before
 }
 
+// celKeySet decodes {labels: "EXPR"} or {annotations: "EXPR"}, the CEL
+// item of a copy found at path p: an expression yielding a map of keys to
+// values, such as one annotation per container.
+func (d *decoder) celKeySet(n *yaml.Node, p string) (KeySet, bool) {
+	set := KeySet{}
+	if n.Kind != yaml.MappingNode || len(n.Content) != 2 {
+		d.errorf(n, p, `must be {labels: "EXPR"} or {annotations: "EXPR"}, an expression yielding a map of keys to values, got %s`, describe(n))
+		return set, false
+	}
+	ok := false
+	d.fields(n, p, []string{LabelKind + "s", AnnotationKind + "s"}, func(k, fp string, v *yaml.Node) {
+		set.Kind = strings.TrimSuffix(k, "s")
+		set.CEL, ok = d.cel(v, fp, celexpr.StringMapType, "key set")
+	})
+	return set, ok
+}
+
 // keyGlobs decodes a non-empty list of globs of keys, found at path p.
 func (d *decoder) keyGlobs(n *yaml.Node, p string) []string {
 	return d.list(n, p, "globs of keys", "must name at least one key or glob; \"*\" copies every key", func(item *yaml.Node, ip, s string) bool {
@@ -124,5 +151,12 @@ func copySchema() *jsonSchema {
 		item.Properties[src.Field] = from
 		item.OneOf = append(item.OneOf, &jsonSchema{Required: []string{src.Field}})
 	}
+	expr := &jsonSchema{Type: "string", MinLength: 1}
+	item.Properties[spec.CELField] = &jsonSchema{Type: "object", AdditionalProperties: closed, MinProperties: 1,
+		Properties: map[string]*jsonSchema{LabelKind + "s": expr, AnnotationKind + "s": expr},
+		OneOf:      []*jsonSchema{{Required: []string{LabelKind + "s"}}, {Required: []string{AnnotationKind + "s"}}},
+		Description: "Keys and values computed from the object: a CEL expression yielding a map of strings, " +
+			"e.g. one annotation per container with transformMapEntry."}
+	item.OneOf = append(item.OneOf, &jsonSchema{Required: []string{spec.CELField}})
 	return &jsonSchema{Type: "array", MinItems: 1, Items: item}
 }

@@ -70,7 +70,9 @@ func (r *Rule) RelatedSources() []*source.Source {
 			add(k.Source)
 		}
 		for _, set := range m.Copy {
-			add(set.Source)
+			if set.Source != nil {
+				add(set.Source)
+			}
 		}
 	}
 	slices.SortFunc(out, source.Order)

@@ -12,11 +12,15 @@ import (
 // KeySet is every label or annotation of a related object whose key
 // matches one of Keys and none of Except, copied to the object under the
 // same key: an item of a rule's copy, such as {fromNamespace: {labels:
-// ["team*"], except: [team-internal]}}.
+// ["team*"], except: [team-internal]}}; or the keys and values a CEL
+// expression computes from the object: {cel: {annotations: "…"}}.
 type KeySet struct {
 	// Source is the object read: source.Namespace, source.Node or
-	// source.Owner (then Owners says which owner).
+	// source.Owner (then Owners says which owner); nil for CEL.
 	Source *source.Source
+	// CEL is the expression that yields the keys and their values, a
+	// map(string, string), for an item {cel: …}; Keys is then empty.
+	CEL string
 	// Kind is "label" or "annotation": the kind read, and written.
 	Kind string
 	// Keys and Except are globs of keys, in which * and ? match '/' too
@@ -27,14 +31,28 @@ type KeySet struct {
 	Owners *Owners
 }
 
-// Matches reports whether s copies the key.
+// Matches reports whether s copies the key: any key, for CEL.
 func (s *KeySet) Matches(key string) bool {
 	match := func(g string) bool { return glob.MatchKey(g, key) }
-	return slices.ContainsFunc(s.Keys, match) && !slices.ContainsFunc(s.Except, match)
+	return (s.CEL != "" || slices.ContainsFunc(s.Keys, match)) && !slices.ContainsFunc(s.Except, match)
 }
+
+// From names the item's source as the file does: "fromNamespace", "cel".
+func (s *KeySet) From() string {
+	if s.Source == nil {
+		return CELField
+	}
+	return s.Source.Field
+}
+
+// CELField is the field of a copy item computed in CEL.
+const CELField = "cel"
 
 // String formats s as in messages: `labels "team*" except "team-internal"`.
 func (s *KeySet) String() string {
+	if s.CEL != "" {
+		return fmt.Sprintf("%ss %q", s.Kind, s.CEL)
+	}
 	out := fmt.Sprintf("%ss %s", s.Kind, quoted(s.Keys))
 	if len(s.Except) > 0 {
 		out += " except " + quoted(s.Except)

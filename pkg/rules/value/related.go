@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/spec"
@@ -61,11 +63,15 @@ func (r Readers) refValue(k spec.RelatedKey, obj metav1.Object, look source.Look
 }
 
 // Copied returns the keys that the key sets of m (of kind) copy onto obj,
-// whose namespace is h, with their values and where each was read; a key
-// the rule sets otherwise or removes is not copied, and of two key sets
-// the first that copies a key gives its value. problems says why a key
-// set copied nothing: its object is missing, or a value is not valid.
-func (r Readers) Copied(m *spec.Metadata, obj, home metav1.Object, homeWhy string, look source.Lookup, valid func(string) []string) (out, inputs map[string]string, problems []string) {
+// whose namespace is home (or none, homeWhy says why), with their values
+// and where each was read; cel gives the keys and values of the i-th key
+// set when it is computed in CEL (or why it gives none). A key the rule
+// sets otherwise or removes is not copied, and of two key sets the first
+// that copies a key gives its value. problems says why a key set copied
+// nothing, or a key not: its object is missing, a key or a value is not
+// valid.
+func (r Readers) Copied(m *spec.Metadata, obj, home metav1.Object, homeWhy string, look source.Lookup, valid func(string) []string,
+	cel func(i int) (map[string]string, string)) (out, inputs map[string]string, problems []string) {
 	own := m.Computed()
 	maps.Copy(own, spec.KeysOf(m.Values))
 	for _, k := range m.Remove {
@@ -73,14 +79,10 @@ func (r Readers) Copied(m *spec.Metadata, obj, home metav1.Object, homeWhy strin
 	}
 	for i := range m.Copy {
 		set := &m.Copy[i]
-		rel, what, why := r.copySource(set, obj, home, homeWhy, look)
+		from, what, why := r.keysOf(set, i, obj, home, homeWhy, look, cel)
 		if why != "" {
-			problems = append(problems, fmt.Sprintf("copy %s %s: %s", set.Source.Field, set, why))
+			problems = append(problems, fmt.Sprintf("copy %s %s: %s", set.From(), set, why))
 			continue
-		}
-		from := rel.GetLabels()
-		if set.Kind == spec.AnnotationKind {
-			from = rel.GetAnnotations()
 		}
 		copied := set.Copied(from)
 		for _, k := range slices.Sorted(maps.Keys(copied)) {
@@ -91,14 +93,47 @@ func (r Readers) Copied(m *spec.Metadata, obj, home metav1.Object, homeWhy strin
 				continue
 			}
 			v := copied[k]
+			if msgs := validKey(set.Kind, k); len(msgs) > 0 {
+				problems = append(problems, fmt.Sprintf("copy %s: %s %q of %s is no valid key: %v", set.From(), set.Kind, k, what, msgs))
+				continue
+			}
 			if msgs := valid(v); len(msgs) > 0 {
-				problems = append(problems, fmt.Sprintf("copy %s: the value of %s %q of %s (%d bytes) is not valid: %v", set.Source.Field, set.Kind, k, what, len(v), msgs))
+				problems = append(problems, fmt.Sprintf("copy %s: the value of %s %q of %s (%d bytes) is not valid: %v", set.From(), set.Kind, k, what, len(v), msgs))
 				continue
 			}
 			out, inputs = put(out, k, v), put(inputs, k, fmt.Sprintf("%s %q of %s", set.Kind, k, what))
 		}
 	}
 	return out, inputs, problems
+}
+
+// keysOf returns the keys of the kind of set, the i-th key set of a rule,
+// that it copies from for obj — those cel computes, or those of its
+// object — and how messages name where they are read; or why there are
+// none.
+func (r Readers) keysOf(set *spec.KeySet, i int, obj, home metav1.Object, homeWhy string, look source.Lookup,
+	cel func(i int) (map[string]string, string)) (from map[string]string, what, why string) {
+	if set.CEL != "" {
+		from, why = cel(i)
+		return from, "cel", why
+	}
+	rel, what, why := r.copySource(set, obj, home, homeWhy, look)
+	if why != "" {
+		return nil, "", why
+	}
+	if set.Kind == spec.AnnotationKind {
+		return rel.GetAnnotations(), what, ""
+	}
+	return rel.GetLabels(), what, ""
+}
+
+// validKey returns why key is no valid key of kind; nil when it is one.
+// Annotation keys are checked lowercased, as the API server does.
+func validKey(kind, key string) []string {
+	if kind == spec.AnnotationKind {
+		key = strings.ToLower(key)
+	}
+	return validation.IsQualifiedName(key)
 }
 
 // copySource finds the object set copies from for obj, whose namespace is
