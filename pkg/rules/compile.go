@@ -256,6 +256,7 @@ func Compile(name string, f *rulefile.File, resolve ResolveFunc) (set *Set, unre
 	reported, whenReported := map[int]bool{}, map[string]bool{}
 	targets := set.SortedTargets()
 	reads := compiledWhenReads(targets)
+	conflicts = append(conflicts, lint.SourceCycles(f, flows(targets))...)
 	for _, t := range targets {
 		conflicts = append(conflicts, lint.StaticConflicts(f, t.ruleIndexes(), source.GVRString(t.GVR))...)
 		conflicts = append(conflicts, refScopes(f, t)...)
@@ -279,6 +280,23 @@ func Compile(name string, f *rulefile.File, resolve ResolveFunc) (set *Set, unre
 		return nil, unresolved, &rulefile.Error{File: name, Fields: conflicts}
 	}
 	return set, unresolved, nil
+}
+
+// flows returns the values the rules of targets read from other objects,
+// as lint.SourceCycles follows them.
+func flows(targets []*Target) []lint.Flow {
+	var out []lint.Flow
+	for _, t := range targets {
+		for _, c := range t.Rules {
+			for _, kind := range kinds {
+				for _, r := range c.readers().Reads(c.Of(kind), kind) {
+					out = append(out, lint.Flow{Rule: c.Index, Field: r.Field, To: source.GVRString(t.GVR), Kind: kind, Key: r.Key,
+						From: source.GVRString(r.From.Resource.GVR), FromKind: r.FromKind, FromKey: r.FromKey})
+				}
+			}
+		}
+	}
+	return out
 }
 
 // compiledWhenReads reads what each compiled rule's condition reads.
