@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"maps"
 	"testing"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
+	"github.com/kube-annotator/kube-annotator/test/testutil"
 )
 
 // Test helpers shared by this package's tests.
@@ -246,4 +248,23 @@ func converged(c *Controller, gvr schema.GroupVersionResource, n int, want map[s
 		}
 	}
 	return true
+}
+
+// waitLabel waits until the objects of gvr (of kind) in namespace that
+// client's tracker holds carry, by name, the values want of the label
+// key ("" for none).
+func waitLabel(t *testing.T, client *dynamicfake.FakeDynamicClient, gvr schema.GroupVersionResource, kind, namespace, key, what string, want map[string]string) {
+	t.Helper()
+	labels := func() map[string]string {
+		l, err := client.Tracker().List(gvr, gvr.GroupVersion().WithKind(kind), namespace)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for _, o := range l.(*unstructured.UnstructuredList).Items {
+			out[o.GetName()] = o.GetLabels()[key]
+		}
+		return out
+	}
+	testutil.WaitFor(t, 10*time.Second, what, func() bool { return maps.Equal(labels(), want) })
 }

@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -71,20 +70,9 @@ func TestOwnerChangeSyncsItsObjects(t *testing.T) {
 	c.SetRules(ctx, set)
 	runController(t, ctx, c)
 
-	teams := func() map[string]string {
-		l, err := client.Tracker().List(pods, pods.GroupVersion().WithKind("Pod"), "shop")
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := map[string]string{}
-		for _, o := range l.(*unstructured.UnstructuredList).Items {
-			out[o.GetName()] = o.GetLabels()["team"]
-		}
-		return out
-	}
 	want := func(what string, w map[string]string) {
 		t.Helper()
-		testutil.WaitFor(t, 10*time.Second, what, func() bool { return maps.Equal(teams(), w) })
+		waitLabel(t, client, pods, "Pod", "shop", "team", what, w)
 	}
 	want("each Pod its Deployment's team", map[string]string{"web-1-a": "payments", "web-1-b": "payments", "api-1-a": "core", "bare": "none"})
 

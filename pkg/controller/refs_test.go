@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -65,20 +64,9 @@ func TestRefChangeSyncsItsObjects(t *testing.T) {
 	c.SetRules(ctx, set)
 	runController(t, ctx, c)
 
-	teams := func() map[string]string {
-		l, err := client.Tracker().List(persistentVolumes, persistentVolumes.GroupVersion().WithKind("PersistentVolume"), "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := map[string]string{}
-		for _, o := range l.(*unstructured.UnstructuredList).Items {
-			out[o.GetName()] = o.GetLabels()["team"]
-		}
-		return out
-	}
 	want := func(what string, w map[string]string) {
 		t.Helper()
-		testutil.WaitFor(t, 10*time.Second, what, func() bool { return maps.Equal(teams(), w) })
+		waitLabel(t, client, persistentVolumes, "PersistentVolume", "", "team", what, w)
 	}
 	want("each volume its claim's team", map[string]string{"pv-a": "payments", "pv-b": "payments", "pv-c": "core", "pv-stale": "none", "pv-free": "none"})
 
