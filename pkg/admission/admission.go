@@ -249,7 +249,7 @@ func ruleKeys(c *rules.Compiled) []*key {
 			keys = append(keys, &key{kind: kind, name: name, err: errFromRelated(k.Source)})
 		}
 		for _, k := range keys {
-			k.ifAbsent, k.ifInvalid = m.IfAbsent[k.name], ifInvalid[k.name]
+			k.ifAbsent, k.ifInvalid = m.IfAbsent[k.name] || m.Once[k.name], ifInvalid[k.name] // a recorded key, too, is set only where absent
 		}
 		slices.SortFunc(keys, func(a, b *key) int { return strings.Compare(a.name, b.name) })
 		out = append(out, keys...)

@@ -67,6 +67,9 @@ func printVerdict(w io.Writer, v verdict.Verdict) {
 		if want.IfAbsent {
 			suffix = "\tonly where absent"
 		}
+		if want.Once {
+			suffix = "\trecorded once: kept as first written"
+		}
 		fmt.Fprintf(w, "    %s %s\t%s%s\n", want.Kind, want.Key, valueOrRemoved(want.Value), suffix)
 		if want.From != "" {
 			fmt.Fprintf(w, "      computed by %s\n", want.From)

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"maps"
+	"slices"
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -182,9 +183,9 @@ func keep(owned patch.Owned, want patch.Desired) patch.Owned {
 }
 
 // hold returns what ev wants of obj, but for the keys whose expression
-// failed and that obj carries (rules.Evaluation.Held): they keep the value
-// obj has, neither changed to a default nor deleted, and are dropped from
-// owned too. ev is shared: what it wants is copied before a key is
+// failed (rules.Evaluation.Held) or that a rule records
+// (rules.Evaluation.Recorded), and that obj carries: they keep the value
+// obj has, neither changed nor deleted, and are dropped from owned too. ev is shared: what it wants is copied before a key is
 // dropped from it.
 func hold(ev *rules.Evaluation, obj patch.Object, owned *patch.Owned) patch.Desired {
 	d := ev.Desired
@@ -199,7 +200,7 @@ func hold(ev *rules.Evaluation, obj patch.Object, owned *patch.Owned) patch.Desi
 		{"label", obj.GetLabels(), &d.Labels, &d.IfAbsentLabels, owned.Labels},
 	} {
 		copied := false
-		for _, k := range ev.Held(kind.name) {
+		for _, k := range slices.Concat(ev.Held(kind.name), ev.Recorded(kind.name)) {
 			if _, ok := kind.have[k]; !ok {
 				continue
 			}

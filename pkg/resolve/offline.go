@@ -8,7 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/yamlfield"
 	"github.com/kube-annotator/kube-annotator/pkg/staticdiscovery"
 )
 
@@ -85,7 +85,7 @@ func (r *Resolver) suggest(name string) string {
 				candidates = []string{res.Name + "." + gv.Group, res.Name + "." + gv.Version + "." + gv.Group}
 			}
 			for _, c := range candidates {
-				if d := rulefile.EditDistance(name, c); c != "" && d > 0 && d <= bestDist && (best == "" || d < bestDist) {
+				if d := yamlfield.EditDistance(name, c); c != "" && d > 0 && d <= bestDist && (best == "" || d < bestDist) {
 					best, bestDist = c, d
 				}
 			}

@@ -8,17 +8,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules/celexpr"
-	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/value"
 )
 
 // celExprs returns the rule's CEL expressions: its when condition and
 // its cel values.
 func (c *Compiled) celExprs() []*celexpr.Expr {
-	if c.when == nil {
+	if c.sel.When == nil {
 		return c.values
 	}
-	return append([]*celexpr.Expr{c.when}, c.values...)
+	return append([]*celexpr.Expr{c.sel.When}, c.values...)
 }
 
 // readsNamespaceObject reports whether a CEL expression of the rule reads
@@ -30,24 +29,7 @@ func (c *Compiled) readsNamespaceObject() bool {
 // WhenReadsNamespace reports whether the rule's when condition reads
 // namespaceObject.
 func (c *Compiled) WhenReadsNamespace() bool {
-	return c.when != nil && len(c.when.NamespaceReads) > 0
-}
-
-// whenFails returns why the rule's when condition does not hold for obj,
-// or "" when it does (or the rule has none). An error, or a result other
-// than true, leaves the object unselected.
-func (c *Compiled) whenFails(obj metav1.Object, isNamespace bool, namespaces source.Lookup) string {
-	if c.when == nil {
-		return ""
-	}
-	v, err := c.when.EvalOn(obj, isNamespace, namespaces)
-	if err != nil {
-		return fmt.Sprintf("when %q: %v", c.When, err)
-	}
-	if b, ok := v.(bool); !ok || !b {
-		return fmt.Sprintf("when %q is %v", c.When, v)
-	}
-	return ""
+	return c.sel.When != nil && len(c.sel.When.NamespaceReads) > 0
 }
 
 // celValues evaluates the rule's cel values from against obj, or takes

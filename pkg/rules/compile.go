@@ -308,8 +308,8 @@ func compiledWhenReads(targets []*Target) lint.WhenReads {
 		}
 	}
 	return func(i int) [][]string {
-		if c := byIndex[i]; c != nil && c.when != nil {
-			return c.when.Reads
+		if c := byIndex[i]; c != nil && c.sel.When != nil {
+			return c.sel.When.Reads
 		}
 		return nil
 	}

@@ -3,7 +3,8 @@
 // the front of the packages below it: the file format (pkg/rules/spec,
 // read by pkg/rules/rulefile with pkg/rules/jsonschema), the checks of rules together (pkg/rules/lint),
 // CEL (pkg/rules/celexpr), the table of the objects rules read besides
-// the object itself (pkg/rules/source), the reading of values by JSONPath
+// the object itself (pkg/rules/source), which objects a rule selects
+// (pkg/rules/selection), the reading of values by JSONPath
 // and from the namespace (pkg/rules/value) and ifInvalid
 // (pkg/rules/labelvalue).
 //

@@ -32,7 +32,7 @@ func (t *Target) Explain(obj metav1.Object, namespaces source.Lookup) []verdict.
 			v.Reason = r.Unselected(obj, t.isNamespaces(), namespaces)
 		}
 		v.Selects = v.Reason == ""
-		if excluded == "" && r.unselectedBy(obj, t.isNamespaces(), namespaces) == "" {
+		if excluded == "" && r.sel.UnselectedBy(obj, t.isNamespaces(), namespaces) == "" {
 			v.When = r.condition(obj, h, v.Selects)
 		}
 		if v.Selects {
@@ -63,7 +63,7 @@ func wants(e *Evaluation) []verdict.Want {
 	} {
 		var ws []verdict.Want
 		for k, v := range kind.set {
-			ws = append(ws, verdict.Want{Kind: kind.name, Key: k, Value: &v, IfAbsent: kind.ifAbsent[k], Defaulted: e.Defaulted(kind.name, k),
+			ws = append(ws, verdict.Want{Kind: kind.name, Key: k, Value: &v, IfAbsent: kind.ifAbsent[k], Once: e.once[keyOf{kind.name, k}] != "", Defaulted: e.Defaulted(kind.name, k),
 				MadeValid: e.madeValid[keyOf{kind.name, k}], Input: e.Input(kind.name, k)})
 		}
 		for _, k := range kind.remove {

@@ -16,10 +16,10 @@ import (
 // condition returns the rule's when condition as evaluated for obj, which
 // it selects (holds) or fails only by it; nil when it has none.
 func (c *Compiled) condition(obj metav1.Object, h home, holds bool) *verdict.Condition {
-	if c.when == nil {
+	if c.sel.When == nil {
 		return nil
 	}
-	return &verdict.Condition{Expression: c.When, Holds: holds, Inputs: celInputs(c.when, obj, h)}
+	return &verdict.Condition{Expression: c.When, Holds: holds, Inputs: celInputs(c.sel.When, obj, h)}
 }
 
 // source says how the rule computes the value of the key of kind, and

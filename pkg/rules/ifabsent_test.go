@@ -35,7 +35,7 @@ func TestParseIfAbsent(t *testing.T) {
 		{name: "unquoted boolean value", in: "{psa: {value: true, ifAbsent: true}}", errs: []string{
 			`rules.yaml:4: rules[0].labels.psa.value: value must be a string; quote it: "true"`}},
 		{name: "unknown field", in: "{psa: {value: baseline, ifabsent: true}}", errs: []string{
-			`rules.yaml:4: rules[0].labels.psa.ifabsent: unknown field (did you mean "ifAbsent"?); known fields are value, jsonPath, cel, fromNamespace, fromNode, fromOwner, fromRef, ifAbsent, default, ifInvalid`}},
+			`rules.yaml:4: rules[0].labels.psa.ifabsent: unknown field (did you mean "ifAbsent"?); known fields are value, jsonPath, cel, fromNamespace, fromNode, fromOwner, fromRef, ifAbsent, default, ifInvalid, once`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

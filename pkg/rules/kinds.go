@@ -99,6 +99,7 @@ func (k *compiledKind) contribute(e *Evaluation, c *Compiled, obj metav1.Object,
 	*set = e.merge(*set, m.Values, read, fromNS, c.Name, k.kind)
 	*set = e.merge(*set, copied, nil, nil, c.Name, k.kind)
 	e.recordInputs(inputs, c.Name, k.kind)
+	e.recordOnce(m.Once, c.Name, k.kind)
 	e.recordInputs(copiedFrom, c.Name, k.kind)
 	*ifAbsent = e.ifAbsent(*ifAbsent, *set, m.IfAbsent, c.Name, k.kind, m.Values, read, fromNS)
 	*ifAbsent = e.ifAbsent(*ifAbsent, *set, everyKey(copied), c.Name, k.kind, copied) // a copy never changes another's key

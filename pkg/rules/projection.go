@@ -41,14 +41,14 @@ func (t *Target) Reads() projection.Projection {
 		p.Owners = p.Owners || len(r.owners) > 0
 		p.Annotations.Insert(r.Annotations.Remove...)
 		p.Labels.Insert(r.Labels.Remove...)
-		p.Labels.Insert(selectorKeys(r.selector)...)
+		p.Labels.Insert(selectorKeys(r.sel.Selector)...)
 		celLabels, celAnnotations := r.celKeys()
 		p.Labels.Insert(celLabels...)
 		p.Annotations.Insert(celAnnotations...)
 		if t.isNamespaces() {
 			// A Namespace is selected by its own labels, and fromNamespace
 			// reads its own labels and annotations.
-			p.Labels.Insert(selectorKeys(r.namespaceSelector)...)
+			p.Labels.Insert(selectorKeys(r.sel.NamespaceSelector)...)
 			labelKeys, annotationKeys := r.namespaceKeys()
 			p.Labels.Insert(labelKeys...)
 			p.Annotations.Insert(annotationKeys...)

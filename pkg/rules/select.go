@@ -1,15 +1,13 @@
 package rules
 
 import (
-	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/kube-annotator/kube-annotator/pkg/glob"
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/celexpr"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/selection"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
@@ -19,31 +17,18 @@ type Compiled struct {
 	// Index is the rule's position in the file.
 	Index int
 
-	selector, namespaceSelector labels.Selector
-	kinds                       [len(kinds)]compiledKind
-	when                        *celexpr.Expr
-	values                      []*celexpr.Expr // the CEL values of annotations then labels, each by key
-	owners                      map[*rulefile.Owners]*source.Walk
-	refs                        map[*rulefile.Refs]*source.Refer
+	sel    *selection.Selection
+	kinds  [len(kinds)]compiledKind
+	values []*celexpr.Expr // the CEL values of annotations then labels, each by key
+	owners map[*rulefile.Owners]*source.Walk
+	refs   map[*rulefile.Refs]*source.Refer
 }
 
 func compileRule(r rulefile.Rule, index int) (*Compiled, error) {
 	c := &Compiled{Rule: r, Index: index}
 	var err error
-	if r.Selector != "" {
-		if c.selector, err = labels.Parse(r.Selector); err != nil {
-			return nil, err
-		}
-	}
-	if r.NamespaceSelector != "" {
-		if c.namespaceSelector, err = labels.Parse(r.NamespaceSelector); err != nil {
-			return nil, err
-		}
-	}
-	if r.When != "" {
-		if c.when, err = celexpr.Compile(r.When, celexpr.BoolType); err != nil {
-			return nil, fmt.Errorf("when: %w", err)
-		}
+	if c.sel, err = selection.Compile(&c.Rule); err != nil {
+		return nil, err
 	}
 	if err := c.compileKinds(); err != nil {
 		return nil, err
@@ -67,49 +52,7 @@ func (c *Compiled) Selects(obj metav1.Object, isNamespace bool, namespaces sourc
 // selection fields that obj fails, named as in the file — or "" when it
 // applies. isNamespace is as for Selects.
 func (c *Compiled) Unselected(obj metav1.Object, isNamespace bool, namespaces source.Lookup) string {
-	if why := c.unselectedBy(obj, isNamespace, namespaces); why != "" {
-		return why
-	}
-	return c.whenFails(obj, isNamespace, namespaces)
-}
-
-// unselectedBy returns why the rule's label, name and namespace criteria
-// do not select obj, or "".
-func (c *Compiled) unselectedBy(obj metav1.Object, isNamespace bool, namespaces source.Lookup) string {
-	if c.selector != nil && !c.selector.Matches(labels.Set(obj.GetLabels())) {
-		return fmt.Sprintf("selector %q does not match the object's labels", c.Selector)
-	}
-	if len(c.Names) > 0 && !glob.Any(c.Names, obj.GetName()) {
-		return fmt.Sprintf("names %q do not match %q", c.Names, obj.GetName())
-	}
-	ns := obj.GetNamespace()
-	if isNamespace {
-		ns = obj.GetName()
-	}
-	if ns == "" {
-		return "" // cluster-scoped: namespace criteria do not apply
-	}
-	if len(c.Namespaces) > 0 && !glob.Any(c.Namespaces, ns) {
-		return fmt.Sprintf("namespaces %q do not match namespace %q", c.Namespaces, ns)
-	}
-	if glob.Any(c.ExcludeNamespaces, ns) {
-		return fmt.Sprintf("excludeNamespaces %q match namespace %q", c.ExcludeNamespaces, ns)
-	}
-	if c.namespaceSelector != nil {
-		var set labels.Set
-		if isNamespace {
-			set = labels.Set(obj.GetLabels())
-		} else if m, ok := source.NamespaceOf(namespaces, ns); ok {
-			set = labels.Set(m.GetLabels())
-		} else {
-			// Not known yet; its arrival enqueues its objects.
-			return fmt.Sprintf("namespaceSelector %q: namespace %q is not known", c.NamespaceSelector, ns)
-		}
-		if !c.namespaceSelector.Matches(set) {
-			return fmt.Sprintf("namespaceSelector %q does not match the labels of namespace %q", c.NamespaceSelector, ns)
-		}
-	}
-	return ""
+	return c.sel.Unselected(obj, isNamespace, namespaces)
 }
 
 // home is the namespace fromNamespace values of an object are read from:
@@ -177,6 +120,7 @@ type Evaluation struct {
 	madeValid map[keyOf]string // how a value read was made valid (for explain, of a rule alone)
 	inputs    map[keyOf]string // where a related value was read
 	held      map[keyOf]string // rule whose expression failed for the key: see Held
+	once      map[keyOf]string // rule that records the key: see Recorded
 }
 
 // keyOf names an annotation (kind "annotation") or a label (kind "label").

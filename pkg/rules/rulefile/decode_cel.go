@@ -26,22 +26,22 @@ func (d *decoder) celValue(v *yaml.Node, p string) (string, bool) {
 // reports at v's line why it does not compile, or what it reads that
 // every write changes.
 func (d *decoder) cel(v *yaml.Node, p string, want *types.Type, what string) (string, bool) {
-	d.lineOf(p, v)
-	src, ok := d.str(v, p)
+	d.LineOf(p, v)
+	src, ok := d.Str(v, p)
 	if !ok {
 		return "", false
 	}
 	if src == "" {
-		d.errorf(v, p, "must be a CEL expression, got an empty string")
+		d.Errorf(v, p, "must be a CEL expression, got an empty string")
 		return "", false
 	}
 	e, err := celexpr.Compile(src, want)
 	if err != nil {
-		d.errorf(v, p, "invalid CEL %s %q: %v", what, src, err)
+		d.Errorf(v, p, "invalid CEL %s %q: %v", what, src, err)
 		return "", false
 	}
 	if why := e.Volatile(); why != "" {
-		d.errorf(v, p, "CEL %s %q reads %s, which every write changes, so it would never settle; "+
+		d.Errorf(v, p, "CEL %s %q reads %s, which every write changes, so it would never settle; "+
 			"read fields by name, e.g. object.metadata.labels.team", what, src, why)
 		return "", false
 	}

@@ -3,10 +3,11 @@ package rulefile
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules/yamlfield"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -26,7 +27,7 @@ type metadataValues struct {
 func (d *decoder) literal(v *yaml.Node, p, key, s string, into *metadataValues) {
 	if into.kind == LabelKind {
 		for _, msg := range validation.IsValidLabelValue(s) {
-			d.errorf(v, p, "invalid label value %q: %s", s, msg)
+			d.Errorf(v, p, "invalid label value %q: %s", s, msg)
 		}
 	}
 	into.Values = put(into.Values, key, s)
@@ -57,7 +58,7 @@ var valueForms = []valueForm{
 		doc:   "A literal value, as a plain string gives it.",
 		value: literalSchema,
 		decode: func(d *decoder, v *yaml.Node, p, key string, into *metadataValues) {
-			if s, ok := d.value(v, p); ok {
+			if s, ok := d.Value(v, p); ok {
 				d.literal(v, p, key, s, into)
 			}
 		}},
@@ -155,7 +156,7 @@ const defaultField = "default"
 const ifInvalidField = "ifInvalid"
 
 // valueFields are the fields a value mapping may hold.
-var valueFields = append(slices.Clone(valueFormNames), ifAbsentField, defaultField, ifInvalidField)
+var valueFields = append(slices.Clone(valueFormNames), ifAbsentField, defaultField, ifInvalidField, onceField)
 
 // put sets m[k] to v, making m when nil.
 func put[K comparable, V any](m map[K]V, k K, v V) map[K]V {
@@ -170,22 +171,22 @@ func put[K comparable, V any](m map[K]V, k K, v V) map[K]V {
 // literal string values, or to one of the valueForms.
 func (d *decoder) metadata(n *yaml.Node, path, kind string, m *Metadata) {
 	if n.Kind != yaml.MappingNode {
-		d.errorf(n, path, "must be a mapping of %s keys to string values, got %s", kind, describe(n))
+		d.Errorf(n, path, "must be a mapping of %s keys to string values, got %s", kind, yamlfield.Describe(n))
 		return
 	}
 	if len(n.Content) == 0 {
-		d.errorf(n, path, "must set at least one %s", kind)
+		d.Errorf(n, path, "must set at least one %s", kind)
 		return
 	}
 	out := metadataValues{Metadata: m, kind: kind}
-	d.fields(n, path, nil, func(key, p string, v *yaml.Node) {
-		d.lineOf(p, v)
-		d.metadataKey(d.keyLine, p, kind, key)
+	d.Fields(n, path, nil, func(key, p string, v *yaml.Node) {
+		d.LineOf(p, v)
+		d.metadataKey(d.KeyLine, p, kind, key)
 		if v.Kind == yaml.MappingNode {
 			d.valueForm(v, p, key, &out)
 			return
 		}
-		if s, ok := d.value(v, p); ok {
+		if s, ok := d.Value(v, p); ok {
 			d.literal(v, p, key, s, &out)
 		}
 	})
@@ -194,7 +195,7 @@ func (d *decoder) metadata(n *yaml.Node, path, kind string, m *Metadata) {
 		size += len(k) + len(v)
 	}
 	if kind == AnnotationKind && size > apivalidation.TotalAnnotationSizeLimitB {
-		d.errorf(n, path, "annotations total %d bytes, more than the API server accepts (%d)", size, apivalidation.TotalAnnotationSizeLimitB)
+		d.Errorf(n, path, "annotations total %d bytes, more than the API server accepts (%d)", size, apivalidation.TotalAnnotationSizeLimitB)
 	}
 }
 
@@ -204,23 +205,25 @@ func (d *decoder) valueForm(n *yaml.Node, p, key string, into *metadataValues) {
 	if !slices.ContainsFunc(valueFormNames, func(name string) bool { return hasKey(n, name) }) {
 		switch {
 		case hasKey(n, ifAbsentField):
-			d.errorf(n, p, "ifAbsent says when to set a value, but none is given: add %s", strings.Join(valueFormNames, ", "))
+			d.Errorf(n, p, "ifAbsent says when to set a value, but none is given: add %s", strings.Join(valueFormNames, ", "))
 		case hasKey(n, defaultField):
-			d.errorf(n, p, "default is set when a computed value's source is missing, but none is given: add %s", strings.Join(computedFormNames, ", "))
+			d.Errorf(n, p, "default is set when a computed value's source is missing, but none is given: add %s", strings.Join(computedFormNames, ", "))
 		case hasKey(n, ifInvalidField):
-			d.errorf(n, p, "ifInvalid makes a computed value a valid label value, but none is given: add %s", strings.Join(computedFormNames, ", "))
+			d.Errorf(n, p, "ifInvalid makes a computed value a valid label value, but none is given: add %s", strings.Join(computedFormNames, ", "))
+		case hasKey(n, onceField):
+			d.Errorf(n, p, "once records a computed value, but none is given: add %s", strings.Join(computedFormNames, ", "))
 		default:
-			d.errorf(n, p, "value must be %s; got a mapping", valueFormsHow)
+			d.Errorf(n, p, "value must be %s; got a mapping", valueFormsHow)
 		}
 		return
 	}
 	var given []string
-	var def, fix *yaml.Node
-	d.lineOf(p, n)
-	d.fields(n, p, valueFields, func(name, fp string, v *yaml.Node) {
+	var def, fix, once *yaml.Node
+	d.LineOf(p, n)
+	d.Fields(n, p, valueFields, func(name, fp string, v *yaml.Node) {
 		switch name {
 		case ifAbsentField:
-			if d.boolean(v, fp) {
+			if d.Boolean(v, fp) {
 				into.IfAbsent = put(into.IfAbsent, key, true)
 			}
 			return
@@ -229,6 +232,9 @@ func (d *decoder) valueForm(n *yaml.Node, p, key string, into *metadataValues) {
 			return
 		case ifInvalidField:
 			fix = v
+			return
+		case onceField:
+			once = v
 			return
 		}
 		given = append(given, name)
@@ -239,7 +245,7 @@ func (d *decoder) valueForm(n *yaml.Node, p, key string, into *metadataValues) {
 		valueForms[i].decode(d, v, fp, key, into)
 	})
 	if len(given) > 1 {
-		d.errorf(n, p, "gives both %s; a value is read one way", strings.Join(given, " and "))
+		d.Errorf(n, p, "gives both %s; a value is read one way", strings.Join(given, " and "))
 		delete(into.Values, key)
 		delete(into.From, key)
 		delete(into.CEL, key)
@@ -254,6 +260,9 @@ func (d *decoder) valueForm(n *yaml.Node, p, key string, into *metadataValues) {
 	if fix != nil && len(given) == 1 {
 		d.ifInvalid(fix, FieldPath(p, ifInvalidField), key, given[0], into)
 	}
+	if once != nil && len(given) == 1 {
+		d.once(once, FieldPath(p, onceField), key, given[0], into)
+	}
 }
 
 // ifInvalid decodes v, the ifInvalid given at path p next to form, the
@@ -261,18 +270,18 @@ func (d *decoder) valueForm(n *yaml.Node, p, key string, into *metadataValues) {
 func (d *decoder) ifInvalid(v *yaml.Node, p, key, form string, into *metadataValues) {
 	switch {
 	case into.kind != LabelKind:
-		d.errorf(v, p, "an annotation value may be any string, so it takes no ifInvalid; ifInvalid makes a computed label value a valid label value")
+		d.Errorf(v, p, "an annotation value may be any string, so it takes no ifInvalid; ifInvalid makes a computed label value a valid label value")
 		return
 	case !slices.Contains(computedFormNames, form):
-		d.errorf(v, p, "a %s is checked when the file is loaded, so it takes no ifInvalid; ifInvalid goes with a computed value: %s", form, strings.Join(computedFormNames, ", "))
+		d.Errorf(v, p, "a %s is checked when the file is loaded, so it takes no ifInvalid; ifInvalid goes with a computed value: %s", form, strings.Join(computedFormNames, ", "))
 		return
 	}
-	s, ok := d.str(v, p)
+	s, ok := d.Str(v, p)
 	if !ok {
 		return
 	}
 	if !slices.Contains(labelvalue.Modes, s) {
-		d.errorf(v, p, "must be %s, got %q", labelvalue.ModesText, s)
+		d.Errorf(v, p, "must be %s, got %q", labelvalue.ModesText, s)
 		return
 	}
 	into.IfInvalid = put(into.IfInvalid, key, s)
@@ -282,32 +291,20 @@ func (d *decoder) ifInvalid(v *yaml.Node, p, key, form string, into *metadataVal
 // value form of key.
 func (d *decoder) defaultValue(v *yaml.Node, p, key, form string, into *metadataValues) {
 	if !slices.Contains(computedFormNames, form) {
-		d.errorf(v, p, "a %s is always set, so it takes no default; a default goes with a computed value: %s", form, strings.Join(computedFormNames, ", "))
+		d.Errorf(v, p, "a %s is always set, so it takes no default; a default goes with a computed value: %s", form, strings.Join(computedFormNames, ", "))
 		return
 	}
-	s, ok := d.value(v, p)
+	s, ok := d.Value(v, p)
 	if !ok {
 		return
 	}
 	if into.kind == LabelKind {
 		for _, msg := range validation.IsValidLabelValue(s) {
-			d.errorf(v, p, "invalid label value %q: %s", s, msg)
+			d.Errorf(v, p, "invalid label value %q: %s", s, msg)
 			return
 		}
 	}
 	into.Default = put(into.Default, key, s)
-}
-
-// boolean expects a YAML boolean: true or false.
-func (d *decoder) boolean(n *yaml.Node, path string) bool {
-	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!bool" {
-		b, err := strconv.ParseBool(strings.ToLower(n.Value))
-		if err == nil {
-			return b
-		}
-	}
-	d.errorf(n, path, "must be true or false, got %s", describe(n))
-	return false
 }
 
 // metadataKey reports an invalid annotation or label key. Annotation keys
@@ -318,10 +315,10 @@ func (d *decoder) metadataKey(line int, path, kind, key string) {
 		check = strings.ToLower(key)
 	}
 	for _, msg := range validation.IsQualifiedName(check) {
-		d.errs = append(d.errs, FieldError{Line: line, Field: path, Message: fmt.Sprintf("invalid %s key: %s", kind, msg)})
+		d.Errs = append(d.Errs, FieldError{Line: line, Field: path, Message: fmt.Sprintf("invalid %s key: %s", kind, msg)})
 	}
 	if kind == AnnotationKind && patch.IsMarker(check) {
-		d.errs = append(d.errs, FieldError{Line: line, Field: path, Message: fmt.Sprintf(
+		d.Errs = append(d.Errs, FieldError{Line: line, Field: path, Message: fmt.Sprintf(
 			"reserved annotation key: kube-annotator's admission policies record in *.%s/* annotations the keys they set", patch.MarkerDomain)})
 	}
 }
@@ -329,9 +326,9 @@ func (d *decoder) metadataKey(line int, path, kind, key string) {
 // keys decodes a list of annotation or label keys to remove.
 func (d *decoder) keys(n *yaml.Node, path, kind string) []string {
 	seen := map[string]bool{}
-	return d.list(n, path, kind+" keys", "must name at least one "+kind+" key", func(item *yaml.Node, p, s string) bool {
+	return d.List(n, path, kind+" keys", "must name at least one "+kind+" key", func(item *yaml.Node, p, s string) bool {
 		if seen[s] {
-			d.errorf(item, p, "duplicate key %q", s)
+			d.Errorf(item, p, "duplicate key %q", s)
 			return false
 		}
 		seen[s] = true
@@ -343,7 +340,7 @@ func (d *decoder) keys(n *yaml.Node, path, kind string) []string {
 // hasKey reports whether mapping n has key.
 func hasKey(n *yaml.Node, key string) bool {
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		if deref(n.Content[i]).Value == key {
+		if yamlfield.Deref(n.Content[i]).Value == key {
 			return true
 		}
 	}

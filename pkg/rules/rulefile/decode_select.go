@@ -13,13 +13,13 @@ import (
 
 // globs decodes a list of globs in path.Match syntax.
 func (d *decoder) globs(n *yaml.Node, p string) []string {
-	return d.list(n, p, "names or globs", "must not be empty; leave the field out to select everything", func(item *yaml.Node, ip, s string) bool {
+	return d.List(n, p, "names or globs", "must not be empty; leave the field out to select everything", func(item *yaml.Node, ip, s string) bool {
 		if s == "" {
-			d.errorf(item, ip, "must not be empty")
+			d.Errorf(item, ip, "must not be empty")
 			return false
 		}
 		if err := glob.Check(s); err != nil {
-			d.errorf(item, ip, "invalid glob %q: %v", s, err)
+			d.Errorf(item, ip, "invalid glob %q: %v", s, err)
 			return false
 		}
 		return true
@@ -28,16 +28,16 @@ func (d *decoder) globs(n *yaml.Node, p string) []string {
 
 // selector decodes a label selector in kubectl syntax.
 func (d *decoder) selector(n *yaml.Node, p string) string {
-	s, ok := d.str(n, p)
+	s, ok := d.Str(n, p)
 	if !ok {
 		return ""
 	}
 	if s == "" {
-		d.errorf(n, p, "must not be empty; leave the field out to select everything")
+		d.Errorf(n, p, "must not be empty; leave the field out to select everything")
 		return ""
 	}
 	if _, err := labels.Parse(s); err != nil {
-		d.errorf(n, p, "invalid label selector %q: %v", s, err)
+		d.Errorf(n, p, "invalid label selector %q: %v", s, err)
 		return ""
 	}
 	return s
@@ -46,16 +46,16 @@ func (d *decoder) selector(n *yaml.Node, p string) string {
 // jsonPathValue decodes the template of {jsonPath: '{...}'}, a value read
 // from the object.
 func (d *decoder) jsonPathValue(v *yaml.Node, fp string) (string, bool) {
-	s, isStr := d.str(v, fp)
+	s, isStr := d.Str(v, fp)
 	if !isStr {
 		return "", false
 	}
 	if err := jsonpath.New(fp).Parse(s); err != nil || !strings.Contains(s, "{") {
-		d.errorf(v, fp, "invalid JSONPath template %q: write it as kubectl does, e.g. '{.metadata.labels.team}'%s", s, errSuffix(err))
+		d.Errorf(v, fp, "invalid JSONPath template %q: write it as kubectl does, e.g. '{.metadata.labels.team}'%s", s, errSuffix(err))
 		return "", false
 	}
 	if why := selfReferential(s); why != "" {
-		d.errorf(v, fp, "JSONPath template %q reads %s, which every write changes, so the value would never settle; read a field, e.g. '{.metadata.labels.team}'", s, why)
+		d.Errorf(v, fp, "JSONPath template %q reads %s, which every write changes, so the value would never settle; read a field, e.g. '{.metadata.labels.team}'", s, why)
 		return "", false
 	}
 	return s, true

@@ -18,7 +18,10 @@
 // their resources resolve — is checked above, by package rules, which
 // loads files through rules.Load and rules.Parse.
 //
-// Layer "rules" of deps_test.go: it imports pkg/rules/spec,
+// The walk of YAML nodes — problems at their line and path, unknown
+// fields with a suggestion — is package yamlfield's.
+//
+// Layer "rules" of deps_test.go: it imports pkg/rules/spec, yamlfield,
 // pkg/rules/source and pkg/rules/celexpr (a cel value is compiled as it
 // is decoded), and no client.
 package rulefile

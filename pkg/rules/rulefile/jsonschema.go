@@ -142,6 +142,7 @@ func valueSchema(kind string) *jsonSchema {
 			},
 		}
 		if f.computed {
+			form.Properties[onceField] = onceSchema()
 			def := literalSchema(kind)
 			def.Description = "The value set when the source is missing, instead of leaving the key unset."
 			form.Properties[defaultField] = def

@@ -9,6 +9,8 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/kube-annotator/kube-annotator/pkg/rules/yamlfield"
+
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
@@ -27,24 +29,24 @@ func (d *decoder) fromNamespace(n *yaml.Node, p string) (NamespaceKey, bool) {
 // one key of another object, named in errors by of ("the namespace").
 func (d *decoder) objectKey(n *yaml.Node, p, of string) (kind, key string, ok bool) {
 	if n.Kind != yaml.MappingNode {
-		d.errorf(n, p, "must be {label: KEY} or {annotation: KEY}, got %s", describe(n))
+		d.Errorf(n, p, "must be {label: KEY} or {annotation: KEY}, got %s", yamlfield.Describe(n))
 		return "", "", false
 	}
-	seen := d.fields(n, p, namespaceKeyKinds, func(k, fp string, v *yaml.Node) {
-		s, isStr := d.str(v, fp)
+	seen := d.Fields(n, p, namespaceKeyKinds, func(k, fp string, v *yaml.Node) {
+		s, isStr := d.Str(v, fp)
 		if !isStr {
 			return
 		}
-		before := len(d.errs)
+		before := len(d.Errs)
 		d.metadataKey(v.Line, fp, k, s)
-		kind, key, ok = k, s, len(d.errs) == before
+		kind, key, ok = k, s, len(d.Errs) == before
 	})
 	switch {
 	case seen[LabelKind] && seen[AnnotationKind]:
-		d.errorf(n, p, "gives both label and annotation; read one key of %s", of)
+		d.Errorf(n, p, "gives both label and annotation; read one key of %s", of)
 		return "", "", false
 	case !seen[LabelKind] && !seen[AnnotationKind]:
-		d.errorf(n, p, "must name %s key to read: {label: KEY} or {annotation: KEY}", possessive(of))
+		d.Errorf(n, p, "must name %s key to read: {label: KEY} or {annotation: KEY}", possessive(of))
 		return "", "", false
 	}
 	return kind, key, ok
@@ -61,7 +63,7 @@ func possessive(of string) string {
 // relatedKey decodes {label: KEY} or {annotation: KEY}, the value of the
 // value form of src, found at path p.
 func (d *decoder) relatedKey(n *yaml.Node, p string, src *source.Source) (RelatedKey, bool) {
-	d.lineOf(p, n)
+	d.LineOf(p, n)
 	kind, key, ok := d.objectKey(n, p, src.What)
 	return RelatedKey{Source: src, Kind: kind, Key: key}, ok
 }
@@ -85,7 +87,7 @@ func (d *decoder) relatedFor(n *yaml.Node, path string, r *Rule) {
 	}
 	for i, item := range copyNodes(n) {
 		for j := 0; j+1 < len(item.Content); j += 2 {
-			if src := source.ByField(deref(item.Content[j]).Value); src != nil {
+			if src := source.ByField(yamlfield.Deref(item.Content[j]).Value); src != nil {
 				reads = append(reads, struct {
 					path string
 					src  *source.Source
@@ -102,7 +104,7 @@ func (d *decoder) relatedFor(n *yaml.Node, path string, r *Rule) {
 			if slices.Contains(src.Names, strings.ToLower(name)) {
 				continue
 			}
-			d.errs = append(d.errs, FieldError{Line: cmp.Or(d.lines[read.path], n.Line), Field: read.path, Message: fmt.Sprintf(
+			d.Errs = append(d.Errs, FieldError{Line: cmp.Or(d.Lines[read.path], n.Line), Field: read.path, Message: fmt.Sprintf(
 				"reads %s, but the rule also names %q (resources[%d]): only %s have one; give this key in a rule of its own for %s",
 				src.What, name, j, src.For.String(), src.For.String())})
 		}
@@ -112,10 +114,10 @@ func (d *decoder) relatedFor(n *yaml.Node, path string, r *Rule) {
 // copyNodes returns the items of the copy of rule mapping n, if any.
 func copyNodes(n *yaml.Node) []*yaml.Node {
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		if deref(n.Content[i]).Value == "copy" {
+		if yamlfield.Deref(n.Content[i]).Value == "copy" {
 			var out []*yaml.Node
-			for _, item := range deref(n.Content[i+1]).Content {
-				out = append(out, deref(item))
+			for _, item := range yamlfield.Deref(n.Content[i+1]).Content {
+				out = append(out, yamlfield.Deref(item))
 			}
 			return out
 		}

@@ -7,6 +7,8 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/kube-annotator/kube-annotator/pkg/rules/yamlfield"
+
 	"github.com/kube-annotator/kube-annotator/pkg/glob"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/celexpr"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
@@ -26,10 +28,10 @@ const exceptField = "except"
 func (d *decoder) copyItems(n *yaml.Node, p string, r *Rule) {
 	switch {
 	case n.Kind != yaml.SequenceNode:
-		d.errorf(n, p, "must be a list of {fromNamespace|fromNode|fromOwner: {labels: [GLOB, …]}}, got %s", describe(n))
+		d.Errorf(n, p, "must be a list of {fromNamespace|fromNode|fromOwner: {labels: [GLOB, …]}}, got %s", yamlfield.Describe(n))
 		return
 	case len(n.Content) == 0:
-		d.errorf(n, p, "must not be empty; leave the field out to copy nothing")
+		d.Errorf(n, p, "must not be empty; leave the field out to copy nothing")
 		return
 	}
 	names := make([]string, len(copyFrom), len(copyFrom)+1)
@@ -39,14 +41,14 @@ func (d *decoder) copyItems(n *yaml.Node, p string, r *Rule) {
 	names = append(names, spec.CELField)
 	for i, item := range n.Content {
 		ip := fmt.Sprintf("%s[%d]", p, i)
-		item = deref(item)
-		d.lineOf(ip, item)
+		item = yamlfield.Deref(item)
+		d.LineOf(ip, item)
 		if item.Kind != yaml.MappingNode || len(item.Content) != 2 {
-			d.errorf(item, ip, "must be a mapping with one of %s, got %s", strings.Join(names, ", "), describe(item))
+			d.Errorf(item, ip, "must be a mapping with one of %s, got %s", strings.Join(names, ", "), yamlfield.Describe(item))
 			continue
 		}
-		d.fields(item, ip, names, func(field, fp string, v *yaml.Node) {
-			d.lineOf(fp, v)
+		d.Fields(item, ip, names, func(field, fp string, v *yaml.Node) {
+			d.LineOf(fp, v)
 			if field == spec.CELField {
 				if set, ok := d.celKeySet(v, fp); ok {
 					m := r.Of(set.Kind)
@@ -69,17 +71,17 @@ func (d *decoder) copyItems(n *yaml.Node, p string, r *Rule) {
 func (d *decoder) keySet(n *yaml.Node, p string, src *source.Source) (KeySet, bool) {
 	set := KeySet{Source: src}
 	if n.Kind != yaml.MappingNode {
-		d.errorf(n, p, "must be {labels: [GLOB, …]} or {annotations: [GLOB, …]}, with except: [GLOB, …] if need be, got %s", describe(n))
+		d.Errorf(n, p, "must be {labels: [GLOB, …]} or {annotations: [GLOB, …]}, with except: [GLOB, …] if need be, got %s", yamlfield.Describe(n))
 		return set, false
 	}
-	before := len(d.errs)
+	before := len(d.Errs)
 	known := []string{LabelKind + "s", AnnotationKind + "s", exceptField}
 	if src.IsOwner {
 		set.Owners = &Owners{}
 		known = append(known, ownerField, throughField)
 	}
 	var kinds []string
-	d.fields(n, p, known, func(k, fp string, v *yaml.Node) {
+	d.Fields(n, p, known, func(k, fp string, v *yaml.Node) {
 		switch k {
 		case exceptField:
 			set.Except = d.keyGlobs(v, fp)
@@ -95,14 +97,14 @@ func (d *decoder) keySet(n *yaml.Node, p string, src *source.Source) (KeySet, bo
 	})
 	switch len(kinds) {
 	case 0:
-		d.errorf(n, p, "must name the keys of %s to copy: {labels: [GLOB, …]} or {annotations: [GLOB, …]}", src.What)
+		d.Errorf(n, p, "must name the keys of %s to copy: {labels: [GLOB, …]} or {annotations: [GLOB, …]}", src.What)
 	case 2:
-		d.errorf(n, p, "gives both labels and annotations; copy one kind per item, in two items")
+		d.Errorf(n, p, "gives both labels and annotations; copy one kind per item, in two items")
 	}
 	if set.Owners != nil {
 		set.Owners.Complete()
 	}
-	return set, len(d.errs) == before
+	return set, len(d.Errs) == before
 }
 
 // celKeySet decodes {labels: "EXPR"} or {annotations: "EXPR"}, the CEL
@@ -111,11 +113,11 @@ func (d *decoder) keySet(n *yaml.Node, p string, src *source.Source) (KeySet, bo
 func (d *decoder) celKeySet(n *yaml.Node, p string) (KeySet, bool) {
 	set := KeySet{}
 	if n.Kind != yaml.MappingNode || len(n.Content) != 2 {
-		d.errorf(n, p, `must be {labels: "EXPR"} or {annotations: "EXPR"}, an expression yielding a map of keys to values, got %s`, describe(n))
+		d.Errorf(n, p, `must be {labels: "EXPR"} or {annotations: "EXPR"}, an expression yielding a map of keys to values, got %s`, yamlfield.Describe(n))
 		return set, false
 	}
 	ok := false
-	d.fields(n, p, []string{LabelKind + "s", AnnotationKind + "s"}, func(k, fp string, v *yaml.Node) {
+	d.Fields(n, p, []string{LabelKind + "s", AnnotationKind + "s"}, func(k, fp string, v *yaml.Node) {
 		set.Kind = strings.TrimSuffix(k, "s")
 		set.CEL, ok = d.cel(v, fp, celexpr.StringMapType, "key set")
 	})
@@ -124,9 +126,9 @@ func (d *decoder) celKeySet(n *yaml.Node, p string) (KeySet, bool) {
 
 // keyGlobs decodes a non-empty list of globs of keys, found at path p.
 func (d *decoder) keyGlobs(n *yaml.Node, p string) []string {
-	return d.list(n, p, "globs of keys", "must name at least one key or glob; \"*\" copies every key", func(item *yaml.Node, ip, s string) bool {
+	return d.List(n, p, "globs of keys", "must name at least one key or glob; \"*\" copies every key", func(item *yaml.Node, ip, s string) bool {
 		if err := glob.Check(s); s == "" || err != nil {
-			d.errorf(item, ip, "invalid glob %q: want a key, or a glob of keys such as example.com/* or team-?", s)
+			d.Errorf(item, ip, "invalid glob %q: want a key, or a glob of keys such as example.com/* or team-?", s)
 			return false
 		}
 		return true

@@ -1,6 +1,8 @@
 package rulefile
 
 import (
+	"github.com/kube-annotator/kube-annotator/pkg/rules/yamlfield"
+
 	"bytes"
 	"errors"
 	"fmt"
@@ -69,19 +71,19 @@ func Parse(name string, data []byte) (*File, error) {
 
 	d := &decoder{}
 	file := d.file(&root)
-	if len(d.errs) > 0 {
-		return nil, Problems(name, d.errs, d.capped)
+	if len(d.Errs) > 0 {
+		return nil, Problems(name, d.Errs, d.Capped)
 	}
 	return file, nil
 }
 
 // Problems returns the *Error of the file name with errs, sorted by line
-// and at most maxErrors of them, saying so when there were more or
+// and at most yamlfield.MaxErrors of them, saying so when there were more or
 // capped is set (decoding stopped early).
 func Problems(name string, errs []FieldError, capped bool) *Error {
 	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Line < errs[j].Line })
-	if capped || len(errs) > maxErrors {
-		errs = append(errs[:min(len(errs), maxErrors)], FieldError{Message: fmt.Sprintf("stopped after %d problems", maxErrors)})
+	if capped || len(errs) > yamlfield.MaxErrors {
+		errs = append(errs[:min(len(errs), yamlfield.MaxErrors)], FieldError{Message: fmt.Sprintf("stopped after %d problems", yamlfield.MaxErrors)})
 	}
 	return &Error{File: name, Fields: errs}
 }

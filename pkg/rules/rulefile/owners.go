@@ -6,6 +6,8 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/kube-annotator/kube-annotator/pkg/rules/yamlfield"
+
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
@@ -19,15 +21,15 @@ const (
 // owner: RESOURCE and through: [RESOURCE, …], the value of a fromOwner
 // value form found at path p.
 func (d *decoder) fromOwner(n *yaml.Node, p string) (RelatedKey, bool) {
-	d.lineOf(p, n)
+	d.LineOf(p, n)
 	if n.Kind != yaml.MappingNode {
-		d.errorf(n, p, "must be {label: KEY} or {annotation: KEY}, with owner: RESOURCE or through: [RESOURCE, …] if need be, got %s", describe(n))
+		d.Errorf(n, p, "must be {label: KEY} or {annotation: KEY}, with owner: RESOURCE or through: [RESOURCE, …] if need be, got %s", yamlfield.Describe(n))
 		return RelatedKey{}, false
 	}
-	before := len(d.errs)
+	before := len(d.Errs)
 	owners := &Owners{}
 	key := &yaml.Node{Kind: yaml.MappingNode, Line: n.Line, Column: n.Column}
-	d.fields(n, p, []string{LabelKind, AnnotationKind, ownerField, throughField}, func(k, fp string, v *yaml.Node) {
+	d.Fields(n, p, []string{LabelKind, AnnotationKind, ownerField, throughField}, func(k, fp string, v *yaml.Node) {
 		switch k {
 		case ownerField:
 			owners.Hop = d.ownerResource(v, fp)
@@ -39,17 +41,17 @@ func (d *decoder) fromOwner(n *yaml.Node, p string) (RelatedKey, bool) {
 	})
 	kind, k, ok := d.objectKey(key, p, source.Owner.What)
 	owners.Complete()
-	return RelatedKey{Source: source.Owner, Kind: kind, Key: k, Owners: owners}, ok && len(d.errs) == before
+	return RelatedKey{Source: source.Owner, Kind: kind, Key: k, Owners: owners}, ok && len(d.Errs) == before
 }
 
 // ownerResource decodes the name of an owner resource, found at path p.
 func (d *decoder) ownerResource(v *yaml.Node, p string) string {
-	s, ok := d.str(v, p)
+	s, ok := d.Str(v, p)
 	if !ok {
 		return ""
 	}
 	if s == "" || strings.ContainsAny(s, " \t\n/,") { // resourcePattern
-		d.errorf(v, p, "invalid resource %q: name one owner resource as kubectl does, e.g. deployments.apps or rollouts.argoproj.io", s)
+		d.Errorf(v, p, "invalid resource %q: name one owner resource as kubectl does, e.g. deployments.apps or rollouts.argoproj.io", s)
 		return ""
 	}
 	return s
@@ -58,12 +60,12 @@ func (d *decoder) ownerResource(v *yaml.Node, p string) string {
 // ownerResources decodes a list of owner resources, found at path p.
 func (d *decoder) ownerResources(v *yaml.Node, p string) []string {
 	seen := map[string]bool{}
-	return d.list(v, p, "owner resources", "must name at least one owner resource to walk through", func(item *yaml.Node, ip, s string) bool {
+	return d.List(v, p, "owner resources", "must name at least one owner resource to walk through", func(item *yaml.Node, ip, s string) bool {
 		if d.ownerResource(item, ip) == "" {
 			return false
 		}
 		if seen[s] {
-			d.errorf(item, ip, "duplicate resource %q", s)
+			d.Errorf(item, ip, "duplicate resource %q", s)
 			return false
 		}
 		seen[s] = true

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules/yamlfield"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
@@ -38,20 +40,20 @@ func refResourceNames() string {
 // resource: RESOURCE, field: PATH or name: NAME, names: [NAME, …] if need
 // be, and one key: label, annotation or, of a ConfigMap, data.
 func (d *decoder) fromRef(n *yaml.Node, p string) (RelatedKey, bool) {
-	d.lineOf(p, n)
+	d.LineOf(p, n)
 	if n.Kind != yaml.MappingNode {
-		d.errorf(n, p, "must be {resource: RESOURCE, field: PATH, label: KEY}, or name: NAME in place of field, got %s", describe(n))
+		d.Errorf(n, p, "must be {resource: RESOURCE, field: PATH, label: KEY}, or name: NAME in place of field, got %s", yamlfield.Describe(n))
 		return RelatedKey{}, false
 	}
-	before := len(d.errs)
+	before := len(d.Errs)
 	refs := &Refs{}
 	var res source.RefResource
 	var kinds []string
 	var key string
-	seen := d.fields(n, p, []string{refResourceField, refFieldField, refNameField, refNamesField, LabelKind, AnnotationKind, DataKind}, func(k, fp string, v *yaml.Node) {
+	seen := d.Fields(n, p, []string{refResourceField, refFieldField, refNameField, refNamesField, LabelKind, AnnotationKind, DataKind}, func(k, fp string, v *yaml.Node) {
 		s, isStr := "", true
 		if k != refNamesField {
-			if s, isStr = d.str(v, fp); !isStr {
+			if s, isStr = d.Str(v, fp); !isStr {
 				return
 			}
 		}
@@ -61,7 +63,7 @@ func (d *decoder) fromRef(n *yaml.Node, p string) (RelatedKey, bool) {
 			refs.Resource = s
 		case refFieldField:
 			if !refFieldPattern.MatchString(s) {
-				d.errorf(v, fp, "invalid field %q: give the path of a field of the object, dot-separated, such as spec.claimRef", s)
+				d.Errorf(v, fp, "invalid field %q: give the path of a field of the object, dot-separated, such as spec.claimRef", s)
 				return
 			}
 			refs.Field = strings.Split(s, ".")
@@ -76,7 +78,7 @@ func (d *decoder) fromRef(n *yaml.Node, p string) (RelatedKey, bool) {
 			key = s
 			if k == DataKind {
 				for _, msg := range validation.IsConfigMapKey(s) {
-					d.errorf(v, fp, "invalid data key: %s", msg)
+					d.Errorf(v, fp, "invalid data key: %s", msg)
 				}
 			} else {
 				d.metadataKey(v.Line, fp, k, s)
@@ -88,7 +90,7 @@ func (d *decoder) fromRef(n *yaml.Node, p string) (RelatedKey, bool) {
 	if len(kinds) == 1 {
 		kind = kinds[0]
 	}
-	return RelatedKey{Source: source.Ref, Kind: kind, Key: key, Refs: refs}, len(d.errs) == before
+	return RelatedKey{Source: source.Ref, Kind: kind, Key: key, Refs: refs}, len(d.Errs) == before
 }
 
 // refShape reports what the fields of a fromRef at path p, seen, lack or
@@ -96,34 +98,34 @@ func (d *decoder) fromRef(n *yaml.Node, p string) (RelatedKey, bool) {
 func (d *decoder) refShape(n *yaml.Node, p string, refs *Refs, res source.RefResource, seen map[string]bool, kinds []string) {
 	switch {
 	case !seen[refResourceField]:
-		d.errorf(n, p, "must name the resource of the object read: resource: %s", refResourceNames())
+		d.Errorf(n, p, "must name the resource of the object read: resource: %s", refResourceNames())
 	case seen[refFieldField] == seen[refNameField]:
-		d.errorf(n, p, "must give either field: PATH, the field of the object that names the object read, or name: NAME, its name in the object's namespace")
+		d.Errorf(n, p, "must give either field: PATH, the field of the object that names the object read, or name: NAME, its name in the object's namespace")
 	case seen[refNamesField] && !seen[refFieldField]:
-		d.errorf(n, p, "names bound the names a field gives; with name: the one name is known")
+		d.Errorf(n, p, "names bound the names a field gives; with name: the one name is known")
 	case res.Bounded && seen[refFieldField] && !seen[refNamesField]:
-		d.errorf(n, p, "must give names: [NAME, …], the names of the %s the field may name: only %s of those names are cached, never every one",
+		d.Errorf(n, p, "must give names: [NAME, …], the names of the %s the field may name: only %s of those names are cached, never every one",
 			res.Resource, res.Resource)
 	}
 	switch {
 	case len(kinds) == 0:
-		d.errorf(n, p, "must name the key to read: label: KEY or annotation: KEY, or, of a ConfigMap, data: KEY")
+		d.Errorf(n, p, "must name the key to read: label: KEY or annotation: KEY, or, of a ConfigMap, data: KEY")
 	case len(kinds) > 1:
-		d.errorf(n, p, "gives %s; read one key of the object referred to", strings.Join(kinds, " and "))
+		d.Errorf(n, p, "gives %s; read one key of the object referred to", strings.Join(kinds, " and "))
 	case kinds[0] == DataKind && !res.Data && res.Resource != "":
-		d.errorf(n, p, "reads data of %s, which have none: read a label or an annotation", res.Resource)
+		d.Errorf(n, p, "reads data of %s, which have none: read a label or an annotation", res.Resource)
 	}
 }
 
 // refResource decodes the resource of a fromRef found at path p.
 func (d *decoder) refResource(v *yaml.Node, p, s string) source.RefResource {
 	if why := source.RefusedRef(s); why != "" {
-		d.errorf(v, p, "fromRef does not read %q: %s", s, why)
+		d.Errorf(v, p, "fromRef does not read %q: %s", s, why)
 		return source.RefResource{}
 	}
 	res, ok := source.RefResourceNamed(s)
 	if !ok {
-		d.errorf(v, p, "fromRef reads %s; %q is not one of them", refResourceNames(), s)
+		d.Errorf(v, p, "fromRef reads %s; %q is not one of them", refResourceNames(), s)
 	}
 	return res
 }
@@ -131,7 +133,7 @@ func (d *decoder) refResource(v *yaml.Node, p, s string) source.RefResource {
 // refName checks the name of an object read, found at path p.
 func (d *decoder) refName(v *yaml.Node, p, s string) bool {
 	for _, msg := range validation.IsDNS1123Subdomain(s) {
-		d.errorf(v, p, "invalid name %q: %s", s, msg)
+		d.Errorf(v, p, "invalid name %q: %s", s, msg)
 		return false
 	}
 	return true
@@ -140,9 +142,9 @@ func (d *decoder) refName(v *yaml.Node, p, s string) bool {
 // refNames decodes the names a fromRef's field may give, found at path p.
 func (d *decoder) refNames(v *yaml.Node, p string) []string {
 	seen := map[string]bool{}
-	return d.list(v, p, "names", "must give at least one name", func(item *yaml.Node, ip, s string) bool {
+	return d.List(v, p, "names", "must give at least one name", func(item *yaml.Node, ip, s string) bool {
 		if seen[s] {
-			d.errorf(item, ip, "duplicate name %q", s)
+			d.Errorf(item, ip, "duplicate name %q", s)
 			return false
 		}
 		seen[s] = true

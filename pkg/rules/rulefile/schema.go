@@ -42,11 +42,11 @@ var fileSchema = mapping[File]{
 		doc:   "Schema version of the file; optional. The only version is v1.",
 		value: &jsonSchema{Type: "string", Enum: []string{Version}},
 		decode: func(d *decoder, f *File, v *yaml.Node, p string) {
-			s, ok := d.str(v, p)
+			s, ok := d.Str(v, p)
 			switch {
 			case !ok:
 			case s != Version:
-				d.errorf(v, p, "unsupported version %q; this build reads %q", s, Version)
+				d.Errorf(v, p, "unsupported version %q; this build reads %q", s, Version)
 			default:
 				f.Version = s
 			}
@@ -81,12 +81,12 @@ var ruleSchema = mapping[Rule]{
 		value: selectorSchema(),
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) {
 			r.NamespaceSelector = d.selector(v, p)
-			d.lineOf(p, v)
+			d.LineOf(p, v)
 		}},
 	{name: "selector", fills: []string{"Selector"},
 		doc:    "Selects objects whose labels match this label selector, in kubectl syntax (app=web,tier!=cache).",
 		value:  selectorSchema(),
-		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.Selector = d.selector(v, p); d.lineOf(p, v) }},
+		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.Selector = d.selector(v, p); d.LineOf(p, v) }},
 	{name: "names", fills: []string{"Names"},
 		doc:    "Selects objects whose name matches any of these globs.",
 		value:  globsSchema(),
@@ -95,7 +95,7 @@ var ruleSchema = mapping[Rule]{
 		doc: "Selects objects for which this CEL expression, as in admission policies, yields true. It reads object " +
 			"and namespaceObject (the object's Namespace; null for a cluster-scoped object), e.g. object.spec.replicas > 2.",
 		value:  &jsonSchema{Type: "string", MinLength: 1},
-		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.When = d.when(v, p); d.lineOf(p, v) }},
+		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.When = d.when(v, p); d.LineOf(p, v) }},
 	{name: "mode", fills: []string{"Mode"},
 		doc:    "enforce (the default) writes what the rule wants; audit only reports what it would change, in logs, metrics and events.",
 		value:  &jsonSchema{Type: "string", Enum: spec.Modes, Default: ModeEnforce},
@@ -104,12 +104,12 @@ var ruleSchema = mapping[Rule]{
 		doc: "true (the default) lets an object, or its namespace, opt out of the rule with the annotation " + IgnoreAnnotation +
 			": \"true\"; false applies the rule to them too.",
 		value:  &jsonSchema{Type: "boolean", Default: true},
-		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.OptOutLocked = !d.boolean(v, p) }},
-	{name: "annotations", fills: metadataFills(AnnotationKind, "Values", "From", "CEL", "FromNamespace", "FromRelated", "IfAbsent", "Default"), sets: true,
+		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.OptOutLocked = !d.Boolean(v, p) }},
+	{name: "annotations", fills: metadataFills(AnnotationKind, "Values", "From", "CEL", "FromNamespace", "FromRelated", "IfAbsent", "Default", "Once"), sets: true,
 		doc:    "Annotations to set; a key's value is " + valueFormsHow + ".",
 		value:  metadataSchema(AnnotationKind),
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { d.metadata(v, p, AnnotationKind, &r.Annotations) }},
-	{name: "labels", fills: metadataFills(LabelKind, "Values", "From", "CEL", "FromNamespace", "FromRelated", "IfAbsent", "Default", "IfInvalid"), sets: true,
+	{name: "labels", fills: metadataFills(LabelKind, "Values", "From", "CEL", "FromNamespace", "FromRelated", "IfAbsent", "Default", "IfInvalid", "Once"), sets: true,
 		doc:    "Labels to set; a key's value is " + valueFormsHow + ".",
 		value:  metadataSchema(LabelKind),
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { d.metadata(v, p, LabelKind, &r.Labels) }},
@@ -167,13 +167,13 @@ func (s mapping[T]) names() []string {
 // decode decodes mapping n, found at path, into into, reporting unknown,
 // duplicate and missing fields. It returns the keys seen.
 func (s mapping[T]) decode(d *decoder, n *yaml.Node, path string, into *T) map[string]bool {
-	seen := d.fields(n, path, s.names(), func(key, p string, v *yaml.Node) {
+	seen := d.Fields(n, path, s.names(), func(key, p string, v *yaml.Node) {
 		i := slices.IndexFunc(s, func(f field[T]) bool { return f.name == key })
 		s[i].decode(d, into, v, p)
 	})
 	for _, f := range s {
 		if f.required && !seen[f.name] {
-			d.errorf(n, FieldPath(path, f.name), "required field is missing")
+			d.Errorf(n, FieldPath(path, f.name), "required field is missing")
 		}
 	}
 	return seen

@@ -29,8 +29,8 @@ var fieldExamples = map[string]string{
 	"when":              "object.spec.replicas > 2",
 	"mode":              "audit",
 	"allowOptOut":       "false",
-	"annotations":       "{owner: web, team: {jsonPath: '{.metadata.labels.team}', default: none}, id: {cel: 'object.metadata.name'}, cost: {fromNamespace: {annotation: example.com/cost}}, zone: {fromNode: {annotation: example.com/rack}}, psa: {value: baseline, ifAbsent: true}}",
-	"labels":            "{owner: web, team: {jsonPath: '{.metadata.labels.team}', default: none}, id: {cel: 'object.metadata.name', ifInvalid: hash}, tier: {fromNamespace: {label: tier}}, zone: {fromNode: {label: topology.kubernetes.io/zone}}, psa: {value: baseline, ifAbsent: true}}",
+	"annotations":       "{owner: web, team: {jsonPath: '{.metadata.labels.team}', default: none, once: true}, id: {cel: 'object.metadata.name'}, cost: {fromNamespace: {annotation: example.com/cost}}, zone: {fromNode: {annotation: example.com/rack}}, psa: {value: baseline, ifAbsent: true}}",
+	"labels":            "{owner: web, team: {jsonPath: '{.metadata.labels.team}', default: none, once: true}, id: {cel: 'object.metadata.name', ifInvalid: hash}, tier: {fromNamespace: {label: tier}}, zone: {fromNode: {label: topology.kubernetes.io/zone}}, psa: {value: baseline, ifAbsent: true}}",
 	"removeAnnotations": "[deprecated.example.com/flag]",
 	"removeLabels":      "[legacy]",
 	"copy":              `[{fromNamespace: {labels: ["team*"], except: [team-internal]}}, {fromOwner: {annotations: ["example.com/*"], owner: deployments.apps}}]`,
@@ -142,8 +142,8 @@ func decodeExample[T any](t *testing.T, f field[T]) []string {
 	var into T
 	d := &decoder{names: map[string]int{}}
 	f.decode(d, &into, doc.Content[0], f.name)
-	if len(d.errs) > 0 {
-		t.Fatalf("example %q: %v", example, d.errs)
+	if len(d.Errs) > 0 {
+		t.Fatalf("example %q: %v", example, d.Errs)
 	}
 	var filled []string
 	v := reflect.ValueOf(into)

@@ -133,6 +133,13 @@ type Metadata struct {
 	// of labelvalue.Modes. Without it, such a value sets nothing.
 	// Annotation values have no such limit.
 	IfInvalid map[string]string
+	// Once (the keys given once: true next to a computed value, as in
+	// {fromNamespace: {label: team}, once: true}) are recorded: set where
+	// the object lacks them, then kept as they are — whoever set them —
+	// whatever their source becomes, and never deleted for a source gone
+	// missing. The controller owns the keys it set, and prunes them when
+	// no rule wants them.
+	Once map[string]bool
 	// Remove ("removeAnnotations", "removeLabels") are deleted, whoever set
 	// them.
 	Remove []string

@@ -49,6 +49,9 @@ type Want struct {
 	// IfAbsent says Value is set only where the key is absent (or the
 	// controller's own).
 	IfAbsent bool `json:"ifAbsent,omitempty"`
+	// Once says Value is recorded: set where the key is absent, then kept
+	// as it is, whatever its source becomes.
+	Once bool `json:"once,omitempty"`
 	// Defaulted says why Value is the rule's default: the source of the
 	// computed value is missing.
 	Defaulted string `json:"defaulted,omitempty"`
