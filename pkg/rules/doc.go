@@ -1,12 +1,10 @@
 // Package rules loads the rules file (rules.yaml), compiles it against
 // resolved resources, and says what the rules want of one object. It is
-// the front of the packages below it: the file format (pkg/rules/spec,
-// read by pkg/rules/rulefile with pkg/rules/jsonschema), the checks of rules together (pkg/rules/lint),
-// CEL (pkg/rules/celexpr), the table of the objects rules read besides
-// the object itself (pkg/rules/source), which objects a rule selects
-// (pkg/rules/selection), the reading of values by JSONPath
-// and from the namespace (pkg/rules/value) and ifInvalid
-// (pkg/rules/labelvalue).
+// the front of the packages below it: the file format (spec, read by
+// rulefile, yamlfield and jsonschema), the checks of rules together
+// (lint), CEL (celexpr), the objects rules read besides the object
+// (source), which objects a rule selects (selection), the reading of
+// values (value), ifInvalid (labelvalue) and explain's model (verdict).
 //
 // A field of the file takes one path through the packages:
 //

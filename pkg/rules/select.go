@@ -1,7 +1,6 @@
 package rules
 
 import (
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
