@@ -1,0 +1,129 @@
+package owners
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/kube-annotator/kube-annotator/test/bench/rig"
+	"github.com/kube-annotator/kube-annotator/test/bench/table"
+)
+
+// Result is what the phase measured.
+type Result struct {
+	// Pods is the relabelled Deployment's replicas.
+	Pods int
+	// Initial is kube-annotator's first convergence: from its start until
+	// every Pod carried its owner's team.
+	Initial Run
+	// Relabel is kube-annotator relabelling the Deployment's Pods, Raw
+	// the raw PATCH loop relabelling the same Pods.
+	Relabel, Raw Run
+	// Control is the number of control Pods, ControlWritten those whose
+	// resourceVersion changed while the Deployment was relabelled.
+	Control        int
+	ControlWritten []string
+	// Memory is kube-annotator's heap, converged: reading owners, reading
+	// none, reading owners with more owners cached.
+	Memory []MemoryPoint
+}
+
+// Run is one way of relabelling the Pods, measured.
+type Run struct {
+	Name string
+	// Took is from the relabel (the Deployment's, or the raw loop's
+	// start) until the phase's watch saw the last Pod relabelled.
+	Took time.Duration
+	// Patches are the PATCH requests the API server served on Pods,
+	// Writes every write request on Pods, whoever sent them.
+	Patches, Writes int
+	// CPU is the runner's CPU seconds, user and system, over Took.
+	CPU float64
+}
+
+// Rate is Pods relabelled per second, 0 if nothing was measured.
+func (r Run) Rate(pods int) float64 {
+	if r.Took <= 0 {
+		return 0
+	}
+	return float64(pods) / r.Took.Seconds()
+}
+
+// MemoryPoint is kube-annotator's memory, converged, with GOGC=rig.LiveGOGC.
+type MemoryPoint struct {
+	Rules string
+	// Owners are the Deployments and ReplicaSets in the cluster.
+	Owners int
+	Synced time.Duration
+	// HeapInuse and HeapAlloc are the lowest go_memstats_heap_inuse_bytes
+	// and go_memstats_heap_alloc_bytes sampled, in bytes.
+	HeapInuse, HeapAlloc float64
+	// RestRSS is the RSS at the end of the sampling, KiB.
+	RestRSS int64
+}
+
+// Holds reports whether the relabel sent exactly one PATCH per Pod of
+// the Deployment and wrote no control Pod.
+func (r *Result) Holds() bool {
+	return r.Relabel.Patches == r.Pods && r.Relabel.Writes == r.Pods && len(r.ControlWritten) == 0
+}
+
+// PerOwner is the heap in use per owner cached, in bytes, between the
+// first and the last memory points (both reading owners); ok false
+// unless there are two points with different owner counts.
+func (r *Result) PerOwner() (heap, alloc float64, ok bool) {
+	if len(r.Memory) < 2 {
+		return 0, 0, false
+	}
+	first, last := r.Memory[0], r.Memory[len(r.Memory)-1]
+	n := float64(last.Owners - first.Owners)
+	if n <= 0 {
+		return 0, 0, false
+	}
+	return (last.HeapInuse - first.HeapInuse) / n, (last.HeapAlloc - first.HeapAlloc) / n, true
+}
+
+// Print writes the result as markdown tables.
+func (r *Result) Print(w io.Writer, o rig.Options) {
+	fmt.Fprintf(w, "\n## Relabelling one Deployment of %d Pods: values read from owners\n\n", r.Pods)
+	fmt.Fprintln(w, "| runner | Pods | took (s) | Pods/s | ÷ raw | PATCH on pods | writes on pods | CPU (s) | CPU ÷ raw |")
+	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	rawRate, rawCPU := r.Raw.Rate(r.Pods), r.Raw.CPU
+	for _, run := range []Run{r.Relabel, r.Raw} {
+		if run.Took == 0 {
+			continue // not measured: the phase failed first
+		}
+		rate, cpu := run.Rate(r.Pods), run.CPU
+		fmt.Fprintf(w, "| %s | %d | %.2f | %.0f | %s | %d | %d | %.2f | %s |\n", run.Name, r.Pods, run.Took.Seconds(), rate,
+			table.Ratio(&rate, &rawRate), run.Patches, run.Writes, cpu, table.Ratio(&cpu, &rawCPU))
+	}
+	written := "none"
+	if len(r.ControlWritten) > 0 {
+		written = strings.Join(r.ControlWritten, ", ")
+	}
+	fmt.Fprintf(w, `
+One PATCH per Pod of the Deployment and no write elsewhere: %s (control Pods written: %s, of %d).
+kube-annotator: from the Deployment's relabel (team=a → team=b) until the benchmark's watch saw the last Pod relabelled;
+raw: this program's raw loop through the metadata client (one list of the Deployment's Pods by its selector, a merge
+patch each, %d workers), from its start until the same. PATCH and writes on pods: the API server's own counts
+(apiserver_request_total), whoever sent them. CPU: the runner's user and system seconds over the same time.
+kube-annotator first labelled every Pod in %.1f s from its start (%d PATCH on pods).
+`, table.YesNo(r.Holds()), written, r.Control, o.Workers, r.Initial.Took.Seconds(), r.Initial.Patches)
+	if len(r.Memory) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n| rules | Deployments and ReplicaSets | synced (s) | heap in use, GOGC=%d (MiB) | of which objects (MiB) | RSS at rest (MiB) |\n", rig.LiveGOGC)
+	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: |")
+	for _, p := range r.Memory {
+		fmt.Fprintf(w, "| %s | %d | %.1f | %.1f | %.1f | %s |\n", p.Rules, p.Owners, p.Synced.Seconds(), p.HeapInuse/(1<<20), p.HeapAlloc/(1<<20), table.MiB(p.RestRSS))
+	}
+	if heap, alloc, ok := r.PerOwner(); ok {
+		fmt.Fprintf(w, "\nPer owner cached (last row less the first, by the Deployments and ReplicaSets added): %.0f bytes of heap in use, %.0f bytes of objects.\n", heap, alloc)
+	}
+	if len(r.Memory) >= 2 {
+		d := r.Memory[0].HeapInuse - r.Memory[1].HeapInuse
+		fmt.Fprintf(w, "Reading owners at %d Pods and %d owners, against reading the Pod's own label: %+.1f MiB of heap in use.\n", r.Pods, r.Memory[0].Owners, d/(1<<20))
+	}
+	fmt.Fprintf(w, "Fresh processes, each once every Pod carried its team; the lowest of the heap sampled every second over %v.\n", o.MemoryWindow)
+}
