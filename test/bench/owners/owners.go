@@ -23,17 +23,19 @@ import (
 // defaultTeam is the rules' default, which bare Pods get.
 const defaultTeam = "none"
 
-// The two rules files: team read from the Pod's owners, and team read
-// from the Pod itself, which reads no owner, writes nothing on Pods that
-// carry it already, and caches the same Pods.
+// The two rules files: team read from the Pod's owners; and a literal
+// annotation, which reads no owner and caches the Pods' metadata as the
+// first does. (A value read from the Pod itself, with jsonPath, would
+// cache whole Pods.)
 var (
-	fromOwnerRules = rulesFile("{fromOwner: {label: team}, default: " + defaultTeam + "}")
-	noOwnerRules   = rulesFile("{jsonPath: '{.metadata.labels.team}', default: " + defaultTeam + "}")
+	fromOwnerRules = "version: v1\nrules:\n- name: team\n  resources: [pods]\n  labels:\n    team: {fromOwner: {label: team}, default: " + defaultTeam + "}\n"
+	noOwnerRules   = "version: v1\nrules:\n- name: literal\n  resources: [pods]\n  annotations:\n    " + noOwnerManager + ": \"true\"\n"
 )
 
-func rulesFile(value string) string {
-	return "version: v1\nrules:\n- name: team\n  resources: [pods]\n  labels:\n    team: " + value + "\n"
-}
+// noOwnerManager is the field manager of the controller with
+// noOwnerRules, so that it does not prune the team labels the other set,
+// and the annotation it sets.
+const noOwnerManager = "bench-no-owner"
 
 // Measure runs the phase: with kube-controller-manager running, it
 // creates Target with b.Opts.Owners Pods and the control group, then
@@ -68,14 +70,14 @@ func Measure(ctx context.Context, b *rig.Bench, runners []*rig.Runner) (*Result,
 	if err != nil {
 		return res, err
 	}
-	noOwner, err := controller(b, ka, "no-owner", noOwnerRules)
+	noOwner, err := controller(b, ka, "no-owner", noOwnerRules, "--field-manager", noOwnerManager)
 	if err != nil {
 		return res, err
 	}
-	if err := relabel(ctx, b, fromOwner, w, res); err != nil {
+	if err := relabel(ctx, b, fromOwner, w, kcm, res); err != nil {
 		return res, err
 	}
-	if err := rawRelabel(ctx, b, rawRunner, w, res); err != nil {
+	if err := rawRelabel(ctx, b, rawRunner, w, kcm, res); err != nil {
 		return res, err
 	}
 	return res, measureMemory(ctx, b, w, fromOwner, noOwner, res)
@@ -93,7 +95,7 @@ func find(runners []*rig.Runner, name string) *rig.Runner {
 // controller returns kube-annotator `run` with rules, written in a
 // directory of their own, as kube-annotator watches the rules file's
 // directory.
-func controller(b *rig.Bench, ka *rig.Runner, name, rules string) (*rig.Runner, error) {
+func controller(b *rig.Bench, ka *rig.Runner, name, rules string, args ...string) (*rig.Runner, error) {
 	dir := filepath.Join(b.Dir, "rules-"+name)
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, err
@@ -103,7 +105,7 @@ func controller(b *rig.Bench, ka *rig.Runner, name, rules string) (*rig.Runner, 
 		return nil, err
 	}
 	return &rig.Runner{Name: rig.KARunner + "-" + name, Controller: true, Bin: ka.Bin,
-		Args: []string{"run", "--rules", path, "--kubeconfig", b.Env.Kubeconfig, "--workers", strconv.Itoa(b.Opts.Workers)}}, nil
+		Args: append([]string{"run", "--rules", path, "--kubeconfig", b.Env.Kubeconfig, "--workers", strconv.Itoa(b.Opts.Workers)}, args...)}, nil
 }
 
 // started is a kube-annotator process started and ready, with its
@@ -144,7 +146,7 @@ func podPatches(ctx context.Context, b *rig.Bench) (patches, writes int, err err
 // relabel starts kube-annotator reading team from owners, waits until
 // every Pod carries its owner's team, then relabels Target team=a →
 // team=b and measures until its Pods carry it.
-func relabel(ctx context.Context, b *rig.Bench, r *rig.Runner, w *podWatch, res *Result) error {
+func relabel(ctx context.Context, b *rig.Bench, r *rig.Runner, w *podWatch, kcm *child.Process, res *Result) error {
 	progress.Logf("Starting kube-annotator reading team from the Pods' owners")
 	p0, _, err := podPatches(ctx, b)
 	if err != nil {
@@ -178,6 +180,10 @@ func relabel(ctx context.Context, b *rig.Bench, r *rig.Runner, w *podWatch, res 
 		return err
 	}
 	cpu0 := c.CPU()
+	others, err := othersCPU(ctx, b, kcm)
+	if err != nil {
+		return err
+	}
 	progress.Logf("Relabelling Deployment %s/%s team=a → team=b", Namespace, Target)
 	relabelled := time.Now()
 	if _, err := b.Dynamic.Resource(h.Deployments).Namespace(Namespace).Patch(ctx, Target, types.MergePatchType, []byte(`{"metadata":{"labels":{"team":"b"}}}`), metav1.PatchOptions{}); err != nil {
@@ -191,6 +197,9 @@ func relabel(ctx context.Context, b *rig.Bench, r *rig.Runner, w *podWatch, res 
 		return err
 	}
 	res.Relabel = Run{Name: "kube-annotator", Took: last.Sub(relabelled), CPU: c.CPU() - cpu0}
+	if res.Relabel.Others, err = others(ctx); err != nil {
+		return err
+	}
 	if res.Relabel.Patches, res.Relabel.Writes, err = podPatches(ctx, b); err != nil {
 		return err
 	}
@@ -209,11 +218,15 @@ func relabel(ctx context.Context, b *rig.Bench, r *rig.Runner, w *podWatch, res 
 // rawRelabel runs the raw loop that sets team=c on Target's Pods, with
 // no controller running, and measures it from its start until the watch
 // saw the last Pod relabelled.
-func rawRelabel(ctx context.Context, b *rig.Bench, rawRunner *rig.Runner, w *podWatch, res *Result) error {
+func rawRelabel(ctx context.Context, b *rig.Bench, rawRunner *rig.Runner, w *podWatch, kcm *child.Process, res *Result) error {
 	progress.Logf("Running the raw PATCH loop, team=b → team=c on the same Pods")
 	r := &rig.Runner{Name: "raw-relabel", Bin: rawRunner.Bin, Args: []string{raw.Command, "--label", "team=c",
 		"--namespace", Namespace, "--selector", "app=" + Target, "--kubeconfig", b.Env.Kubeconfig, "--workers", strconv.Itoa(b.Opts.Workers)}}
 	p0, w0, err := podPatches(ctx, b)
+	if err != nil {
+		return err
+	}
+	others, err := othersCPU(ctx, b, kcm)
 	if err != nil {
 		return err
 	}
@@ -233,6 +246,9 @@ func rawRelabel(ctx context.Context, b *rig.Bench, rawRunner *rig.Runner, w *pod
 		return err
 	}
 	res.Raw = Run{Name: "raw PATCH loop", Took: took, CPU: c.CPU()}
+	if res.Raw.Others, err = others(ctx); err != nil {
+		return err
+	}
 	if res.Raw.Patches, res.Raw.Writes, err = podPatches(ctx, b); err != nil {
 		return err
 	}
@@ -240,4 +256,22 @@ func rawRelabel(ctx context.Context, b *rig.Bench, rawRunner *rig.Runner, w *pod
 	res.Raw.Writes -= w0
 	progress.Logf("The raw loop relabelled %d Pods in %v: %d PATCH on pods, %.2f CPU s", res.Pods, took.Round(time.Millisecond), res.Raw.Patches, res.Raw.CPU)
 	return nil
+}
+
+// othersCPU reads the CPU seconds kube-apiserver, etcd and
+// kube-controller-manager have used, and returns a function that returns
+// what they used since.
+func othersCPU(ctx context.Context, b *rig.Bench, kcm *child.Process) (func(context.Context) (OthersCPU, error), error) {
+	cp0, err := b.ControlPlaneCPU(ctx)
+	if err != nil {
+		return nil, err
+	}
+	kcm0 := kcm.CPU()
+	return func(ctx context.Context) (OthersCPU, error) {
+		cp, err := b.ControlPlaneCPU(ctx)
+		if err != nil {
+			return OthersCPU{}, err
+		}
+		return OthersCPU{ControlPlane: cp.Sub(cp0), ControllerManager: kcm.CPU() - kcm0}, nil
+	}, nil
 }

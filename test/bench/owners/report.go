@@ -3,6 +3,7 @@ package owners
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,6 +41,15 @@ type Run struct {
 	Patches, Writes int
 	// CPU is the runner's CPU seconds, user and system, over Took.
 	CPU float64
+	// Others is what the control plane used meanwhile, until 2s after.
+	Others OthersCPU
+}
+
+// OthersCPU are the CPU seconds of the processes that serve a runner, or
+// react to its writes.
+type OthersCPU struct {
+	ControlPlane      rig.CPUTimes
+	ControllerManager float64
 }
 
 // Rate is Pods relabelled per second, 0 if nothing was measured.
@@ -52,7 +62,8 @@ func (r Run) Rate(pods int) float64 {
 
 // MemoryPoint is kube-annotator's memory, converged, with GOGC=rig.LiveGOGC.
 type MemoryPoint struct {
-	Rules string
+	Rules       string
+	ReadsOwners bool
 	// Owners are the Deployments and ReplicaSets in the cluster.
 	Owners int
 	Synced time.Duration
@@ -69,14 +80,20 @@ func (r *Result) Holds() bool {
 	return r.Relabel.Patches == r.Pods && r.Relabel.Writes == r.Pods && len(r.ControlWritten) == 0
 }
 
-// PerOwner is the heap in use per owner cached, in bytes, between the
-// first and the last memory points (both reading owners); ok false
-// unless there are two points with different owner counts.
+// PerOwner is the heap in use, and of it the objects, per owner cached,
+// in bytes, between the first and the last memory points that read
+// owners; ok false unless there are two with different owner counts.
 func (r *Result) PerOwner() (heap, alloc float64, ok bool) {
-	if len(r.Memory) < 2 {
+	var reading []MemoryPoint
+	for _, p := range r.Memory {
+		if p.ReadsOwners {
+			reading = append(reading, p)
+		}
+	}
+	if len(reading) < 2 {
 		return 0, 0, false
 	}
-	first, last := r.Memory[0], r.Memory[len(r.Memory)-1]
+	first, last := reading[0], reading[len(reading)-1]
 	n := float64(last.Owners - first.Owners)
 	if n <= 0 {
 		return 0, 0, false
@@ -84,19 +101,32 @@ func (r *Result) PerOwner() (heap, alloc float64, ok bool) {
 	return (last.HeapInuse - first.HeapInuse) / n, (last.HeapAlloc - first.HeapAlloc) / n, true
 }
 
+// OwnerInformers is the heap in use of the first memory point that reads
+// owners less that of the first that reads none, in bytes; ok false
+// unless both were measured.
+func (r *Result) OwnerInformers() (heap float64, owners int, ok bool) {
+	i := slices.IndexFunc(r.Memory, func(p MemoryPoint) bool { return p.ReadsOwners })
+	j := slices.IndexFunc(r.Memory, func(p MemoryPoint) bool { return !p.ReadsOwners })
+	if i < 0 || j < 0 {
+		return 0, 0, false
+	}
+	return r.Memory[i].HeapInuse - r.Memory[j].HeapInuse, r.Memory[i].Owners, true
+}
+
 // Print writes the result as markdown tables.
 func (r *Result) Print(w io.Writer, o rig.Options) {
 	fmt.Fprintf(w, "\n## Relabelling one Deployment of %d Pods: values read from owners\n\n", r.Pods)
-	fmt.Fprintln(w, "| runner | Pods | took (s) | Pods/s | ÷ raw | PATCH on pods | writes on pods | CPU (s) | CPU ÷ raw |")
-	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	fmt.Fprintln(w, "| runner | Pods | took (s) | Pods/s | ÷ raw | PATCH on pods | writes on pods | CPU (s) | CPU ÷ raw | kube-apiserver CPU (s) | etcd CPU (s) | kube-controller-manager CPU (s) |")
+	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	rawRate, rawCPU := r.Raw.Rate(r.Pods), r.Raw.CPU
 	for _, run := range []Run{r.Relabel, r.Raw} {
 		if run.Took == 0 {
 			continue // not measured: the phase failed first
 		}
 		rate, cpu := run.Rate(r.Pods), run.CPU
-		fmt.Fprintf(w, "| %s | %d | %.2f | %.0f | %s | %d | %d | %.2f | %s |\n", run.Name, r.Pods, run.Took.Seconds(), rate,
-			table.Ratio(&rate, &rawRate), run.Patches, run.Writes, cpu, table.Ratio(&cpu, &rawCPU))
+		fmt.Fprintf(w, "| %s | %d | %.2f | %.0f | %s | %d | %d | %.2f | %s | %.2f | %.2f | %.2f |\n", run.Name, r.Pods, run.Took.Seconds(), rate,
+			table.Ratio(&rate, &rawRate), run.Patches, run.Writes, cpu, table.Ratio(&cpu, &rawCPU),
+			run.Others.ControlPlane.APIServer, run.Others.ControlPlane.Etcd, run.Others.ControllerManager)
 	}
 	written := "none"
 	if len(r.ControlWritten) > 0 {
@@ -107,7 +137,8 @@ One PATCH per Pod of the Deployment and no write elsewhere: %s (control Pods wri
 kube-annotator: from the Deployment's relabel (team=a → team=b) until the benchmark's watch saw the last Pod relabelled;
 raw: this program's raw loop through the metadata client (one list of the Deployment's Pods by its selector, a merge
 patch each, %d workers), from its start until the same. PATCH and writes on pods: the API server's own counts
-(apiserver_request_total), whoever sent them. CPU: the runner's user and system seconds over the same time.
+(apiserver_request_total), whoever sent them. CPU: the runner's user and system seconds over the same time; the
+control plane's and kube-controller-manager's (whose ReplicaSet controller syncs on each Pod's update) until 2 s after.
 kube-annotator first labelled every Pod in %.1f s from its start (%d PATCH on pods).
 `, table.YesNo(r.Holds()), written, r.Control, o.Workers, r.Initial.Took.Seconds(), r.Initial.Patches)
 	if len(r.Memory) == 0 {
@@ -121,9 +152,8 @@ kube-annotator first labelled every Pod in %.1f s from its start (%d PATCH on po
 	if heap, alloc, ok := r.PerOwner(); ok {
 		fmt.Fprintf(w, "\nPer owner cached (last row less the first, by the Deployments and ReplicaSets added): %.0f bytes of heap in use, %.0f bytes of objects.\n", heap, alloc)
 	}
-	if len(r.Memory) >= 2 {
-		d := r.Memory[0].HeapInuse - r.Memory[1].HeapInuse
-		fmt.Fprintf(w, "Reading owners at %d Pods and %d owners, against reading the Pod's own label: %+.1f MiB of heap in use.\n", r.Pods, r.Memory[0].Owners, d/(1<<20))
+	if d, owners, ok := r.OwnerInformers(); ok {
+		fmt.Fprintf(w, "Reading owners at %d Pods and %d owners, against a literal annotation: %+.1f MiB of heap in use (the owner informers, and each Pod's controller reference cached).\n", r.Pods, owners, d/(1<<20))
 	}
 	fmt.Fprintf(w, "Fresh processes, each once every Pod carried its team; the lowest of the heap sampled every second over %v.\n", o.MemoryWindow)
 }

@@ -26,16 +26,18 @@ type podWatch struct {
 }
 
 type podState struct {
-	target bool
-	team   string
+	target, annotated bool
+	team              string
 }
 
 // podCounts are the Pods a podWatch knows: all of them, and of Target's
 // and the others, how many carry each team.
 type podCounts struct {
 	all, target, others int
-	targetTeams         map[string]int
-	otherTeams          map[string]int
+	// annotated carry noOwnerRules' annotation.
+	annotated   int
+	targetTeams map[string]int
+	otherTeams  map[string]int
 }
 
 // watchPods starts a podWatch of every namespace under ctx and waits for
@@ -77,7 +79,8 @@ func (w *podWatch) observe(obj any, deleted bool) {
 		delete(w.pods, key)
 		return
 	}
-	is := podState{target: m.Namespace == Namespace && m.Labels["app"] == Target, team: m.Labels["team"]}
+	_, annotated := m.Annotations[noOwnerManager]
+	is := podState{target: m.Namespace == Namespace && m.Labels["app"] == Target, team: m.Labels["team"], annotated: annotated}
 	w.pods[key] = is
 	if known && was.team != is.team {
 		w.changed = now
@@ -91,6 +94,9 @@ func (w *podWatch) counts() (podCounts, time.Time) {
 	defer w.mu.Unlock()
 	c := podCounts{all: len(w.pods), targetTeams: map[string]int{}, otherTeams: map[string]int{}}
 	for _, p := range w.pods {
+		if p.annotated {
+			c.annotated++
+		}
 		if p.target {
 			c.target++
 			c.targetTeams[p.team]++
