@@ -21,7 +21,7 @@ func parseFlags(args []string) (rig.Options, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.StringVar(&o.Binary, "binary", "bin/kube-annotator", "kube-annotator binary to measure (make build)")
 	fs.IntVar(&o.Objects, "objects", 10000, "objects to seed, a quarter each of deployments, replicasets, pods and frigates (up to 1000000)")
-	fs.IntVar(&o.Rounds, "rounds", 3, "rounds of raw, raw-metadata, controller-runtime, kube-annotator (with --shards: of 1 replica, static shards, a shard group, resharding); the tables show medians (0: measure memory only)")
+	fs.IntVar(&o.Rounds, "rounds", 3, "rounds of raw, raw-metadata, controller-runtime, kube-annotator (with --shards: of 1 replica, static shards, a shard group, resharding; with --owners: of the relabel and the raw loop); the tables show medians (0: measure memory only)")
 	fs.IntVar(&o.Workers, "workers", 8, "workers of every runner")
 	fs.DurationVar(&o.Steady, "steady", 30*time.Second, "how long writes are counted in steady state, and again after a restart")
 	fs.IntVar(&o.Latency, "latency", 200, "objects created one at a time to measure create→annotated latency, and again without and with the admission policy (0 skips both)")

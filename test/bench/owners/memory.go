@@ -35,7 +35,7 @@ func measureMemory(ctx context.Context, b *rig.Bench, w *podWatch, fromOwner, no
 				return err
 			}
 		}
-		point, err := idleHeap(ctx, b, w, step.r, step.label, res.Pods, step.r == fromOwner)
+		point, err := idleHeap(ctx, b, w, step.r, step.label, res.Pods, res.team, step.r == fromOwner)
 		if err != nil {
 			return err
 		}
@@ -44,17 +44,17 @@ func measureMemory(ctx context.Context, b *rig.Bench, w *podWatch, fromOwner, no
 	return nil
 }
 
-// idleHeap runs r until Target's Pods carry team b, every other Pod a
+// idleHeap runs r until Target's Pods carry team, every other Pod a
 // (bare Pods the default) and, unless r reads owners, every Pod its
 // annotation; then starts it again, with GOGC=rig.LiveGOGC, and measures
 // its heap at rest.
-func idleHeap(ctx context.Context, b *rig.Bench, w *podWatch, r *rig.Runner, label string, pods int, readsOwners bool) (MemoryPoint, error) {
+func idleHeap(ctx context.Context, b *rig.Bench, w *podWatch, r *rig.Runner, label string, pods int, team string, readsOwners bool) (MemoryPoint, error) {
 	p := MemoryPoint{Rules: label, ReadsOwners: readsOwners}
 	var err error
 	if p.Owners, err = countOwners(ctx, b); err != nil {
 		return p, err
 	}
-	done := converged(pods, "b", "a")
+	done := converged(pods, team, "a")
 	cond := func(c podCounts) bool { return done(c) && (readsOwners || c.annotated == c.all) }
 	// A process that has just written holds what its writes left (its
 	// expectations of their events, garbage no collection has freed yet):

@@ -38,14 +38,15 @@ var (
 const noOwnerManager = "bench-no-owner"
 
 // Measure runs the phase: with kube-controller-manager running, it
-// creates Target with b.Opts.Owners Pods and the control group, then
-// measures kube-annotator relabelling Target's Pods when Target is
-// relabelled, the raw loop relabelling the same Pods, and kube-annotator's
+// creates Target with b.Opts.Owners Pods and the control group, then, in
+// each of b.Opts.Rounds rounds, measures kube-annotator relabelling
+// Target's Pods when Target is relabelled and the raw loop relabelling
+// the same Pods; last kube-annotator's
 // heap with and without reading owners, and with b.Opts.OwnersCached
 // more owners.
 func Measure(ctx context.Context, b *rig.Bench, runners []*rig.Runner) (*Result, error) {
 	ka, rawRunner := find(runners, rig.KARunner), find(runners, rig.RawMetadataRunner)
-	res := &Result{Pods: b.Opts.Owners}
+	res := &Result{Pods: b.Opts.Owners, team: "a"}
 	kcm, err := startControllerManager(b)
 	if err != nil {
 		return res, err
@@ -74,11 +75,13 @@ func Measure(ctx context.Context, b *rig.Bench, runners []*rig.Runner) (*Result,
 	if err != nil {
 		return res, err
 	}
-	if err := relabel(ctx, b, fromOwner, w, kcm, res); err != nil {
-		return res, err
-	}
-	if err := rawRelabel(ctx, b, rawRunner, w, kcm, res); err != nil {
-		return res, err
+	for round := 1; round <= b.Opts.Rounds; round++ {
+		if err := relabel(ctx, b, fromOwner, w, kcm, res, round); err != nil {
+			return res, fmt.Errorf("round %d: %w", round, err)
+		}
+		if err := rawRelabel(ctx, b, rawRunner, w, kcm, res, round); err != nil {
+			return res, fmt.Errorf("round %d: %w", round, err)
+		}
 	}
 	return res, measureMemory(ctx, b, w, fromOwner, noOwner, res)
 }
@@ -146,21 +149,21 @@ func podPatches(ctx context.Context, b *rig.Bench) (patches, writes int, err err
 // relabel starts kube-annotator reading team from owners, waits until
 // every Pod carries its owner's team, then relabels Target team=a →
 // team=b and measures until its Pods carry it.
-func relabel(ctx context.Context, b *rig.Bench, r *rig.Runner, w *podWatch, kcm *child.Process, res *Result) error {
-	progress.Logf("Starting kube-annotator reading team from the Pods' owners")
+func relabel(ctx context.Context, b *rig.Bench, r *rig.Runner, w *podWatch, kcm *child.Process, res *Result, round int) error {
+	progress.Logf("Round %d: starting kube-annotator reading team from the Pods' owners", round)
 	p0, _, err := podPatches(ctx, b)
 	if err != nil {
 		return err
 	}
-	c, err := start(ctx, b, r, "relabel", nil)
+	c, err := start(ctx, b, r, fmt.Sprintf("relabel-%d", round), nil)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = c.Stop() }()
-	if _, err := w.waitFor(ctx, "converging", b.Opts.Timeout, converged(res.Pods, "a", "a"), c.Alive); err != nil {
+	if _, err := w.waitFor(ctx, "converging", b.Opts.Timeout, converged(res.Pods, res.team, "a"), c.Alive); err != nil {
 		return err
 	}
-	res.Initial.Took = time.Since(c.Started)
+	initial := Run{Name: "kube-annotator", Round: round, Took: time.Since(c.Started)}
 	if err := progress.Sleep(ctx, rig.Settle); err != nil {
 		return err
 	}
@@ -168,8 +171,11 @@ func relabel(ctx context.Context, b *rig.Bench, r *rig.Runner, w *podWatch, kcm 
 	if err != nil {
 		return err
 	}
-	res.Initial.Patches = p1 - p0
-	progress.Logf("kube-annotator labelled every Pod in %v from its start, %d PATCH on pods", res.Initial.Took.Round(time.Millisecond), res.Initial.Patches)
+	initial.Patches = p1 - p0
+	if round == 1 {
+		res.Initial = initial
+	}
+	progress.Logf("kube-annotator labelled every Pod in %v from its start, %d PATCH on pods", initial.Took.Round(time.Millisecond), initial.Patches)
 
 	control, err := controlVersions(ctx, b)
 	if err != nil {
@@ -184,43 +190,48 @@ func relabel(ctx context.Context, b *rig.Bench, r *rig.Runner, w *podWatch, kcm 
 	if err != nil {
 		return err
 	}
-	progress.Logf("Relabelling Deployment %s/%s team=a → team=b", Namespace, Target)
+	team := fmt.Sprintf("b%d", round)
+	progress.Logf("Relabelling Deployment %s/%s team=%s → team=%s", Namespace, Target, res.team, team)
 	relabelled := time.Now()
-	if _, err := b.Dynamic.Resource(h.Deployments).Namespace(Namespace).Patch(ctx, Target, types.MergePatchType, []byte(`{"metadata":{"labels":{"team":"b"}}}`), metav1.PatchOptions{}); err != nil {
+	body := fmt.Appendf(nil, `{"metadata":{"labels":{"team":%q}}}`, team)
+	if _, err := b.Dynamic.Resource(h.Deployments).Namespace(Namespace).Patch(ctx, Target, types.MergePatchType, body, metav1.PatchOptions{}); err != nil {
 		return fmt.Errorf("relabel deployment %s: %w", Target, err)
 	}
-	last, err := w.waitFor(ctx, "relabelling", b.Opts.Timeout, converged(res.Pods, "b", "a"), c.Alive)
+	res.team = team
+	last, err := w.waitFor(ctx, "relabelling", b.Opts.Timeout, converged(res.Pods, team, "a"), c.Alive)
 	if err != nil {
 		return err
 	}
 	if err := progress.Sleep(ctx, rig.Settle); err != nil {
 		return err
 	}
-	res.Relabel = Run{Name: "kube-annotator", Took: last.Sub(relabelled), CPU: c.CPU() - cpu0}
-	if res.Relabel.Others, err = others(ctx); err != nil {
+	run := Run{Name: "kube-annotator", Round: round, Took: last.Sub(relabelled), CPU: c.CPU() - cpu0}
+	if run.Others, err = others(ctx); err != nil {
 		return err
 	}
-	if res.Relabel.Patches, res.Relabel.Writes, err = podPatches(ctx, b); err != nil {
+	if run.Patches, run.Writes, err = podPatches(ctx, b); err != nil {
 		return err
 	}
-	res.Relabel.Patches -= p1
-	res.Relabel.Writes -= w0
+	run.Patches -= p1
+	run.Writes -= w0
 	after, err := controlVersions(ctx, b)
 	if err != nil {
 		return err
 	}
-	res.Control, res.ControlWritten = len(control), changed(control, after)
-	progress.Logf("kube-annotator relabelled %d Pods in %v: %d PATCH on pods, %d of the %d control Pods written, %.2f CPU s",
-		res.Pods, res.Relabel.Took.Round(time.Millisecond), res.Relabel.Patches, len(res.ControlWritten), res.Control, res.Relabel.CPU)
+	res.Control, res.ControlWritten = len(control), append(res.ControlWritten, changed(control, after)...)
+	res.Relabel = append(res.Relabel, run)
+	progress.Logf("kube-annotator relabelled %d Pods in %v: %d PATCH on pods, %d of the %d control Pods written in all, %.2f CPU s",
+		res.Pods, run.Took.Round(time.Millisecond), run.Patches, len(res.ControlWritten), res.Control, run.CPU)
 	return c.Stop()
 }
 
 // rawRelabel runs the raw loop that sets team=c on Target's Pods, with
 // no controller running, and measures it from its start until the watch
 // saw the last Pod relabelled.
-func rawRelabel(ctx context.Context, b *rig.Bench, rawRunner *rig.Runner, w *podWatch, kcm *child.Process, res *Result) error {
-	progress.Logf("Running the raw PATCH loop, team=b → team=c on the same Pods")
-	r := &rig.Runner{Name: "raw-relabel", Bin: rawRunner.Bin, Args: []string{raw.Command, "--label", "team=c",
+func rawRelabel(ctx context.Context, b *rig.Bench, rawRunner *rig.Runner, w *podWatch, kcm *child.Process, res *Result, round int) error {
+	team := fmt.Sprintf("c%d", round)
+	progress.Logf("Round %d: running the raw PATCH loop, team=%s → team=%s on the same Pods", round, res.team, team)
+	r := &rig.Runner{Name: "raw-relabel", Bin: rawRunner.Bin, Args: []string{raw.Command, "--label", "team=" + team,
 		"--namespace", Namespace, "--selector", "app=" + Target, "--kubeconfig", b.Env.Kubeconfig, "--workers", strconv.Itoa(b.Opts.Workers)}}
 	p0, w0, err := podPatches(ctx, b)
 	if err != nil {
@@ -230,14 +241,14 @@ func rawRelabel(ctx context.Context, b *rig.Bench, rawRunner *rig.Runner, w *pod
 	if err != nil {
 		return err
 	}
-	c, err := b.Start(r, "relabel", nil)
+	c, err := b.Start(r, strconv.Itoa(round), nil)
 	if err != nil {
 		return err
 	}
 	if err := c.Wait(b.Opts.Timeout); err != nil {
 		return err
 	}
-	last, err := w.waitFor(ctx, "raw relabelling", time.Minute, converged(res.Pods, "c", "a"), nil)
+	last, err := w.waitFor(ctx, "raw relabelling", time.Minute, converged(res.Pods, team, "a"), nil)
 	if err != nil {
 		return err
 	}
@@ -245,16 +256,17 @@ func rawRelabel(ctx context.Context, b *rig.Bench, rawRunner *rig.Runner, w *pod
 	if err := progress.Sleep(ctx, rig.Settle); err != nil {
 		return err
 	}
-	res.Raw = Run{Name: "raw PATCH loop", Took: took, CPU: c.CPU()}
-	if res.Raw.Others, err = others(ctx); err != nil {
+	run := Run{Name: "raw PATCH loop", Round: round, Took: took, CPU: c.CPU()}
+	if run.Others, err = others(ctx); err != nil {
 		return err
 	}
-	if res.Raw.Patches, res.Raw.Writes, err = podPatches(ctx, b); err != nil {
+	if run.Patches, run.Writes, err = podPatches(ctx, b); err != nil {
 		return err
 	}
-	res.Raw.Patches -= p0
-	res.Raw.Writes -= w0
-	progress.Logf("The raw loop relabelled %d Pods in %v: %d PATCH on pods, %.2f CPU s", res.Pods, took.Round(time.Millisecond), res.Raw.Patches, res.Raw.CPU)
+	run.Patches -= p0
+	run.Writes -= w0
+	res.Raw = append(res.Raw, run)
+	progress.Logf("The raw loop relabelled %d Pods in %v: %d PATCH on pods, %.2f CPU s", res.Pods, took.Round(time.Millisecond), run.Patches, run.CPU)
 	return nil
 }
 

@@ -19,20 +19,24 @@ type Result struct {
 	// every Pod carried its owner's team.
 	Initial Run
 	// Relabel is kube-annotator relabelling the Deployment's Pods, Raw
-	// the raw PATCH loop relabelling the same Pods.
-	Relabel, Raw Run
+	// the raw PATCH loop relabelling the same Pods, one Run per round.
+	Relabel, Raw []Run
 	// Control is the number of control Pods, ControlWritten those whose
-	// resourceVersion changed while the Deployment was relabelled.
+	// resourceVersion changed while the Deployment was relabelled, in
+	// every round.
 	Control        int
 	ControlWritten []string
 	// Memory is kube-annotator's heap, converged: reading owners, reading
 	// none, reading owners with more owners cached.
 	Memory []MemoryPoint
+	// team is the Deployment's team now.
+	team string
 }
 
 // Run is one way of relabelling the Pods, measured.
 type Run struct {
-	Name string
+	Name  string
+	Round int
 	// Took is from the relabel (the Deployment's, or the raw loop's
 	// start) until the phase's watch saw the last Pod relabelled.
 	Took time.Duration
@@ -74,10 +78,45 @@ type MemoryPoint struct {
 	RestRSS int64
 }
 
-// Holds reports whether the relabel sent exactly one PATCH per Pod of
-// the Deployment and wrote no control Pod.
+// Holds reports whether every relabel sent exactly one PATCH per Pod of
+// the Deployment, and no other write on Pods, and wrote no control Pod;
+// false if none was measured.
 func (r *Result) Holds() bool {
-	return r.Relabel.Patches == r.Pods && r.Relabel.Writes == r.Pods && len(r.ControlWritten) == 0
+	for _, run := range r.Relabel {
+		if run.Patches != r.Pods || run.Writes != r.Pods {
+			return false
+		}
+	}
+	return len(r.Relabel) > 0 && len(r.ControlWritten) == 0
+}
+
+// median returns the run whose figures are each the median of runs' (a
+// Run of medians), and false when there are none.
+func median(runs []Run) (Run, bool) {
+	if len(runs) == 0 {
+		return Run{}, false
+	}
+	pick := func(f func(Run) float64) float64 {
+		vs := make([]float64, len(runs))
+		for i, run := range runs {
+			vs[i] = f(run)
+		}
+		return *table.Median(vs)
+	}
+	return Run{
+		Name:    runs[0].Name,
+		Took:    time.Duration(pick(func(r Run) float64 { return float64(r.Took) })),
+		Patches: int(pick(func(r Run) float64 { return float64(r.Patches) })),
+		Writes:  int(pick(func(r Run) float64 { return float64(r.Writes) })),
+		CPU:     pick(func(r Run) float64 { return r.CPU }),
+		Others: OthersCPU{
+			ControlPlane: rig.CPUTimes{
+				APIServer: pick(func(r Run) float64 { return r.Others.ControlPlane.APIServer }),
+				Etcd:      pick(func(r Run) float64 { return r.Others.ControlPlane.Etcd }),
+			},
+			ControllerManager: pick(func(r Run) float64 { return r.Others.ControllerManager }),
+		},
+	}, true
 }
 
 // PerOwner is the heap in use, and of it the objects, per owner cached,
@@ -116,27 +155,35 @@ func (r *Result) OwnerInformers() (heap float64, owners int, ok bool) {
 // Print writes the result as markdown tables.
 func (r *Result) Print(w io.Writer, o rig.Options) {
 	fmt.Fprintf(w, "\n## Relabelling one Deployment of %d Pods: values read from owners\n\n", r.Pods)
-	fmt.Fprintln(w, "| runner | Pods | took (s) | Pods/s | ÷ raw | PATCH on pods | writes on pods | CPU (s) | CPU ÷ raw | kube-apiserver CPU (s) | etcd CPU (s) | kube-controller-manager CPU (s) |")
-	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-	rawRate, rawCPU := r.Raw.Rate(r.Pods), r.Raw.CPU
-	for _, run := range []Run{r.Relabel, r.Raw} {
-		if run.Took == 0 {
-			continue // not measured: the phase failed first
-		}
-		rate, cpu := run.Rate(r.Pods), run.CPU
-		fmt.Fprintf(w, "| %s | %d | %.2f | %.0f | %s | %d | %d | %.2f | %s | %.2f | %.2f | %.2f |\n", run.Name, r.Pods, run.Took.Seconds(), rate,
+	fmt.Fprintln(w, "| runner | round | Pods | took (s) | Pods/s | ÷ raw | PATCH on pods | writes on pods | CPU (s) | CPU ÷ raw | kube-apiserver CPU (s) | etcd CPU (s) | kube-controller-manager CPU (s) |")
+	fmt.Fprintln(w, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	row := func(run, raw Run, round string) {
+		rate, rawRate, cpu, rawCPU := run.Rate(r.Pods), raw.Rate(r.Pods), run.CPU, raw.CPU
+		fmt.Fprintf(w, "| %s | %s | %d | %.2f | %.0f | %s | %d | %d | %.2f | %s | %.2f | %.2f | %.2f |\n", run.Name, round, r.Pods, run.Took.Seconds(), rate,
 			table.Ratio(&rate, &rawRate), run.Patches, run.Writes, cpu, table.Ratio(&cpu, &rawCPU),
 			run.Others.ControlPlane.APIServer, run.Others.ControlPlane.Etcd, run.Others.ControllerManager)
+	}
+	ka, kaOK := median(r.Relabel)
+	raw, rawOK := median(r.Raw)
+	if kaOK && rawOK {
+		row(ka, raw, "median")
+		row(raw, raw, "median")
+	}
+	for i, run := range r.Relabel {
+		if i < len(r.Raw) {
+			row(run, r.Raw[i], fmt.Sprint(run.Round))
+			row(r.Raw[i], r.Raw[i], fmt.Sprint(run.Round))
+		}
 	}
 	written := "none"
 	if len(r.ControlWritten) > 0 {
 		written = strings.Join(r.ControlWritten, ", ")
 	}
 	fmt.Fprintf(w, `
-One PATCH per Pod of the Deployment and no write elsewhere: %s (control Pods written: %s, of %d).
+One PATCH per Pod of the Deployment and no write elsewhere, in every round: %s (control Pods written: %s, of %d).
 kube-annotator: from the Deployment's relabel (team=a → team=b) until the benchmark's watch saw the last Pod relabelled;
 raw: this program's raw loop through the metadata client (one list of the Deployment's Pods by its selector, a merge
-patch each, %d workers), from its start until the same. PATCH and writes on pods: the API server's own counts
+patch each, %d workers), from its start until the same. Medians of each column; ÷ raw: of the same round. PATCH and writes on pods: the API server's own counts
 (apiserver_request_total), whoever sent them. CPU: the runner's user and system seconds over the same time; the
 control plane's and kube-controller-manager's (whose ReplicaSet controller syncs on each Pod's update) until 2 s after.
 kube-annotator first labelled every Pod in %.1f s from its start (%d PATCH on pods).
