@@ -181,10 +181,11 @@ func (r *Result) Print(w io.Writer, o rig.Options) {
 	}
 	fmt.Fprintf(w, `
 One PATCH per Pod of the Deployment and no write elsewhere, in every round: %s (control Pods written: %s, of %d).
-kube-annotator: from the Deployment's relabel (team=a → team=b) until the benchmark's watch saw the last Pod relabelled;
-raw: this program's raw loop through the metadata client (one list of the Deployment's Pods by its selector, a merge
-patch each, %d workers), from its start until the same. Medians of each column; ÷ raw: of the same round. PATCH and writes on pods: the API server's own counts
-(apiserver_request_total), whoever sent them. CPU: the runner's user and system seconds over the same time; the
+kube-annotator: from the Deployment's relabel (its team changed) until the benchmark's watch saw the last Pod
+relabelled; raw: this program's raw loop through the metadata client (one list of the Deployment's Pods by its
+selector, a merge patch each, %d workers), from its start until the same. Median rows: the median of each column, and
+their ratio; the other rows: each round's, ÷ that round's raw loop. PATCH and writes on pods: the API server's own
+counts (apiserver_request_total), whoever sent them. CPU: the runner's user and system seconds over the same time; the
 control plane's and kube-controller-manager's (whose ReplicaSet controller syncs on each Pod's update) until 2 s after.
 kube-annotator first labelled every Pod in %.1f s from its start (%d PATCH on pods).
 `, table.YesNo(r.Holds()), written, r.Control, o.Workers, r.Initial.Took.Seconds(), r.Initial.Patches)
