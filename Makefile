@@ -133,7 +133,7 @@ soak: envtest-assets ## The chaos soak alone (part of test-faults): every fault 
 
 BENCHFLAGS ?=
 .PHONY: bench
-bench: build envtest-assets ## Benchmark against the raw PATCH loop and a controller-runtime runner on a local control plane (BENCHFLAGS=--objects 100000 …)
+bench: build envtest-assets ## Benchmark against the raw PATCH loop and a controller-runtime runner on a local control plane (BENCHFLAGS=--objects 100000 …; --owners 5000: relabel one Deployment of 5,000 Pods)
 	go run ./test/bench --binary bin/kube-annotator $(BENCHFLAGS)
 
 SCALE_OBJECTS ?= 300000

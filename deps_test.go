@@ -65,7 +65,7 @@ var layers = []layer{
 	// What every measurement of the benchmark stands on.
 	{"bench rig", []string{"test/bench/rig"}},
 	// The benchmark's measurements, one each.
-	{"bench phases", []string{"test/bench/rounds", "test/bench/memory", "test/bench/policy", "test/bench/sharding"}},
+	{"bench phases", []string{"test/bench/rounds", "test/bench/memory", "test/bench/policy", "test/bench/sharding", "test/bench/owners"}},
 	// End-to-end suites, benchmark and demo.
 	{"test", []string{"test/bench", "test/demo", "test/e2e", "test/soak"}},
 }

@@ -14,6 +14,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kube-annotator/kube-annotator/test/bench/memory"
+	"github.com/kube-annotator/kube-annotator/test/bench/owners"
 	"github.com/kube-annotator/kube-annotator/test/bench/policy"
 	"github.com/kube-annotator/kube-annotator/test/bench/progress"
 	"github.com/kube-annotator/kube-annotator/test/bench/rig"
@@ -39,7 +40,7 @@ func run(ctx context.Context, o rig.Options) (err error) {
 		}
 		_ = os.RemoveAll(b.Dir)
 	}()
-	bins, err := rig.BuildRunners(ctx, b.Dir, o.Measured(rig.CRRunner))
+	bins, err := rig.BuildRunners(ctx, b.Dir, o.Measured(rig.CRRunner) && o.Owners == 0)
 	if err != nil {
 		return err
 	}
@@ -82,6 +83,11 @@ func run(ctx context.Context, o rig.Options) (err error) {
 // shape of objects in turn, and last objects created with and without
 // kube-annotator's admission policy.
 func phases(ctx context.Context, b *rig.Bench, runners []*rig.Runner, res *results) error {
+	if b.Opts.Owners > 0 {
+		var err error
+		res.owners, err = owners.Measure(ctx, b, runners)
+		return err
+	}
 	ka := runners[slices.IndexFunc(runners, func(r *rig.Runner) bool { return r.Name == rig.KARunner })]
 	if err := b.CreateNamespaces(ctx); err != nil {
 		return err
@@ -188,6 +194,8 @@ type results struct {
 	// admission are objects created without and with kube-annotator's
 	// admission policy.
 	admission []policy.Run
+	// owners is what --owners measured, nil without it.
+	owners *owners.Result
 }
 
 // shapeResults is what the benchmark measured with one shape of objects.
@@ -231,5 +239,8 @@ func (r results) print(w io.Writer, o rig.Options) {
 	}
 	if len(r.admission) > 0 {
 		policy.Print(w, r.admission)
+	}
+	if r.owners != nil {
+		r.owners.Print(w, o)
 	}
 }

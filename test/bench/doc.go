@@ -14,8 +14,8 @@
 //
 // Start at main (main.go) and the phases in order (bench.go). Each
 // measurement is a package: rounds (the runners against each other),
-// memory (kube-annotator at rest), policy (annotating at creation) and
-// sharding, over rig (the control plane, clients and runners every one
+// memory (kube-annotator at rest), policy (annotating at creation),
+// sharding and owners (values read from owners, --owners), over rig (the control plane, clients and runners every one
 // stands on) and tracker (the benchmark's own watch, which says when
 // every object is annotated); raw is the raw runner, run as `bench raw`.
 //
@@ -25,6 +25,7 @@
 //	go run ./test/bench --binary bin/kube-annotator
 //	go run ./test/bench --binary bin/kube-annotator --objects 400 --rounds 1 --steady 5s --latency 20   # ~2 min smoke run
 //	go run ./test/bench --binary bin/kube-annotator --shards 3   # 1 replica vs 3 shards, static and as a group
+//	go run ./test/bench --binary bin/kube-annotator --owners 5000   # relabel one Deployment of 5,000 Pods (~6 min)
 //
 // Layer "test" of deps_test.go: it imports its packages under
 // test/bench and test/harness, and no product package imports it.

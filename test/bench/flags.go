@@ -21,7 +21,7 @@ func parseFlags(args []string) (rig.Options, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.StringVar(&o.Binary, "binary", "bin/kube-annotator", "kube-annotator binary to measure (make build)")
 	fs.IntVar(&o.Objects, "objects", 10000, "objects to seed, a quarter each of deployments, replicasets, pods and frigates (up to 1000000)")
-	fs.IntVar(&o.Rounds, "rounds", 3, "rounds of raw, raw-metadata, controller-runtime, kube-annotator (with --shards: of 1 replica, static shards, a shard group, resharding); the tables show medians (0: measure memory only)")
+	fs.IntVar(&o.Rounds, "rounds", 3, "rounds of raw, raw-metadata, controller-runtime, kube-annotator (with --shards: of 1 replica, static shards, a shard group, resharding; with --owners: of the relabel and the raw loop); the tables show medians (0: measure memory only)")
 	fs.IntVar(&o.Workers, "workers", 8, "workers of every runner")
 	fs.DurationVar(&o.Steady, "steady", 30*time.Second, "how long writes are counted in steady state, and again after a restart")
 	fs.IntVar(&o.Latency, "latency", 200, "objects created one at a time to measure create→annotated latency, and again without and with the admission policy (0 skips both)")
@@ -72,6 +72,8 @@ func parseFlags(args []string) (rig.Options, error) {
 	})
 	fs.IntVar(&o.Clients, "clients", defaultClients, "the benchmark's own requests in flight while it seeds, resets and deletes objects")
 	fs.Int64Var(&o.EtcdQuota, "etcd-quota-bytes", defaultEtcdQuota, "etcd's --quota-backend-bytes: every object, its revisions until the API server compacts them (every 5 min) and their free pages must fit")
+	fs.IntVar(&o.Owners, "owners", 0, "measure values read from owners instead of the runners: relabel one Deployment of this many Pods, made by kube-controller-manager, against the raw PATCH loop on the same Pods (0: off)")
+	fs.IntVar(&o.OwnersCached, "owners-cached", 2000, "with --owners: Deployments with no replicas (each with its ReplicaSet) added to measure kube-annotator's heap per owner cached (0: none)")
 	fs.BoolVar(&o.CRCacheReads, "cr-cache-reads", false, "let the controller-runtime baseline read unstructured objects from its cache instead of its default GET to the API server")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -86,6 +88,13 @@ func parseFlags(args []string) (rig.Options, error) {
 // otherwise: realistic objects fill etcd's default (2 GiB) before the API
 // server's compaction frees it.
 const defaultEtcdQuota = 8 << 30
+
+// MaxOwnerPods bounds --owners and MaxOwnersCached --owners-cached, so
+// that a typo cannot fill the machine with Pods and Deployments.
+const (
+	MaxOwnerPods    = 50000
+	MaxOwnersCached = 20000
+)
 
 // defaultClients bounds the benchmark's own requests in flight while it
 // seeds, resets and cleans up, unless --clients says otherwise.
@@ -136,6 +145,15 @@ func validate(o rig.Options) error {
 	}
 	if o.EtcdQuota < 2<<30 {
 		errs = append(errs, fmt.Errorf("--etcd-quota-bytes must be at least %d (2 GiB, etcd's default), got %d", int64(2<<30), o.EtcdQuota))
+	}
+	if o.Owners < 0 || o.Owners > MaxOwnerPods {
+		errs = append(errs, fmt.Errorf("--owners must be between 0 (off) and %d, got %d", MaxOwnerPods, o.Owners))
+	}
+	if o.OwnersCached < 0 || o.OwnersCached > MaxOwnersCached {
+		errs = append(errs, fmt.Errorf("--owners-cached must be between 0 and %d, got %d", MaxOwnersCached, o.OwnersCached))
+	}
+	if o.Owners > 0 && o.Shards > 0 {
+		errs = append(errs, errors.New("--owners cannot be used with --shards: each measures instead of the runners"))
 	}
 	if o.Latency < 0 {
 		errs = append(errs, fmt.Errorf("--latency must not be negative, got %d", o.Latency))

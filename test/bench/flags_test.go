@@ -117,3 +117,37 @@ func TestParseFlagsShapes(t *testing.T) {
 		}
 	}
 }
+
+func TestParseFlagsOwners(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		args       []string
+		wantOwners int
+		wantCached int
+		wantErr    string // empty: no error
+	}{
+		{name: "off by default", wantCached: 2000},
+		{name: "5000 Pods", args: []string{"--owners", "5000"}, wantOwners: 5000, wantCached: 2000},
+		{name: "no owners cached", args: []string{"--owners", "100", "--owners-cached", "0"}, wantOwners: 100},
+		{name: "negative", args: []string{"--owners", "-1"}, wantErr: "--owners must be between 0 (off) and 50000, got -1"},
+		{name: "too many Pods", args: []string{"--owners", "50001"}, wantErr: "--owners must be between 0 (off) and 50000"},
+		{name: "too many owners cached", args: []string{"--owners", "10", "--owners-cached", "20001"}, wantErr: "--owners-cached must be between 0 and 20000"},
+		{name: "with shards", args: []string{"--owners", "10", "--shards", "3"}, wantErr: "--owners cannot be used with --shards"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := parseFlags(tc.args)
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatalf("parseFlags(%q): %v", tc.args, err)
+				}
+				if o.Owners != tc.wantOwners || o.OwnersCached != tc.wantCached {
+					t.Errorf("parseFlags(%q): owners %d, cached %d; want %d, %d", tc.args, o.Owners, o.OwnersCached, tc.wantOwners, tc.wantCached)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("parseFlags(%q) = %v, want an error with %q", tc.args, err, tc.wantErr)
+			}
+		})
+	}
+}

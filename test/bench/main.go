@@ -96,6 +96,21 @@ import (
 // first find each other through Leases and may hand ranges over.
 // --latency, --steady and --memory-objects do not apply.
 //
+// With --owners N, the benchmark measures values read from owners
+// instead (test/bench/owners): with kube-controller-manager running, one
+// Deployment of N replicas (Pods stay Pending: no kubelet) and a control
+// group of other Deployments' and bare Pods; kube-annotator reading
+// `team: {fromOwner: {label: team}}` on Pods converges, then the
+// Deployment is relabelled team=a → team=b: the PATCH requests the API
+// server served on Pods (one per Pod of the Deployment), the control
+// Pods' resourceVersions (unchanged), the time until the benchmark's
+// watch saw the last Pod relabelled and the CPU, against the raw loop
+// relabelling the same Pods (`raw --label`); then kube-annotator's heap
+// with GOGC=rig.LiveGOGC, reading owners, again with --owners-cached
+// more Deployments with no replicas and their ReplicaSets (the
+// difference per owner cached), and with a literal annotation that
+// reads no owner.
+//
 // Results are medians over the rounds and ratios between runners measured
 // in the same run: absolute numbers depend on the machine and on whatever
 // else runs on it. Progress goes to stderr, the tables to stdout.

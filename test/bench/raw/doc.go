@@ -7,7 +7,9 @@
 //
 // With --metadata it lists and patches through the metadata client, with
 // --watch it also watches the resources, as a controller receives the
-// echo of its own writes.
+// echo of its own writes. With --label KEY=VALUE it relabels instead the
+// Pods of --namespace that --selector selects, listed and patched through
+// the metadata client: the floor for relabelling one workload's Pods.
 //
 // Layer "bench parts" of deps_test.go: of the module, it imports
 // test/bench/workload and test/bench/progress.

@@ -38,8 +38,20 @@ func Main(args []string) int {
 	workers := fs.Int("workers", 8, "patches in flight")
 	viaMetadata := fs.Bool("metadata", false, "list and patch through the metadata client instead of the dynamic client")
 	echo := fs.Bool("watch", false, "with --metadata: also watch the resources' metadata, from before the list until the events of every write were received")
+	var target LabelTarget
+	fs.StringVar(&target.Namespace, "namespace", "", "with --label: the Pods' namespace")
+	fs.StringVar(&target.Selector, "selector", "", "with --label: the label selector of the Pods to relabel")
+	label := fs.String("label", "", "KEY=VALUE: instead of annotating the four resources, set this label on the Pods of --namespace that --selector selects, through the metadata client")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *label != "" {
+		var err error
+		if target.Key, target.Value, err = ParseLabel(*label); err != nil || target.Namespace == "" {
+			fmt.Fprintln(os.Stderr, "raw: --label needs KEY=VALUE and --namespace")
+			return 2
+		}
+		return relabelMain(*kubeconfig, target, max(*workers, 1))
 	}
 	if *echo && !*viaMetadata {
 		fmt.Fprintln(os.Stderr, "raw: --watch needs --metadata")
@@ -70,6 +82,25 @@ func Main(args []string) int {
 		return 1
 	}
 	fmt.Fprintf(os.Stderr, "raw: listed %d objects, patched %d in %v\n", listed, patched, time.Since(start))
+	return 0
+}
+
+// relabelMain runs the raw loop that relabels the Pods of target and
+// returns its exit status.
+func relabelMain(kubeconfig string, target LabelTarget, workers int) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	start := time.Now()
+	c, err := newRawClient(kubeconfig, true)
+	if err == nil {
+		var listed, patched int64
+		listed, patched, err = rawLabel(ctx, c.(metadataClient).client, target, workers)
+		fmt.Fprintf(os.Stderr, "raw: listed %d pods, patched %d in %v\n", listed, patched, time.Since(start))
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "raw:", err)
+		return 1
+	}
 	return 0
 }
 

@@ -46,6 +46,12 @@ type Options struct {
 	// and resets; EtcdQuota is etcd's --quota-backend-bytes.
 	Clients   int
 	EtcdQuota int64
+	// Owners, when not 0, is the replicas of the Deployment that the
+	// owners phase relabels, which it measures instead of the others;
+	// OwnersCached the Deployments with no replicas it adds to measure
+	// the memory per owner cached.
+	Owners       int
+	OwnersCached int
 }
 
 // Shapes are the shapes of objects the benchmark measures with.
