@@ -21,6 +21,7 @@ type decoder struct {
 	visits int            // values visited, counting alias expansions
 	nodes  int            // values the file writes, aliases not followed
 	capped bool           // decoding stopped at maxErrors
+	depth  int            // value forms given as defaults around the one decoded
 	// keyLine is the line of the key whose value a fields callback decodes,
 	// for errors about the key itself.
 	keyLine int
