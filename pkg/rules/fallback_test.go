@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
@@ -127,5 +128,46 @@ func TestEvaluateFallback(t *testing.T) {
 	}
 	if !tg.Rules[0].ReadsNamespace() {
 		t.Error("ReadsNamespace() = false for a rule whose default reads the namespace")
+	}
+}
+
+// TestFallbackNeeds checks that a source read only by a default is read
+// as if it were the key's own value: its sources, the owners kept in a
+// metadata cache, and the changes of an owner that matter.
+func TestFallbackNeeds(t *testing.T) {
+	tg, _ := compileOwners(t, "rules:\n- name: team\n  resources: [pods]\n  labels:\n"+
+		"    team: {jsonPath: '{.metadata.annotations.team}', default: {fromOwner: {label: team}, default: none}}\n", replicaSets, rulestest.Deployments)
+	if p := tg.Projection(); !p.Owners || !p.Labels.Has("team") {
+		t.Errorf("Projection() = %+v, want owners and the label team", p)
+	}
+	want := []*source.Source{source.Namespace, source.OwnerOf(rulestest.Deployments), source.OwnerOf(replicaSets)}
+	if got := tg.Sources(); !slices.Equal(got, want) {
+		t.Errorf("Sources() = %v, want %v", got, want)
+	}
+	old := &metav1.ObjectMeta{Name: "web", Labels: map[string]string{"team": "a"}}
+	relabelled := &metav1.ObjectMeta{Name: "web", Labels: map[string]string{"team": "b"}}
+	if !tg.SourceChangeMatters(source.OwnerOf(rulestest.Deployments), old, relabelled) {
+		t.Error("SourceChangeMatters() = false for the owner's label a default reads")
+	}
+}
+
+// TestFallbackHeldOnError checks that a CEL value that fails ends its
+// chain as without one: the key is held, and the chain's literal is what
+// an object lacking it gets, its later forms not read.
+func TestFallbackHeldOnError(t *testing.T) {
+	set := rulestest.Compile(t, "rules:\n- name: r\n  resources: [configmaps]\n  annotations:\n"+
+		"    owner: {cel: 'object.data.owner', default: {fromNamespace: {label: team}, default: none}}\n", rulestest.ConfigMaps)
+	target := set.Targets[rulestest.ConfigMaps.GVR]
+	ns := source.Namespaces(func(string) (metav1.Object, bool) {
+		return &metav1.ObjectMeta{Name: "ns", Labels: map[string]string{"team": "a"}}, true
+	})
+	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "x", "namespace": "ns"}}}
+	e := target.Evaluate(obj, ns)
+	if got := e.Desired.Annotations["owner"]; got != "none" {
+		t.Errorf("owner = %q, want the chain's literal", got)
+	}
+	if held := e.Held("annotation"); !slices.Equal(held, []string{"owner"}) {
+		t.Errorf("Held() = %v, want owner", held)
 	}
 }
