@@ -204,6 +204,13 @@ func (tr *translator) collect(set *rules.Set) error {
 // set at admission.
 var errFromNamespace = errors.New("a value read from the namespace is kept in sync by the controller only")
 
+// errFallback is why a value whose default is another value form is not
+// set at admission: where its source is missing, the policy could not
+// follow the chain as the controller does (it reads neither related
+// objects nor, kept in sync, the namespace), so it leaves the whole key
+// to the controller rather than set a value the controller would change.
+var errFallback = errors.New("its default is read from another source, which the controller follows")
+
 // errFromRelated is why a value read from a related object of src
 // (fromNode, fromOwner, fromRef) is not set at admission: a policy reads the object
 // and its namespace only (source.Source.NoAdmission).
@@ -250,6 +257,9 @@ func ruleKeys(c *rules.Compiled) []*key {
 		}
 		for _, k := range keys {
 			k.ifAbsent, k.ifInvalid = m.IfAbsent[k.name] || m.Once[k.name], ifInvalid[k.name] // a recorded key, too, is set only where absent
+			if fb := m.Fallback[k.name]; fb != nil && k.err == nil {
+				k.err = errFallback
+			}
 		}
 		slices.SortFunc(keys, func(a, b *key) int { return strings.Compare(a.name, b.name) })
 		out = append(out, keys...)

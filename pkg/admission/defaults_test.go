@@ -75,3 +75,32 @@ func TestTranslateIfInvalid(t *testing.T) {
 		t.Run(rq.name, func(t *testing.T) { checkRequest(t, set, compiledPolicies, rq) })
 	}
 }
+
+// TestTranslateFallback checks that a key whose default is another value
+// form is left to the controller, with a note, while a literal default
+// next to it is still set at admission.
+func TestTranslateFallback(t *testing.T) {
+	set := rulestest.Compile(t, "rules:\n"+
+		"- {name: owner, resources: [configmaps], annotations: {owner: {jsonPath: '{.data.owner}', default: {fromNamespace: {label: owner}, default: unknown}},"+
+		" tier: {jsonPath: '{.data.tier}', default: none}}}\n", served...)
+	policies, notes, err := Translate(set, options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"rule owner: annotations.owner: its default is read from another source, which the controller follows; the controller sets it"}
+	if got := fmt.Sprint(notes); got != fmt.Sprint(want) {
+		t.Errorf("notes %s\nwant  %s", got, want)
+	}
+	var compiledPolicies []*compiled
+	for _, p := range policies {
+		compiledPolicies = append(compiledPolicies, compilePolicy(t, p.Policy))
+	}
+	for _, rq := range []request{
+		{name: "read", gvr: configMaps, obj: cm("ns", "x", nil, nil, map[string]string{"owner": "ann"}),
+			wantAnns: map[string]string{"tier": "none", marker: "tier"}, controller: []string{"owner"}},
+		{name: "missing: the namespace's, by the controller", gvr: configMaps, obj: cm("ns", "x", nil, nil, nil), ns: map[string]string{"owner": "ns-owner"},
+			wantAnns: map[string]string{"tier": "none", marker: "tier"}, controller: []string{"owner"}},
+	} {
+		t.Run(rq.name, func(t *testing.T) { checkRequest(t, set, compiledPolicies, rq) })
+	}
+}

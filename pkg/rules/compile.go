@@ -289,9 +289,11 @@ func flows(targets []*Target) []lint.Flow {
 	for _, t := range targets {
 		for _, c := range t.Rules {
 			for _, kind := range kinds {
-				for _, r := range c.readers().Reads(c.Of(kind), kind) {
-					out = append(out, lint.Flow{Rule: c.Index, Field: r.Field, To: source.GVRString(t.GVR), Kind: kind, Key: r.Key,
-						From: source.GVRString(r.From.Resource.GVR), FromKind: r.FromKind, FromKey: r.FromKey})
+				for _, level := range c.Of(kind).Levels() { // a default's form reads too
+					for _, r := range c.readers().Reads(level, kind) {
+						out = append(out, lint.Flow{Rule: c.Index, Field: r.Field, To: source.GVRString(t.GVR), Kind: kind, Key: r.Key,
+							From: source.GVRString(r.From.Resource.GVR), FromKind: r.FromKind, FromKey: r.FromKey})
+					}
 				}
 			}
 		}

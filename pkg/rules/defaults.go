@@ -3,7 +3,7 @@ package rules
 import (
 	"slices"
 
-	"github.com/kube-annotator/kube-annotator/pkg/rules/labelvalue"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/value"
 )
 
@@ -35,37 +35,33 @@ type Unset struct {
 // there is a default, and their keys are held (see Held). Every computed
 // value form reads through it, so each is made valid and takes a default
 // the same way.
-func (e *Evaluation) orDefault(values map[string]string, miss []value.Missing, defaults, ifInvalid map[string]string, rule, kind string) map[string]string {
-	for _, m := range miss {
-		if mode := ifInvalid[m.Key]; m.Reason == ReasonInvalid && mode != "" {
-			v, how, ok := labelvalue.MakeValid(mode, m.Value)
-			if ok {
-				values, e.madeValid = put(values, m.Key, v), put(e.madeValid, keyOf{kind, m.Key}, how)
-				continue
-			}
-			m.Why += " (ifInvalid: " + mode + " leaves no valid label value)"
+func (e *Evaluation) orDefault(values map[string]string, miss []value.Missing, m *rulefile.Metadata, fallback value.Level, rule, kind string) map[string]string {
+	for _, mm := range miss {
+		s := value.Settle(m, mm, fallback)
+		if s.MadeValid != "" {
+			values, e.madeValid = put(values, mm.Key, s.Value), put(e.madeValid, keyOf{kind, mm.Key}, s.MadeValid)
+			continue
 		}
-		failed := m.Reason == ReasonError
+		failed := s.Missing.Reason == ReasonError
 		if failed {
-			if _, ok := e.held[keyOf{kind, m.Key}]; !ok {
-				e.held = put(e.held, keyOf{kind, m.Key}, rule)
+			if _, ok := e.held[keyOf{kind, mm.Key}]; !ok {
+				e.held = put(e.held, keyOf{kind, mm.Key}, rule)
 			}
 		}
-		d, ok := defaults[m.Key]
-		if failed || !ok {
-			e.Unset = append(e.Unset, Unset{Rule: rule, Kind: kind, Key: m.Key, Reason: m.Reason})
+		if failed || !s.OK {
+			e.Unset = append(e.Unset, Unset{Rule: rule, Kind: kind, Key: mm.Key, Reason: s.Missing.Reason})
 		}
-		if !ok {
-			why := rule + ": " + m.Key + ": " + m.Why
+		if !s.OK {
+			why := rule + ": " + mm.Key + ": " + s.Missing.Why
 			if failed {
 				why += " (a value the object has is kept)"
 			}
 			e.Problems = append(e.Problems, why)
 			continue
 		}
-		values = put(values, m.Key, d)
-		if _, taken := e.setBy[keyOf{kind, m.Key}]; !taken {
-			e.defaulted = put(e.defaulted, keyOf{kind, m.Key}, m.Why)
+		values = put(values, mm.Key, s.Value)
+		if _, taken := e.setBy[keyOf{kind, mm.Key}]; !taken {
+			e.defaulted = put(e.defaulted, keyOf{kind, mm.Key}, s.Defaulted)
 		}
 	}
 	return values

@@ -15,14 +15,14 @@ import (
 // ReadsNamespace reports whether the rule reads values, or copies key
 // sets, from the object's namespace.
 func (c *Compiled) ReadsNamespace() bool {
-	return len(c.Annotations.FromNamespace)+len(c.Labels.FromNamespace) > 0 || c.copiesFrom(source.Namespace)
+	return slices.ContainsFunc(c.Levels(), func(m *rulefile.Metadata) bool { return len(m.FromNamespace) > 0 }) || c.copiesFrom(source.Namespace)
 }
 
 // namespaceKeys returns the keys of namespaces the rule reads: labels for
 // fromNamespace, and annotations for fromNamespace.
 func (c *Compiled) namespaceKeys() (labelKeys, annotationKeys []string) {
-	for _, m := range []map[string]rulefile.NamespaceKey{c.Annotations.FromNamespace, c.Labels.FromNamespace} {
-		for _, k := range m {
+	for _, m := range c.Levels() {
+		for _, k := range m.FromNamespace {
 			if k.Kind == rulefile.LabelKind {
 				labelKeys = append(labelKeys, k.Key)
 			} else {

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,6 +24,9 @@ type compiledKind struct {
 	kind string
 	from map[string]*value.Template
 	cel  map[string]*celexpr.Expr
+	// fallback are the JSONPath templates of the value forms given as
+	// defaults, by level (see rulefile.Metadata.Levels).
+	fallback map[*rulefile.Metadata]map[string]*value.Template
 	// copyCEL are the expressions of the key sets computed in CEL, by
 	// their index in the kind's Copy; nil for the others.
 	copyCEL []*celexpr.Expr
@@ -34,12 +38,18 @@ func (c *Compiled) compileKinds() error {
 		m := c.Of(kind)
 		k := &c.kinds[i]
 		k.kind = kind
+		k.fallback = map[*rulefile.Metadata]map[string]*value.Template{}
 		var err error
 		if k.from, err = value.Templates(m.From); err != nil {
 			return err
 		}
 		if k.cel, err = celexpr.CompileAll(m.CEL); err != nil {
 			return fmt.Errorf("%ss: %w", kind, err)
+		}
+		for _, l := range m.Levels()[1:] {
+			if k.fallback[l], err = value.Templates(l.From); err != nil {
+				return err
+			}
 		}
 		k.copyCEL = make([]*celexpr.Expr, len(m.Copy))
 		for j, set := range m.Copy {
@@ -70,7 +80,9 @@ func (c *Compiled) kind(kind string) *compiledKind {
 // readsFields reports whether c reads a value with JSONPath, which may
 // read any field of the object.
 func (c *Compiled) readsFields() bool {
-	return len(c.kinds[0].from)+len(c.kinds[1].from) > 0
+	return slices.ContainsFunc(c.kinds[:], func(k compiledKind) bool {
+		return len(k.from) > 0 || slices.ContainsFunc(slices.Collect(maps.Values(k.fallback)), func(t map[string]*value.Template) bool { return len(t) > 0 })
+	})
 }
 
 // validValue returns what makes v no valid value of kind; nil when it is
@@ -90,7 +102,17 @@ func (k *compiledKind) contribute(e *Evaluation, c *Compiled, obj metav1.Object,
 	fromNS, m2 := value.FromNamespace(m.FromNamespace, h.obj, h.why, valid)
 	cel, m3 := celValues(k.cel, obj, h, valid)
 	related, inputs, m4 := c.readers().Related(m.FromRelated, obj, h.look, valid)
-	read = e.orDefault(rulefile.Joined(read, rulefile.Joined(cel, related)), slices.Concat(m1, m2, m3, m4), m.Default, m.IfInvalid, c.Name, k.kind)
+	fallback := func(l *rulefile.Metadata, key string) (string, value.Missing, bool) {
+		read, m1 := value.FromTemplates(k.fallback[l], obj, valid)
+		fromNS, m2 := value.FromNamespace(l.FromNamespace, h.obj, h.why, valid)
+		related, in, m4 := c.readers().Related(l.FromRelated, obj, h.look, valid)
+		if v, ok := rulefile.Joined(read, rulefile.Joined(fromNS, related))[key]; ok {
+			inputs = put(inputs, key, in[key])
+			return v, value.Missing{}, true
+		}
+		return "", slices.Concat(m1, m2, m4)[0], false
+	}
+	read = e.orDefault(rulefile.Joined(read, rulefile.Joined(cel, related)), slices.Concat(m1, m2, m3, m4), m, fallback, c.Name, k.kind)
 	copied, copiedFrom, problems := c.readers().Copied(m, obj, h.obj, h.why, h.look, valid, k.celCopy(obj, h))
 	for _, p := range problems {
 		e.Problems = append(e.Problems, c.Name+": "+p)

@@ -43,9 +43,11 @@ func (c *Compiled) ownerReads() []ownerRead {
 	var out []ownerRead
 	for _, kind := range kinds {
 		m := c.Of(kind)
-		for _, key := range slices.Sorted(maps.Keys(m.FromRelated)) {
-			if o := m.FromRelated[key].Owners; o != nil {
-				out = append(out, ownerRead{o, rulefile.FieldPath(kind+"s", key) + "." + source.Owner.Field})
+		for _, l := range m.Levels() {
+			for _, key := range slices.Sorted(maps.Keys(l.FromRelated)) {
+				if o := l.FromRelated[key].Owners; o != nil {
+					out = append(out, ownerRead{o, rulefile.FieldPath(kind+"s", key) + "." + source.Owner.Field})
+				}
 			}
 		}
 		for _, set := range m.Copy {

@@ -15,10 +15,7 @@ import (
 // applies.
 func (c *Compiled) resolveRefs(resolve ResolveFunc) []rulefile.FieldError {
 	var unresolved []rulefile.FieldError
-	for _, kind := range []struct {
-		field string
-		from  map[string]rulefile.RelatedKey
-	}{{"annotations", c.Annotations.FromRelated}, {"labels", c.Labels.FromRelated}} {
+	for _, kind := range c.relatedByKind() {
 		for _, key := range slices.Sorted(maps.Keys(kind.from)) {
 			r := kind.from[key].Refs
 			if r == nil || c.refs[r] != nil {
@@ -34,6 +31,25 @@ func (c *Compiled) resolveRefs(resolve ResolveFunc) []rulefile.FieldError {
 		}
 	}
 	return unresolved
+}
+
+// relatedFrom is the fromNode, fromOwner and fromRef keys of one level of
+// a kind's default chains, and the field that holds that kind.
+type relatedFrom struct {
+	field string
+	from  map[string]rulefile.RelatedKey
+}
+
+// relatedByKind returns c's keys read from related objects, annotations
+// then labels, the keys' own value forms then those given as defaults.
+func (c *Compiled) relatedByKind() []relatedFrom {
+	var out []relatedFrom
+	for _, kind := range kinds {
+		for _, l := range c.Of(kind).Levels() {
+			out = append(out, relatedFrom{kind + "s", l.FromRelated})
+		}
+	}
+	return out
 }
 
 // refSources returns the sources c's fromRef keys read.
@@ -63,10 +79,7 @@ func refScopes(f *rulefile.File, t *Target) []rulefile.FieldError {
 	}
 	var out []rulefile.FieldError
 	for _, c := range t.Rules {
-		for _, kind := range []struct {
-			field string
-			from  map[string]rulefile.RelatedKey
-		}{{"annotations", c.Annotations.FromRelated}, {"labels", c.Labels.FromRelated}} {
+		for _, kind := range c.relatedByKind() {
 			for _, key := range slices.Sorted(maps.Keys(kind.from)) {
 				k := kind.from[key]
 				r := c.refs[k.Refs]

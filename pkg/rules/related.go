@@ -33,8 +33,8 @@ func (s *Set) RelatedSources() []*source.Source {
 func (t *Target) RelatedKeys(src *source.Source) []rulefile.RelatedKey {
 	var out []rulefile.RelatedKey
 	for _, r := range t.Rules {
-		for _, m := range []map[string]rulefile.RelatedKey{r.Annotations.FromRelated, r.Labels.FromRelated} {
-			for _, k := range m {
+		for _, m := range r.Levels() {
+			for _, k := range m.FromRelated {
 				if r.reads(k, src) && !slices.Contains(out, k) {
 					out = append(out, k)
 				}
@@ -57,15 +57,17 @@ func (c *Compiled) relatedRefs() [][]string {
 			out = append(out, ref)
 		}
 	}
-	for _, kind := range kinds {
-		m := c.Of(kind)
-		for _, k := range m.FromRelated {
+	for _, l := range c.Levels() {
+		for _, k := range l.FromRelated {
 			ref := k.Source.Ref
 			if k.Refs != nil {
 				ref = k.Refs.Field // nil for a name given
 			}
 			add(k.Source, ref)
 		}
+	}
+	for _, kind := range kinds {
+		m := c.Of(kind)
 		for _, set := range m.Copy {
 			if set.Source != nil {
 				add(set.Source, set.Source.Ref)

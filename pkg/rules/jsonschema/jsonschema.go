@@ -118,3 +118,22 @@ func MarkerPattern(domain string) string {
 	b.WriteString("/")
 	return b.String()
 }
+
+// MetadataKey is the key of what ("an annotation", "a label") as the
+// rules file's decoder checks it: a qualified name (checked lowercased,
+// for an annotation), and for an annotation no key reserved for the
+// markers of markerDomain.
+func MetadataKey(what string, annotation bool, markerDomain string) *Schema {
+	s := &Schema{Type: "string",
+		Description: "The key of " + what + ": a name of at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit, " +
+			"optionally after a DNS subdomain prefix and '/' (example.com/team).",
+		AllOf: []*Schema{
+			{Pattern: QualifiedNamePattern(annotation)},
+			{Pattern: fmt.Sprintf(`^([^/]{1,%d}/)?[^/]{1,%d}$`, validation.DNS1123SubdomainMaxLength, QualifiedNameMaxLength)},
+		}}
+	if annotation {
+		s.Not = &Schema{Pattern: MarkerPattern(markerDomain),
+			Description: "Keys *." + markerDomain + "/* are reserved: kube-annotator's admission policies record in them the keys they set."}
+	}
+	return s
+}

@@ -17,6 +17,7 @@ type decoder struct {
 	yamlfield.Decoder
 	names map[string]int // rule name → index of the first rule using it
 	index int            // index of the rule being decoded
+	depth int            // value forms given as defaults around the one decoded
 }
 
 func (d *decoder) file(root *yaml.Node) *File {

@@ -1,7 +1,6 @@
 package rulefile
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
@@ -11,9 +10,9 @@ import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/labelvalue"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/spec"
 )
 
 // metadataValues is the Metadata of one kind that the decoder fills.
@@ -47,8 +46,12 @@ type valueForm struct {
 	// value is the JSON Schema of the field's value for a key of kind.
 	value func(kind string) *jsonSchema
 	// computed forms read their value from a source that may lack it; they
-	// accept a default, set when it does.
+	// accept a default, set when it does, which may be another computed
+	// form unless it is selfContained.
 	computed bool
+	// selfContained forms write their own fallbacks, so they are never a
+	// default.
+	selfContained bool
 }
 
 // valueForms are the value forms of annotations and labels, in the order
@@ -77,7 +80,7 @@ var valueForms = []valueForm{
 			"An error, or a result that is not a string, keeps the value the object has (the default where it has none); " +
 			"for a label, no valid label value leaves the key unset, unless ifInvalid makes it one.",
 		value:    func(string) *jsonSchema { return &jsonSchema{Type: "string", MinLength: 1} },
-		computed: true,
+		computed: true, selfContained: true,
 		decode: func(d *decoder, v *yaml.Node, p, key string, into *metadataValues) {
 			if src, ok := d.celValue(v, p); ok {
 				into.CEL = put(into.CEL, key, src)
@@ -294,6 +297,10 @@ func (d *decoder) defaultValue(v *yaml.Node, p, key, form string, into *metadata
 		d.Errorf(v, p, "a %s is always set, so it takes no default; a default goes with a computed value: %s", form, strings.Join(computedFormNames, ", "))
 		return
 	}
+	if v.Kind == yaml.MappingNode {
+		d.fallback(v, p, key, into)
+		return
+	}
 	s, ok := d.Value(v, p)
 	if !ok {
 		return
@@ -307,19 +314,39 @@ func (d *decoder) defaultValue(v *yaml.Node, p, key, form string, into *metadata
 	into.Default = put(into.Default, key, s)
 }
 
-// metadataKey reports an invalid annotation or label key. Annotation keys
-// are checked lowercased, as the API server does.
+// fallback decodes n, a value form given as the default of key at path
+// p: read when the form before it gives no valid value.
+func (d *decoder) fallback(n *yaml.Node, p, key string, into *metadataValues) {
+	switch {
+	case d.depth == spec.MaxFallbacks:
+		d.Errorf(n, p, "a default chain holds at most %d value forms after the key's own; end it with a literal default", spec.MaxFallbacks)
+		return
+	case hasKey(n, ifAbsentField):
+		d.Errorf(n, p, "ifAbsent says when the key is set, so it goes next to the key's first value form, not in a default")
+		return
+	case hasKey(n, onceField):
+		d.Errorf(n, p, "once says the key is recorded, so it goes next to the key's first value form, not in a default")
+		return
+	case slices.ContainsFunc(valueForms, func(f valueForm) bool { return f.selfContained && hasKey(n, f.name) }):
+		d.Errorf(n, p, "a cel expression is the key's value or none; write its fallbacks in CEL (has(…) ? … : …)")
+		return
+	}
+	level := metadataValues{Metadata: &Metadata{}, kind: into.kind}
+	d.depth++
+	d.valueForm(n, p, key, &level)
+	d.depth--
+	if s, ok := level.Values[key]; ok { // {value: "…"}: a literal
+		into.Default = put(into.Default, key, s)
+	} else if len(level.Computed()) > 0 {
+		into.Fallback = put(into.Fallback, key, level.Metadata)
+	}
+}
+
+// metadataKey reports an invalid annotation or label key (see
+// spec.KeyProblems).
 func (d *decoder) metadataKey(line int, path, kind, key string) {
-	check := key
-	if kind == AnnotationKind {
-		check = strings.ToLower(key)
-	}
-	for _, msg := range validation.IsQualifiedName(check) {
-		d.Errs = append(d.Errs, FieldError{Line: line, Field: path, Message: fmt.Sprintf("invalid %s key: %s", kind, msg)})
-	}
-	if kind == AnnotationKind && patch.IsMarker(check) {
-		d.Errs = append(d.Errs, FieldError{Line: line, Field: path, Message: fmt.Sprintf(
-			"reserved annotation key: kube-annotator's admission policies record in *.%s/* annotations the keys they set", patch.MarkerDomain)})
+	for _, msg := range spec.KeyProblems(kind, key) {
+		d.Errs = append(d.Errs, FieldError{Line: line, Field: path, Message: msg})
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/rules/jsonschema"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/labelvalue"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/spec"
 )
 
 // Names of the schema's $defs.
@@ -34,6 +35,9 @@ func ref(name string) *jsonSchema { return jsonschema.Ref(name) }
 // an annotations or labels mapping.
 func keyDef(kind string) string   { return kind + "Key" }
 func valueDef(kind string) string { return kind + "Value" }
+
+// defaultDef names the $def of the default of a computed value of kind.
+func defaultDef(kind string) string { return kind + "Default" }
 
 // aKind is "an annotation" or "a label".
 func aKind(kind string) string {
@@ -77,8 +81,9 @@ func JSONSchema() []byte {
 	root.Defs[source.Owner.Field] = ownerSchema()
 	root.Defs[source.Ref.Field] = refSchema()
 	for _, kind := range []string{AnnotationKind, LabelKind} {
-		root.Defs[keyDef(kind)] = keySchema(kind)
+		root.Defs[keyDef(kind)] = jsonschema.MetadataKey(aKind(kind), kind == AnnotationKind, patch.MarkerDomain)
 		root.Defs[valueDef(kind)] = valueSchema(kind)
+		root.Defs[defaultDef(kind)] = defaultSchema(kind)
 	}
 	return root.Encode()
 }
@@ -133,29 +138,48 @@ func valueSchema(kind string) *jsonSchema {
 	literal.Description = "A literal value. Quote values YAML would read as another type: \"True\", \"1\"."
 	s := &jsonSchema{Description: "The value of " + aKind(kind) + ": " + valueFormsHow + ".", OneOf: []*jsonSchema{literal}}
 	for _, f := range valueForms {
-		form := &jsonSchema{
-			Type: "object", Description: f.doc, Required: []string{f.name}, AdditionalProperties: closed,
-			Properties: map[string]*jsonSchema{
-				f.name: f.value(kind),
-				ifAbsentField: {Type: "boolean",
-					Description: "true sets the key only on objects that lack it: a present value is never changed."},
-			},
-		}
-		if f.computed {
-			form.Properties[onceField] = onceSchema()
-			def := literalSchema(kind)
-			def.Description = "The value set when the source is missing, instead of leaving the key unset."
-			form.Properties[defaultField] = def
-		}
-		if f.computed && kind == LabelKind {
-			form.Properties[ifInvalidField] = &jsonSchema{Type: "string", Enum: labelvalue.Modes,
-				Description: "How a value read that is no valid label value is made one, instead of leaving the key unset: " +
-					"truncate keeps its first 63 characters; sanitize also replaces each run of other characters than letters, digits, '-', '_' and '.' with '-'; " +
-					"hash sanitizes and ends it with a hash of the whole value."}
-		}
+		form := formSchema(f, kind)
+		form.Properties[ifAbsentField] = &jsonSchema{Type: "boolean",
+			Description: "true sets the key only on objects that lack it: a present value is never changed."}
 		s.OneOf = append(s.OneOf, form)
 	}
 	return s
+}
+
+// defaultSchema is the default of a computed value of kind: a literal, or
+// a computed value form that is not selfContained, with its own default.
+func defaultSchema(kind string) *jsonSchema {
+	literal := literalSchema(kind)
+	literal.Description = "The value set when the source is missing, instead of leaving the key unset."
+	s := &jsonSchema{Description: "What sets the key when the source is missing (or, for a label, its value is not valid): " +
+		fmt.Sprintf("a literal, or another value form read then, with its own default (at most %d forms after the key's own).", spec.MaxFallbacks),
+		OneOf: []*jsonSchema{literal}}
+	for _, f := range valueForms {
+		if !f.selfContained {
+			s.OneOf = append(s.OneOf, formSchema(f, kind))
+		}
+	}
+	return s
+}
+
+// formSchema is the mapping of value form f of a key of kind, without
+// ifAbsent.
+func formSchema(f valueForm, kind string) *jsonSchema {
+	form := &jsonSchema{
+		Type: "object", Description: f.doc, Required: []string{f.name}, AdditionalProperties: closed,
+		Properties: map[string]*jsonSchema{f.name: f.value(kind)},
+	}
+	if f.computed {
+		form.Properties[defaultField] = ref(defaultDef(kind))
+		form.Properties[onceField] = onceSchema()
+	}
+	if f.computed && kind == LabelKind {
+		form.Properties[ifInvalidField] = &jsonSchema{Type: "string", Enum: labelvalue.Modes,
+			Description: "How a value read that is no valid label value is made one, instead of leaving the key unset: " +
+				"truncate keeps its first 63 characters; sanitize also replaces each run of other characters than letters, digits, '-', '_' and '.' with '-'; " +
+				"hash sanitizes and ends it with a hash of the whole value."}
+	}
+	return form
 }
 
 // jsonPathSchema is the template of {jsonPath: …}.
@@ -183,21 +207,3 @@ func objectKeySchema(of string) *jsonSchema {
 // resourcePattern is a non-empty name without the characters that
 // decoder.resources refuses.
 const resourcePattern = `^[^ \t\n/,]+$`
-
-// keySchema is an annotation or label key, as decoder.metadataKey checks
-// it: a qualified name (annotation keys lowercased first), and no
-// annotation key reserved for markers.
-func keySchema(kind string) *jsonSchema {
-	s := &jsonSchema{Type: "string",
-		Description: "The key of " + aKind(kind) + ": a name of at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit, " +
-			"optionally after a DNS subdomain prefix and '/' (example.com/team).",
-		AllOf: []*jsonSchema{
-			{Pattern: jsonschema.QualifiedNamePattern(kind == AnnotationKind)},
-			{Pattern: fmt.Sprintf(`^([^/]{1,%d}/)?[^/]{1,%d}$`, validation.DNS1123SubdomainMaxLength, jsonschema.QualifiedNameMaxLength)},
-		}}
-	if kind == AnnotationKind {
-		s.Not = &jsonSchema{Pattern: jsonschema.MarkerPattern(patch.MarkerDomain),
-			Description: "Keys *." + patch.MarkerDomain + "/* are reserved: kube-annotator's admission policies record in them the keys they set."}
-	}
-	return s
-}

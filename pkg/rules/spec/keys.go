@@ -4,7 +4,11 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
@@ -65,7 +69,7 @@ func (r *Rule) RelatedSources() []*source.Source {
 			out = append(out, src)
 		}
 	}
-	for _, m := range []*Metadata{&r.Annotations, &r.Labels} {
+	for _, m := range r.Levels() {
 		for _, k := range m.FromRelated {
 			add(k.Source)
 		}
@@ -83,7 +87,7 @@ func (r *Rule) RelatedSources() []*source.Source {
 // owners.
 func (r *Rule) owners() []*Owners {
 	var out []*Owners
-	for _, m := range []*Metadata{&r.Annotations, &r.Labels} {
+	for _, m := range r.Levels() {
 		for _, k := range m.FromRelated {
 			if k.Owners != nil {
 				out = append(out, k.Owners)
@@ -94,6 +98,24 @@ func (r *Rule) owners() []*Owners {
 				out = append(out, set.Owners)
 			}
 		}
+	}
+	return out
+}
+
+// KeyProblems returns what makes key no valid key of kind: no qualified
+// name (an annotation key is checked lowercased, as the API server does),
+// or an annotation key that kube-annotator's admission policies reserve.
+func KeyProblems(kind, key string) []string {
+	var out []string
+	check := key
+	if kind == AnnotationKind {
+		check = strings.ToLower(key)
+	}
+	for _, msg := range validation.IsQualifiedName(check) {
+		out = append(out, fmt.Sprintf("invalid %s key: %s", kind, msg))
+	}
+	if kind == AnnotationKind && patch.IsMarker(check) {
+		out = append(out, fmt.Sprintf("reserved annotation key: kube-annotator's admission policies record in *.%s/* annotations the keys they set", patch.MarkerDomain))
 	}
 	return out
 }

@@ -30,10 +30,10 @@ type Refs struct {
 // what the controller lists and watches for them, and what rbac grants.
 func (r *Rule) RefKeys() []RelatedKey {
 	var out []RelatedKey
-	for _, m := range []map[string]RelatedKey{r.Annotations.FromRelated, r.Labels.FromRelated} {
-		for _, k := range slices.Sorted(maps.Keys(m)) {
-			if m[k].Refs != nil {
-				out = append(out, m[k])
+	for _, l := range r.Levels() {
+		for _, k := range slices.Sorted(maps.Keys(l.FromRelated)) {
+			if l.FromRelated[k].Refs != nil {
+				out = append(out, l.FromRelated[k])
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package spec
 import (
 	"maps"
 	"reflect"
+	"slices"
 )
 
 // Version is the only schema version this build understands. A rules file
@@ -127,6 +128,14 @@ type Metadata struct {
 	// when the value's source is missing: the field, the namespace's key,
 	// or the namespace itself.
 	Default map[string]string
+	// Fallback (the keys given a value form as default, as in {fromOwner:
+	// {label: team}, default: {fromNamespace: {label: team}, default:
+	// "none"}}) are read from the form's source when the main form's
+	// source is missing or its value is not valid: each is the Metadata of
+	// that one key, with its own Default, Fallback and IfInvalid. The
+	// first level that gives a valid value sets it; a literal ends the
+	// chain, which is at most MaxFallbacks deep.
+	Fallback map[string]*Metadata
 	// IfInvalid (labels only: the keys given ifInvalid: next to a computed
 	// value, as in {jsonPath: '{.spec.x}', ifInvalid: truncate}) says, by
 	// key, how a value read that is no valid label value is made one: one
@@ -159,6 +168,23 @@ func (m *Metadata) Computed() map[string]string {
 	}
 	return out
 }
+
+// MaxFallbacks is how many value forms a default chain may hold after
+// the key's own.
+const MaxFallbacks = 4
+
+// Levels returns m and the Metadata of every value form given as a
+// default in it, at any depth: what a rule reads to set m's keys.
+func (m *Metadata) Levels() []*Metadata {
+	out := []*Metadata{m}
+	for _, k := range slices.Sorted(maps.Keys(m.Fallback)) {
+		out = append(out, m.Fallback[k].Levels()...)
+	}
+	return out
+}
+
+// Levels returns the Levels of r's annotations, then of its labels.
+func (r *Rule) Levels() []*Metadata { return append(r.Annotations.Levels(), r.Labels.Levels()...) }
 
 // Of returns r's Metadata of kind, AnnotationKind or LabelKind.
 func (r *Rule) Of(kind string) *Metadata {
