@@ -44,7 +44,7 @@ func TestInlineRulesText(t *testing.T) {
 	}
 	asMapping := rulesData(map[string]any{"version": "v1", "rules": []any{map[string]any{"name": "team", "resources": []any{"configmaps"},
 		"annotations": map[string]any{"team": "a"}}}})
-	if f, err := rules.Parse("rules.yaml", []byte(asMapping)); err != nil || len(f.Rules) != 1 || f.Rules[0].Annotations["team"] != "a" {
+	if f, err := rules.Parse("rules.yaml", []byte(asMapping)); err != nil || len(f.Rules) != 1 || f.Rules[0].Annotations.Values["team"] != "a" {
 		t.Errorf("rules.inline as a mapping: %q parses to %+v, %v; want the rule team", asMapping, f, err)
 	}
 	if _, err := Render(ch, map[string]any{"rules": map[string]any{"inline": "rules: [unclosed"}}, "ka", "kube-annotator", kubeVersion()); err == nil ||
