@@ -94,9 +94,10 @@ envtest-assets: ## Build etcd, kube-apiserver, kube-controller-manager, kubectl 
 	@hack/envtest-assets.sh >/dev/null
 
 .PHONY: lint
-lint: ## gofmt and go vet
+lint: ## gofmt and go vet (the Helm chart's test module too)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go vet ./...
+	cd test/chart && go vet ./...
 
 .PHONY: test
 test: lint test-unit test-e2e ## Run every test: unit, then end to end on a real control plane
