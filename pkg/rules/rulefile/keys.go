@@ -72,26 +72,21 @@ func (d *decoder) relatedKey(n *yaml.Node, p string, src *source.Source) (Relate
 // from a related object by a rule that names a resource other than the
 // one whose objects name it: only a Pod has a Node.
 func (d *decoder) relatedFor(n *yaml.Node, path string, r *Rule) {
-	var reads []struct {
+	type read struct {
 		path string
 		src  *source.Source
 	}
+	var reads []read
 	for _, kind := range []string{AnnotationKind, LabelKind} {
 		from := r.Of(kind).FromRelated
 		for _, key := range slices.Sorted(maps.Keys(from)) {
-			reads = append(reads, struct {
-				path string
-				src  *source.Source
-			}{FieldPath(FieldPath(path+"."+kind+"s", key), from[key].Source.Field), from[key].Source})
+			reads = append(reads, read{FieldPath(FieldPath(path+"."+kind+"s", key), from[key].Source.Field), from[key].Source})
 		}
 	}
 	for i, item := range copyNodes(n) {
 		for j := 0; j+1 < len(item.Content); j += 2 {
 			if src := source.ByField(yamlfield.Deref(item.Content[j]).Value); src != nil {
-				reads = append(reads, struct {
-					path string
-					src  *source.Source
-				}{fmt.Sprintf("%s.copy[%d].%s", path, i, src.Field), src})
+				reads = append(reads, read{fmt.Sprintf("%s.copy[%d].%s", path, i, src.Field), src})
 			}
 		}
 	}

@@ -1,7 +1,5 @@
 package spec
 
-import ()
-
 // MaxRules bounds the rules of a file. Loading compares every pair of
 // rules (for conflicts, and for writes that flip selectors), which grows
 // with the square of their number: 3,500 rules take about 15 s on two
