@@ -86,7 +86,9 @@ func ValidateFieldManager(manager string) error {
 // ApplyConfiguration mutation sets the rule's literal values and the values
 // it reads with JSONPath, each only when its fields are present (as the
 // controller does); a key set only where absent (ifAbsent) is set only when
-// the admitted object lacks it. When an earlier rule in the file may set the same key
+// the admitted object lacks it; a recorded value read from the request
+// (who asks) is set at CREATE only, the default at a later UPDATE, as the
+// controller sets it. When an earlier rule in the file may set the same key
 // differently, the later rule's policy sets the key only where the earlier
 // rule does not select the object or has no value for it, as file order
 // decides for the controller. Failures are ignored (failurePolicy Ignore):
@@ -240,8 +242,13 @@ func ruleKeys(c *rules.Compiled) []*key {
 			// The same expression, in the same variables; a result that is
 			// no string, or no valid value, sets nothing. (An error fails
 			// the policy, which is ignored: the controller sets the key.)
-			k := &key{kind: kind, name: name, from: expr,
-				val: value{present: fmt.Sprintf("type(%s) == string", "("+expr+")"), text: "(" + expr + ")"}}
+			present := fmt.Sprintf("type(%s) == string", "("+expr+")")
+			if c.ReadsRequest(kind, name) {
+				// Who asks for a later change did not create the object:
+				// a value read from the request is recorded at CREATE.
+				present = atCreate + " && " + present
+			}
+			k := &key{kind: kind, name: name, from: expr, val: value{present: present, text: "(" + expr + ")"}}
 			k.val = k.val.checked(kind, name, defaults, ifInvalid)
 			keys = append(keys, k)
 		}
@@ -266,6 +273,9 @@ func ruleKeys(c *rules.Compiled) []*key {
 	}
 	return out
 }
+
+// atCreate is a CEL condition: the request creates the object.
+const atCreate = `request.operation == "CREATE"`
 
 // labelValue is the API server's pattern for a label value.
 const labelValue = `^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`

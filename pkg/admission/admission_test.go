@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"k8s.io/apiserver/pkg/authentication/user"
 	"maps"
 	"slices"
 	"testing"
@@ -76,6 +77,8 @@ type request struct {
 	controller, controllerLabels []string
 	// nsIgnored is set when the object's namespace opts out.
 	nsIgnored bool
+	// user makes the request; nil for nobody known.
+	user user.Info
 }
 
 // translateTest is a rules file, what Translate makes of it, and requests
@@ -171,7 +174,7 @@ func checkRequest(t *testing.T, set *rules.Set, policies []*compiled, rq request
 		// Twice: a reinvocation changes nothing.
 		for range 2 {
 			for _, p := range order {
-				out, _, err := p.run(t, admit{gvr: rq.gvr, obj: obj, old: rq.old, ns: ns})
+				out, _, err := p.run(t, admit{gvr: rq.gvr, obj: obj, old: rq.old, ns: ns, user: rq.user})
 				ignored = ignored || err != nil
 				obj = out
 			}

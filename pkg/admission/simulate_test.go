@@ -3,6 +3,7 @@ package admission
 import (
 	"context"
 	"fmt"
+	"k8s.io/apiserver/pkg/authentication/user"
 	"testing"
 	"time"
 
@@ -124,6 +125,7 @@ type admit struct {
 	gvr      schema.GroupVersionResource
 	obj, old runtime.Object
 	ns       *corev1.Namespace
+	user     user.Info // who makes the request; nil for nobody known
 }
 
 // run applies c to the request as the API server would, with
@@ -151,7 +153,7 @@ func (c *compiled) run(t *testing.T, a admit) (runtime.Object, bool, error) {
 	if a.gvr.Resource == "namespaces" {
 		namespace = acc.GetName()
 	}
-	attrs := admission.NewAttributesRecord(obj, a.old, gvk, namespace, acc.GetName(), a.gvr, "", op, nil, false, nil)
+	attrs := admission.NewAttributesRecord(obj, a.old, gvk, namespace, acc.GetName(), a.gvr, "", op, nil, false, a.user)
 	vattrs := &admission.VersionedAttributes{Attributes: attrs, VersionedKind: gvk,
 		VersionedObject: admission.NewLazyObject(obj), VersionedOldObject: admission.NewLazyObject(a.old)}
 	ctx := c.compiler.CreateContext(t.Context())

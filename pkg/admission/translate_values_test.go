@@ -1,5 +1,7 @@
 package admission
 
+import "k8s.io/apiserver/pkg/authentication/user"
+
 // valueTests are the values admission sets: literal, read from the object
 // with JSONPath or CEL, set only if absent, and by the first rule in the
 // file when rules conflict.
@@ -54,6 +56,22 @@ var valueTests = []translateTest{
 				obj:        cm("ns", "x", map[string]string{"team": "a", "inject": "enabled"}, nil, nil),
 				wantAnns:   map[string]string{"team": "a", "inject": "enabled", marker: "label:psa"},
 				wantLabels: map[string]string{"psa": "baseline"}},
+		}},
+	{name: "recorded from the request",
+		rules: "rules:\n- name: creator\n  resources: [configmaps]\n" +
+			"  annotations: {created-by: {cel: request.userInfo.username, once: true, default: unknown}}\n" +
+			"  labels: {created-by-admin: {cel: '\"admins\" in request.userInfo.?groups.orValue([]) ? \"yes\" : \"no\"', once: true}}\n",
+		policies: []string{"creator"},
+		requests: []request{
+			{name: "created: who", gvr: configMaps, obj: cm("ns", "x", nil, nil, nil), user: &user.DefaultInfo{Name: "alice", Groups: []string{"admins"}},
+				wantAnns:   map[string]string{"created-by": "alice", marker: "created-by,label:created-by-admin"},
+				wantLabels: map[string]string{"created-by-admin": "yes"}},
+			{name: "created with the key: kept", gvr: configMaps, obj: cm("ns", "x", map[string]string{"created-by": "bob"}, nil, nil), user: &user.DefaultInfo{Name: "alice"},
+				wantAnns:   map[string]string{"created-by": "bob", marker: "label:created-by-admin"},
+				wantLabels: map[string]string{"created-by-admin": "no"}},
+			{name: "updated without the key: the default, not the updater", gvr: configMaps, user: &user.DefaultInfo{Name: "mallory", Groups: []string{"admins"}},
+				old: cm("ns", "x", nil, nil, nil), obj: cm("ns", "x", nil, nil, nil),
+				wantAnns: map[string]string{"created-by": "unknown", marker: "created-by"}},
 		}},
 	{name: "values read with JSONPath",
 		rules: "rules:\n- name: read\n  resources: [configmaps, deployments]\n  annotations: {k: {jsonPath: '{.data.k}'}, v: {jsonPath: 'v{.data.k}-{.data.n}'}, img: {jsonPath: '{.spec.template.spec.containers[0].image}'}, replicas: {jsonPath: '{.spec.replicas}'}}\n" +

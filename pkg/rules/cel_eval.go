@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -26,6 +27,13 @@ func (c *Compiled) readsNamespaceObject() bool {
 	return slices.ContainsFunc(c.celExprs(), func(e *celexpr.Expr) bool { return len(e.NamespaceReads) > 0 })
 }
 
+// ReadsRequest reports whether the cel value of key, of kind, reads the
+// admission request, which the controller never knows.
+func (c *Compiled) ReadsRequest(kind, key string) bool {
+	e := c.kind(kind).cel[key]
+	return e != nil && e.ReadsRequest
+}
+
 // WhenReadsNamespace reports whether the rule's when condition reads
 // namespaceObject.
 func (c *Compiled) WhenReadsNamespace() bool {
@@ -43,6 +51,10 @@ func celValues(from map[string]*celexpr.Expr, obj metav1.Object, h home, valid f
 	var problems []value.Missing
 	for _, k := range slices.Sorted(maps.Keys(from)) {
 		v, err := h.outcome(from[k], obj)
+		if errors.Is(err, celexpr.ErrAdmissionOnly) {
+			problems = append(problems, value.Missing{Key: k, Why: "cel: " + err.Error(), Reason: ReasonSourceMissing})
+			continue
+		}
 		if err != nil {
 			problems = append(problems, value.Missing{Key: k, Why: fmt.Sprintf("cel: %v", err), Reason: ReasonError})
 			continue

@@ -2,6 +2,7 @@ package rules_test
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
@@ -29,6 +30,15 @@ func TestParseOnce(t *testing.T) {
 			`rules.yaml:4: rules[0].labels.team.once: a value never changes, so it takes no once; once records a computed value: jsonPath, cel, fromNamespace, fromNode, fromOwner, fromRef`}},
 		{name: "with ifAbsent", in: "{team: {fromNamespace: {label: team}, ifAbsent: true, once: true}}", errs: []string{
 			`rules.yaml:4: rules[0].labels.team.once: once sets the key only where it is absent already, and keeps it; give once or ifAbsent, not both`}},
+		{name: "who created it, recorded", in: "{creator: {cel: request.userInfo.username, once: true, default: unknown}}",
+			want: rulefile.Metadata{CEL: map[string]string{"creator": "request.userInfo.username"},
+				Default: map[string]string{"creator": "unknown"}, Once: map[string]bool{"creator": true}}},
+		{name: "the request, not recorded", in: "{creator: {cel: request.userInfo.username, default: unknown}}", errs: []string{
+			`rules.yaml:4: rules[0].labels.creator.cel: reads request, which is known when the object is admitted only: add once: true to record it then (objects admitted without the rule's policy get the default)`}},
+		{name: "the request, once: false", in: "{creator: {cel: request.userInfo.username, once: false}}", errs: []string{
+			`rules.yaml:4: rules[0].labels.creator.cel: reads request, which is known when the object is admitted only: add once: true to record it then (objects admitted without the rule's policy get the default)`}},
+		{name: "the request, misspelt", in: "{creator: {cel: request.userInfo.user, once: true}}", errs: []string{
+			`rules.yaml:4: rules[0].labels.creator.cel: invalid CEL value "request.userInfo.user": column 17: undefined field 'user'`}},
 		{name: "no value", in: "{team: {once: true}}", errs: []string{
 			`rules.yaml:4: rules[0].labels.team: once records a computed value, but none is given: add jsonPath, cel, fromNamespace, fromNode, fromOwner, fromRef`}},
 	}
@@ -45,6 +55,24 @@ func TestParseOnce(t *testing.T) {
 			if got := f.Rules[0].Labels; !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got  %+v\nwant %+v", got, tc.want)
 			}
+		})
+	}
+}
+
+// TestParseRequestElsewhere checks that the admission request is refused
+// where the controller would have to evaluate it: in a when condition and
+// in a copy, which follow their sources.
+func TestParseRequestElsewhere(t *testing.T) {
+	tests := []struct{ name, in, err string }{
+		{"when", `when: request.operation == "CREATE"`,
+			`rules.yaml:4: rules[0].when: request: a condition is evaluated by the controller too, which never knows the request; request may be read only in a recorded value (once: true)`},
+		{"copy", `copy: [{cel: {labels: '{"by": request.userInfo.username}'}}]`,
+			`rules.yaml:4: rules[0].copy[0].cel.labels: request: a copy follows its source, and the controller never knows the request; request may be read only in a recorded value (once: true)`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := rules.Parse("rules.yaml", []byte("rules:\n- name: r\n  resources: [pods]\n  "+tc.in+"\n  labels: {a: b}\n"))
+			checkLines(t, err, []string{tc.err})
 		})
 	}
 }
@@ -67,6 +95,28 @@ func TestEvaluateOnce(t *testing.T) {
 	v := tg.Explain(p, nil)
 	if i := indexOf(v[1].Wants, "a"); i < 0 || !v[1].Wants[i].Once {
 		t.Errorf("Explain() wants %+v, want a recorded", v[1].Wants)
+	}
+}
+
+// TestEvaluateRequest checks that the controller, which never knows the
+// request an object was admitted with, gives a value read from it the
+// default and records that, and explain says why.
+func TestEvaluateRequest(t *testing.T) {
+	set := rulestest.Compile(t, `rules:
+- {name: creator, resources: [pods], annotations: {created-by: {cel: request.userInfo.username, once: true, default: unknown}}}
+`, rulestest.Pods)
+	tg := set.Targets[rulestest.Pods.GVR]
+	p := pod("")
+	ev := tg.Evaluate(p, source.Namespaces(nil))
+	if got := ev.Desired.Annotations["created-by"]; got != "unknown" {
+		t.Errorf("created-by = %q, want the default", got)
+	}
+	if got := ev.Recorded("annotation"); !reflect.DeepEqual(got, []string{"created-by"}) {
+		t.Errorf("Recorded() = %v, want [created-by]", got)
+	}
+	v := tg.Explain(p, nil)
+	if i := indexOf(v[0].Wants, "created-by"); i < 0 || !strings.Contains(v[0].Wants[i].Defaulted, "known at admission only") {
+		t.Errorf("Explain() wants %+v, want created-by defaulted as the request is known at admission only", v[0].Wants)
 	}
 }
 

@@ -1,7 +1,9 @@
 // Package celexpr compiles and evaluates the CEL expressions of rules —
 // when conditions and {cel: …} values — in the API server's environment
-// for stored expressions, with the variables object and namespaceObject as
-// admission policies give them.
+// for stored expressions, with the variables object, namespaceObject and
+// request as admission policies give them. The controller never knows
+// request: an expression that reads it (Expr.ReadsRequest) is evaluated
+// by admission policies only.
 //
 // A reader starts at Compile (expr.go), which type-checks an expression
 // and records the fields of the object and of its namespace it reads

@@ -30,8 +30,12 @@ type Outcome struct {
 // (see walkReads), and CEL is deterministic, so its result is a function
 // of the values at those paths: when they are all scalars or missing, the
 // result is kept in e's memo by them, and an object whose fields read hold
-// values seen before costs e no evaluation.
+// values seen before costs e no evaluation. An expression that reads
+// request yields ErrAdmissionOnly.
 func (e *Expr) EvalOn(obj metav1.Object, isNamespace bool, namespaces source.Lookup) (any, error) {
+	if e.ReadsRequest {
+		return nil, ErrAdmissionOnly
+	}
 	var buf [256]byte
 	var key []byte
 	keyed := e.memo.Use()

@@ -15,6 +15,7 @@ import (
 	"github.com/google/cel-go/interpreter"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/version"
+	admissioncel "k8s.io/apiserver/pkg/admission/plugin/cel"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	apiservercel "k8s.io/apiserver/pkg/cel"
 	"k8s.io/apiserver/pkg/cel/environment"
@@ -27,7 +28,17 @@ const (
 	// NamespaceObject is the object's Namespace, null for a
 	// cluster-scoped object; the controller knows its metadata only.
 	NamespaceObject = "namespaceObject"
+	// Request is the admission request (who makes it, the operation),
+	// typed as admission policies type it. Only an admission policy knows
+	// it: the controller evaluates no expression that reads it, and a
+	// rule may read it only in a recorded value (once: true).
+	Request = "request"
 )
+
+// ErrAdmissionOnly is what evaluating an expression that reads request
+// returns outside admission: the request that created the object is not
+// known after it.
+var ErrAdmissionOnly = errors.New("request is known at admission only, and this object was not admitted through the rule's policy")
 
 // Result types of CEL expressions.
 var (
@@ -44,17 +55,20 @@ var (
 var celEnv = sync.OnceValues(func() (*cel.Env, error) { return NewEnv(nil) })
 
 // NewEnv returns the environment of celEnv with object of type
-// object's CEL type (dyn when object is nil); namespaceObject stays dyn.
+// object's CEL type (dyn when object is nil); namespaceObject stays dyn,
+// and request is typed as the API server types it for admission policies.
 func NewEnv(object *apiservercel.DeclType) (*cel.Env, error) {
-	objectType, decls := cel.DynType, []*apiservercel.DeclType(nil)
+	request := admissioncel.BuildRequestType()
+	objectType, decls := cel.DynType, []*apiservercel.DeclType{request}
 	if object != nil {
-		objectType, decls = object.CelType(), []*apiservercel.DeclType{object}
+		objectType, decls = object.CelType(), append(decls, object)
 	}
 	set, err := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()).Extend(environment.VersionedOptions{
 		IntroducedVersion: version.MajorMinor(1, 0),
 		EnvOptions: []cel.EnvOption{
 			cel.Variable(Object, objectType),
 			cel.Variable(NamespaceObject, cel.DynType),
+			cel.Variable(Request, request.CelType()),
 		},
 		DeclTypes: decls,
 	})
@@ -75,6 +89,9 @@ type Expr struct {
 	Reads [][]string
 	// namespaceReads are the paths it reads of namespaceObject.
 	NamespaceReads [][]string
+	// ReadsRequest reports whether it reads request, which only an
+	// admission policy knows (ErrAdmissionOnly).
+	ReadsRequest bool
 	// metadataFields are the fields of what a metadata cache keeps that
 	// reads read.
 	metadataFields MetadataField
@@ -187,6 +204,10 @@ func walkReads(x ast.Expr, e *Expr) {
 	}
 	if p, ok := objectPath(x, NamespaceObject); ok {
 		e.NamespaceReads = append(e.NamespaceReads, p)
+		return
+	}
+	if x.Kind() == ast.IdentKind && x.AsIdent() == Request {
+		e.ReadsRequest = true
 		return
 	}
 	if x.Kind() == ast.CallKind && x.AsCall().FunctionName() == operators.In {

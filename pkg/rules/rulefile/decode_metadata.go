@@ -19,6 +19,9 @@ import (
 type metadataValues struct {
 	*Metadata
 	kind string // AnnotationKind or LabelKind
+	// readsRequest is the CEL value of the key being decoded when it
+	// reads the admission request, for valueForm to check it is recorded.
+	readsRequest *yaml.Node
 }
 
 // literal stores s, the literal value of key found at path p, checking it
@@ -76,13 +79,14 @@ var valueForms = []valueForm{
 			}
 		}},
 	{name: "cel", how: `{cel: "…"} to compute it with a CEL expression`,
-		doc: "The string a CEL expression yields for the object, read as in admission policies (object, namespaceObject). " +
+		doc: "The string a CEL expression yields for the object, read as in admission policies (object, namespaceObject; " +
+			"request, who asks and what, in a recorded value only, set at creation). " +
 			"An error, or a result that is not a string, keeps the value the object has (the default where it has none); " +
 			"for a label, no valid label value leaves the key unset, unless ifInvalid makes it one.",
 		value:    func(string) *jsonSchema { return &jsonSchema{Type: "string", MinLength: 1} },
 		computed: true, selfContained: true,
 		decode: func(d *decoder, v *yaml.Node, p, key string, into *metadataValues) {
-			if src, ok := d.celValue(v, p); ok {
+			if src, ok := d.celValue(v, p, key, into); ok {
 				into.CEL = put(into.CEL, key, src)
 			}
 		}},
@@ -222,6 +226,7 @@ func (d *decoder) valueForm(n *yaml.Node, p, key string, into *metadataValues) {
 	}
 	var given []string
 	var def, fix, once *yaml.Node
+	into.readsRequest = nil
 	d.LineOf(p, n)
 	d.Fields(n, p, valueFields, func(name, fp string, v *yaml.Node) {
 		switch name {
@@ -265,6 +270,9 @@ func (d *decoder) valueForm(n *yaml.Node, p, key string, into *metadataValues) {
 	}
 	if once != nil && len(given) == 1 {
 		d.once(once, FieldPath(p, onceField), key, given[0], into)
+	}
+	if len(given) == 1 {
+		d.requestRecorded(into.readsRequest, FieldPath(p, given[0]), key, into)
 	}
 }
 

@@ -119,7 +119,13 @@ func (d *decoder) celKeySet(n *yaml.Node, p string) (KeySet, bool) {
 	ok := false
 	d.Fields(n, p, []string{LabelKind + "s", AnnotationKind + "s"}, func(k, fp string, v *yaml.Node) {
 		set.Kind = strings.TrimSuffix(k, "s")
-		set.CEL, ok = d.cel(v, fp, celexpr.StringMapType, "key set")
+		var reads bool
+		set.CEL, reads, ok = d.cel(v, fp, celexpr.StringMapType, "key set")
+		if reads {
+			d.Errorf(v, fp, "%s: a copy follows its source, and the controller never knows the request; "+
+				"request may be read only in a recorded value (once: true)", celexpr.Request)
+			ok = false
+		}
 	})
 	return set, ok
 }
