@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	h "github.com/kube-annotator/kube-annotator/test/harness"
 )
 
@@ -55,4 +57,62 @@ func TestRecordedOnce(t *testing.T) {
 	for _, name := range []string{"x", "y"} {
 		waitMetadata(t, 15*time.Second, h.ConfigMaps, ns, name, "the recorded team pruned", func(_, l map[string]string) bool { return !hasKey(l, "team") && l["x"] == "y" })
 	}
+}
+
+// A recorded value read from a related object keeps what it was when
+// first written, while the same value followed changes with its source:
+// a Pod records its Node's zone when it is bound (a Pod not yet scheduled
+// has none to record) and its namespace's team, and relabelling the Node
+// and the namespace moves the followed keys only.
+func TestRecordedRelated(t *testing.T) {
+	ns := env.NewNamespace(t)
+	node := ns + "-n1"
+	newNode(t, node, map[string]string{zoneKey: "z1"}, nil)
+	userSet(t, h.Namespaces, "", ns, `{"metadata":{"labels":{"team":"a"}}}`)
+	env.Create(t, h.Pods, ns, podOn(t, ns, "bound", node))
+	env.Create(t, h.Pods, ns, h.Pod(t, ns, "pending"))
+	rulesFile := writeFile(t, "rules.yaml", fmt.Sprintf(`rules:
+- name: zone
+  resources: [pods]
+  namespaces: [%s]
+  labels:
+    zone: {fromNode: {label: %[2]s}}
+    zone-at-bind: {fromNode: {label: %[2]s}, once: true}
+    team: {fromNamespace: {label: team}}
+    team-at-create: {fromNamespace: {label: team}, once: true}
+`, ns, zoneKey))
+	as := grantRBAC(t, rulesFile, ns, "nodes")
+	startRun(t, "--rules", rulesFile, "--as", as, "--record-namespace", ns)
+	want := func(pod string, labels map[string]string) {
+		t.Helper()
+		waitMetadata(t, 30*time.Second, h.Pods, ns, pod, fmt.Sprintf("labels %v", labels), func(_, l map[string]string) bool {
+			for k, v := range labels {
+				if l[k] != v || (v == "" && hasKey(l, k)) {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	want("bound", map[string]string{"zone": "z1", "zone-at-bind": "z1", "team": "a", "team-at-create": "a"})
+	want("pending", map[string]string{"zone": "", "zone-at-bind": "", "team": "a", "team-at-create": "a"})
+
+	userSet(t, nodes, "", node, fmt.Sprintf(`{"metadata":{"labels":{%q:"z2"}}}`, zoneKey))
+	userSet(t, h.Namespaces, "", ns, `{"metadata":{"labels":{"team":"b"}}}`)
+	want("bound", map[string]string{"zone": "z2", "zone-at-bind": "z1", "team": "b", "team-at-create": "a"})
+
+	binding := h.FromYAML(t, fmt.Sprintf(`
+apiVersion: v1
+kind: Binding
+metadata: {name: pending, namespace: %s}
+target: {apiVersion: v1, kind: Node, name: %s}
+`, ns, node))
+	if _, err := env.Dynamic.Resource(h.Pods).Namespace(ns).Create(t.Context(), binding, metav1.CreateOptions{}, "binding"); err != nil {
+		t.Fatalf("bind pending to %s: %v", node, err)
+	}
+	want("pending", map[string]string{"zone": "z2", "zone-at-bind": "z2", "team": "b", "team-at-create": "a"})
+
+	userSet(t, nodes, "", node, fmt.Sprintf(`{"metadata":{"labels":{%q:"z3"}}}`, zoneKey))
+	want("pending", map[string]string{"zone": "z3", "zone-at-bind": "z2"})
+	want("bound", map[string]string{"zone": "z3", "zone-at-bind": "z1"})
 }
