@@ -74,6 +74,9 @@ func (d *decoder) rule(n *yaml.Node, path string) Rule {
 		d.setAndRemove(n, FieldPath(path, "remove"+kindField[kind]), m.Remove, m.Values, m.Computed())
 	}
 	d.relatedFor(n, path, &r)
+	if r.PodTemplates {
+		d.podTemplates(n, path, &r)
+	}
 	return r
 }
 

@@ -105,6 +105,12 @@ var ruleSchema = mapping[Rule]{
 			": \"true\"; false applies the rule to them too.",
 		value:  &jsonSchema{Type: "boolean", Default: true},
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.OptOutLocked = !d.Boolean(v, p) }},
+	{name: "podTemplates", fills: []string{"PodTemplates"},
+		doc: "true, on a rule for pods, also sets at admission its literal keys, and values recorded from the request, in the pod templates of " +
+			"the Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs and CronJobs created, so that their Pods start with them; " +
+			"only at creation: the controller never writes a template, which would roll the workload out.",
+		value:  &jsonSchema{Type: "boolean", Default: false},
+		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.PodTemplates = d.Boolean(v, p); d.LineOf(p, v) }},
 	{name: "annotations", fills: metadataFills(AnnotationKind, "Values", "From", "CEL", "FromNamespace", "FromRelated", "IfAbsent", "Default", "Fallback", "Once"), sets: true,
 		doc:    "Annotations to set; a key's value is " + valueFormsHow + ".",
 		value:  metadataSchema(AnnotationKind),

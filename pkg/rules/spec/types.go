@@ -79,6 +79,12 @@ type Rule struct {
 	// for rules that enforce policy, which the objects' editors must not
 	// escape. Rules allow opting out by default.
 	OptOutLocked bool
+	// PodTemplates ("podTemplates"), on a rule for Pods, has the admission
+	// policy also set the rule's keys that do not read the Pod in the pod
+	// templates of the workloads created: Deployments, StatefulSets,
+	// DaemonSets, ReplicaSets, Jobs and CronJobs, at CREATE only. Nothing
+	// else ever writes a template.
+	PodTemplates bool
 
 	// Annotations ("annotations", "removeAnnotations", "copy") are the
 	// annotations the rule sets, removes and copies.
