@@ -126,6 +126,12 @@ func Translate(set *rules.Set, opts Options) ([]Policy, []Note, error) {
 		if p != nil {
 			out = append(out, *p)
 		}
+		if p, err = tr.templatePolicy(r); err != nil {
+			return nil, nil, fmt.Errorf("rule %s: pod templates: %w", r.Name, err)
+		}
+		if p != nil {
+			out = append(out, *p)
+		}
 	}
 	return out, tr.notes, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"k8s.io/apiserver/pkg/authentication/user"
+	"slices"
 	"testing"
 	"time"
 
@@ -188,8 +189,12 @@ func (c *compiled) selects(t *testing.T, a admit) bool {
 	t.Helper()
 	m := c.policy.Spec.MatchConstraints
 	found := false
+	op := admissionregistrationv1.Create
+	if a.old != nil {
+		op = admissionregistrationv1.Update
+	}
 	for _, r := range m.ResourceRules {
-		found = found || (r.APIGroups[0] == a.gvr.Group && r.Resources[0] == a.gvr.Resource)
+		found = found || (r.APIGroups[0] == a.gvr.Group && r.Resources[0] == a.gvr.Resource && slices.Contains(r.Operations, op))
 	}
 	if !found {
 		return false

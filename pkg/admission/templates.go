@@ -1,0 +1,210 @@
+package admission
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+
+	"github.com/kube-annotator/kube-annotator/pkg/patch"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
+)
+
+// TemplatesSuffix ends the name of the policy that sets a podTemplates
+// rule's keys in pod templates: "<field manager>.<rule>.pod-templates".
+const TemplatesSuffix = ".pod-templates"
+
+// workloads are the resources whose pod templates a podTemplates rule's
+// policy writes at CREATE, all but CronJobs holding it at spec.template.
+var workloads = []schema.GroupVersionResource{
+	{Group: "apps", Version: "v1", Resource: "deployments"},
+	{Group: "apps", Version: "v1", Resource: "statefulsets"},
+	{Group: "apps", Version: "v1", Resource: "daemonsets"},
+	{Group: "apps", Version: "v1", Resource: "replicasets"},
+	{Group: "batch", Version: "v1", Resource: "jobs"},
+	{Group: "batch", Version: "v1", Resource: "cronjobs"},
+}
+
+// CEL for the pod template of the admitted workload.
+const (
+	isCronJob = `request.resource.resource == "cronjobs"`
+	// templateMeta is the template's metadata, {} where it has none.
+	templateMeta = `(` + isCronJob + ` ? object.?spec.?jobTemplate.?spec.?template.?metadata : object.?spec.?template.?metadata).orValue({})`
+	// templateLabels are the labels of the Pods the template makes.
+	templateLabels = `(` + isCronJob + ` ? object.?spec.?jobTemplate.?spec.?template.?metadata.?labels : object.?spec.?template.?metadata.?labels).orValue({})`
+)
+
+// templatePolicy builds the policy and binding that set r's keys in the
+// pod templates of the workloads created, or returns nil when r asks for
+// none or none of its keys can go there: a literal, or a value recorded
+// from the request, can; a value read from the Pod cannot, as a template
+// is no Pod. Pods made from the template carry the Pod marker listing the
+// keys, as a Pod admitted with them does, so that the controller counts
+// them as its own without a write.
+func (tr *translator) templatePolicy(r *rule) (*Policy, error) {
+	if !r.PodTemplates || r.Audit() {
+		return nil, nil
+	}
+	var vars []admissionregistrationv1.Variable
+	var added []string
+	entries := map[string][]string{}
+	for _, k := range r.keys {
+		if why := tr.notTemplated(r, k); why != "" {
+			tr.note(r, "podTemplates", fmt.Sprintf("%s is not set in pod templates: %s; the Pods get it as the rule says", k.field(), why))
+			continue
+		}
+		v := fmt.Sprintf("v%d", len(vars))
+		current := fmt.Sprintf("variables.template.?%ss[?%s]", k.kind, quote(k.name))
+		cond := k.val.present
+		if k.ifAbsent {
+			cond += " && !" + current + ".hasValue()"
+		}
+		vars = append(vars, admissionregistrationv1.Variable{Name: v,
+			Expression: fmt.Sprintf("(%s) ? optional.of(%s) : optional.none()", cond, k.val.text)})
+		added = append(added, fmt.Sprintf(`(variables.%s.hasValue() && (!%s.hasValue() || %s.value() != variables.%s.value())) ? %s : ""`,
+			v, current, current, v, quote(k.marked())))
+		entries[k.kind] = append(entries[k.kind], fmt.Sprintf("?%s: variables.%s.hasValue() ? optional.of(string(variables.%s.value())) : optional.none()",
+			quote(k.name), v, v))
+	}
+	if len(vars) == 0 {
+		tr.note(r, "podTemplates", "no key of the rule can be set in a pod template (literal values and values recorded from the request can)")
+		return nil, nil
+	}
+	marker := quote(patch.MarkerKey(tr.opts.FieldManager, schema.GroupResource{Resource: "pods"}))
+	vars = append([]admissionregistrationv1.Variable{{Name: "template", Expression: templateMeta}}, vars...)
+	vars = append(vars, admissionregistrationv1.Variable{Name: "added", Expression: "[" + strings.Join(added, ", ") + `].filter(k, k != "")`})
+	entries["annotation"] = append(entries["annotation"], fmt.Sprintf("?%s: variables.added.size() > 0 && "+
+		`!variables.template.?annotations[?%s].orValue("").split(",").exists(e, e.trim().startsWith(%s) && e.trim() != %s) ? `+
+		`optional.of((variables.template.?annotations[?%s].orValue("").split(",") + variables.added).filter(k, k != "").distinct().sort().join(",")) : optional.none()`,
+		marker, marker, quote(patch.MarkerFormatPrefix), quote(patch.MarkerFormatPrefix+patch.MarkerFormat), marker))
+	spec, err := tr.templateSpec(r, vars, entries)
+	if err != nil {
+		return nil, err
+	}
+	name := tr.opts.FieldManager + "." + r.Name + TemplatesSuffix
+	meta := func() metav1.ObjectMeta {
+		return metav1.ObjectMeta{Name: name, Labels: map[string]string{
+			ManagedByLabel: ManagedBy, FieldManagerLabel: tr.opts.FieldManager, RuleLabel: r.Name}}
+	}
+	return &Policy{
+		Rule: r.Name,
+		Policy: &admissionregistrationv1.MutatingAdmissionPolicy{
+			TypeMeta:   metav1.TypeMeta{APIVersion: admissionregistrationv1.SchemeGroupVersion.String(), Kind: "MutatingAdmissionPolicy"},
+			ObjectMeta: meta(), Spec: *spec},
+		Binding: &admissionregistrationv1.MutatingAdmissionPolicyBinding{
+			TypeMeta:   metav1.TypeMeta{APIVersion: admissionregistrationv1.SchemeGroupVersion.String(), Kind: "MutatingAdmissionPolicyBinding"},
+			ObjectMeta: meta(), Spec: admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{PolicyName: name}},
+	}, nil
+}
+
+// notTemplated says why k, a key of r, is not set in pod templates, or
+// returns "".
+func (tr *translator) notTemplated(r *rule, k *key) string {
+	switch {
+	case k.err != nil:
+		return k.err.Error()
+	case k.literal == nil && (!k.isCEL(r) || r.CELReadsObject(k.kind, k.name)):
+		return "its value is read from the Pod, which a template is not"
+	}
+	for _, e := range tr.rules {
+		if e.Index >= r.Index {
+			break
+		}
+		if _, shared := sharesResource(r, e); !shared || e.Audit() {
+			continue
+		}
+		for _, set := range e.Of(k.kind).Copy {
+			if set.Matches(k.name) {
+				return "rule " + e.Name + ", earlier in the file, may copy it"
+			}
+		}
+		for _, ek := range e.keys {
+			if ek.kind == k.kind && ek.name == k.name && (ek.literal == nil || k.literal == nil || *ek.literal != *k.literal) {
+				return "rule " + e.Name + ", earlier in the file, may set it"
+			}
+		}
+	}
+	return ""
+}
+
+// isCEL reports whether k is a cel value of r.
+func (k *key) isCEL(r *rule) bool {
+	_, ok := r.Of(k.kind).CEL[k.name]
+	return ok
+}
+
+// templateSpec is the spec of r's template policy: r's selection, its
+// label selector read on the template's labels, at CREATE of a workload.
+func (tr *translator) templateSpec(r *rule, vars []admissionregistrationv1.Variable, entries map[string][]string) (*admissionregistrationv1.MutatingAdmissionPolicySpec, error) {
+	match, nsCEL, err := matchResources(r)
+	if err != nil {
+		return nil, err
+	}
+	match.ObjectSelector = nil // it selects Pods: the template's labels are read below
+	match.ResourceRules = nil
+	for _, gvr := range workloads {
+		match.ResourceRules = append(match.ResourceRules, admissionregistrationv1.NamedRuleWithOperations{
+			RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+				Rule: admissionregistrationv1.Rule{APIGroups: []string{gvr.Group}, APIVersions: []string{gvr.Version},
+					Resources: []string{gvr.Resource}, Scope: ptr.To(admissionregistrationv1.NamespacedScope)},
+			}})
+	}
+	conds, err := tr.globalConditions()
+	if err != nil {
+		return nil, err
+	}
+	conds = append(conds, admissionregistrationv1.MatchCondition{Name: "template-not-ignored", Expression: fmt.Sprintf(`!(%s.?annotations[?%s].orValue("") == "true")`, templateMeta, quote(rulefile.IgnoreAnnotation))})
+	own, err := conditions(r.Compiled)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range own {
+		if c.name == "selector" {
+			if c.expr, err = selectorCEL(r.Selector, templateLabels); err != nil {
+				return nil, err
+			}
+		}
+		conds = append(conds, admissionregistrationv1.MatchCondition{Name: c.name, Expression: c.expr})
+	}
+	if r.OptOutLocked {
+		conds = slices.DeleteFunc(conds, func(c admissionregistrationv1.MatchCondition) bool {
+			return c.Name == notIgnored || c.Name == "template-not-ignored"
+		})
+	}
+	cond := "(namespaceObject == null || !" + optsOut("namespaceObject") + ")"
+	if r.OptOutLocked {
+		cond = "true"
+	}
+	if nsCEL != "" {
+		cond += " && " + nsCEL
+	}
+	var parts []string
+	for _, kind := range []string{"annotation", "label"} {
+		if len(entries[kind]) > 0 {
+			parts = append(parts, fmt.Sprintf("%ss: {%s}", kind, strings.Join(entries[kind], ", ")))
+		}
+	}
+	meta := strings.Join(parts, ", ")
+	workload := fmt.Sprintf("%s && !(%s) ? Object{spec: Object.spec{template: Object.spec.template{metadata: Object.spec.template.metadata{%s}}}} : Object{}",
+		cond, isCronJob, meta)
+	cronJob := fmt.Sprintf("%s && %s ? Object{spec: Object.spec{jobTemplate: Object.spec.jobTemplate{spec: Object.spec.jobTemplate.spec{"+
+		"template: Object.spec.jobTemplate.spec.template{metadata: Object.spec.jobTemplate.spec.template.metadata{%s}}}}}} : Object{}", cond, isCronJob, meta)
+	var mutations []admissionregistrationv1.Mutation
+	for _, expr := range []string{workload, cronJob} {
+		mutations = append(mutations, admissionregistrationv1.Mutation{PatchType: admissionregistrationv1.PatchTypeApplyConfiguration,
+			ApplyConfiguration: &admissionregistrationv1.ApplyConfiguration{Expression: expr}})
+	}
+	return &admissionregistrationv1.MutatingAdmissionPolicySpec{
+		MatchConstraints:   match,
+		MatchConditions:    conds,
+		Variables:          vars,
+		Mutations:          mutations,
+		FailurePolicy:      ptr.To(admissionregistrationv1.Ignore),
+		ReinvocationPolicy: admissionregistrationv1.IfNeededReinvocationPolicy,
+	}, nil
+}

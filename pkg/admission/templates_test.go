@@ -1,0 +1,148 @@
+package admission
+
+import (
+	"maps"
+	"slices"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/authentication/user"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
+)
+
+// templateRules ask for pod templates: a literal label, a value recorded
+// from the request (both set in templates) and a value read from the Pod
+// (not: a template is no Pod).
+const templateRules = `rules:
+- name: team
+  resources: [pods]
+  selector: app=web
+  podTemplates: true
+  labels:
+    team: a
+    node: {jsonPath: '{.spec.nodeName}'}
+  annotations:
+    created-by: {cel: request.userInfo.username, once: true, default: unknown}
+`
+
+var cronJobs = schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "cronjobs"}
+
+// A podTemplates rule's keys are set in the pod templates of the
+// workloads created, as the rule selects their Pods, with the Pod marker
+// listing them; never at UPDATE, nor in a template that opts out, nor on
+// the workload's own metadata.
+func TestTemplatePolicy(t *testing.T) {
+	set := rulestest.Compile(t, templateRules, served...)
+	policies, notes, err := Translate(set, options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names, gotNotes []string
+	for _, p := range policies {
+		names = append(names, p.Policy.Name)
+	}
+	for _, n := range notes {
+		gotNotes = append(gotNotes, n.String())
+	}
+	if want := []string{"kube-annotator.team", "kube-annotator.team.pod-templates"}; !slices.Equal(names, want) {
+		t.Fatalf("policies %q, want %q", names, want)
+	}
+	wantNote := "rule team: podTemplates: labels.node is not set in pod templates: its value is read from the Pod, which a template is not; the Pods get it as the rule says"
+	if !slices.Contains(gotNotes, wantNote) {
+		t.Errorf("notes %q, want among them %q", gotNotes, wantNote)
+	}
+	tp := compilePolicy(t, policies[1].Policy)
+	alice := &user.DefaultInfo{Name: "alice"}
+	web := map[string]string{"app": "web"}
+	tests := []struct {
+		name     string
+		gvr      schema.GroupVersionResource
+		obj, old runtime.Object
+		// want are the template's annotations and labels after admission;
+		// nil: as they were.
+		wantAnns, wantLabels map[string]string
+	}{
+		{name: "a Deployment created", gvr: deployments, obj: withTemplate(deployment("ns", "d", 1, "nginx"), nil, web),
+			wantAnns:   map[string]string{"created-by": "alice", podMarker: "created-by,label:team"},
+			wantLabels: map[string]string{"app": "web", "team": "a"}},
+		{name: "a CronJob created", gvr: cronJobs, obj: cronJob(nil, web),
+			wantAnns:   map[string]string{"created-by": "alice", podMarker: "created-by,label:team"},
+			wantLabels: map[string]string{"app": "web", "team": "a"}},
+		{name: "what the template has: recorded kept, literal set", gvr: deployments,
+			obj:        withTemplate(deployment("ns", "d", 1, "nginx"), map[string]string{"created-by": "bob"}, map[string]string{"app": "web", "team": "b"}),
+			wantAnns:   map[string]string{"created-by": "bob", podMarker: "label:team"},
+			wantLabels: map[string]string{"app": "web", "team": "a"}},
+		{name: "Pods the rule does not select", gvr: deployments, obj: withTemplate(deployment("ns", "d", 1, "nginx"), nil, map[string]string{"app": "db"})},
+		{name: "a template that opts out", gvr: deployments,
+			obj: withTemplate(deployment("ns", "d", 1, "nginx"), map[string]string{"kube-annotator.io/ignore": "true"}, web)},
+		{name: "updated: never written", gvr: deployments,
+			old: withTemplate(deployment("ns", "d", 1, "nginx"), nil, web), obj: withTemplate(deployment("ns", "d", 2, "nginx"), nil, web)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, _, err := tp.run(t, admit{gvr: tc.gvr, obj: tc.obj, old: tc.old, ns: &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns"}}, user: alice})
+			if err != nil {
+				t.Fatalf("the policy failed: %v", err)
+			}
+			before, after := template(t, tc.obj), template(t, out)
+			wantAnns, wantLabels := tc.wantAnns, tc.wantLabels
+			if wantAnns == nil && wantLabels == nil {
+				wantAnns, wantLabels = before.Annotations, before.Labels
+			}
+			if !maps.Equal(after.Annotations, wantAnns) || !maps.Equal(after.Labels, wantLabels) {
+				t.Errorf("template: annotations %v, labels %v; want %v, %v", after.Annotations, after.Labels, wantAnns, wantLabels)
+			}
+			if m := out.(metav1.Object); len(m.GetAnnotations())+len(m.GetLabels()) > 0 {
+				t.Errorf("the workload's own metadata was written: %v, %v", m.GetAnnotations(), m.GetLabels())
+			}
+		})
+	}
+}
+
+// withTemplate sets the annotations and labels of d's pod template.
+func withTemplate(d *appsv1.Deployment, anns, lbls map[string]string) *appsv1.Deployment {
+	d.Spec.Template.Annotations, d.Spec.Template.Labels = anns, lbls
+	d.Spec.Selector = &metav1.LabelSelector{MatchLabels: lbls}
+	return d
+}
+
+// cronJob is a CronJob whose pod template has anns and lbls.
+func cronJob(anns, lbls map[string]string) *batchv1.CronJob {
+	c := &batchv1.CronJob{TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "CronJob"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c"}}
+	c.Spec.Schedule = "* * * * *"
+	tmpl := &c.Spec.JobTemplate.Spec.Template
+	tmpl.Annotations, tmpl.Labels = anns, lbls
+	tmpl.Spec.Containers = []corev1.Container{{Name: "c", Image: "busybox"}}
+	tmpl.Spec.RestartPolicy = corev1.RestartPolicyNever
+	return c
+}
+
+// template returns the metadata of obj's pod template.
+func template(t *testing.T, obj runtime.Object) metav1.ObjectMeta {
+	t.Helper()
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := []string{"spec", "template", "metadata"}
+	if obj.GetObjectKind().GroupVersionKind().Kind == "CronJob" {
+		path = []string{"spec", "jobTemplate", "spec", "template", "metadata"}
+	}
+	m, _, err := unstructured.NestedMap(u, path...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta metav1.ObjectMeta
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &meta); err != nil {
+		t.Fatal(err)
+	}
+	return meta
+}
