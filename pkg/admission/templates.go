@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/celexpr"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 )
 
@@ -36,6 +37,9 @@ const (
 	templateMeta = `(` + isCronJob + ` ? object.?spec.?jobTemplate.?spec.?template.?metadata : object.?spec.?template.?metadata).orValue({})`
 	// templateLabels are the labels of the Pods the template makes.
 	templateLabels = `(` + isCronJob + ` ? object.?spec.?jobTemplate.?spec.?template.?metadata.?labels : object.?spec.?template.?metadata.?labels).orValue({})`
+	// templateRoot is the template itself, which a when condition written
+	// for a Pod reads as its object: it has a Pod's metadata and spec.
+	templateRoot = isCronJob + ` ? object.spec.jobTemplate.spec.template : object.spec.template`
 )
 
 // templatePolicy builds the policy and binding that set r's keys in the
@@ -138,7 +142,8 @@ func (k *key) isCEL(r *rule) bool {
 }
 
 // templateSpec is the spec of r's template policy: r's selection, its
-// label selector read on the template's labels, at CREATE of a workload.
+// label selector read on the template's labels and its when condition on
+// the template, at CREATE of a workload.
 func (tr *translator) templateSpec(r *rule, vars []admissionregistrationv1.Variable, entries map[string][]string) (*admissionregistrationv1.MutatingAdmissionPolicySpec, error) {
 	match, nsCEL, err := matchResources(r)
 	if err != nil {
@@ -163,11 +168,21 @@ func (tr *translator) templateSpec(r *rule, vars []admissionregistrationv1.Varia
 	if err != nil {
 		return nil, err
 	}
+	when := ""
+	if r.When != "" {
+		if when, err = celexpr.Rebase(r.When, templateRoot); err != nil {
+			return nil, fmt.Errorf("when: %w", err)
+		}
+		when = "(" + when + ")"
+	}
 	for _, c := range own {
-		if c.name == "selector" {
+		switch c.name {
+		case "selector":
 			if c.expr, err = selectorCEL(r.Selector, templateLabels); err != nil {
 				return nil, err
 			}
+		case "when":
+			c.expr = when
 		}
 		conds = append(conds, admissionregistrationv1.MatchCondition{Name: c.name, Expression: c.expr})
 	}
@@ -182,6 +197,9 @@ func (tr *translator) templateSpec(r *rule, vars []admissionregistrationv1.Varia
 	}
 	if nsCEL != "" {
 		cond += " && " + nsCEL
+	}
+	if r.WhenReadsNamespace() {
+		cond += " && " + when // matchConditions do not see namespaceObject
 	}
 	var parts []string
 	for _, kind := range []string{"annotation", "label"} {

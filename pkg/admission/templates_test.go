@@ -146,3 +146,50 @@ func template(t *testing.T, obj runtime.Object) metav1.ObjectMeta {
 	}
 	return meta
 }
+
+// A podTemplates rule's when condition reads the template as it reads a
+// Pod (Kyverno's add-safe-to-evict, with its autogen): the keys go into
+// the templates whose Pods the rule selects.
+func TestTemplatePolicyWhen(t *testing.T) {
+	set := rulestest.Compile(t, `rules:
+- name: safe-to-evict
+  resources: [pods]
+  podTemplates: true
+  when: object.spec.?volumes.orValue([]).exists(v, has(v.emptyDir) || has(v.hostPath))
+  annotations: {cluster-autoscaler.kubernetes.io/safe-to-evict: "true"}
+`, served...)
+	policies, _, err := Translate(set, options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(policies) != 2 {
+		t.Fatalf("%d policies, want the Pods' and the templates'", len(policies))
+	}
+	tp := compilePolicy(t, policies[1].Policy)
+	emptyDir := withTemplate(deployment("ns", "d", 1, "nginx"), nil, map[string]string{"app": "web"})
+	emptyDir.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	hostPath := cronJob(nil, nil)
+	hostPath.Spec.JobTemplate.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: "h", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/x"}}}}
+	safe := map[string]string{"cluster-autoscaler.kubernetes.io/safe-to-evict": "true", podMarker: "cluster-autoscaler.kubernetes.io/safe-to-evict"}
+	tests := []struct {
+		name string
+		gvr  schema.GroupVersionResource
+		obj  runtime.Object
+		want map[string]string // the template's annotations after admission
+	}{
+		{"a Deployment with an emptyDir", deployments, emptyDir, safe},
+		{"a CronJob with a hostPath", cronJobs, hostPath, safe},
+		{"a Deployment without", deployments, withTemplate(deployment("ns", "d", 1, "nginx"), nil, map[string]string{"app": "web"}), nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, _, err := tp.run(t, admit{gvr: tc.gvr, obj: tc.obj, ns: &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns"}}})
+			if err != nil {
+				t.Fatalf("the policy failed: %v", err)
+			}
+			if got := template(t, out).Annotations; !maps.Equal(got, tc.want) {
+				t.Errorf("template annotations %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -17,9 +17,9 @@ const podTemplatesField = "podTemplates"
 
 // podTemplates checks r, a rule found at path that asks for podTemplates:
 // it must be a rule for Pods alone, in enforce mode, that selects Pods by
-// what a template has of them: its namespace and its labels, not its name
-// (a workload's Pods get theirs when created) nor a when condition (it
-// reads the Pod, which a template is not).
+// what a template has of them: its namespace, its labels, its spec (a
+// when condition reads the template as the Pod), not its name (a
+// workload's Pods get theirs when created).
 func (d *decoder) podTemplates(n *yaml.Node, path string, r *Rule) {
 	p := FieldPath(path, podTemplatesField)
 	refuse := func(format string, args ...any) {
@@ -36,7 +36,5 @@ func (d *decoder) podTemplates(n *yaml.Node, path string, r *Rule) {
 		refuse("audit mode writes nothing, in pod templates neither")
 	case len(r.Names) > 0:
 		refuse("a template has no Pod name (a workload's Pods are named when created), so names cannot select it: select by selector or namespace")
-	case r.When != "":
-		refuse("when reads the Pod, which a template is not: give the keys for templates in a rule without when")
 	}
 }
