@@ -11,7 +11,7 @@ COMPAT_VERSIONS ?= 1.35.4 1.36.3
 # behaviour depends on the server's version (admission policies, sharding,
 # the seed scenario with kube-controller-manager, rbac and deploy/ applied).
 COMPAT_TESTS ?= all
-COMPAT_VERSIONED := ^(TestAdmission.*|TestRecordedCreator|TestPodTemplates|TestIfAbsent|TestCEL|TestDefaults|TestShardedRun.*|TestSeedScenario|TestRBAC.*|TestCheck|TestDeployApplies)$$
+COMPAT_VERSIONED := ^(TestAdmission.*|TestRecordedCreator|TestPodTemplates|TestExampleSafeToEvict|TestIfAbsent|TestCEL|TestDefaults|TestShardedRun.*|TestSeedScenario|TestRBAC.*|TestCheck|TestDeployApplies)$$
 # Where the control-plane binaries are cached, outside the clone so that
 # every clone reuses them. hack/envtest-assets.sh and test/harness read it too.
 export KUBE_ANNOTATOR_ASSETS ?= $(HOME)/.cache/kube-annotator/k8s-v$(K8S_VERSION)
