@@ -44,9 +44,9 @@ const (
 
 // templatePolicy builds the policy and binding that set r's keys in the
 // pod templates of the workloads created, or returns nil when r asks for
-// none or none of its keys can go there: a literal, or a value recorded
-// from the request, can; a value read from the Pod cannot, as a template
-// is no Pod. Pods made from the template carry the Pod marker listing the
+// none or none of its keys can go there. What admission sets on a Pod, it
+// sets on a template, read from the template as from the Pod (onTemplate);
+// what it leaves to the controller, a template does not get. Pods made from the template carry the Pod marker listing the
 // keys, as a Pod admitted with them does, so that the controller counts
 // them as its own without a write.
 func (tr *translator) templatePolicy(r *rule) (*Policy, error) {
@@ -61,21 +61,25 @@ func (tr *translator) templatePolicy(r *rule) (*Policy, error) {
 			tr.note(r, "podTemplates", fmt.Sprintf("%s is not set in pod templates: %s; the Pods get it as the rule says", k.field(), why))
 			continue
 		}
+		val, err := onTemplate(k.val)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", k.field(), err)
+		}
 		v := fmt.Sprintf("v%d", len(vars))
 		current := fmt.Sprintf("variables.template.?%ss[?%s]", k.kind, quote(k.name))
-		cond := k.val.present
+		cond := val.present
 		if k.ifAbsent {
 			cond += " && !" + current + ".hasValue()"
 		}
 		vars = append(vars, admissionregistrationv1.Variable{Name: v,
-			Expression: fmt.Sprintf("(%s) ? optional.of(%s) : optional.none()", cond, k.val.text)})
+			Expression: fmt.Sprintf("(%s) ? optional.of(%s) : optional.none()", cond, val.text)})
 		added = append(added, fmt.Sprintf(`(variables.%s.hasValue() && (!%s.hasValue() || %s.value() != variables.%s.value())) ? %s : ""`,
 			v, current, current, v, quote(k.marked())))
 		entries[k.kind] = append(entries[k.kind], fmt.Sprintf("?%s: variables.%s.hasValue() ? optional.of(string(variables.%s.value())) : optional.none()",
 			quote(k.name), v, v))
 	}
 	if len(vars) == 0 {
-		tr.note(r, "podTemplates", "no key of the rule can be set in a pod template (literal values and values recorded from the request can)")
+		tr.note(r, "podTemplates", "no key of the rule can be set in a pod template: each is read from a source admission cannot read")
 		return nil, nil
 	}
 	marker := quote(patch.MarkerKey(tr.opts.FieldManager, schema.GroupResource{Resource: "pods"}))
@@ -105,14 +109,25 @@ func (tr *translator) templatePolicy(r *rule) (*Policy, error) {
 	}, nil
 }
 
+// onTemplate returns v, a value read from the admitted Pod, read from the
+// admitted workload's pod template instead, as from a Pod: a template has
+// a Pod's metadata and spec, but no name, status or the like, so a value
+// read from those is not present (a JSONPath value), or fails the policy,
+// which is then ignored (a CEL value).
+func onTemplate(v value) (value, error) {
+	present, err := celexpr.Rebase(v.present, templateRoot)
+	if err != nil {
+		return value{}, err
+	}
+	text, err := celexpr.Rebase(v.text, templateRoot)
+	return value{present: present, text: text}, err
+}
+
 // notTemplated says why k, a key of r, is not set in pod templates, or
 // returns "".
 func (tr *translator) notTemplated(r *rule, k *key) string {
-	switch {
-	case k.err != nil:
+	if k.err != nil {
 		return k.err.Error()
-	case k.literal == nil && (!k.isCEL(r) || r.CELReadsObject(k.kind, k.name)):
-		return "its value is read from the Pod, which a template is not"
 	}
 	for _, e := range tr.rules {
 		if e.Index >= r.Index {
@@ -133,12 +148,6 @@ func (tr *translator) notTemplated(r *rule, k *key) string {
 		}
 	}
 	return ""
-}
-
-// isCEL reports whether k is a cel value of r.
-func (k *key) isCEL(r *rule) bool {
-	_, ok := r.Of(k.kind).CEL[k.name]
-	return ok
 }
 
 // templateSpec is the spec of r's template policy: r's selection, its

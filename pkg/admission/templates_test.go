@@ -2,6 +2,7 @@ package admission
 
 import (
 	"maps"
+	"os"
 	"slices"
 	"testing"
 
@@ -18,8 +19,8 @@ import (
 )
 
 // templateRules ask for pod templates: a literal label, a value recorded
-// from the request (both set in templates) and a value read from the Pod
-// (not: a template is no Pod).
+// from the request and one read from the Pod's spec (set in templates),
+// and a value read from the Pod's Node (not: admission cannot read it).
 const templateRules = `rules:
 - name: team
   resources: [pods]
@@ -27,9 +28,10 @@ const templateRules = `rules:
   podTemplates: true
   labels:
     team: a
-    node: {jsonPath: '{.spec.nodeName}'}
+    zone: {fromNode: {label: zone}}
   annotations:
     created-by: {cel: request.userInfo.username, once: true, default: unknown}
+    image: {jsonPath: '{.spec.containers[0].image}'}
 `
 
 var cronJobs = schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "cronjobs"}
@@ -54,7 +56,7 @@ func TestTemplatePolicy(t *testing.T) {
 	if want := []string{"kube-annotator.team", "kube-annotator.team.pod-templates"}; !slices.Equal(names, want) {
 		t.Fatalf("policies %q, want %q", names, want)
 	}
-	wantNote := "rule team: podTemplates: labels.node is not set in pod templates: its value is read from the Pod, which a template is not; the Pods get it as the rule says"
+	wantNote := "rule team: podTemplates: labels.zone is not set in pod templates: a value read from the Pod's Node is set by the controller only: admission policies cannot read a Node, and a Pod has none yet when it is created; the Pods get it as the rule says"
 	if !slices.Contains(gotNotes, wantNote) {
 		t.Errorf("notes %q, want among them %q", gotNotes, wantNote)
 	}
@@ -70,14 +72,14 @@ func TestTemplatePolicy(t *testing.T) {
 		wantAnns, wantLabels map[string]string
 	}{
 		{name: "a Deployment created", gvr: deployments, obj: withTemplate(deployment("ns", "d", 1, "nginx"), nil, web),
-			wantAnns:   map[string]string{"created-by": "alice", podMarker: "created-by,label:team"},
+			wantAnns:   map[string]string{"created-by": "alice", "image": "nginx", podMarker: "created-by,image,label:team"},
 			wantLabels: map[string]string{"app": "web", "team": "a"}},
 		{name: "a CronJob created", gvr: cronJobs, obj: cronJob(nil, web),
-			wantAnns:   map[string]string{"created-by": "alice", podMarker: "created-by,label:team"},
+			wantAnns:   map[string]string{"created-by": "alice", "image": "busybox", podMarker: "created-by,image,label:team"},
 			wantLabels: map[string]string{"app": "web", "team": "a"}},
 		{name: "what the template has: recorded kept, literal set", gvr: deployments,
 			obj:        withTemplate(deployment("ns", "d", 1, "nginx"), map[string]string{"created-by": "bob"}, map[string]string{"app": "web", "team": "b"}),
-			wantAnns:   map[string]string{"created-by": "bob", podMarker: "label:team"},
+			wantAnns:   map[string]string{"created-by": "bob", "image": "nginx", podMarker: "image,label:team"},
 			wantLabels: map[string]string{"app": "web", "team": "a"}},
 		{name: "Pods the rule does not select", gvr: deployments, obj: withTemplate(deployment("ns", "d", 1, "nginx"), nil, map[string]string{"app": "db"})},
 		{name: "a template that opts out", gvr: deployments,
@@ -191,5 +193,36 @@ func TestTemplatePolicyWhen(t *testing.T) {
 				t.Errorf("template annotations %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// examples/velero-backup-volumes.yaml: the names of a Pod's claimed
+// volumes, computed in CEL from the Pod, are computed from the template
+// as from the Pod.
+func TestTemplatePolicyVolumes(t *testing.T) {
+	example, err := os.ReadFile("../../examples/velero-backup-volumes.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := rulestest.Compile(t, string(example), served...)
+	policies, _, err := Translate(set, options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(policies) != 2 {
+		t.Fatalf("%d policies, want the Pods' and the templates'", len(policies))
+	}
+	d := withTemplate(deployment("ns", "d", 1, "nginx"), nil, map[string]string{"app": "db"})
+	claim := func(name string) corev1.Volume {
+		return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: name + "-claim"}}}
+	}
+	d.Spec.Template.Spec.Volumes = []corev1.Volume{claim("data"), {Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}, claim("logs")}
+	out, _, err := compilePolicy(t, policies[1].Policy).run(t, admit{gvr: deployments, obj: d, ns: &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns"}}})
+	if err != nil {
+		t.Fatalf("the policy failed: %v", err)
+	}
+	want := map[string]string{"backup.velero.io/backup-volumes": "data,logs", podMarker: "backup.velero.io/backup-volumes"}
+	if got := template(t, out).Annotations; !maps.Equal(got, want) {
+		t.Errorf("template annotations %v, want %v", got, want)
 	}
 }

@@ -34,13 +34,6 @@ func (c *Compiled) ReadsRequest(kind, key string) bool {
 	return e != nil && e.ReadsRequest
 }
 
-// CELReadsObject reports whether the cel value of key, of kind, reads the
-// object or its namespace.
-func (c *Compiled) CELReadsObject(kind, key string) bool {
-	e := c.kind(kind).cel[key]
-	return e != nil && (len(e.Reads) > 0 || len(e.NamespaceReads) > 0)
-}
-
 // WhenReadsNamespace reports whether the rule's when condition reads
 // namespaceObject.
 func (c *Compiled) WhenReadsNamespace() bool {

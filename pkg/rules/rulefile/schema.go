@@ -106,8 +106,8 @@ var ruleSchema = mapping[Rule]{
 		value:  &jsonSchema{Type: "boolean", Default: true},
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.OptOutLocked = !d.Boolean(v, p) }},
 	{name: "podTemplates", fills: []string{"PodTemplates"},
-		doc: "true, on a rule for pods, also sets at admission its literal keys, and values recorded from the request, in the pod templates of " +
-			"the Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs and CronJobs created, so that their Pods start with them; " +
+		doc: "true, on a rule for pods, also sets at admission its keys in the pod templates of the Deployments, StatefulSets, DaemonSets, " +
+			"ReplicaSets, Jobs and CronJobs created, read from the template as from the Pod, so that their Pods start with them; " +
 			"only at creation: the controller never writes a template, which would roll the workload out.",
 		value:  &jsonSchema{Type: "boolean", Default: false},
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.PodTemplates = d.Boolean(v, p); d.LineOf(p, v) }},

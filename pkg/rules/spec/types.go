@@ -80,10 +80,10 @@ type Rule struct {
 	// escape. Rules allow opting out by default.
 	OptOutLocked bool
 	// PodTemplates ("podTemplates"), on a rule for Pods, has the admission
-	// policy also set the rule's keys that do not read the Pod in the pod
-	// templates of the workloads created: Deployments, StatefulSets,
-	// DaemonSets, ReplicaSets, Jobs and CronJobs, at CREATE only. Nothing
-	// else ever writes a template.
+	// policy also set the rule's keys in the pod templates of the workloads
+	// created (Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs and
+	// CronJobs), read from the template as from the Pod, at CREATE only.
+	// Nothing else ever writes a template.
 	PodTemplates bool
 
 	// Annotations ("annotations", "removeAnnotations", "copy") are the
