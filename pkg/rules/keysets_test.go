@@ -226,3 +226,32 @@ func TestEvaluateCELCopy(t *testing.T) {
 		t.Errorf("Projection() = %+v, want whole objects (the containers read), keeping every annotation another manager may have set", p)
 	}
 }
+
+// TestEvaluateRecordedCopy checks that a recorded key set (once: true)
+// records the keys it copies and those the object carries that it would
+// copy, its source gone or not, but not the keys the rule sets otherwise.
+func TestEvaluateRecordedCopy(t *testing.T) {
+	set := rulestest.Compile(t, `rules:
+- name: record
+  resources: [pods]
+  labels: {team-lead: fixed}
+  copy:
+  - fromNamespace: {labels: ["team*"], once: true}
+  - fromNamespace: {labels: ["env"]}
+`, rulestest.Pods)
+	tg := set.Targets[rulestest.Pods.GVR]
+	ns := &metav1.ObjectMeta{Name: "shop", Labels: map[string]string{"team": "payments", "team-lead": "x", "env": "prod"}}
+	p := pod("")
+	p.SetNamespace("shop")
+	p.SetLabels(map[string]string{"team-old": "kept", "app": "web"})
+	ev := tg.Evaluate(p, lookup{source.Namespace: {"shop": ns}})
+	if got, want := ev.Recorded("label"), []string{"team", "team-old"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Recorded(label) = %v, want %v: the keys copied and those carried that the set copies, not team-lead (set) nor env (followed)", got, want)
+	}
+	v := tg.Explain(p, lookup{source.Namespace: {"shop": ns}})
+	for _, w := range v[0].Wants {
+		if (w.Key == "team") != w.Once {
+			t.Errorf("Explain() wants %s recorded: %v", w.Key, w.Once)
+		}
+	}
+}

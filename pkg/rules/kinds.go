@@ -122,6 +122,7 @@ func (k *compiledKind) contribute(e *Evaluation, c *Compiled, obj metav1.Object,
 	*set = e.merge(*set, copied, nil, nil, c.Name, k.kind)
 	e.recordInputs(inputs, c.Name, k.kind)
 	e.recordOnce(m.Once, c.Name, k.kind)
+	e.recordOnce(value.RecordedCopies(m, obj, k.kind, copied), c.Name, k.kind)
 	e.recordInputs(copiedFrom, c.Name, k.kind)
 	*ifAbsent = e.ifAbsent(*ifAbsent, *set, m.IfAbsent, c.Name, k.kind, m.Values, read, fromNS)
 	*ifAbsent = e.ifAbsent(*ifAbsent, *set, everyKey(copied), c.Name, k.kind, copied) // a copy never changes another's key

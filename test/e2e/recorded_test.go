@@ -116,3 +116,42 @@ target: {apiVersion: v1, kind: Node, name: %s}
 	want("pending", map[string]string{"zone": "z3", "zone-at-bind": "z2"})
 	want("bound", map[string]string{"zone": "z3", "zone-at-bind": "z1"})
 }
+
+// A recorded key set (copy with once: true) keeps the namespace's labels
+// as they were when the Deployment was first seen (Kyverno's
+// copy-namespace-labels), while a followed one moves: relabelling and
+// unlabelling the namespace changes only the followed keys, and a
+// Deployment made after the change records the new labels.
+func TestRecordedCopy(t *testing.T) {
+	ns := env.NewNamespace(t)
+	userSet(t, h.Namespaces, "", ns, `{"metadata":{"labels":{"rec-team":"a","fol-team":"a"}}}`)
+	env.Create(t, h.Deployments, ns, h.Deployment(t, ns, "web", 0))
+	rulesFile := writeFile(t, "rules.yaml", fmt.Sprintf(`rules:
+- name: copy-namespace
+  resources: [deployments]
+  namespaces: [%s]
+  copy:
+  - fromNamespace: {labels: ["rec-*"], once: true}
+  - fromNamespace: {labels: ["fol-*"]}
+`, ns))
+	startRun(t, "--rules", rulesFile)
+	labelled := func(name string, want map[string]string) {
+		t.Helper()
+		waitMetadata(t, 15*time.Second, h.Deployments, ns, name, fmt.Sprintf("labels %v", want), func(_, l map[string]string) bool {
+			for k, v := range want {
+				if l[k] != v || (v == "" && hasKey(l, k)) {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	labelled("web", map[string]string{"rec-team": "a", "fol-team": "a"})
+	userSet(t, h.Namespaces, "", ns, `{"metadata":{"labels":{"rec-team":"b","fol-team":"b","rec-env":"dev"}}}`)
+	labelled("web", map[string]string{"rec-team": "a", "fol-team": "b", "rec-env": "dev"})
+	env.Create(t, h.Deployments, ns, h.Deployment(t, ns, "later", 0))
+	labelled("later", map[string]string{"rec-team": "b", "fol-team": "b"})
+	userSet(t, h.Namespaces, "", ns, `{"metadata":{"labels":{"rec-team":null,"fol-team":null}}}`)
+	labelled("web", map[string]string{"rec-team": "a", "fol-team": ""})
+	labelled("later", map[string]string{"rec-team": "b", "fol-team": ""})
+}

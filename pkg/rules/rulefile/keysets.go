@@ -66,7 +66,7 @@ func (d *decoder) copyItems(n *yaml.Node, p string, r *Rule) {
 }
 
 // keySet decodes {labels: [GLOB, …]} or {annotations: [GLOB, …]}, with
-// except: [GLOB, …], and for an owner owner: and through:, the source
+// except: [GLOB, …] and once: true, and for an owner owner: and through:, the source
 // mapping of a copy item that reads src, found at path p.
 func (d *decoder) keySet(n *yaml.Node, p string, src *source.Source) (KeySet, bool) {
 	set := KeySet{Source: src}
@@ -75,7 +75,7 @@ func (d *decoder) keySet(n *yaml.Node, p string, src *source.Source) (KeySet, bo
 		return set, false
 	}
 	before := len(d.Errs)
-	known := []string{LabelKind + "s", AnnotationKind + "s", exceptField}
+	known := []string{LabelKind + "s", AnnotationKind + "s", exceptField, onceField}
 	if src.IsOwner {
 		set.Owners = &Owners{}
 		known = append(known, ownerField, throughField)
@@ -85,6 +85,8 @@ func (d *decoder) keySet(n *yaml.Node, p string, src *source.Source) (KeySet, bo
 		switch k {
 		case exceptField:
 			set.Except = d.keyGlobs(v, fp)
+		case onceField:
+			set.Once = d.Boolean(v, fp)
 		case ownerField:
 			set.Owners.Hop = d.ownerResource(v, fp)
 		case throughField:
@@ -150,6 +152,8 @@ func copySchema() *jsonSchema {
 			LabelKind + "s":      globs,
 			AnnotationKind + "s": globs,
 			exceptField:          globs,
+			onceField: {Type: "boolean",
+				Description: "true records the keys copied: each is written where the object lacks it, then kept as it was, whatever the source becomes."},
 		}, OneOf: []*jsonSchema{{Required: []string{LabelKind + "s"}}, {Required: []string{AnnotationKind + "s"}}},
 			Description: "The keys of " + src.What + " to copy: labels or annotations, as globs (* matches '/' too), and the keys except."}
 		if src.IsOwner {

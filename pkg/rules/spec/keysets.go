@@ -29,6 +29,10 @@ type KeySet struct {
 	// Owners says which owner is read, for source.Owner; nil for any
 	// other source.
 	Owners *Owners
+	// Once records the keys copied: each is written where the object
+	// lacks it and then kept as it is, neither changed nor deleted,
+	// whatever the source becomes.
+	Once bool
 }
 
 // Matches reports whether s copies the key: any key, for CEL.
