@@ -118,6 +118,14 @@ func TestEvaluateRequest(t *testing.T) {
 	if i := indexOf(v[0].Wants, "created-by"); i < 0 || !strings.Contains(v[0].Wants[i].Defaulted, "known at admission only") {
 		t.Errorf("Explain() wants %+v, want created-by defaulted as the request is known at admission only", v[0].Wants)
 	}
+	// In audit mode, explain says what the rule would record, and why.
+	audit := rulestest.Compile(t, `rules:
+- {name: creator, mode: audit, resources: [pods], annotations: {created-by: {cel: request.userInfo.username, once: true, default: unknown}}}
+`, rulestest.Pods).Targets[rulestest.Pods.GVR].Explain(p, nil)
+	if i := indexOf(audit[0].Wants, "created-by"); i < 0 || *audit[0].Wants[i].Value != "unknown" || !audit[0].Wants[i].Once ||
+		!strings.Contains(audit[0].Wants[i].Defaulted, "known at admission only") {
+		t.Errorf("Explain() in audit mode wants %+v, want created-by recorded as unknown, and why", audit[0].Wants)
+	}
 }
 
 // indexOf returns the index of the want of key in wants, or -1.
