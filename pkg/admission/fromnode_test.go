@@ -19,3 +19,19 @@ func pod(ns, name string) *corev1.Pod {
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}}}
 }
+
+// podWith is a Pod with containers of these names.
+func podWith(names ...string) *corev1.Pod {
+	p := pod("ns", "p")
+	p.Spec.Containers = nil
+	for _, n := range names {
+		p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: n, Image: "nginx"})
+	}
+	return p
+}
+
+// withAnnotations sets p's annotations.
+func withAnnotations(p *corev1.Pod, anns map[string]string) *corev1.Pod {
+	p.Annotations = anns
+	return p
+}

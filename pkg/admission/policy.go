@@ -144,21 +144,19 @@ func (tr *translator) policy(r *rule) (*Policy, error) {
 	if len(r.Labels.Remove) > 0 {
 		tr.note(r, "removeLabels", removalReason)
 	}
-	if len(r.Annotations.Copy)+len(r.Labels.Copy) > 0 {
-		tr.note(r, "copy", "key sets are copied by the controller, which follows the objects they are read from")
-	}
-	vars, entries, err := tr.values(r)
+	copies := tr.copies(r)
+	vars, entries, err := tr.values(r, copies)
 	if err != nil {
 		return nil, err
 	}
-	if len(entries) == 0 {
+	if len(entries) == 0 && len(copies) == 0 {
 		tr.note(r, "", "nothing is set at admission; the controller enforces the whole rule")
 		return nil, nil
 	}
 	if len(r.Names) > 0 {
 		tr.note(r, "names", "objects created with generateName (a ReplicaSet's Pods, say) have no name at admission; the controller annotates them after creation")
 	}
-	spec, err := tr.spec(r, vars, entries)
+	spec, err := tr.spec(r, vars, entries, copies)
 	if err != nil {
 		return nil, err
 	}
@@ -183,9 +181,10 @@ const removalReason = "left to the controller: a removal is for keys objects alr
 	"and removing at admission a key the client sent in its own request would answer it with an object that silently differs from what it asked for"
 
 // values returns r's variables: one optional value per key it sets at
-// admission, then "added", the marker entries of the keys this request
-// adds or changes; and the mutation's map entries, by kind.
-func (tr *translator) values(r *rule) ([]admissionregistrationv1.Variable, map[string][]string, error) {
+// admission, the keys its copies set, then "added", the marker entries
+// of the keys this request adds or changes; and the mutation's map
+// entries, by kind.
+func (tr *translator) values(r *rule, copies []copy) ([]admissionregistrationv1.Variable, map[string][]string, error) {
 	var vars []admissionregistrationv1.Variable
 	var added []string
 	entries := map[string][]string{}
@@ -213,11 +212,16 @@ func (tr *translator) values(r *rule) ([]admissionregistrationv1.Variable, map[s
 		entries[k.kind] = append(entries[k.kind], fmt.Sprintf("?%s: variables.%s.hasValue() ? optional.of(string(variables.%s.value())) : optional.none()",
 			quote(k.name), v, v))
 	}
-	if len(vars) == 0 {
+	if len(vars) == 0 && len(copies) == 0 {
 		return nil, nil, nil
 	}
+	addedExpr := "[" + strings.Join(added, ", ") + `].filter(k, k != "")`
+	for _, c := range copies {
+		vars = append(vars, c.variable)
+		addedExpr += " + " + c.marked
+	}
 	vars = append(vars,
-		admissionregistrationv1.Variable{Name: "added", Expression: "[" + strings.Join(added, ", ") + `].filter(k, k != "")`},
+		admissionregistrationv1.Variable{Name: "added", Expression: addedExpr},
 		// patch.MarkerKey of the resource requested.
 		admissionregistrationv1.Variable{Name: "marker", Expression: fmt.Sprintf(
 			`request.resource.resource + (request.resource.group == "" ? "" : "." + request.resource.group) + %s`,
@@ -232,7 +236,7 @@ func (tr *translator) values(r *rule) ([]admissionregistrationv1.Variable, map[s
 }
 
 // spec is r's policy spec, with its variables and mutation map entries.
-func (tr *translator) spec(r *rule, vars []admissionregistrationv1.Variable, entries map[string][]string) (*admissionregistrationv1.MutatingAdmissionPolicySpec, error) {
+func (tr *translator) spec(r *rule, vars []admissionregistrationv1.Variable, entries map[string][]string, copies []copy) (*admissionregistrationv1.MutatingAdmissionPolicySpec, error) {
 	match, nsCEL, err := matchResources(r)
 	if err != nil {
 		return nil, err
@@ -270,13 +274,20 @@ func (tr *translator) spec(r *rule, vars []admissionregistrationv1.Variable, ent
 		// do not see.
 		cond += " && (" + r.When + ")"
 	}
-	expr := fmt.Sprintf("%s ? Object{metadata: Object.metadata{%s}} : Object{}", cond, strings.Join(parts, ", "))
+	exprs := []string{fmt.Sprintf("%s ? Object{metadata: Object.metadata{%s}} : Object{}", cond, strings.Join(parts, ", "))}
+	for _, c := range copies { // a mutation each: their keys are known when admitted only
+		exprs = append(exprs, fmt.Sprintf("%s ? Object{metadata: Object.metadata{%ss: variables.%s}} : Object{}", cond, c.kind, c.variable.Name))
+	}
+	var mutations []admissionregistrationv1.Mutation
+	for _, e := range exprs {
+		mutations = append(mutations, admissionregistrationv1.Mutation{PatchType: admissionregistrationv1.PatchTypeApplyConfiguration,
+			ApplyConfiguration: &admissionregistrationv1.ApplyConfiguration{Expression: e}})
+	}
 	return &admissionregistrationv1.MutatingAdmissionPolicySpec{
 		MatchConstraints: match,
 		MatchConditions:  conds,
 		Variables:        vars,
-		Mutations: []admissionregistrationv1.Mutation{{PatchType: admissionregistrationv1.PatchTypeApplyConfiguration,
-			ApplyConfiguration: &admissionregistrationv1.ApplyConfiguration{Expression: expr}}},
+		Mutations:        mutations,
 		FailurePolicy:      ptr.To(admissionregistrationv1.Ignore),
 		ReinvocationPolicy: admissionregistrationv1.IfNeededReinvocationPolicy,
 	}, nil

@@ -1,5 +1,7 @@
 package admission
 
+import "strings"
+
 import "github.com/kube-annotator/kube-annotator/pkg/rules/source"
 
 // controllerTests are what admission leaves to the controller, with the
@@ -53,11 +55,32 @@ var controllerTests = []translateTest{
 			"- {name: later, resources: [configmaps], labels: {team-x: y, b: '2'}}\n",
 		policies: []string{"copy", "later"},
 		notes: []string{
-			"rule copy: copy: key sets are copied by the controller, which follows the objects they are read from",
+			"rule copy: copy: key sets read from related objects are copied by the controller, which follows the objects they are read from",
 			`rule later: labels.team-x: left to the controller: rule copy, earlier in the file, may copy it (copy fromNamespace labels "team*")`,
 		},
 		requests: []request{
 			{name: "the literals only", gvr: configMaps, obj: cm("ns", "x", nil, nil, nil), ns: map[string]string{"team-a": "1"},
 				wantLabels: map[string]string{"a": "1", "b": "2"}, wantAnns: map[string]string{marker: "label:a,label:b"}, controllerLabels: []string{"team-a", "team-x"}},
+		}},
+	{name: "key sets computed in CEL: one annotation per container",
+		rules: "rules:\n- name: apparmor\n  resources: [pods, configmaps]\n  annotations: {team: a}\n  removeLabels: [gone]\n" +
+			"  copy:\n  - cel: {annotations: \"has(object.spec) ? object.spec.containers.transformMapEntry(i, c, {'container.apparmor.security.beta.kubernetes.io/' + c.name: 'runtime/default'}) : {}\"}\n" +
+			"  - cel: {labels: \"has(object.data) ? object.data : {}\"}\n",
+		policies: []string{"apparmor"},
+		notes:    []string{"rule apparmor: removeLabels: " + removalReason},
+		requests: []request{
+			{name: "a Pod: one per container", gvr: pods, obj: podWith("web", "side"),
+				wantAnns: map[string]string{"team": "a", "container.apparmor.security.beta.kubernetes.io/web": "runtime/default",
+					"container.apparmor.security.beta.kubernetes.io/side": "runtime/default",
+					podMarker: "container.apparmor.security.beta.kubernetes.io/side,container.apparmor.security.beta.kubernetes.io/web,team"}},
+			{name: "a Pod that states its own: kept", gvr: pods,
+				obj: withAnnotations(podWith("web", "side"), map[string]string{"container.apparmor.security.beta.kubernetes.io/web": "unconfined"}),
+				wantAnns: map[string]string{"team": "a", "container.apparmor.security.beta.kubernetes.io/web": "unconfined",
+					"container.apparmor.security.beta.kubernetes.io/side": "runtime/default",
+					podMarker: "container.apparmor.security.beta.kubernetes.io/side,team"}},
+			{name: "keys and values that are not valid, and the rule's own: not copied", gvr: configMaps,
+				obj:        cm("ns", "x", nil, map[string]string{"keep": "mine"}, map[string]string{"ok": "1", "bad key": "2", "gone": "3", "long": strings.Repeat("x", 64), "keep": "theirs"}),
+				wantAnns:   map[string]string{"team": "a", marker: "label:ok,team"},
+				wantLabels: map[string]string{"ok": "1", "keep": "mine"}},
 		}},
 }
