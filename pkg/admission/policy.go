@@ -284,10 +284,10 @@ func (tr *translator) spec(r *rule, vars []admissionregistrationv1.Variable, ent
 			ApplyConfiguration: &admissionregistrationv1.ApplyConfiguration{Expression: e}})
 	}
 	return &admissionregistrationv1.MutatingAdmissionPolicySpec{
-		MatchConstraints: match,
-		MatchConditions:  conds,
-		Variables:        vars,
-		Mutations:        mutations,
+		MatchConstraints:   match,
+		MatchConditions:    conds,
+		Variables:          vars,
+		Mutations:          mutations,
 		FailurePolicy:      ptr.To(admissionregistrationv1.Ignore),
 		ReinvocationPolicy: admissionregistrationv1.IfNeededReinvocationPolicy,
 	}, nil
