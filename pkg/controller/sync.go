@@ -55,8 +55,8 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 	if err != nil {
 		return fmt.Errorf("encode patch for %s: %w", key, err)
 	}
-	c.report(ctx, key, obj, d)
 	if d.Empty() {
+		c.report(ctx, key, obj, d, false)
 		if d.Owns {
 			if err := c.opts.Record.Ensure(ctx, key.GVR.GroupResource()); err != nil {
 				return fmt.Errorf("%s carries keys the controller owns, but its resource is not recorded: %v", key, err)
@@ -65,8 +65,10 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 		return nil
 	}
 	change := fight.ChangeOf(d.Change)
-	if wait := c.holdFight(ctx, key, obj, d, change); wait > 0 {
-		c.queue.AddAfter(key.queued(), wait) // another writer reverts it: back off
+	v := c.holdFight(ctx, key, obj, d, change)
+	c.report(ctx, key, obj, d, v.Fought)
+	if v.Wait > 0 {
+		c.queue.AddAfter(key.queued(), v.Wait) // another writer reverts it: back off
 		return nil
 	}
 	return c.write(ctx, key, e, d, change)
@@ -145,12 +147,13 @@ func (c *Controller) cachedObject(key Key) (e cachedEntry, done func(), err erro
 	return e, done, nil
 }
 
-// report keeps the per-rule gauges and, unless the object opts out, logs
+// report keeps the per-rule gauges — fighting says writes to obj are held
+// back — and, unless the object opts out, logs
 // values that could not be read from it and rules that conflict on it,
 // with a Warning event and metrics for conflicts, and reports what rules in
 // audit mode would change.
-func (c *Controller) report(ctx context.Context, key Key, obj objcache.Object, d reconcile.Decision) {
-	unsetChanged := c.stats.Record(rulestats.Key(key), rulestats.Of(obj, d))
+func (c *Controller) report(ctx context.Context, key Key, obj objcache.Object, d reconcile.Decision, fighting bool) {
+	unsetChanged := c.stats.Record(rulestats.Key(key), rulestats.Of(obj, d, fighting))
 	if d.Ignored != "" {
 		return // left alone: the rules' verdicts do not apply
 	}
