@@ -2,6 +2,8 @@ package reconcile
 
 import (
 	"cmp"
+	"iter"
+	"maps"
 	"slices"
 	"strings"
 
@@ -60,7 +62,8 @@ var unsetStates = map[string]string{
 }
 
 // Coverage calls yield with the state of each key that the rules selecting
-// obj set or remove, as d decided them for obj: a key that two rules want
+// obj set or remove, as d decided them for obj, in an order that depends
+// only on the decision: a key that two rules want
 // counts for the rule whose value is set (file order), and a rule in audit
 // mode counts as if it were enforced alone. fighting says the writes to
 // obj are held back because another field manager reverts them.
@@ -71,7 +74,7 @@ func (d Decision) Coverage(obj metav1.Object, fighting bool, yield func(KeyState
 		pending = StateFighting
 	}
 	for _, kind := range keyKinds(obj, ev.Desired, d.Change) {
-		for key, v := range kind.want {
+		for key, v := range sorted(kind.want) {
 			rule := ev.RuleFor(kind.name, key)
 			state := d.optedOut(rule)
 			if state == "" {
@@ -94,7 +97,7 @@ func (d Decision) Coverage(obj metav1.Object, fighting bool, yield func(KeyState
 			change = d.Audit[i].Change
 		}
 		for _, kind := range keyKinds(obj, a.Desired, change) {
-			for key, v := range kind.want {
+			for key, v := range sorted(kind.want) {
 				yield(KeyState{a.Rule.Name, kind.name, key, cmp.Or(d.optedOut(a.Rule.Name), kind.setState(key, v, StatePending, nil))})
 			}
 			for _, key := range kind.remove {
@@ -120,6 +123,24 @@ func (d Decision) Why(s KeyState) string {
 		}
 	}
 	return ""
+}
+
+// sorted yields the keys and values of m by key; it allocates nothing for
+// a map of one key.
+func sorted(m map[string]string) iter.Seq2[string, string] {
+	return func(yield func(string, string) bool) {
+		if len(m) <= 1 {
+			for k, v := range m {
+				yield(k, v)
+			}
+			return
+		}
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if !yield(k, m[k]) {
+				return
+			}
+		}
+	}
 }
 
 // keyKind is what a decision wants of one kind of key, and what an object
