@@ -90,7 +90,7 @@ func Scan(ctx context.Context, dyn dynamic.Interface, targets []*rules.Target, o
 			if o.ByNamespace {
 				ns = u.GetNamespace()
 			}
-			d.Coverage(u, false, func(k reconcile.KeyState) {
+			d.Coverage(u, reconcile.StatePending, func(k reconcile.KeyState) {
 				counts[counted{ns, k}]++
 				if slices.Contains(o.States, k.State) {
 					r.Objects = append(r.Objects, Object{Resource: resource, Namespace: u.GetNamespace(), Name: u.GetName(), KeyState: k, Reason: d.Why(k)})

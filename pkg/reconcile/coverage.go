@@ -63,22 +63,19 @@ var unsetStates = map[string]string{
 
 // Coverage calls yield with the state of each key that the rules selecting
 // obj set or remove, as d decided them for obj, in an order that depends
-// only on the decision: a key that two rules want
-// counts for the rule whose value is set (file order), and a rule in audit
-// mode counts as if it were enforced alone. fighting says the writes to
-// obj are held back because another field manager reverts them.
-func (d Decision) Coverage(obj metav1.Object, fighting bool, yield func(KeyState)) {
+// only on the decision: a key that two rules want counts for the rule
+// whose value is set (file order), and a rule in audit mode counts as if
+// it were enforced alone. changed is the state of the keys d's change
+// writes: StatePending; StateFighting when the writes to obj are held back
+// because another field manager reverts them; StateCompliant once written.
+func (d Decision) Coverage(obj metav1.Object, changed string, yield func(KeyState)) {
 	ev := d.Evaluation
-	pending := StatePending
-	if fighting {
-		pending = StateFighting
-	}
 	for _, kind := range keyKinds(obj, ev.Desired, d.Change) {
 		for key, v := range sorted(kind.want) {
 			rule := ev.RuleFor(kind.name, key)
 			state := d.optedOut(rule)
 			if state == "" {
-				state = kind.setState(key, v, pending, func() bool { return slices.Contains(ev.Held(kind.name), key) })
+				state = kind.setState(key, v, changed, func() bool { return slices.Contains(ev.Held(kind.name), key) })
 			}
 			yield(KeyState{rule, kind.name, key, state})
 		}
@@ -86,7 +83,7 @@ func (d Decision) Coverage(obj metav1.Object, fighting bool, yield func(KeyState
 			rule := ev.RuleFor(kind.name, key)
 			state := d.optedOut(rule)
 			if state == "" {
-				state = kind.removeState(key, pending)
+				state = kind.removeState(key, changed)
 			}
 			yield(KeyState{rule, kind.name, key, state})
 		}
@@ -163,15 +160,16 @@ func keyKinds(obj metav1.Object, want patch.Desired, change patch.Change) [2]key
 	}
 }
 
-// setState is the state of key, which the rule wants set to v: pending
-// when the change writes it; held, when not nil, says the object keeps
-// the value it has because the expression failed.
-func (k keyKind) setState(key, v, pending string, held func() bool) string {
+// setState is the state of key, which the rule wants set to v: changed
+// when the change writes it, else pending when obj lacks it; held, when
+// not nil, says the object keeps the value it has because the expression
+// failed.
+func (k keyKind) setState(key, v, changed string, held func() bool) string {
 	have, present := k.have[key]
-	_, changed := k.change[key]
+	_, inChange := k.change[key]
 	switch {
-	case changed:
-		return pending
+	case inChange:
+		return changed
 	case present && have == v:
 		return StateCompliant
 	case present && k.ifAbsent[key]:
@@ -181,14 +179,18 @@ func (k keyKind) setState(key, v, pending string, held func() bool) string {
 	case present:
 		return StateCompliant // recorded once: kept as it is
 	default:
-		return pending
+		return StatePending
 	}
 }
 
-// removeState is the state of key, which the rule removes.
-func (k keyKind) removeState(key, pending string) string {
+// removeState is the state of key, which the rule removes: changed when
+// the change deletes it.
+func (k keyKind) removeState(key, changed string) string {
+	if _, inChange := k.change[key]; inChange {
+		return changed
+	}
 	if _, present := k.have[key]; present {
-		return pending
+		return StatePending
 	}
 	return StateCompliant
 }

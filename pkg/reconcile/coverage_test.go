@@ -32,7 +32,7 @@ func TestCoverage(t *testing.T) {
 		rules    string
 		nsLabels map[string]string
 		obj      patch.Object
-		fighting bool
+		changed  string
 		want     []string // rule/kind/key=state, sorted
 		why      string
 	}{
@@ -40,8 +40,10 @@ func TestCoverage(t *testing.T) {
 			want: []string{"team/label/team=compliant"}},
 		{name: "lacks it: pending", rules: team, nsLabels: payments, obj: obj("ns", "x", nil, nil, kubectl),
 			want: []string{"team/label/team=pending"}},
-		{name: "lacks it, writes held back: fighting", rules: team, nsLabels: payments, obj: obj("ns", "x", nil, nil, kubectl), fighting: true,
+		{name: "lacks it, writes held back: fighting", rules: team, nsLabels: payments, obj: obj("ns", "x", nil, nil, kubectl), changed: StateFighting,
 			want: []string{"team/label/team=fighting"}},
+		{name: "lacks it, written: compliant", rules: team, nsLabels: payments, obj: obj("ns", "x", nil, nil, kubectl), changed: StateCompliant,
+			want: []string{"team/label/team=compliant"}},
 		{name: "ifAbsent, another manager's value: foreign", rules: team, nsLabels: payments,
 			obj: obj("ns", "x", nil, map[string]string{"team": "search"}, theirs), want: []string{"team/label/team=foreign"}},
 		{name: "the namespace lacks the label: source-missing", rules: team, obj: obj("ns", "x", nil, nil, kubectl),
@@ -63,7 +65,7 @@ func TestCoverage(t *testing.T) {
 			}
 			var got []string
 			why := ""
-			d.Coverage(tc.obj, tc.fighting, func(s KeyState) {
+			d.Coverage(tc.obj, cmp.Or(tc.changed, StatePending), func(s KeyState) {
 				got = append(got, s.Rule+"/"+s.Kind+"/"+s.Key+"="+s.State)
 				why = cmp.Or(why, d.Why(s))
 			})

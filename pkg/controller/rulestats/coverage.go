@@ -19,10 +19,10 @@ var buffers = sync.Pool{New: func() any { return new([]byte) }}
 // as d: "rule\x01kind\x01key\x01state\x00"…, in the order
 // reconcile.Decision.Coverage gives them, so that one verdict is encoded
 // one way.
-func coverageOf(obj metav1.Object, d reconcile.Decision, fighting bool) *[]byte {
+func coverageOf(obj metav1.Object, d reconcile.Decision, changed string) *[]byte {
 	buf := buffers.Get().(*[]byte)
 	b := (*buf)[:0]
-	d.Coverage(obj, fighting, func(k reconcile.KeyState) {
+	d.Coverage(obj, changed, func(k reconcile.KeyState) {
 		b = append(append(append(append(append(append(append(append(b,
 			k.Rule...), 1), k.Kind...), 1), k.Key...), 1), k.State...), 0)
 	})

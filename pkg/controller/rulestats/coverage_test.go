@@ -30,13 +30,13 @@ func TestRuleStatsCoverage(t *testing.T) {
 	m.PerRule.Coverage.SetRules([]string{"team"})
 	m.PerRule.Coverage.SetSynced(true)
 	s := New(m)
-	record := func(ns, name string, labels map[string]string, fighting bool) {
+	record := func(ns, name string, labels map[string]string, changed string) {
 		o := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels}}
 		d, err := reconcile.Decide(tg, o, look, reconcile.FieldManager)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.Record(Key{configMaps, ns, name}, Of(o, d, fighting))
+		s.Record(Key{configMaps, ns, name}, Of(o, d, changed))
 	}
 	states := func() [4]float64 {
 		var out [4]float64
@@ -51,12 +51,13 @@ func TestRuleStatsCoverage(t *testing.T) {
 		do   func()
 		want [4]float64 // compliant, pending, source-missing, fighting
 	}{
-		{"web-1 lacks the label", func() { record("checkout", "web-1", nil, false) }, [4]float64{0, 1, 0, 0}},
-		{"api-1 has it", func() { record("checkout", "api-1", payments, false) }, [4]float64{1, 1, 0, 0}},
-		{"dns-1's namespace lacks it", func() { record("tools", "dns-1", nil, false) }, [4]float64{1, 1, 1, 0}},
-		{"web-1 synced again", func() { record("checkout", "web-1", nil, false) }, [4]float64{1, 1, 1, 0}},
-		{"web-1 fought over", func() { record("checkout", "web-1", nil, true) }, [4]float64{1, 0, 1, 1}},
-		{"web-1 written", func() { record("checkout", "web-1", payments, false) }, [4]float64{2, 0, 1, 0}},
+		{"web-1 lacks the label", func() { record("checkout", "web-1", nil, reconcile.StatePending) }, [4]float64{0, 1, 0, 0}},
+		{"api-1 has it", func() { record("checkout", "api-1", payments, reconcile.StatePending) }, [4]float64{1, 1, 0, 0}},
+		{"dns-1's namespace lacks it", func() { record("tools", "dns-1", nil, reconcile.StatePending) }, [4]float64{1, 1, 1, 0}},
+		{"web-1 synced again", func() { record("checkout", "web-1", nil, reconcile.StatePending) }, [4]float64{1, 1, 1, 0}},
+		{"web-1 fought over", func() { record("checkout", "web-1", nil, reconcile.StateFighting) }, [4]float64{1, 0, 1, 1}},
+		{"web-1 written", func() { record("checkout", "web-1", nil, reconcile.StateCompliant) }, [4]float64{2, 0, 1, 0}},
+		{"web-1's write echoed", func() { record("checkout", "web-1", payments, reconcile.StatePending) }, [4]float64{2, 0, 1, 0}},
 		{"dns-1 deleted", func() { s.Forget(Key{configMaps, "tools", "dns-1"}) }, [4]float64{2, 0, 0, 0}},
 		{"the resource is no longer ruled", func() { s.ForgetResource(configMaps) }, [4]float64{0, 0, 0, 0}},
 	}
@@ -66,10 +67,10 @@ func TestRuleStatsCoverage(t *testing.T) {
 			t.Errorf("%s: compliant, pending, source-missing, fighting = %v, want %v", st.name, got, st.want)
 		}
 	}
-	record("checkout", "api-1", payments, false)
+	record("checkout", "api-1", payments, reconcile.StatePending)
 	o := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "checkout", Name: "api-1", Labels: payments}}
 	d, _ := reconcile.Decide(tg, o, look, reconcile.FieldManager)
-	if n := testing.AllocsPerRun(100, func() { s.Record(Key{configMaps, "checkout", "api-1"}, Of(o, d, false)) }); n > 1 {
+	if n := testing.AllocsPerRun(100, func() { s.Record(Key{configMaps, "checkout", "api-1"}, Of(o, d, reconcile.StatePending)) }); n > 1 {
 		t.Errorf("recording an object with the same verdict again allocates %v times, want at most 1", n)
 	}
 }

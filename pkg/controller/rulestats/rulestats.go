@@ -190,10 +190,10 @@ func (s *Stats) Len() int {
 	return n
 }
 
-// Of is what Stats remembers of obj, decided as d; fighting says the
-// writes to obj are held back because another field manager reverts them.
-func Of(obj metav1.Object, d reconcile.Decision, fighting bool) Object {
-	st := Object{selected: d.Evaluation.Selected, coverage: coverageOf(obj, d, fighting)}
+// Of is what Stats remembers of obj, decided as d; changed is the coverage
+// state of the keys d's change writes (reconcile.Decision.Coverage).
+func Of(obj metav1.Object, d reconcile.Decision, changed string) Object {
+	st := Object{selected: d.Evaluation.Selected, coverage: coverageOf(obj, d, changed)}
 	switch {
 	case d.Ignored == "":
 	case rules.OptsOut(obj.GetAnnotations()):
