@@ -15,8 +15,9 @@ import (
 )
 
 // Stats remembers, for every object last synced, the rules that select
-// it, the rules in audit mode that would change it and whether it is left
-// alone, so that the per-rule gauges count objects rather than syncs.
+// it, the rules in audit mode that would change it, whether it is left
+// alone and the coverage state of each key the rules set, so that the
+// per-rule gauges count objects rather than syncs.
 // Objects that no rule selects and that are not ignored take no memory;
 // the others take a map slot each, as objects that count in the same
 // gauges share what is remembered of them.
