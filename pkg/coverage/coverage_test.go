@@ -85,4 +85,10 @@ func TestScan(t *testing.T) {
 	if err := CheckStates([]string{"pending", "done"}); err == nil || !strings.Contains(err.Error(), `"done"`) {
 		t.Errorf("CheckStates(done) = %v, want an error naming it", err)
 	}
+	var progress bytes.Buffer
+	examined, done := Progress(&progress)
+	done()
+	if examined != nil || progress.Len() > 0 {
+		t.Errorf("Progress on a buffer, not a terminal: examined %v, wrote %q; want nothing", examined != nil, progress.String())
+	}
 }
