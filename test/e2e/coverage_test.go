@@ -95,6 +95,24 @@ func TestCoverage(t *testing.T) {
 	if out, code := cli(); code != 0 {
 		t.Errorf("coverage once covered: exit %d, want 0; output:\n%s", code, out)
 	}
+
+	// The rule renamed: its objects count under the new name, and the old
+	// name's series go.
+	const teamSeries = `kube_annotator_rule_coverage_objects{key="team",kind="label",rule="team",state="compliant"} 3`
+	if body := string(p.Scrape(t)); !strings.Contains(body, teamSeries) {
+		t.Fatalf("metrics lack %s:\n%s", teamSeries, body)
+	}
+	replaceFile(t, rulesFile, strings.Replace(coverageRules(checkout, tools, false), "name: team", "name: owner-team", 1))
+	p.WaitSeries(t, 15*time.Second, "kube_annotator_rule_coverage_objects", map[string]string{"rule": "owner-team", "state": "compliant"}, 3)
+	waitFor(t, 15*time.Second, "no coverage series of rule team", func() bool {
+		body, err := p.ReadMetrics()
+		for line := range strings.Lines(string(body)) {
+			if strings.HasPrefix(line, "kube_annotator_rule_coverage_objects{") && strings.Contains(line, `rule="team"`) {
+				return false
+			}
+		}
+		return err == nil
+	})
 }
 
 // coverageRow returns the fields of the row of rule in coverage's table.
