@@ -42,8 +42,8 @@ var layers = []layer{
 	{"decide", []string{"pkg/reconcile", "pkg/admission", "pkg/record", "pkg/resolve", "pkg/scan", "pkg/rbac"}},
 	// What a command does besides its flags and output, one question
 	// each: explain one object, check a file, diff, converge once,
-	// complete a name.
-	{"verb", []string{"pkg/explain", "pkg/check", "pkg/diff", "pkg/converge", "pkg/completion"}},
+	// complete a name, count coverage.
+	{"verb", []string{"pkg/explain", "pkg/check", "pkg/diff", "pkg/converge", "pkg/completion", "pkg/coverage"}},
 	// The parts of the running controller.
 	{"run", []string{"pkg/controller", "pkg/controller/objcache", "pkg/controller/internal/fixture",
 		"pkg/controller/rulestats", "pkg/controller/informer", "pkg/controller/expect", "pkg/policysync", "pkg/reloader"}},

@@ -82,7 +82,7 @@ func (e *env) newRootCommand() *cobra.Command {
 	root.SetHelpFunc(func(c *cobra.Command, _ []string) { e.printHelp(c) })
 	root.SetHelpCommand(help.NewCommand(e.printHelp, unknownCommand))
 	root.AddCommand(
-		e.newRunCommand(), e.newOnceCommand(), e.newDiffCommand(), e.newExplainCommand(),
+		e.newRunCommand(), e.newOnceCommand(), e.newDiffCommand(), e.newExplainCommand(), e.newCoverageCommand(),
 		e.newCheckCommand(), e.newRBACCommand(), e.newAdmissionCommand(), newVersionCommand(e),
 	)
 	e.addCompletionCommand(root)

@@ -57,6 +57,11 @@ var commandCases = []commandCase{
 		{"-o", []string{"pods/a", "-o", "wide"}, `error: --output must be json or yaml, got "wide"`},
 		{"-n with -A", []string{"pods/a", "-n", "a", "--all-namespaces"}, "error: -A/--all-namespaces and -n/--namespace cannot be used together"},
 	}},
+	{name: "coverage", numeric: "--kube-api-qps", cluster: true, unreachableCode: 1, usage: []usageCase{
+		{"argument", []string{"extra"}, `error: unexpected argument "extra"`},
+		{"--state", []string{"--state", "done"}, `error: --state "done": must be one of compliant, pending,`},
+		{"-o", []string{"-o", "wide"}, `error: --output must be json or yaml, got "wide"`},
+	}},
 	{name: "check", numeric: "--kube-api-qps", cluster: true, unreachableCode: 2, hint: offlineHint, usage: []usageCase{
 		{"argument", []string{"extra"}, `error: unexpected argument "extra"`},
 		{"-o", []string{"-o", "table"}, `error: --output must be json or yaml, got "table"`},

@@ -10,9 +10,9 @@
 // The flags most commands share are commonFlags (options.go) and the
 // connection flags clusterFlags (cluster.go). What a command does beyond
 // its flags and output lives below: run starts pkg/app, once converges
-// through pkg/converge, diff through pkg/diff, explain through
-// pkg/explain, check through pkg/check, rbac and admission print what
-// pkg/rbac and pkg/admission compute.
+// through pkg/converge, diff, explain, coverage and check go through the
+// packages of their names, and rbac and admission print what pkg/rbac
+// and pkg/admission compute.
 //
 // Layer "command" of deps_test.go. It parses flags and prints; the
 // process it starts is wired by pkg/app, so it imports none of

@@ -52,12 +52,3 @@ func (o *offlineFlags) resolver() (*resolve.Resolver, error) {
 	}
 	return r, nil
 }
-
-// notServedBy says where a name r resolves is not served: by the cluster,
-// or offline.
-func notServedBy(r *resolve.Resolver) string {
-	if r.Offline() {
-		return "known offline (built in, or defined by a --crd file)"
-	}
-	return "served by the cluster"
-}

@@ -3,7 +3,6 @@ package cli
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -13,7 +12,6 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/rbac"
 	"github.com/kube-annotator/kube-annotator/pkg/record"
-	"github.com/kube-annotator/kube-annotator/pkg/resolve"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
@@ -80,7 +78,7 @@ func (o *rbacOptions) run(context.Context) error {
 	failed := false
 	for i, rule := range file.Rules {
 		for j, name := range rule.Resources {
-			res, warning, err := resource(r, name)
+			res, warning, err := r.ResolveAsWritten(name)
 			if err != nil {
 				fmt.Fprintf(o.Err, "%s: rules[%d].resources[%d]: %v\n", path, i, j, err)
 				failed = true
@@ -97,7 +95,7 @@ func (o *rbacOptions) run(context.Context) error {
 			}
 			// As the controller: an owner of a resource not served ends the
 			// walk; a key read from one is not set.
-			if res, _, err := resource(r, name); err != nil {
+			if res, _, err := r.ResolveAsWritten(name); err != nil {
 				fmt.Fprintf(o.Err, "warning: %s: rules[%d]: resource %q, read by fromOwner or fromRef: %v; not granted\n", path, i, name, err)
 			} else {
 				resolved[name] = res
@@ -135,23 +133,6 @@ func validateRBACNames(name, lease string) error {
 		}
 	}
 	return nil
-}
-
-// resource resolves a resource name. A name that discovery says is not
-// served but names
-// its group is taken as written, with a warning; it is taken as namespaced,
-// which grants more (watching namespaces) rather than less than the
-// controller may need once the resource is served.
-func resource(r *resolve.Resolver, name string) (source.Resource, string, error) {
-	res, err := r.Resolve(name)
-	if err == nil {
-		return res, "", nil
-	}
-	if gr := schema.ParseGroupResource(name); gr.Group != "" && errors.Is(err, resolve.ErrNotServed) {
-		return source.Resource{GVR: gr.WithVersion(""), Namespaced: true},
-			fmt.Sprintf("%s is not %s; granting resource %q in group %q as written", name, notServedBy(r), gr.Resource, gr.Group), nil
-	}
-	return source.Resource{}, "", err
 }
 
 // groupResources maps each resource name to its group and resource.

@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,18 +23,19 @@ func newFights(clk clock.PassiveClock, m *metrics.Metrics) *fight.Detector[queue
 }
 
 // holdFight is asked before a write of d, whose change hashes to change,
-// to obj: it returns how long the write must wait because the object is
-// in a fight (0 for any other object), and reports a fight that starts,
+// to obj: it returns the detector's verdict — how long the write must
+// wait because the object is in a fight (0 for any other object) — and
+// reports a fight that starts,
 // goes on, or is joined by another field manager, in a log line, a
 // Warning event on obj and metrics.
-func (c *Controller) holdFight(ctx context.Context, key Key, obj objcache.Object, d reconcile.Decision, change fight.Change) time.Duration {
+func (c *Controller) holdFight(ctx context.Context, key Key, obj objcache.Object, d reconcile.Decision, change fight.Change) fight.Verdict {
 	v := c.fights.Hold(key.queued(), change)
 	if v.Report != fight.None || v.Fought && v.Wait == 0 {
 		// A fight reported, or a write in it about to go: whoever
 		// reverted the last one may be a manager not seen yet.
 		c.reportFight(ctx, key, obj, d, v)
 	}
-	return v.Wait
+	return v
 }
 
 // reportFight names the other field manager that reverted the keys last

@@ -70,6 +70,11 @@ func TestSyncHandlerHoldsAFight(t *testing.T) {
 	if got := value(t, m.Fight.Fighting.WithLabelValues("configmaps")); got != 1 {
 		t.Errorf("fighting_objects{resource=configmaps} = %v, want 1", got)
 	}
+	c.initRules(c.set)                 // as SetRules does
+	m.PerRule.Coverage.SetSynced(true) // as watchSynced does once the caches have synced
+	if got := coverageState(t, m, "fighting"); got != 1 {
+		t.Errorf("rule_coverage_objects{rule=team,state=fighting} = %v, want 1: the held write's key", got)
+	}
 	if c.queue.Len() != 0 {
 		t.Errorf("queue holds %d keys at once, want the key to wait", c.queue.Len())
 	}
@@ -89,6 +94,31 @@ func TestSyncHandlerHoldsAFight(t *testing.T) {
 	if got := value(t, m.Fight.Fighting.WithLabelValues("configmaps")); got != 0 {
 		t.Errorf("fighting_objects{resource=configmaps} = %v after the object is deleted, want 0", got)
 	}
+	if got := coverageState(t, m, "fighting"); got != 0 {
+		t.Errorf("rule_coverage_objects{rule=team,state=fighting} = %v after the object is deleted, want 0", got)
+	}
+}
+
+// coverageState reads kube_annotator_rule_coverage_objects of rule team's
+// annotation a in state; 0 when it is absent.
+func coverageState(t *testing.T, m *metrics.Metrics, state string) float64 {
+	t.Helper()
+	families, err := m.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		for _, s := range f.GetMetric() {
+			l := map[string]string{}
+			for _, p := range s.GetLabel() {
+				l[p.GetName()] = p.GetValue()
+			}
+			if f.GetName() == "kube_annotator_rule_coverage_objects" && l["rule"] == "team" && l["key"] == "a" && l["state"] == state {
+				return s.GetGauge().GetValue()
+			}
+		}
+	}
+	return 0
 }
 
 // Two field managers revert the key in turn: the fight is found and

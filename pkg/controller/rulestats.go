@@ -11,13 +11,17 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
-// initRules creates the series of every rule in set at zero.
+// initRules creates the series of every rule in set at zero, and keeps
+// the coverage gauge to those rules.
 func (c *Controller) initRules(set *rules.Set) {
+	var names []string
 	for _, t := range set.Targets {
 		for _, r := range t.Rules {
 			c.opts.Metrics.InitRule(r.Name)
+			names = append(names, r.Name)
 		}
 	}
+	c.opts.Metrics.PerRule.Coverage.SetRules(names)
 }
 
 // reportAudit logs, counts and (with events) records what rules in audit

@@ -63,7 +63,7 @@ func (c *Controller) settled(ri *informer.Informer, obj any) bool {
 	if err != nil || !d.Empty() || d.Owns && !c.recorded(ri.GVR.GroupResource()) || c.ruledBy(ri) != t {
 		return false
 	}
-	c.report(ri.Context(), key, o, d)
+	c.report(ri.Context(), key, o, d, reconcile.StatePending)
 	count(c.opts.Metrics.Syncs, key.GVR, nil)
 	return true
 }

@@ -55,8 +55,8 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 	if err != nil {
 		return fmt.Errorf("encode patch for %s: %w", key, err)
 	}
-	c.report(ctx, key, obj, d)
 	if d.Empty() {
+		c.report(ctx, key, obj, d, reconcile.StatePending)
 		if d.Owns {
 			if err := c.opts.Record.Ensure(ctx, key.GVR.GroupResource()); err != nil {
 				return fmt.Errorf("%s carries keys the controller owns, but its resource is not recorded: %v", key, err)
@@ -65,8 +65,14 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 		return nil
 	}
 	change := fight.ChangeOf(d.Change)
-	if wait := c.holdFight(ctx, key, obj, d, change); wait > 0 {
-		c.queue.AddAfter(key.queued(), wait) // another writer reverts it: back off
+	v := c.holdFight(ctx, key, obj, d, change)
+	changed := reconcile.StatePending
+	if v.Fought {
+		changed = reconcile.StateFighting
+	}
+	c.report(ctx, key, obj, d, changed)
+	if v.Wait > 0 {
+		c.queue.AddAfter(key.queued(), v.Wait) // another writer reverts it: back off
 		return nil
 	}
 	return c.write(ctx, key, e, d, change)
@@ -103,6 +109,9 @@ func (c *Controller) write(ctx context.Context, key Key, e cachedEntry, d reconc
 		c.fights.Wrote(key.queued(), change)
 	}
 	c.stats.CountKeys(d)
+	// The echo of the write may be dropped unsynced: what it wrote is
+	// compliant now.
+	c.stats.Record(rulestats.Key(key), rulestats.Of(obj, d, reconcile.StateCompliant))
 	if logger := klog.FromContext(ctx).V(2); logger.Enabled() {
 		logger.Info("Patched metadata", "key", key.String(), "change", summary)
 	}
@@ -145,12 +154,13 @@ func (c *Controller) cachedObject(key Key) (e cachedEntry, done func(), err erro
 	return e, done, nil
 }
 
-// report keeps the per-rule gauges and, unless the object opts out, logs
+// report keeps the per-rule gauges — changed is the coverage state of the
+// keys d's change writes — and, unless the object opts out, logs
 // values that could not be read from it and rules that conflict on it,
 // with a Warning event and metrics for conflicts, and reports what rules in
 // audit mode would change.
-func (c *Controller) report(ctx context.Context, key Key, obj objcache.Object, d reconcile.Decision) {
-	unsetChanged := c.stats.Record(rulestats.Key(key), rulestats.Of(obj, d))
+func (c *Controller) report(ctx context.Context, key Key, obj objcache.Object, d reconcile.Decision, changed string) {
+	unsetChanged := c.stats.Record(rulestats.Key(key), rulestats.Of(obj, d, changed))
 	if d.Ignored != "" {
 		return // left alone: the rules' verdicts do not apply
 	}

@@ -42,7 +42,7 @@ func (c *Controller) Informers() int {
 }
 
 // watchSynced logs when every informer has synced and keeps the
-// informer gauges current.
+// informer gauges current, and the coverage gauge hidden until then.
 func (c *Controller) watchSynced(ctx context.Context) {
 	logged := false
 	wait.UntilWithContext(ctx, func(ctx context.Context) {
@@ -60,6 +60,7 @@ func (c *Controller) watchSynced(ctx context.Context) {
 		c.mu.RUnlock()
 		c.opts.Metrics.Informers.Set(float64(running))
 		c.opts.Metrics.InformersSynced.Set(float64(synced))
+		c.opts.Metrics.PerRule.Coverage.SetSynced(c.HasSynced())
 		if synced == running && !logged {
 			klog.FromContext(ctx).Info("Caches synced", "informers", running)
 		}

@@ -39,6 +39,9 @@ type RuleMetrics struct {
 	// the value of a key it sets, as last synced, by rule and reason (one
 	// of UnsetReasons).
 	Unset *prometheus.GaugeVec
+	// Coverage is the number of objects on which each rule's key is in
+	// each state (CoverageStates), as last synced.
+	Coverage *Coverage
 }
 
 func newRuleMetrics() RuleMetrics {
@@ -69,11 +72,12 @@ func newRuleMetrics() RuleMetrics {
 				"error (its expression failed; the object keeps the value it has), invalid (not a valid value for the key), " +
 				"source-missing (the field or object it reads is absent); invalid and source-missing only where the rule gives no default.",
 		}, []string{"rule", "reason"}),
+		Coverage: newCoverage(),
 	}
 }
 
 func (r RuleMetrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{r.Selected, r.AuditPending, r.KeysChanged, r.Conflicts, r.Ignored, r.Unset}
+	return []prometheus.Collector{r.Selected, r.AuditPending, r.KeysChanged, r.Conflicts, r.Ignored, r.Unset, r.Coverage}
 }
 
 // InitRule creates the series of rule at zero, so that they exist before

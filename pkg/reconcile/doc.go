@@ -7,7 +7,9 @@
 // Start at Decide (reconcile.go): it evaluates the rules.Target for the
 // object, with the source.Lookup it is given, and plans the change with
 // package patch. Writer.Send (send.go) writes it, as the field manager;
-// Explain (explain.go) says why; Prune and ToPrune (prune.go) remove keys
+// Explain (explain.go) says why; Coverage (coverage.go) gives the state
+// of each key the rules set, as the coverage gauge and command count it;
+// Prune and ToPrune (prune.go) remove keys
 // no rule wants on resources no rule names.
 //
 // It owns the ownership invariant: the keys this program may delete are

@@ -1,6 +1,8 @@
 package resolve
 
 import (
+	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -8,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/yamlfield"
 	"github.com/kube-annotator/kube-annotator/pkg/staticdiscovery"
 )
@@ -92,4 +95,25 @@ func (r *Resolver) suggest(name string) string {
 		}
 	}
 	return best
+}
+
+// ResolveAsWritten resolves name as Resolve does, but for a name with a
+// group that is not served (or not known offline): that one is taken as
+// written, with a warning, and as namespaced, which grants more (watching
+// namespaces) rather than less than the controller may need once the
+// resource is served. The rbac command grants what it returns.
+func (r *Resolver) ResolveAsWritten(name string) (res source.Resource, warning string, err error) {
+	res, err = r.Resolve(name)
+	if err == nil {
+		return res, "", nil
+	}
+	if gr := schema.ParseGroupResource(name); gr.Group != "" && errors.Is(err, ErrNotServed) {
+		where := "served by the cluster"
+		if r.Offline() {
+			where = "known offline (built in, or defined by a " + r.crdSetting + " file)"
+		}
+		return source.Resource{GVR: gr.WithVersion(""), Namespaced: true},
+			fmt.Sprintf("%s is not %s; granting resource %q in group %q as written", name, where, gr.Resource, gr.Group), nil
+	}
+	return source.Resource{}, "", err
 }

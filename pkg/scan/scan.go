@@ -53,6 +53,15 @@ type Visit func(t *rules.Target, pending *Object) error
 // found through look (Sources). It counts in unset the keys the rules
 // could not compute.
 func Resource(ctx context.Context, client dynamic.Interface, t *rules.Target, namespace, manager string, look source.Lookup, unset *Unset, visit Visit) error {
+	return Decisions(ctx, client, t, namespace, manager, look, unset, func(u *unstructured.Unstructured, d reconcile.Decision) error {
+		return visit(t, pending(t, u, d))
+	})
+}
+
+// Decisions lists every object of t as Resource does and calls each with
+// the object and the whole decision: what `coverage` reads of it.
+func Decisions(ctx context.Context, client dynamic.Interface, t *rules.Target, namespace, manager string, look source.Lookup, unset *Unset,
+	each func(*unstructured.Unstructured, reconcile.Decision) error) error {
 	if !t.Namespaced {
 		namespace = ""
 	}
@@ -73,7 +82,7 @@ func Resource(ctx context.Context, client dynamic.Interface, t *rules.Target, na
 		if d.Ignored == "" {
 			unset.add(d.Evaluation)
 		}
-		return visit(t, pending(t, u, d))
+		return each(u, d)
 	})
 }
 

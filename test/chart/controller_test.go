@@ -64,15 +64,16 @@ func runController(t *testing.T, ns, bin string) *proc.Process {
 	return p
 }
 
-// scrapeAndStop reads p's metrics once its caches have synced, then stops
-// it with SIGTERM.
+// scrapeAndStop reads p's metrics once its caches have synced — the
+// coverage by state shows only then — then stops it with SIGTERM.
 func scrapeAndStop(t *testing.T, p *proc.Process) string {
 	t.Helper()
 	var body []byte
 	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		var err error
 		body, err = p.ReadMetrics()
-		return err == nil && promtext.MetricValue(body, "kube_annotator_informers_synced", nil) > 0, nil
+		return err == nil && promtext.MetricValue(body, "kube_annotator_informers_synced", nil) > 0 &&
+			strings.Contains(string(body), "\nkube_annotator_rule_coverage_objects{"), nil
 	})
 	if err != nil {
 		t.Fatalf("metrics: no synced informer: %v\n%s", err, body)

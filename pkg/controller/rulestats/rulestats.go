@@ -15,8 +15,9 @@ import (
 )
 
 // Stats remembers, for every object last synced, the rules that select
-// it, the rules in audit mode that would change it and whether it is left
-// alone, so that the per-rule gauges count objects rather than syncs.
+// it, the rules in audit mode that would change it, whether it is left
+// alone and the coverage state of each key the rules set, so that the
+// per-rule gauges count objects rather than syncs.
 // Objects that no rule selects and that are not ignored take no memory;
 // the others take a map slot each, as objects that count in the same
 // gauges share what is remembered of them.
@@ -43,6 +44,9 @@ type Object struct {
 	// unset are the rules that could not compute a key's value, and why
 	// (rules.Unset), each rule and reason once: "rule\x01reason\x00"…
 	unset string
+	// coverage is the state of each key the rules set (reconcile.KeyState),
+	// as coverage.go encodes it, in a buffer of buffers.
+	coverage *[]byte
 }
 
 // counted is Object as Stats remembers it: the rules' names, each
@@ -51,6 +55,7 @@ type counted struct {
 	selected, audit string
 	ignored         string
 	unset           string
+	coverage        string
 }
 
 func (s Object) counted() counted {
@@ -65,13 +70,13 @@ func (s Object) counted() counted {
 		b.WriteString(r)
 		b.WriteByte(0)
 	}
-	c.audit, c.ignored, c.unset = b.String(), s.ignored, s.unset
+	c.audit, c.ignored, c.unset, c.coverage = b.String(), s.ignored, s.unset, string(s.coverageBytes())
 	return c
 }
 
 // is reports whether c counts what s found.
 func (c counted) is(s Object) bool {
-	return c.ignored == s.ignored && c.unset == s.unset && sameNames(c.selected, len(s.selected), func(i int) string { return s.selected[i].Name }) &&
+	return c.ignored == s.ignored && c.unset == s.unset && c.coverage == string(s.coverageBytes()) && sameNames(c.selected, len(s.selected), func(i int) string { return s.selected[i].Name }) &&
 		sameNames(c.audit, len(s.audit), func(i int) string { return s.audit[i] })
 }
 
@@ -90,7 +95,7 @@ func sameNames(list string, n int, name func(int) string) bool {
 
 // empty reports whether s counts in no gauge.
 func (s Object) empty() bool {
-	return len(s.selected) == 0 && len(s.audit) == 0 && s.ignored == "" && s.unset == ""
+	return len(s.selected) == 0 && len(s.audit) == 0 && s.ignored == "" && s.unset == "" && len(s.coverageBytes()) == 0
 }
 
 // names yields the rule names in list.
@@ -113,6 +118,7 @@ func New(m *metrics.Metrics) *Stats {
 // and reports whether the keys the rules could not compute on it, or why,
 // changed.
 func (s *Stats) Record(key Key, now Object) (unsetChanged bool) {
+	defer now.release()
 	name := objectName{key.Namespace, key.Name}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -156,6 +162,9 @@ func (s *Stats) add(gvr schema.GroupVersionResource, c counted, delta float64) {
 		rule, reason, _ := strings.Cut(pair, "\x01")
 		s.m.PerRule.Unset.WithLabelValues(rule, reason).Add(delta)
 	}
+	for k := range keyStates(c.coverage) {
+		s.m.PerRule.Coverage.Add(k, delta)
+	}
 }
 
 // Forget drops key, an object deleted or no longer ruled.
@@ -182,9 +191,10 @@ func (s *Stats) Len() int {
 	return n
 }
 
-// Of is what Stats remembers of obj, decided as d.
-func Of(obj metav1.Object, d reconcile.Decision) Object {
-	st := Object{selected: d.Evaluation.Selected}
+// Of is what Stats remembers of obj, decided as d; changed is the coverage
+// state of the keys d's change writes (reconcile.Decision.Coverage).
+func Of(obj metav1.Object, d reconcile.Decision, changed string) Object {
+	st := Object{selected: d.Evaluation.Selected, coverage: coverageOf(obj, d, changed)}
 	switch {
 	case d.Ignored == "":
 	case rules.OptsOut(obj.GetAnnotations()):

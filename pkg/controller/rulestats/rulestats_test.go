@@ -87,7 +87,7 @@ func TestRuleStatsUnset(t *testing.T) {
 }
 
 // BenchmarkRuleStatsHeap reports the heap the per-rule gauges keep per
-// object that one rule selects.
+// object that one rule selects, with the coverage state of its key.
 func BenchmarkRuleStatsHeap(b *testing.B) {
 	const n = 100000
 	r := &rules.Compiled{Rule: rulefile.Rule{Name: "a"}}
@@ -95,7 +95,9 @@ func BenchmarkRuleStatsHeap(b *testing.B) {
 		s := New(metrics.New())
 		before := fixture.LiveHeap()
 		for i := range n {
-			s.Record(Key{configMaps, "ns", fmt.Sprintf("object-%06d", i)}, Object{selected: []*rules.Compiled{r}})
+			buf := buffers.Get().(*[]byte)
+			*buf = append((*buf)[:0], "a\x01label\x01team\x01compliant\x00"...)
+			s.Record(Key{configMaps, "ns", fmt.Sprintf("object-%06d", i)}, Object{selected: []*rules.Compiled{r}, coverage: buf})
 		}
 		b.ReportMetric(float64(fixture.LiveHeap()-before)/n, "B/object")
 		runtime.KeepAlive(s)
