@@ -242,3 +242,36 @@ func TestFromRefClusterScopedByName(t *testing.T) {
 	checkLines(t, err, []string{`rules.yaml:5: rules[0].labels.team.fromRef.name: persistentvolumes are cluster-scoped: they have no namespace to find ConfigMap "defaults" in; …`})
 	compileRefs(t, "rules:\n- name: v\n  resources: [persistentvolumes]\n  labels:\n    team: {fromRef: {resource: persistentvolumeclaims, field: spec.claimRef, label: team}}\n", persistentVolumes)
 }
+
+// TestEvaluateCopyFromRef checks a key set copied from the object a field
+// names: a PersistentVolume gets every label of its claim but those
+// excepted, reads the claims through the field, re-reads on a change of
+// a label it copies, and says why it copies nothing from a claim of
+// another UID.
+func TestEvaluateCopyFromRef(t *testing.T) {
+	tg := compileRefs(t, "rules:\n- name: claim-labels\n  resources: [persistentvolumes]\n  copy:\n"+
+		"  - fromRef: {resource: persistentvolumeclaims, field: spec.claimRef, labels: [\"*\"], except: [internal-*]}\n", persistentVolumes)
+	pvcs := source.RefTo(claims, []string{"spec", "claimRef"}, "")
+	if got := tg.Sources(); !slices.Equal(got, []*source.Source{pvcs}) {
+		t.Fatalf("Sources() = %v, want the claims named by spec.claimRef", got)
+	}
+	claim := object("shop", "data", "c-1", map[string]any{"team": "payments", "tier": "db", "internal-id": "7"}, nil)
+	look := refsLookup{pvcs: {claim}}
+	pv := func(uid string) metav1.Object {
+		return object("", "pv-1", "v-1", nil, map[string]any{"spec": map[string]any{"claimRef": map[string]any{"namespace": "shop", "name": "data", "uid": uid}}})
+	}
+	ev := tg.Evaluate(pv("c-1"), look)
+	if want := map[string]string{"team": "payments", "tier": "db"}; !reflect.DeepEqual(ev.Desired.Labels, want) {
+		t.Errorf("labels = %v, want %v (problems %q)", ev.Desired.Labels, want, ev.Problems)
+	}
+	ev = tg.Evaluate(pv("c-old"), look)
+	if len(ev.Desired.Labels) > 0 || len(ev.Problems) != 1 || !strings.Contains(ev.Problems[0], "is not the object referred to") {
+		t.Errorf("a claim of another UID: labels %v, problems %q; want none, and why", ev.Desired.Labels, ev.Problems)
+	}
+	relabelled := object("shop", "data", "c-1", map[string]any{"team": "checkout", "tier": "db", "internal-id": "7"}, nil)
+	internal := object("shop", "data", "c-1", map[string]any{"team": "payments", "tier": "db", "internal-id": "8"}, nil)
+	if !tg.SourceChangeMatters(pvcs, claim, relabelled) || tg.SourceChangeMatters(pvcs, claim, internal) {
+		t.Errorf("SourceChangeMatters: a copied label changed %v, an excepted one %v; want true, false",
+			tg.SourceChangeMatters(pvcs, claim, relabelled), tg.SourceChangeMatters(pvcs, claim, internal))
+	}
+}

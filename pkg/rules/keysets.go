@@ -15,7 +15,7 @@ import (
 func (c *Compiled) copiesFrom(src *source.Source) bool {
 	for _, kind := range kinds {
 		for _, set := range c.Of(kind).Copy {
-			if c.reads(rulefile.RelatedKey{Source: set.Source, Owners: set.Owners}, src) {
+			if c.reads(rulefile.RelatedKey{Source: set.Source, Owners: set.Owners, Refs: set.Refs}, src) {
 				return true
 			}
 		}
@@ -30,7 +30,7 @@ func (t *Target) copyChanged(src *source.Source, old, new metav1.Object) bool {
 		for _, kind := range kinds {
 			for i := range c.Of(kind).Copy {
 				set := &c.Of(kind).Copy[i]
-				if !c.reads(rulefile.RelatedKey{Source: set.Source, Owners: set.Owners}, src) {
+				if !c.reads(rulefile.RelatedKey{Source: set.Source, Owners: set.Owners, Refs: set.Refs}, src) {
 					continue
 				}
 				a, b := old.GetLabels(), new.GetLabels()

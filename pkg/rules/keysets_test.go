@@ -38,12 +38,22 @@ func TestParseCopy(t *testing.T) {
 		{name: "computed in CEL", resources: "[pods]", in: `[{cel: {annotations: "object.spec.containers.transformMapEntry(i, c, {'example.com/' + c.name: 'x'})"}}]`,
 			want: rulefile.Rule{Annotations: rulefile.Metadata{Copy: []rulefile.KeySet{
 				{Kind: "annotation", CEL: "object.spec.containers.transformMapEntry(i, c, {'example.com/' + c.name: 'x'})"}}}}},
+		{name: "the claim of a volume", resources: "[persistentvolumes]",
+			in: `[{fromRef: {resource: persistentvolumeclaims, field: spec.claimRef, labels: ["*"], except: [kubernetes.io/*]}}]`,
+			want: rulefile.Rule{Labels: rulefile.Metadata{Copy: []rulefile.KeySet{{Source: source.Ref, Kind: "label", Keys: []string{"*"},
+				Except: []string{"kubernetes.io/*"}, Refs: &rulefile.Refs{Resource: "persistentvolumeclaims", Field: []string{"spec", "claimRef"}}}}}}},
+		{name: "a reference without its object", resources: "[persistentvolumes]", in: `[{fromRef: {resource: persistentvolumeclaims, labels: ["*"]}}]`, errs: []string{
+			`rules.yaml:4: rules[0].copy[0].fromRef: must give either field: PATH, the field of the object that names the object read, or name: NAME, its name in the object's namespace`}},
+		{name: "ConfigMaps named by a field, unbounded", resources: "[pods]", in: `[{fromRef: {resource: configmaps, field: spec.x, labels: ["*"]}}]`, errs: []string{
+			`rules.yaml:4: rules[0].copy[0].fromRef: must give names: [NAME, …], the names of the configmaps the field may name: only configmaps of those names are cached, never every one`}},
+		{name: "a Secret", resources: "[pods]", in: `[{fromRef: {resource: secrets, name: s, labels: ["*"]}}]`, errs: []string{
+			`rules.yaml:4: rules[0].copy[0].fromRef.resource: …`}},
 		{name: "CEL that yields no map", resources: "[pods]", in: `[{cel: {labels: "'x'"}}]`, errs: []string{
 			`rules.yaml:4: rules[0].copy[0].cel.labels: invalid CEL key set "'x'": must yield a map(string, string), but yields a string`}},
 		{name: "an unknown source", resources: "[pods]", in: `[{fromCluster: {labels: ["*"]}}]`, errs: []string{
-			`rules.yaml:4: rules[0].copy[0].fromCluster: unknown field; known fields are fromNamespace, fromNode, fromOwner, cel`}},
+			`rules.yaml:4: rules[0].copy[0].fromCluster: unknown field; known fields are fromNamespace, fromNode, fromOwner, fromRef, cel`}},
 		{name: "two sources in one item", resources: "[pods]", in: `[{fromNamespace: {labels: [a]}, fromNode: {labels: [b]}}]`, errs: []string{
-			`rules.yaml:4: rules[0].copy[0]: must be a mapping with one of fromNamespace, fromNode, fromOwner, cel, got a mapping`}},
+			`rules.yaml:4: rules[0].copy[0]: must be a mapping with one of fromNamespace, fromNode, fromOwner, fromRef, cel, got a mapping`}},
 		{name: "no kind", resources: "[pods]", in: `[{fromNamespace: {except: [a]}}]`, errs: []string{
 			`rules.yaml:4: rules[0].copy[0].fromNamespace: must name the keys of the namespace to copy: {labels: [GLOB, …]} or {annotations: [GLOB, …]}`}},
 		{name: "both kinds", resources: "[pods]", in: `[{fromNamespace: {labels: [a], annotations: [b]}}]`, errs: []string{

@@ -15,19 +15,25 @@ import (
 // applies.
 func (c *Compiled) resolveRefs(resolve ResolveFunc) []rulefile.FieldError {
 	var unresolved []rulefile.FieldError
+	add := func(r *rulefile.Refs, field string) {
+		if r == nil || c.refs[r] != nil {
+			return
+		}
+		res, err := resolve(r.Resource)
+		if err != nil {
+			unresolved = append(unresolved, rulefile.FieldError{Field: field + "." + source.Ref.Field + ".resource", Message: err.Error()})
+			return
+		}
+		c.refs = put(c.refs, r, source.NewRefer(res, r.Field, r.Name, r.Names))
+	}
 	for _, kind := range c.relatedByKind() {
 		for _, key := range slices.Sorted(maps.Keys(kind.from)) {
-			r := kind.from[key].Refs
-			if r == nil || c.refs[r] != nil {
-				continue
-			}
-			res, err := resolve(r.Resource)
-			if err != nil {
-				p := rulefile.FieldPath(fmt.Sprintf("rules[%d].%s", c.Index, kind.field), key) + "." + source.Ref.Field + ".resource"
-				unresolved = append(unresolved, rulefile.FieldError{Field: p, Message: err.Error()})
-				continue
-			}
-			c.refs = put(c.refs, r, source.NewRefer(res, r.Field, r.Name, r.Names))
+			add(kind.from[key].Refs, rulefile.FieldPath(fmt.Sprintf("rules[%d].%s", c.Index, kind.field), key))
+		}
+	}
+	for _, kind := range kinds {
+		for _, set := range c.Of(kind).Copy {
+			add(set.Refs, fmt.Sprintf("rules[%d].copy", c.Index))
 		}
 	}
 	return unresolved

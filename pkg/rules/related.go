@@ -69,7 +69,10 @@ func (c *Compiled) relatedRefs() [][]string {
 	for _, kind := range kinds {
 		m := c.Of(kind)
 		for _, set := range m.Copy {
-			if set.Source != nil {
+			switch {
+			case set.Refs != nil:
+				add(set.Source, set.Refs.Field) // nil for a name given
+			case set.Source != nil:
 				add(set.Source, set.Source.Ref)
 			}
 		}

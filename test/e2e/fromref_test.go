@@ -134,14 +134,15 @@ func TestFromRefConfigMapByField(t *testing.T) {
 }
 
 // examples/volume-team.yaml, as shipped, on a real control plane: a
-// volume carries its claim's team and follows its relabel, a claim the
+// volume carries its claim's team and app.kubernetes.io/* labels and
+// follows its relabel, a claim the
 // owner in its namespace's team-defaults ConfigMap; diff, which lists the
 // claims and that ConfigMap once, then agrees that nothing is left to
 // change.
 func TestExampleVolumeTeam(t *testing.T) {
 	rulesFile := filepath.Join(h.RepoRoot(), "examples", "volume-team.yaml")
 	ns := env.NewNamespace(t)
-	data := env.Create(t, persistentVolumeClaims, ns, h.FromYAML(t, "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data, labels: {team: payments}}\n"+
+	data := env.Create(t, persistentVolumeClaims, ns, h.FromYAML(t, "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data, labels: {team: payments, app.kubernetes.io/name: shop}}\n"+
 		"spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}\n"))
 	env.Create(t, h.ConfigMaps, ns, h.FromYAML(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: team-defaults}\ndata: {owner: Alice Smith}\n"))
 	pv := ns + "-example"
@@ -150,11 +151,54 @@ func TestExampleVolumeTeam(t *testing.T) {
 		pv, pv, ns, data.GetUID())))
 	p := startRun(t, "--rules", rulesFile, "--record-namespace", ns)
 	defer p.Terminate(t)
-	waitMetadata(t, 30*time.Second, persistentVolumes, "", pv, "team payments", func(_, l map[string]string) bool { return l["team"] == "payments" })
+	waitMetadata(t, 30*time.Second, persistentVolumes, "", pv, "team payments, the claim's app name", func(_, l map[string]string) bool {
+		return l["team"] == "payments" && l["app.kubernetes.io/name"] == "shop"
+	})
 	waitMetadata(t, 30*time.Second, persistentVolumeClaims, ns, "data", "owner Alice-Smith, sanitized", func(_, l map[string]string) bool { return l["owner"] == "Alice-Smith" })
 	userSet(t, persistentVolumeClaims, ns, "data", `{"metadata":{"labels":{"team":"checkout"}}}`)
 	waitMetadata(t, 30*time.Second, persistentVolumes, "", pv, "team checkout", func(_, l map[string]string) bool { return l["team"] == "checkout" })
 	if out, stderr, code := runCLI(t, "diff", "--rules", rulesFile, "--kubeconfig", env.Kubeconfig, "-n", ns); code != 0 {
 		t.Errorf("diff -n %s after convergence: exit %d, stdout:\n%s\nstderr:\n%s\nwant exit 0", ns, code, out, stderr)
 	}
+}
+
+// A key set copied from the object a field names (copy: fromRef): a
+// PersistentVolume carries every label of its claim but those excepted,
+// follows a label added, changed and removed at the claim, and keeps a
+// label someone else set on it; the controller runs as the identity
+// `kube-annotator rbac` grants.
+func TestCopyFromRef(t *testing.T) {
+	ns := env.NewNamespace(t)
+	data := env.Create(t, persistentVolumeClaims, ns, h.FromYAML(t, "apiVersion: v1\nkind: PersistentVolumeClaim\n"+
+		"metadata: {name: data, labels: {team: payments, tier: db, internal-id: '7'}}\n"+
+		"spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}\n"))
+	env.Create(t, persistentVolumes, "", h.FromYAML(t, fmt.Sprintf("apiVersion: v1\nkind: PersistentVolume\n"+
+		"metadata: {name: %[1]s-bound, labels: {e2e: %[1]s, tier: mine}}\n"+
+		"spec: {capacity: {storage: 1Gi}, accessModes: [ReadWriteOnce], hostPath: {path: /tmp/bound}, "+
+		"claimRef: {kind: PersistentVolumeClaim, namespace: %[1]s, name: data, uid: %[2]s}}\n", ns, data.GetUID())))
+	rulesFile := writeFile(t, "rules.yaml", fmt.Sprintf(`rules:
+- name: claim-labels
+  resources: [persistentvolumes]
+  selector: e2e=%s
+  copy:
+  - fromRef: {resource: persistentvolumeclaims, field: spec.claimRef, labels: ["*"], except: [internal-*]}
+`, ns))
+	as := grantRBAC(t, rulesFile, ns, "persistentvolumeclaims", "persistentvolumes")
+	startRun(t, "--rules", rulesFile, "--as", as, "--record-namespace", ns)
+	labels := func(want map[string]string) {
+		t.Helper()
+		waitMetadata(t, 30*time.Second, persistentVolumes, "", ns+"-bound", fmt.Sprintf("labels %v", want), func(_, l map[string]string) bool {
+			for k, v := range want {
+				if l[k] != v || (v == "" && hasKey(l, k)) {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	labels(map[string]string{"team": "payments", "tier": "mine", "internal-id": ""})
+	userSet(t, persistentVolumeClaims, ns, "data", `{"metadata":{"labels":{"team":"checkout","zone":"a"}}}`)
+	labels(map[string]string{"team": "checkout", "zone": "a", "tier": "mine"})
+	userSet(t, persistentVolumeClaims, ns, "data", `{"metadata":{"labels":{"zone":null}}}`)
+	labels(map[string]string{"team": "checkout", "zone": "", "tier": "mine"})
 }

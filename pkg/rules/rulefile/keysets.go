@@ -17,7 +17,7 @@ import (
 
 // copyFrom are the sources a copy item reads, by the field that names
 // them: the value forms that read one key of the same objects.
-var copyFrom = []*source.Source{source.Namespace, source.Node, source.Owner}
+var copyFrom = []*source.Source{source.Namespace, source.Node, source.Owner, source.Ref}
 
 // copyFields are the fields of a copy item's source mapping besides the
 // owner's: the kind copied, and exclusions.
@@ -28,7 +28,7 @@ const exceptField = "except"
 func (d *decoder) copyItems(n *yaml.Node, p string, r *Rule) {
 	switch {
 	case n.Kind != yaml.SequenceNode:
-		d.Errorf(n, p, "must be a list of {fromNamespace|fromNode|fromOwner: {labels: [GLOB, …]}}, got %s", yamlfield.Describe(n))
+		d.Errorf(n, p, "must be a list of {fromNamespace|fromNode|fromOwner|fromRef: {labels: [GLOB, …]}}, got %s", yamlfield.Describe(n))
 		return
 	case len(n.Content) == 0:
 		d.Errorf(n, p, "must not be empty; leave the field out to copy nothing")
@@ -76,12 +76,20 @@ func (d *decoder) keySet(n *yaml.Node, p string, src *source.Source) (KeySet, bo
 	}
 	before := len(d.Errs)
 	known := []string{LabelKind + "s", AnnotationKind + "s", exceptField, onceField}
-	if src.IsOwner {
+	var res source.RefResource
+	switch {
+	case src.IsOwner:
 		set.Owners = &Owners{}
 		known = append(known, ownerField, throughField)
+	case src == source.Ref:
+		set.Refs = &Refs{}
+		known = append(known, refFields...)
 	}
 	var kinds []string
-	d.Fields(n, p, known, func(k, fp string, v *yaml.Node) {
+	seen := d.Fields(n, p, known, func(k, fp string, v *yaml.Node) {
+		if set.Refs != nil && d.refField(k, fp, v, set.Refs, &res) {
+			return
+		}
 		switch k {
 		case exceptField:
 			set.Except = d.keyGlobs(v, fp)
@@ -105,6 +113,9 @@ func (d *decoder) keySet(n *yaml.Node, p string, src *source.Source) (KeySet, bo
 	}
 	if set.Owners != nil {
 		set.Owners.Complete()
+	}
+	if set.Refs != nil && len(kinds) > 0 {
+		d.refShape(n, p, set.Refs, res, seen, []string{set.Kind})
 	}
 	return set, len(d.Errs) == before
 }
@@ -159,6 +170,14 @@ func copySchema() *jsonSchema {
 		if src.IsOwner {
 			owner := ownerSchema()
 			from.Properties[ownerField], from.Properties[throughField] = owner.Properties[ownerField], owner.Properties[throughField]
+		}
+		if src == source.Ref {
+			r := refSchema()
+			for _, f := range refFields {
+				from.Properties[f] = r.Properties[f]
+			}
+			from.Required = []string{refResourceField}
+			from.AllOf = []*jsonSchema{{OneOf: []*jsonSchema{{Required: []string{refFieldField}}, {Required: []string{refNameField}}}}}
 		}
 		item.Properties[src.Field] = from
 		item.OneOf = append(item.OneOf, &jsonSchema{Required: []string{src.Field}})

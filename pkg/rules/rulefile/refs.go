@@ -2,6 +2,7 @@ package rulefile
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -50,39 +51,22 @@ func (d *decoder) fromRef(n *yaml.Node, p string) (RelatedKey, bool) {
 	var res source.RefResource
 	var kinds []string
 	var key string
-	seen := d.Fields(n, p, []string{refResourceField, refFieldField, refNameField, refNamesField, LabelKind, AnnotationKind, DataKind}, func(k, fp string, v *yaml.Node) {
-		s, isStr := "", true
-		if k != refNamesField {
-			if s, isStr = d.Str(v, fp); !isStr {
-				return
-			}
+	seen := d.Fields(n, p, slices.Concat(refFields, []string{LabelKind, AnnotationKind, DataKind}), func(k, fp string, v *yaml.Node) {
+		if d.refField(k, fp, v, refs, &res) {
+			return
 		}
-		switch k {
-		case refResourceField:
-			res = d.refResource(v, fp, s)
-			refs.Resource = s
-		case refFieldField:
-			if !refFieldPattern.MatchString(s) {
-				d.Errorf(v, fp, "invalid field %q: give the path of a field of the object, dot-separated, such as spec.claimRef", s)
-				return
+		s, isStr := d.Str(v, fp)
+		if !isStr {
+			return
+		}
+		kinds = append(kinds, k)
+		key = s
+		if k == DataKind {
+			for _, msg := range validation.IsConfigMapKey(s) {
+				d.Errorf(v, fp, "invalid data key: %s", msg)
 			}
-			refs.Field = strings.Split(s, ".")
-		case refNameField:
-			if d.refName(v, fp, s) {
-				refs.Name = s
-			}
-		case refNamesField:
-			refs.Names = d.refNames(v, fp)
-		default:
-			kinds = append(kinds, k)
-			key = s
-			if k == DataKind {
-				for _, msg := range validation.IsConfigMapKey(s) {
-					d.Errorf(v, fp, "invalid data key: %s", msg)
-				}
-			} else {
-				d.metadataKey(v.Line, fp, k, s)
-			}
+		} else {
+			d.metadataKey(v.Line, fp, k, s)
 		}
 	})
 	d.refShape(n, p, refs, res, seen, kinds)
@@ -91,6 +75,42 @@ func (d *decoder) fromRef(n *yaml.Node, p string) (RelatedKey, bool) {
 		kind = kinds[0]
 	}
 	return RelatedKey{Source: source.Ref, Kind: kind, Key: key, Refs: refs}, len(d.Errs) == before
+}
+
+// refFields are the fields that say which object a fromRef, or a copy
+// from one, reads.
+var refFields = []string{refResourceField, refFieldField, refNameField, refNamesField}
+
+// refField decodes v, the field k of refFields found at path p, into refs
+// (and res, the resource), and reports whether k is one of them.
+func (d *decoder) refField(k, p string, v *yaml.Node, refs *Refs, res *source.RefResource) bool {
+	if k == refNamesField {
+		refs.Names = d.refNames(v, p)
+		return true
+	}
+	if !slices.Contains(refFields, k) {
+		return false
+	}
+	s, ok := d.Str(v, p)
+	if !ok {
+		return true
+	}
+	switch k {
+	case refResourceField:
+		*res = d.refResource(v, p, s)
+		refs.Resource = s
+	case refFieldField:
+		if !refFieldPattern.MatchString(s) {
+			d.Errorf(v, p, "invalid field %q: give the path of a field of the object, dot-separated, such as spec.claimRef", s)
+			return true
+		}
+		refs.Field = strings.Split(s, ".")
+	case refNameField:
+		if d.refName(v, p, s) {
+			refs.Name = s
+		}
+	}
+	return true
 }
 
 // refShape reports what the fields of a fromRef at path p, seen, lack or

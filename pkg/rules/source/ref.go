@@ -254,17 +254,36 @@ func NewRefer(res Resource, path []string, name string, names []string) *Refer {
 // Value reads the label, annotation or data (kind) key of the object
 // that obj refers to, as Source.Value does.
 func (r *Refer) Value(obj metav1.Object, look Lookup, kind, key string) (value, input, why string) {
-	src := r.Sources[0]
-	if src.Ref != nil && src.Named != "" {
-		ref, why := src.ReferenceOf(obj)
-		if why != "" {
-			return "", "", why
-		}
-		i := slices.IndexFunc(r.Sources, func(s *Source) bool { return s.Named == ref.Name })
-		if i < 0 {
-			return "", "", fmt.Sprintf("%s names %s %q, which is not among the names the rule gives (names)", strings.Join(src.Ref, "."), src.Resource.Kind, ref.Name)
-		}
-		src = r.Sources[i]
+	src, why := r.source(obj)
+	if why != "" {
+		return "", "", why
 	}
 	return src.Value(obj, look, nil, kind, key)
+}
+
+// Object returns the object that obj refers to, as Source.Object does.
+func (r *Refer) Object(obj metav1.Object, look Lookup) (rel metav1.Object, what, why string) {
+	src, why := r.source(obj)
+	if why != "" {
+		return nil, "", why
+	}
+	return src.Object(obj, look, nil)
+}
+
+// source returns the source of the object that obj refers to: the one
+// source, or that of the name obj's reference gives among r's names.
+func (r *Refer) source(obj metav1.Object) (*Source, string) {
+	src := r.Sources[0]
+	if src.Ref == nil || src.Named == "" {
+		return src, ""
+	}
+	ref, why := src.ReferenceOf(obj)
+	if why != "" {
+		return nil, why
+	}
+	i := slices.IndexFunc(r.Sources, func(s *Source) bool { return s.Named == ref.Name })
+	if i < 0 {
+		return nil, fmt.Sprintf("%s names %s %q, which is not among the names the rule gives (names)", strings.Join(src.Ref, "."), src.Resource.Kind, ref.Name)
+	}
+	return r.Sources[i], ""
 }

@@ -29,6 +29,9 @@ type KeySet struct {
 	// Owners says which owner is read, for source.Owner; nil for any
 	// other source.
 	Owners *Owners
+	// Refs says which object is read, for source.Ref; nil for any other
+	// source.
+	Refs *Refs
 	// Once records the keys copied: each is written where the object
 	// lacks it and then kept as it is, neither changed nor deleted,
 	// whatever the source becomes.

@@ -26,14 +26,22 @@ type Refs struct {
 	Names []string
 }
 
-// RefKeys returns r's fromRef keys, annotations then labels, each by key:
-// what the controller lists and watches for them, and what rbac grants.
+// RefKeys returns r's fromRef keys, annotations then labels, each by key,
+// then its key sets copied from an object referred to (Key ""): what the
+// controller lists and watches for them, and what rbac grants.
 func (r *Rule) RefKeys() []RelatedKey {
 	var out []RelatedKey
 	for _, l := range r.Levels() {
 		for _, k := range slices.Sorted(maps.Keys(l.FromRelated)) {
 			if l.FromRelated[k].Refs != nil {
 				out = append(out, l.FromRelated[k])
+			}
+		}
+	}
+	for _, m := range []*Metadata{&r.Annotations, &r.Labels} {
+		for _, set := range m.Copy {
+			if set.Refs != nil {
+				out = append(out, RelatedKey{Source: set.Source, Kind: set.Kind, Refs: set.Refs})
 			}
 		}
 	}

@@ -44,7 +44,7 @@ func (r Readers) Reads(m *spec.Metadata, kind string) []Read {
 		if set.Source == nil {
 			continue // computed from the object itself
 		}
-		for _, src := range r.sourcesOf(set.Source, set.Owners, nil) {
+		for _, src := range r.sourcesOf(set.Source, set.Owners, set.Refs) {
 			for _, g := range set.Keys {
 				out = append(out, Read{Field: "copy[" + strconv.Itoa(i) + "]." + set.Source.Field, Kind: kind, Key: g, From: src, FromKind: set.Kind, FromKey: g})
 			}

@@ -139,6 +139,13 @@ func validKey(kind, key string) []string {
 // copySource finds the object set copies from for obj, whose namespace is
 // h, and how messages name it; or why there is none.
 func (r Readers) copySource(set *spec.KeySet, obj, home metav1.Object, homeWhy string, look source.Lookup) (rel metav1.Object, what, why string) {
+	if set.Refs != nil {
+		ref := r.Refs[set.Refs]
+		if ref == nil {
+			return nil, "", fmt.Sprintf("the resource %q is not served", set.Refs.Resource)
+		}
+		return ref.Object(obj, look)
+	}
 	if set.Source != source.Namespace {
 		return set.Source.Object(obj, look, r.Owners[set.Owners])
 	}
