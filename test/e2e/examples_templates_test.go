@@ -3,6 +3,7 @@ package e2e
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,7 +26,7 @@ func TestExampleSafeToEvict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rulesFile := writeFile(t, "rules.yaml", string(example)+probeRule(ns))
+	rulesFile := writeFile(t, "rules.yaml", inNamespace(t, string(example), ns)+probeRule(ns))
 	degraded := startAdmission(t, ns, rulesFile)
 
 	scratch := h.Deployment(t, ns, "scratch", 1)
@@ -65,7 +66,7 @@ func TestAdmissionPerContainer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rulesFile := writeFile(t, "rules.yaml", string(example)+probeRule(ns))
+	rulesFile := writeFile(t, "rules.yaml", inNamespace(t, string(example), ns)+probeRule(ns))
 	degraded := startAdmission(t, ns, rulesFile)
 	p := h.FromYAML(t, `
 apiVersion: v1
@@ -86,4 +87,17 @@ spec: {containers: [{name: app, image: registry.invalid/app:1}, {name: side, ima
 	if out, stderr, code := runCLI(t, "diff", "--rules", rulesFile, "--kubeconfig", env.Kubeconfig, "-n", ns); code != 0 {
 		t.Errorf("diff: exit %d, stdout:\n%s\nstderr:\n%s\nwant exit 0", code, out, stderr)
 	}
+}
+
+// inNamespace returns the rules of an example restricted to ns, so that
+// its admission policies, which the API server drops a moment after they
+// are deleted, never reach another test's objects: each rule's resources
+// line is followed by namespaces: [ns].
+func inNamespace(t *testing.T, rules, ns string) string {
+	t.Helper()
+	out := strings.ReplaceAll(rules, "\n  resources: [pods]\n", "\n  resources: [pods]\n  namespaces: ["+ns+"]\n")
+	if out == rules {
+		t.Fatal("the example has no rule on pods to restrict to the test's namespace")
+	}
+	return out
 }
