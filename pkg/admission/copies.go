@@ -8,6 +8,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 )
 
 // qualifiedName is the API server's pattern for a qualified name (a
@@ -41,53 +42,84 @@ type copy struct {
 	marked string
 }
 
-// copies returns the key sets of r computed in CEL that admission sets,
-// as the controller copies them: only where the object lacks the key (a
-// copy never changes another's key), never a key the rule sets otherwise
-// or removes, nor one that is no valid key or value. A key set read from
-// a related object is left to the controller, which follows it, and so is
-// a CEL set of a kind that an earlier rule sets keys of in a way
-// admission cannot tell apart from the set's; notes say so.
+// copies returns the key sets of r computed in CEL, which admission sets
+// as the controller copies them, in the rule's order. Each sets only keys
+// the object lacks (a copy never changes another's key), or, at UPDATE, a
+// key the policy set (listed in the marker) that the request leaves as it
+// was while the expression now yields another value, so that the key
+// follows the object as the controller would have it; never a key the
+// rule sets otherwise or removes, or an earlier set of the rule copies,
+// nor one that is no valid key or value. A key set read from a related
+// object is left to the controller, which follows it, and so are the
+// later sets of its kind, whose keys it may take first, and the sets of a
+// kind that an earlier rule sets keys of; notes say so.
 func (tr *translator) copies(r *rule) []copy {
 	var out []copy
-	related := false
 	for _, kind := range []string{"annotation", "label"} {
 		m := r.Of(kind)
+		var earlier []string // the variables of the sets of kind before
 		for _, set := range m.Copy {
-			if set.CEL == "" {
-				related = true
-				continue
+			from := copyFrom(&set)
+			if from == "" {
+				tr.note(r, "copy", fmt.Sprintf("%s %s: copied by the controller, which follows the objects it is read from; "+
+					"the %ss the rule copies after it are too", set.From(), &set, kind))
+				break
 			}
 			if e := tr.earlierSetter(r, kind); e != "" {
-				tr.note(r, "copy", fmt.Sprintf("left to the controller: rule %s, earlier in the file, may set %ss the expression may yield", e, kind))
-				continue
+				tr.note(r, "copy", fmt.Sprintf("left to the controller: rule %s, earlier in the file, may set %ss the rule may copy", e, kind))
+				break
 			}
-			var own []string
-			for _, k := range r.keys {
-				if k.kind == kind {
-					own = append(own, quote(k.name))
-				}
-			}
-			for _, k := range m.Remove {
-				own = append(own, quote(k))
-			}
-			current := fmt.Sprintf("object.metadata.?%ss.orValue({})", kind)
 			name := fmt.Sprintf("copy%d", len(out))
-			expr := fmt.Sprintf("(%s).transformMapEntry(k, v, !(k in %s) && !(k in [%s]) && %s && %s, {k: v})",
-				set.CEL, current, strings.Join(own, ", "), validKey(kind, "k"), validValue(kind, "v"))
-			prefix := `""`
-			if kind == "label" {
-				prefix = quote(patch.MarkerLabel)
-			}
-			out = append(out, copy{kind: kind,
-				variable: admissionregistrationv1.Variable{Name: name, Expression: expr},
-				marked:   fmt.Sprintf("variables.%s.transformList(k, v, %s + k)", name, prefix)})
+			out = append(out, copySet(kind, name, from, r.keys, m.Remove, earlier))
+			earlier = append(earlier, "variables."+name)
 		}
 	}
-	if related {
-		tr.note(r, "copy", "key sets read from related objects are copied by the controller, which follows the objects they are read from")
-	}
 	return out
+}
+
+// copyFrom is the CEL map of the keys of kind that set may copy, with
+// their values: what its expression yields; "" for a set read from a
+// related object, which admission leaves to the controller: a value set
+// at admission from the namespace, say, would not follow a later change
+// of the namespace, as the controller cannot tell that change from
+// someone else's edit of the key (see reconcile's forfeit).
+func copyFrom(set *rulefile.KeySet) string {
+	if set.CEL == "" {
+		return ""
+	}
+	return "(" + set.CEL + ")"
+}
+
+// copySet is the copy of kind whose map from yields, held in the variable
+// name: the keys the object lacks that are valid keys with valid values,
+// that none of keys of the kind sets, that remove does not remove, and
+// that no map of earlier holds.
+func copySet(kind, name, from string, keys []*key, remove []string, earlier []string) copy {
+	var own []string
+	for _, k := range keys {
+		if k.kind == kind {
+			own = append(own, quote(k.name))
+		}
+	}
+	for _, k := range remove {
+		own = append(own, quote(k))
+	}
+	prefix := `""`
+	if kind == "label" {
+		prefix = quote(patch.MarkerLabel)
+	}
+	cur := fmt.Sprintf("object.metadata.?%ss.orValue({})", kind)
+	old := fmt.Sprintf("(oldObject == null ? {} : oldObject.metadata.?%ss.orValue({}))", kind)
+	// Absent; or the policy's, unchanged by this request, and now another.
+	set := fmt.Sprintf("(!(k in %[1]s) || (%[3]s + k in variables.marked && %[1]s[k] != v && k in %[2]s && %[2]s[k] == %[1]s[k]))", cur, old, prefix)
+	cond := fmt.Sprintf("%s && !(k in [%s])", set, strings.Join(own, ", "))
+	for _, e := range earlier {
+		cond += " && !(k in " + e + ")"
+	}
+	expr := fmt.Sprintf("%s.transformMapEntry(k, v, %s && %s && %s, {k: v})", from, cond, validKey(kind, "k"), validValue(kind, "v"))
+	return copy{kind: kind,
+		variable: admissionregistrationv1.Variable{Name: name, Expression: expr},
+		marked:   fmt.Sprintf("variables.%s.transformList(k, v, %s + k)", name, prefix)}
 }
 
 // earlierSetter names a rule before r, for the same resources, that sets

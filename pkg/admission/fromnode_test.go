@@ -35,3 +35,9 @@ func withAnnotations(p *corev1.Pod, anns map[string]string) *corev1.Pod {
 	p.Annotations = anns
 	return p
 }
+
+// withLabels sets p's labels.
+func withLabels(p *corev1.Pod, lbls map[string]string) *corev1.Pod {
+	p.Labels = lbls
+	return p
+}

@@ -216,16 +216,21 @@ func (tr *translator) values(r *rule, copies []copy) ([]admissionregistrationv1.
 		return nil, nil, nil
 	}
 	addedExpr := "[" + strings.Join(added, ", ") + `].filter(k, k != "")`
-	for _, c := range copies {
-		vars = append(vars, c.variable)
-		addedExpr += " + " + c.marked
-	}
 	vars = append(vars,
-		admissionregistrationv1.Variable{Name: "added", Expression: addedExpr},
 		// patch.MarkerKey of the resource requested.
 		admissionregistrationv1.Variable{Name: "marker", Expression: fmt.Sprintf(
 			`request.resource.resource + (request.resource.group == "" ? "" : "." + request.resource.group) + %s`,
 			quote("."+patch.MarkerDomain+"/"+tr.opts.FieldManager))})
+	if len(copies) > 0 {
+		// The entries the marker lists, which the copies read.
+		vars = append(vars, admissionregistrationv1.Variable{Name: "marked",
+			Expression: `object.metadata.?annotations[?string(variables.marker)].orValue("").split(",").map(e, e.trim())`})
+	}
+	for _, c := range copies {
+		vars = append(vars, c.variable)
+		addedExpr += " + " + c.marked
+	}
+	vars = append(vars, admissionregistrationv1.Variable{Name: "added", Expression: addedExpr})
 	// A marker of a newer format than patch.MarkerFormat is left as it is
 	// (patch.MarkerReadable): the keys are set, but not listed in it.
 	entries["annotation"] = append(entries["annotation"], "?string(variables.marker): variables.added.size() > 0 && "+

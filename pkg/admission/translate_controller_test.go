@@ -50,17 +50,37 @@ var controllerTests = []translateTest{
 		requests: []request{
 			{name: "the literal only, not the default", gvr: pods, obj: pod("ns", "p"),
 				wantAnns: map[string]string{"a": "1", podMarker: "a"}, controller: []string{"zone"}},
-		}}, {name: "key sets are the controller's, and the keys they may copy",
+		}}, {name: "key sets read from related objects are the controller's, and the keys they may copy",
 		rules: "rules:\n- {name: copy, resources: [configmaps], labels: {a: '1'}, copy: [{fromNamespace: {labels: [team*]}}]}\n" +
 			"- {name: later, resources: [configmaps], labels: {team-x: y, b: '2'}}\n",
 		policies: []string{"copy", "later"},
 		notes: []string{
-			"rule copy: copy: key sets read from related objects are copied by the controller, which follows the objects they are read from",
+			`rule copy: copy: fromNamespace labels "team*": copied by the controller, which follows the objects it is read from; the labels the rule copies after it are too`,
 			`rule later: labels.team-x: left to the controller: rule copy, earlier in the file, may copy it (copy fromNamespace labels "team*")`,
 		},
 		requests: []request{
 			{name: "the literals only", gvr: configMaps, obj: cm("ns", "x", nil, nil, nil), ns: map[string]string{"team-a": "1"},
 				wantLabels: map[string]string{"a": "1", "b": "2"}, wantAnns: map[string]string{marker: "label:a,label:b"}, controllerLabels: []string{"team-a", "team-x"}},
+		}},
+	{name: "key sets computed in CEL follow the object at UPDATE, but for a key the request changes",
+		rules:    "rules:\n- {name: data, resources: [configmaps], copy: [{cel: {labels: \"has(object.data) ? object.data : {}\"}}]}\n",
+		policies: []string{"data"},
+		requests: []request{
+			{name: "created", gvr: configMaps, obj: cm("ns", "x", nil, nil, map[string]string{"k": "1"}),
+				wantLabels: map[string]string{"k": "1"}, wantAnns: map[string]string{marker: "label:k"}},
+			{name: "the data changed: the key follows", gvr: configMaps,
+				old:        cm("ns", "x", map[string]string{marker: "label:k"}, map[string]string{"k": "1"}, map[string]string{"k": "1"}),
+				obj:        cm("ns", "x", map[string]string{marker: "label:k"}, map[string]string{"k": "1"}, map[string]string{"k": "2"}),
+				wantLabels: map[string]string{"k": "2"}, wantAnns: map[string]string{marker: "label:k"}},
+			{name: "the request changes the key: it is kept, someone else's", gvr: configMaps,
+				old:        cm("ns", "x", map[string]string{marker: "label:k"}, map[string]string{"k": "1"}, map[string]string{"k": "1"}),
+				obj:        cm("ns", "x", map[string]string{marker: "label:k"}, map[string]string{"k": "mine"}, map[string]string{"k": "2"}),
+				wantLabels: map[string]string{"k": "mine"}, wantAnns: map[string]string{marker: "label:k"},
+				controller: []string{marker}}, // which then stops listing it
+			{name: "a key the policy did not set: kept", gvr: configMaps,
+				old:        cm("ns", "x", nil, map[string]string{"k": "1"}, map[string]string{"k": "1"}),
+				obj:        cm("ns", "x", nil, map[string]string{"k": "1"}, map[string]string{"k": "2"}),
+				wantLabels: map[string]string{"k": "1"}},
 		}},
 	{name: "key sets computed in CEL: one annotation per container",
 		rules: "rules:\n- name: apparmor\n  resources: [pods, configmaps]\n  annotations: {team: a}\n  removeLabels: [gone]\n" +

@@ -53,42 +53,6 @@ func TestExampleSafeToEvict(t *testing.T) {
 	}
 }
 
-// examples/per-container.yaml at admission: a Pod is created with one
-// AppArmor annotation per container (which only takes effect when the Pod
-// starts with it, and which the API server refuses to add later), a
-// container's own profile kept; the controller then has nothing to
-// change. Without MutatingAdmissionPolicy v1 (1.35) the Pod is created
-// without them.
-func TestAdmissionPerContainer(t *testing.T) {
-	const prefix = "container.apparmor.security.beta.kubernetes.io/"
-	ns := env.NewNamespace(t)
-	example, err := os.ReadFile(filepath.Join(h.RepoRoot(), "examples", "per-container.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rulesFile := writeFile(t, "rules.yaml", inNamespace(t, string(example), ns)+probeRule(ns))
-	degraded := startAdmission(t, ns, rulesFile)
-	p := h.FromYAML(t, `
-apiVersion: v1
-kind: Pod
-metadata: {name: two, annotations: {"`+prefix+`side": unconfined}}
-spec: {containers: [{name: app, image: registry.invalid/app:1}, {name: side, image: registry.invalid/side:1}]}
-`)
-	created := env.Create(t, h.Pods, ns, p)
-	checkCreated(t, degraded, created, map[string]string{prefix + "app": "runtime/default"}, nil)
-	if got := created.GetAnnotations()[prefix+"side"]; got != "unconfined" {
-		t.Errorf("the create response: %sside=%q, want the Pod's own unconfined kept", prefix, got)
-	}
-	if degraded {
-		// The API server refuses AppArmor annotations added to a Pod after
-		// its creation: only the admission policy can set them.
-		return
-	}
-	if out, stderr, code := runCLI(t, "diff", "--rules", rulesFile, "--kubeconfig", env.Kubeconfig, "-n", ns); code != 0 {
-		t.Errorf("diff: exit %d, stdout:\n%s\nstderr:\n%s\nwant exit 0", code, out, stderr)
-	}
-}
-
 // inNamespace returns the rules of an example restricted to ns, so that
 // its admission policies, which the API server drops a moment after they
 // are deleted, never reach another test's objects: each rule's resources
