@@ -25,7 +25,7 @@ func (e *env) newCoverageCommand() *cobra.Command {
 		Use: "coverage", Args: noArgs, Example: "  kube-annotator coverage -A\n  kube-annotator coverage --state source-missing -n tools",
 		Short: "Count the objects on which each rule's keys are compliant, pending, or why not",
 		Long: "Count, for each rule and key, the objects on which the key is in each state, as run would find them: " + strings.Join(reconcile.States, ", ") +
-			".\n--state lists the objects in a state, with the reason explain gives.\nExit status: 0 every key compliant, foreign or opted-out; 3 otherwise; 1 an error; 2 bad usage.",
+			".\n--state lists the objects in a state, with the reason explain gives.\nExit status: 0 every key compliant, foreign, opted-out or unrecorded; 3 otherwise; 1 an error; 2 bad usage.",
 	}
 	fs := o.addRules(c)
 	o.addOutput(c)

@@ -48,7 +48,7 @@ type Report struct {
 	Counts []Count `json:"counts"`
 	// Objects are the objects in the states asked for, in list order.
 	Objects []Object `json:"objects,omitempty"`
-	// Covered says every key counted is compliant, foreign or opted-out:
+	// Covered says every key counted is compliant, foreign, opted-out or unrecorded:
 	// nothing is left for the controller to do or for a user to fix.
 	Covered bool `json:"covered"`
 }
@@ -71,7 +71,7 @@ type Options struct {
 
 // covered are the states that leave nothing to do: what the rules want,
 // or what a user chose.
-var covered = []string{reconcile.StateCompliant, reconcile.StateForeign, reconcile.StateOptedOut}
+var covered = []string{reconcile.StateCompliant, reconcile.StateForeign, reconcile.StateOptedOut, reconcile.StateUnrecorded}
 
 // Scan lists the objects of targets through dyn and counts, for each
 // rule's key, the objects on which it is in each state, as the controller

@@ -77,8 +77,8 @@ func TestScan(t *testing.T) {
 	if err := Print(&out, Report{Counts: tests[0].wantCounts}, false); err != nil {
 		t.Fatal(err)
 	}
-	want := "RULE  KIND   KEY   COMPLIANT  PENDING  FOREIGN  SOURCE-MISSING  INVALID  ERROR  OPTED-OUT  FIGHTING\n" +
-		"team  label  team  1          1        0        1               0        0      0          0\n"
+	want := "RULE  KIND   KEY   COMPLIANT  PENDING  FOREIGN  SOURCE-MISSING  INVALID  ERROR  OPTED-OUT  FIGHTING  UNRECORDED\n" +
+		"team  label  team  1          1        0        1               0        0      0          0         0\n"
 	if out.String() != want {
 		t.Errorf("Print =\n%s\nwant\n%s", out.String(), want)
 	}

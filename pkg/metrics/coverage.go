@@ -8,7 +8,7 @@ import (
 
 // CoverageStates are the states of kube_annotator_rule_coverage_objects,
 // in order: reconcile.States.
-var CoverageStates = []string{"compliant", "pending", "foreign", "source-missing", "invalid", "error", "opted-out", "fighting"}
+var CoverageStates = []string{"compliant", "pending", "foreign", "source-missing", "invalid", "error", "opted-out", "fighting", "unrecorded"}
 
 // CoverageKey names one series of kube_annotator_rule_coverage_objects:
 // a rule, the kind ("annotation" or "label") and key it sets, and a state.

@@ -38,10 +38,16 @@ const (
 	// StateFighting: the controller would write the key, but another field
 	// manager keeps reverting it, and writes to the object back off.
 	StateFighting = "fighting"
+	// StateUnrecorded: the key holds its default because its value is
+	// recorded from the admission request, which the object was not
+	// admitted with (it existed before the rule, or the policies were not
+	// in force): counted apart from compliant, as no request will ever
+	// give it the value.
+	StateUnrecorded = "unrecorded"
 )
 
 // States are the states of KeyState, in the order reports list them.
-var States = []string{StateCompliant, StatePending, StateForeign, StateSourceMissing, StateInvalid, StateError, StateOptedOut, StateFighting}
+var States = []string{StateCompliant, StatePending, StateForeign, StateSourceMissing, StateInvalid, StateError, StateOptedOut, StateFighting, StateUnrecorded}
 
 // KeyState is the state of one annotation or label that a rule selecting
 // an object sets or removes there.
@@ -76,6 +82,9 @@ func (d Decision) Coverage(obj metav1.Object, changed string, yield func(KeyStat
 			state := d.optedOut(rule)
 			if state == "" {
 				state = kind.setState(key, v, changed, func() bool { return slices.Contains(ev.Held(kind.name), key) })
+				if state == StateCompliant && kind.have[key] == v && ev.Unrecorded(kind.name, key) {
+					state = StateUnrecorded
+				}
 			}
 			yield(KeyState{rule, kind.name, key, state})
 		}

@@ -24,6 +24,7 @@ func TestCoverage(t *testing.T) {
 	const audit = "rules:\n- {name: au, resources: [configmaps], mode: audit, annotations: {a: '1'}, removeAnnotations: [gone]}\n"
 	const locked = "rules:\n- {name: psa, resources: [configmaps], allowOptOut: false, labels: {enforce: baseline}}\n" +
 		"- {name: owner, resources: [configmaps], annotations: {owner: a}}\n"
+	const creator = "rules:\n- {name: creator, resources: [configmaps], annotations: {by: {cel: request.userInfo.username, once: true, default: unknown}}}\n"
 	payments := map[string]string{"team": "payments"}
 	ignore := map[string]string{rulefile.IgnoreAnnotation: "true"}
 	theirs := entry("kubectl", nil, []string{"team"})
@@ -52,6 +53,12 @@ func TestCoverage(t *testing.T) {
 		{name: "the expression fails: error", rules: failed, obj: obj("ns", "x", nil, nil, kubectl), want: []string{"f/label/copy=error"}},
 		{name: "audit: pending and compliant", rules: audit, obj: obj("ns", "x", nil, nil, kubectl),
 			want: []string{"au/annotation/a=pending", "au/annotation/gone=compliant"}},
+		{name: "the default for want of the request: unrecorded", rules: creator, obj: obj("ns", "x", map[string]string{"by": "unknown"}, nil, kubectl),
+			want: []string{"creator/annotation/by=unrecorded"}},
+		{name: "recorded from the request: compliant", rules: creator, obj: obj("ns", "x", map[string]string{"by": "alice"}, nil, kubectl),
+			want: []string{"creator/annotation/by=compliant"}},
+		{name: "the default not yet written: pending", rules: creator, obj: obj("ns", "x", nil, nil, kubectl),
+			want: []string{"creator/annotation/by=pending"}},
 		{name: "opts out: opted-out, but for a locked rule", rules: locked, obj: obj("ns", "x", ignore, nil, kubectl),
 			want: []string{"owner/annotation/owner=opted-out", "psa/label/enforce=pending"}},
 	}

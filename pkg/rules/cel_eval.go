@@ -52,7 +52,7 @@ func celValues(from map[string]*celexpr.Expr, obj metav1.Object, h home, valid f
 	for _, k := range slices.Sorted(maps.Keys(from)) {
 		v, err := h.outcome(from[k], obj)
 		if errors.Is(err, celexpr.ErrAdmissionOnly) {
-			problems = append(problems, value.Missing{Key: k, Why: "cel: " + err.Error(), Reason: ReasonSourceMissing})
+			problems = append(problems, value.Missing{Key: k, Why: "cel: " + err.Error(), Reason: ReasonSourceMissing, AdmissionOnly: true})
 			continue
 		}
 		if err != nil {

@@ -62,6 +62,9 @@ func (e *Evaluation) orDefault(values map[string]string, miss []value.Missing, m
 		values = put(values, mm.Key, s.Value)
 		if _, taken := e.setBy[keyOf{kind, mm.Key}]; !taken {
 			e.defaulted = put(e.defaulted, keyOf{kind, mm.Key}, s.Defaulted)
+			if mm.AdmissionOnly {
+				e.unrecorded = put(e.unrecorded, keyOf{kind, mm.Key}, true)
+			}
 		}
 	}
 	return values
@@ -70,6 +73,10 @@ func (e *Evaluation) orDefault(values map[string]string, miss []value.Missing, m
 // Defaulted returns why the default of the key of kind ("annotation" or
 // "label") is set on the object, or "" when its value was read.
 func (e *Evaluation) Defaulted(kind, key string) string { return e.defaulted[keyOf{kind, key}] }
+
+// Unrecorded reports whether the key of kind holds its default for want of
+// the admission request its value is read from (celexpr.ErrAdmissionOnly).
+func (e *Evaluation) Unrecorded(kind, key string) bool { return e.unrecorded[keyOf{kind, key}] }
 
 // Held returns, sorted, the keys of kind ("annotation" or "label") whose
 // value the rule that sets them failed to compute (ReasonError), and that

@@ -113,13 +113,14 @@ type Evaluation struct {
 	// order. It is not part of Desired: nothing is written for it.
 	Audited []Audited
 
-	setBy     map[keyOf]string // rule that set the key
-	removedBy map[keyOf]string // first rule that removes the key
-	defaulted map[keyOf]string // why a rule's default is set
-	madeValid map[keyOf]string // how a value read was made valid (for explain, of a rule alone)
-	inputs    map[keyOf]string // where a related value was read
-	held      map[keyOf]string // rule whose expression failed for the key: see Held
-	once      map[keyOf]string // rule that records the key: see Recorded
+	setBy      map[keyOf]string // rule that set the key
+	removedBy  map[keyOf]string // first rule that removes the key
+	defaulted  map[keyOf]string // why a rule's default is set
+	unrecorded map[keyOf]bool   // defaulted for want of the admission request
+	madeValid  map[keyOf]string // how a value read was made valid (for explain, of a rule alone)
+	inputs     map[keyOf]string // where a related value was read
+	held       map[keyOf]string // rule whose expression failed for the key: see Held
+	once       map[keyOf]string // rule that records the key: see Recorded
 }
 
 // keyOf names an annotation (kind "annotation") or a label (kind "label").

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,6 +65,12 @@ func TestRecordedCreator(t *testing.T) {
 	waitMetadata(t, 15*time.Second, h.Deployments, ns, "later", key+"="+wantLater, func(a, _ map[string]string) bool { return a[key] == wantLater })
 	if got := env.Get(t, h.Deployments, ns, "web").GetAnnotations()[key]; got != want {
 		t.Errorf("web after mallory's change: %s=%q, want %q as recorded", key, got, want)
+	}
+	// coverage counts the default apart: before is unrecorded (and so is
+	// web without the policies).
+	out, stderr, code := runCLI(t, "coverage", "--rules", rulesFile, "--kubeconfig", env.Kubeconfig, "-n", ns, "--state", "unrecorded")
+	if code != 0 || !strings.Contains(out, "before") || strings.Contains(out, "web") != degraded {
+		t.Errorf("coverage --state unrecorded: exit %d, stdout:\n%s\nstderr:\n%s\nwant exit 0 and before listed (web too, only without the policies)", code, out, stderr)
 	}
 	// The controller would change nothing: what was recorded is kept.
 	if out, stderr, code := runCLI(t, "diff", "--rules", rulesFile, "--kubeconfig", env.Kubeconfig, "-n", ns); code != 0 {

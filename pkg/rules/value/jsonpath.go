@@ -47,7 +47,7 @@ func FromTemplates(from map[string]*Template, obj metav1.Object, valid func(stri
 	if !ok {
 		var miss []Missing
 		for _, k := range slices.Sorted(maps.Keys(from)) {
-			miss = append(miss, Missing{k, fmt.Sprintf("the cache holds only the metadata of %T; values cannot be read", obj), ReasonError, ""})
+			miss = append(miss, Missing{Key: k, Why: fmt.Sprintf("the cache holds only the metadata of %T; values cannot be read", obj), Reason: ReasonError, Value: ""})
 		}
 		return nil, miss
 	}
@@ -60,12 +60,12 @@ func FromTemplates(from map[string]*Template, obj metav1.Object, valid func(stri
 		err := t.jp.Execute(&buf, content)
 		t.mu.Unlock()
 		if err != nil {
-			miss = append(miss, Missing{k, err.Error(), ReasonSourceMissing, ""})
+			miss = append(miss, Missing{Key: k, Why: err.Error(), Reason: ReasonSourceMissing, Value: ""})
 			continue
 		}
 		v := buf.String()
 		if msgs := valid(v); len(msgs) > 0 {
-			miss = append(miss, Missing{k, fmt.Sprintf("the value read (%d bytes) is not valid: %s", len(v), strings.Join(msgs, "; ")), ReasonInvalid, v})
+			miss = append(miss, Missing{Key: k, Why: fmt.Sprintf("the value read (%d bytes) is not valid: %s", len(v), strings.Join(msgs, "; ")), Reason: ReasonInvalid, Value: v})
 			continue
 		}
 		out = put(out, k, v)

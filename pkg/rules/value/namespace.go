@@ -23,7 +23,7 @@ func FromNamespace(from map[string]spec.NamespaceKey, home metav1.Object, why st
 	for _, k := range slices.Sorted(maps.Keys(from)) {
 		src := from[k]
 		if home == nil {
-			miss = append(miss, Missing{k, fmt.Sprintf("fromNamespace %s: %s", src, why), ReasonSourceMissing, ""})
+			miss = append(miss, Missing{Key: k, Why: fmt.Sprintf("fromNamespace %s: %s", src, why), Reason: ReasonSourceMissing, Value: ""})
 			continue
 		}
 		m := home.GetLabels()
@@ -32,11 +32,11 @@ func FromNamespace(from map[string]spec.NamespaceKey, home metav1.Object, why st
 		}
 		v, ok := m[src.Key]
 		if !ok {
-			miss = append(miss, Missing{k, fmt.Sprintf("fromNamespace: namespace %q has no %s", home.GetName(), src), ReasonSourceMissing, ""})
+			miss = append(miss, Missing{Key: k, Why: fmt.Sprintf("fromNamespace: namespace %q has no %s", home.GetName(), src), Reason: ReasonSourceMissing, Value: ""})
 			continue
 		}
 		if msgs := valid(v); len(msgs) > 0 {
-			miss = append(miss, Missing{k, fmt.Sprintf("fromNamespace: the value of %s (%d bytes) is not valid: %v", src, len(v), msgs), ReasonInvalid, v})
+			miss = append(miss, Missing{Key: k, Why: fmt.Sprintf("fromNamespace: the value of %s (%d bytes) is not valid: %v", src, len(v), msgs), Reason: ReasonInvalid, Value: v})
 			continue
 		}
 		out = put(out, k, v)

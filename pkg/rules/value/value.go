@@ -31,6 +31,9 @@ var Reasons = []string{ReasonError, ReasonInvalid, ReasonSourceMissing}
 // reason, one of Reasons; Value is the value read, when not valid.
 type Missing struct {
 	Key, Why, Reason, Value string
+	// AdmissionOnly is set when the value is read from the admission
+	// request, which only an admission policy knows.
+	AdmissionOnly bool
 }
 
 // ValidAnnotation bounds a value read from the object: it must fit in
