@@ -201,9 +201,11 @@ func policyExpression(t *testing.T, name string) string {
 // startControllerManager starts kube-controller-manager (see
 // harness.ControllerManagerArgs) until the test ends. It exits with
 // SIGTERM's status when stopped, which is no failure; its log is shown if
-// the test failed.
-func startControllerManager(t *testing.T) {
+// the test failed. The Deployments and ReplicaSets of the test namespaces
+// but keep, the test's own, are deleted first (clearWorkloads).
+func startControllerManager(t *testing.T, keep ...string) {
 	t.Helper()
+	clearWorkloads(t, keep)
 	c, err := proc.StartChildWithLog("kube-controller-manager", h.ControllerManagerCommand(env.Kubeconfig), filepath.Join(t.TempDir(), "kcm.log"))
 	if err != nil {
 		t.Fatal(err)
@@ -218,6 +220,29 @@ func startControllerManager(t *testing.T) {
 			}
 		}
 	})
+}
+
+// clearWorkloads deletes the Deployments and ReplicaSets of every test
+// namespace but keep. Tests run one at a time, so they are those of tests
+// that ended, which a kube-controller-manager started now would first
+// give Pods — hundreds, late in a run, at its client's rate of 20
+// requests/s — before the test's own.
+func clearWorkloads(t *testing.T, keep []string) {
+	t.Helper()
+	list, err := env.Dynamic.Resource(h.Namespaces).List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range list.Items {
+		if !strings.HasPrefix(n.GetName(), "e2e-") || slices.Contains(keep, n.GetName()) {
+			continue
+		}
+		for _, gvr := range []schema.GroupVersionResource{h.Deployments, h.ReplicaSets} {
+			if err := env.Dynamic.Resource(gvr).Namespace(n.GetName()).DeleteCollection(t.Context(), metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+				t.Fatalf("delete the %s left in %s: %v", gvr.Resource, n.GetName(), err)
+			}
+		}
+	}
 }
 
 // watchCreated watches the objects of gvrs in ns that match the label

@@ -82,7 +82,7 @@ func TestAdmissionAtCreate(t *testing.T) {
 
 	// The ReplicaSet and Pods as the API server stored them at creation.
 	createdByKCM := watchCreated(t, ns, "app=web", h.ReplicaSets, h.Pods)
-	startControllerManager(t)
+	startControllerManager(t, ns)
 	var made []*unstructured.Unstructured
 	waitFor(t, 60*time.Second, "kube-controller-manager creates the ReplicaSet and its 2 Pods", func() bool {
 		made = createdByKCM()

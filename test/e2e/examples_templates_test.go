@@ -21,7 +21,7 @@ import (
 func TestExampleSafeToEvict(t *testing.T) {
 	const key = "cluster-autoscaler.kubernetes.io/safe-to-evict"
 	ns := env.NewNamespace(t)
-	startControllerManager(t)
+	startControllerManager(t, ns)
 	example, err := os.ReadFile(filepath.Join(h.RepoRoot(), "examples", "safe-to-evict.yaml"))
 	if err != nil {
 		t.Fatal(err)

@@ -22,7 +22,7 @@ import (
 // controller.
 func TestPodTemplates(t *testing.T) {
 	ns := env.NewNamespace(t)
-	startControllerManager(t)
+	startControllerManager(t, ns)
 	env.Create(t, h.Deployments, ns, h.Deployment(t, ns, "before", 1))
 	rulesFile := writeFile(t, "rules.yaml", fmt.Sprintf(`rules:
 - name: team

@@ -22,14 +22,9 @@ var ControllerManagerControllers = []string{
 // ControllerManagerArgs are kube-controller-manager's flags: kubeconfig for
 // every controller, no leader election, and no HTTPS endpoint (secure port
 // 0), so that it opens no port at all, bound to loopback if it ever did.
-// Its client is not throttled at the default 20 requests/s: started late
-// in a run, it first makes the ReplicaSets and Pods of every Deployment
-// that earlier tests left, which at that rate takes minutes.
 func ControllerManagerArgs(kubeconfig string) []string {
 	return []string{
 		"--kubeconfig=" + kubeconfig,
-		"--kube-api-qps=1000",
-		"--kube-api-burst=2000",
 		"--leader-elect=false",
 		"--controllers=" + strings.Join(ControllerManagerControllers, ","),
 		"--use-service-account-credentials=false",
