@@ -160,7 +160,13 @@ func (tr *translator) policy(r *rule) (*Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	name := tr.opts.FieldManager + "." + r.Name
+	return tr.newPolicy(r, tr.opts.FieldManager+"."+r.Name, spec), nil
+}
+
+// newPolicy is the policy named name with spec, that applies r, and its
+// binding, both labelled with ManagedByLabel, FieldManagerLabel and
+// RuleLabel.
+func (tr *translator) newPolicy(r *rule, name string, spec *admissionregistrationv1.MutatingAdmissionPolicySpec) *Policy {
 	meta := func() metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: name, Labels: map[string]string{
 			ManagedByLabel: ManagedBy, FieldManagerLabel: tr.opts.FieldManager, RuleLabel: r.Name}}
@@ -173,7 +179,7 @@ func (tr *translator) policy(r *rule) (*Policy, error) {
 		Binding: &admissionregistrationv1.MutatingAdmissionPolicyBinding{
 			TypeMeta:   metav1.TypeMeta{APIVersion: admissionregistrationv1.SchemeGroupVersion.String(), Kind: "MutatingAdmissionPolicyBinding"},
 			ObjectMeta: meta(), Spec: admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{PolicyName: name}},
-	}, nil
+	}
 }
 
 // removalReason is why removals are left to the controller.
@@ -283,6 +289,15 @@ func (tr *translator) spec(r *rule, vars []admissionregistrationv1.Variable, ent
 	for _, c := range copies { // a mutation each: their keys are known when admitted only
 		exprs = append(exprs, fmt.Sprintf("%s ? Object{metadata: Object.metadata{%ss: variables.%s}} : Object{}", cond, c.kind, c.variable.Name))
 	}
+	return policySpec(match, conds, vars, exprs), nil
+}
+
+// policySpec is a policy's spec: its match, variables and one
+// ApplyConfiguration mutation per expression of exprs, in order; its
+// failures are ignored, and it is invoked again if a later policy changes
+// the object.
+func policySpec(match *admissionregistrationv1.MatchResources, conds []admissionregistrationv1.MatchCondition,
+	vars []admissionregistrationv1.Variable, exprs []string) *admissionregistrationv1.MutatingAdmissionPolicySpec {
 	var mutations []admissionregistrationv1.Mutation
 	for _, e := range exprs {
 		mutations = append(mutations, admissionregistrationv1.Mutation{PatchType: admissionregistrationv1.PatchTypeApplyConfiguration,
@@ -295,7 +310,7 @@ func (tr *translator) spec(r *rule, vars []admissionregistrationv1.Variable, ent
 		Mutations:          mutations,
 		FailurePolicy:      ptr.To(admissionregistrationv1.Ignore),
 		ReinvocationPolicy: admissionregistrationv1.IfNeededReinvocationPolicy,
-	}, nil
+	}
 }
 
 // matchResources are r's resources at CREATE and UPDATE, with its label

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
@@ -93,20 +92,7 @@ func (tr *translator) templatePolicy(r *rule) (*Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	name := tr.opts.FieldManager + "." + r.Name + TemplatesSuffix
-	meta := func() metav1.ObjectMeta {
-		return metav1.ObjectMeta{Name: name, Labels: map[string]string{
-			ManagedByLabel: ManagedBy, FieldManagerLabel: tr.opts.FieldManager, RuleLabel: r.Name}}
-	}
-	return &Policy{
-		Rule: r.Name,
-		Policy: &admissionregistrationv1.MutatingAdmissionPolicy{
-			TypeMeta:   metav1.TypeMeta{APIVersion: admissionregistrationv1.SchemeGroupVersion.String(), Kind: "MutatingAdmissionPolicy"},
-			ObjectMeta: meta(), Spec: *spec},
-		Binding: &admissionregistrationv1.MutatingAdmissionPolicyBinding{
-			TypeMeta:   metav1.TypeMeta{APIVersion: admissionregistrationv1.SchemeGroupVersion.String(), Kind: "MutatingAdmissionPolicyBinding"},
-			ObjectMeta: meta(), Spec: admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{PolicyName: name}},
-	}, nil
+	return tr.newPolicy(r, tr.opts.FieldManager+"."+r.Name+TemplatesSuffix, spec), nil
 }
 
 // onTemplate returns v, a value read from the admitted Pod, read from the
@@ -221,17 +207,5 @@ func (tr *translator) templateSpec(r *rule, vars []admissionregistrationv1.Varia
 		cond, isCronJob, meta)
 	cronJob := fmt.Sprintf("%s && %s ? Object{spec: Object.spec{jobTemplate: Object.spec.jobTemplate{spec: Object.spec.jobTemplate.spec{"+
 		"template: Object.spec.jobTemplate.spec.template{metadata: Object.spec.jobTemplate.spec.template.metadata{%s}}}}}} : Object{}", cond, isCronJob, meta)
-	var mutations []admissionregistrationv1.Mutation
-	for _, expr := range []string{workload, cronJob} {
-		mutations = append(mutations, admissionregistrationv1.Mutation{PatchType: admissionregistrationv1.PatchTypeApplyConfiguration,
-			ApplyConfiguration: &admissionregistrationv1.ApplyConfiguration{Expression: expr}})
-	}
-	return &admissionregistrationv1.MutatingAdmissionPolicySpec{
-		MatchConstraints:   match,
-		MatchConditions:    conds,
-		Variables:          vars,
-		Mutations:          mutations,
-		FailurePolicy:      ptr.To(admissionregistrationv1.Ignore),
-		ReinvocationPolicy: admissionregistrationv1.IfNeededReinvocationPolicy,
-	}, nil
+	return policySpec(match, conds, vars, []string{workload, cronJob}), nil
 }

@@ -74,14 +74,7 @@ func TestAdmissionCopyFollows(t *testing.T) {
 	checkCreated(t, degraded, created, nil, map[string]string{"k": "1", "j": "1"})
 	labelled := func(want map[string]string) {
 		t.Helper()
-		waitMetadata(t, 15*time.Second, h.ConfigMaps, ns, "data-1", fmt.Sprintf("labels %v", want), func(_, l map[string]string) bool {
-			for k, v := range want {
-				if l[k] != v {
-					return false
-				}
-			}
-			return true
-		})
+		waitLabels(t, h.ConfigMaps, ns, "data-1", want)
 	}
 	labelled(map[string]string{"k": "1", "j": "1"})
 	updated, err := env.Dynamic.Resource(h.ConfigMaps).Namespace(ns).Patch(t.Context(), "data-1", types.MergePatchType,

@@ -61,15 +61,7 @@ func TestFromNode(t *testing.T) {
 	}
 
 	// Bound through the binding subresource, as the scheduler binds it.
-	binding := h.FromYAML(t, fmt.Sprintf(`
-apiVersion: v1
-kind: Binding
-metadata: {name: pending, namespace: %s}
-target: {apiVersion: v1, kind: Node, name: %s}
-`, ns, n1))
-	if _, err := env.Dynamic.Resource(h.Pods).Namespace(ns).Create(t.Context(), binding, metav1.CreateOptions{}, "binding"); err != nil {
-		t.Fatalf("bind pending to %s: %v", n1, err)
-	}
+	bindPod(t, ns, "pending", n1)
 	want(15*time.Second, "pending", "z1", "r1")
 
 	// A relabelled Node's Pods follow within seconds (the deadline allows
@@ -101,6 +93,30 @@ func newNode(t *testing.T, name string, labels, annotations map[string]string) {
 	n.SetAnnotations(annotations)
 	env.Create(t, nodes, "", n)
 	t.Cleanup(func() { _ = env.Dynamic.Resource(nodes).Delete(context.Background(), name, metav1.DeleteOptions{}) })
+}
+
+// bindPod binds the Pod name of ns to node through the binding
+// subresource, as the scheduler binds it.
+func bindPod(t *testing.T, ns, name, node string) {
+	t.Helper()
+	binding := h.FromYAML(t, fmt.Sprintf("apiVersion: v1\nkind: Binding\nmetadata: {name: %s, namespace: %s}\ntarget: {apiVersion: v1, kind: Node, name: %s}\n", name, ns, node))
+	if _, err := env.Dynamic.Resource(h.Pods).Namespace(ns).Create(t.Context(), binding, metav1.CreateOptions{}, "binding"); err != nil {
+		t.Fatalf("bind %s to %s: %v", name, node, err)
+	}
+}
+
+// waitLabels waits until the object of gvr, ns and name carries the labels
+// of want, a "" value for a label it must lack.
+func waitLabels(t *testing.T, gvr schema.GroupVersionResource, ns, name string, want map[string]string) {
+	t.Helper()
+	waitMetadata(t, 30*time.Second, gvr, ns, name, fmt.Sprintf("labels %v", want), func(_, l map[string]string) bool {
+		for k, v := range want {
+			if l[k] != v || (v == "" && hasKey(l, k)) {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // podOn returns a Pod created bound to a Node, as a Pod naming its node

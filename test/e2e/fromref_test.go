@@ -187,14 +187,7 @@ func TestCopyFromRef(t *testing.T) {
 	startRun(t, "--rules", rulesFile, "--as", as, "--record-namespace", ns)
 	labels := func(want map[string]string) {
 		t.Helper()
-		waitMetadata(t, 30*time.Second, persistentVolumes, "", ns+"-bound", fmt.Sprintf("labels %v", want), func(_, l map[string]string) bool {
-			for k, v := range want {
-				if l[k] != v || (v == "" && hasKey(l, k)) {
-					return false
-				}
-			}
-			return true
-		})
+		waitLabels(t, persistentVolumes, "", ns+"-bound", want)
 	}
 	labels(map[string]string{"team": "payments", "tier": "mine", "internal-id": ""})
 	userSet(t, persistentVolumeClaims, ns, "data", `{"metadata":{"labels":{"team":"checkout","zone":"a"}}}`)

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	h "github.com/kube-annotator/kube-annotator/test/harness"
 )
 
@@ -85,14 +83,7 @@ func TestRecordedRelated(t *testing.T) {
 	startRun(t, "--rules", rulesFile, "--as", as, "--record-namespace", ns)
 	want := func(pod string, labels map[string]string) {
 		t.Helper()
-		waitMetadata(t, 30*time.Second, h.Pods, ns, pod, fmt.Sprintf("labels %v", labels), func(_, l map[string]string) bool {
-			for k, v := range labels {
-				if l[k] != v || (v == "" && hasKey(l, k)) {
-					return false
-				}
-			}
-			return true
-		})
+		waitLabels(t, h.Pods, ns, pod, labels)
 	}
 	want("bound", map[string]string{"zone": "z1", "zone-at-bind": "z1", "team": "a", "team-at-create": "a"})
 	want("pending", map[string]string{"zone": "", "zone-at-bind": "", "team": "a", "team-at-create": "a"})
@@ -101,15 +92,7 @@ func TestRecordedRelated(t *testing.T) {
 	userSet(t, h.Namespaces, "", ns, `{"metadata":{"labels":{"team":"b"}}}`)
 	want("bound", map[string]string{"zone": "z2", "zone-at-bind": "z1", "team": "b", "team-at-create": "a"})
 
-	binding := h.FromYAML(t, fmt.Sprintf(`
-apiVersion: v1
-kind: Binding
-metadata: {name: pending, namespace: %s}
-target: {apiVersion: v1, kind: Node, name: %s}
-`, ns, node))
-	if _, err := env.Dynamic.Resource(h.Pods).Namespace(ns).Create(t.Context(), binding, metav1.CreateOptions{}, "binding"); err != nil {
-		t.Fatalf("bind pending to %s: %v", node, err)
-	}
+	bindPod(t, ns, "pending", node)
 	want("pending", map[string]string{"zone": "z2", "zone-at-bind": "z2", "team": "b", "team-at-create": "a"})
 
 	userSet(t, nodes, "", node, fmt.Sprintf(`{"metadata":{"labels":{%q:"z3"}}}`, zoneKey))
@@ -137,14 +120,7 @@ func TestRecordedCopy(t *testing.T) {
 	startRun(t, "--rules", rulesFile)
 	labelled := func(name string, want map[string]string) {
 		t.Helper()
-		waitMetadata(t, 15*time.Second, h.Deployments, ns, name, fmt.Sprintf("labels %v", want), func(_, l map[string]string) bool {
-			for k, v := range want {
-				if l[k] != v || (v == "" && hasKey(l, k)) {
-					return false
-				}
-			}
-			return true
-		})
+		waitLabels(t, h.Deployments, ns, name, want)
 	}
 	labelled("web", map[string]string{"rec-team": "a", "fol-team": "a"})
 	userSet(t, h.Namespaces, "", ns, `{"metadata":{"labels":{"rec-team":"b","fol-team":"b","rec-env":"dev"}}}`)
