@@ -24,6 +24,12 @@ func TestPodTemplates(t *testing.T) {
 	ns := env.NewNamespace(t)
 	startControllerManager(t, ns)
 	env.Create(t, h.Deployments, ns, h.Deployment(t, ns, "before", 1))
+	// Its Pod exists before the rule: created after, it would record who
+	// created it (kube-controller-manager).
+	waitFor(t, 60*time.Second, "the Pod of before created", func() bool {
+		list, err := env.Dynamic.Resource(h.Pods).Namespace(ns).List(t.Context(), metav1.ListOptions{LabelSelector: "app=before"})
+		return err == nil && len(list.Items) == 1
+	})
 	rulesFile := writeFile(t, "rules.yaml", fmt.Sprintf(`rules:
 - name: team
   resources: [pods]
