@@ -53,7 +53,7 @@ func TestCoverage(t *testing.T) {
 
 	// Before the controller runs: one of each, not covered (exit 3).
 	out, code := cli()
-	if row := coverageRow(out, "team"); code != 3 || !slices.Equal(row, []string{"team", "label", "team", "1", "1", "0", "1", "0", "0", "0", "0"}) {
+	if row := coverageRow(out, "team"); code != 3 || !slices.Equal(row, []string{"team", "label", "team", "1", "1", "0", "1", "0", "0", "0", "0", "0"}) {
 		t.Errorf("coverage: exit %d, row %q, want 3 and compliant 1, pending 1, source-missing 1; output:\n%s", code, row, out)
 	}
 	out, _ = cli("--state", "source-missing")
