@@ -27,7 +27,7 @@ func Cleanup(ctx context.Context, client dynamic.Interface, fieldManager string)
 			logger.V(2).Info("Reports not served: none to delete", "resource", gvr.Resource)
 			continue
 		case apierrors.IsForbidden(err):
-			logger.Info("Reports written before cannot be listed, and are left", "resource", gvr.Resource, "err", err)
+			logger.V(1).Info("Reports written before cannot be listed, and are left", "resource", gvr.Resource, "err", err)
 			continue
 		case err != nil:
 			return err

@@ -15,6 +15,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
 var pods = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
@@ -28,12 +29,15 @@ func verdict(pass int, findings ...Finding) Verdict {
 var missing = Finding{Rule: "team", Kind: "label", Key: "team", State: reconcile.StateSourceMissing, Why: `namespace "tools" has no label "team"`}
 
 // Count sorts key states into passed, skipped and failing, with the
-// reason of a failing one alone.
+// reason of a failing one.
 func TestVerdictCount(t *testing.T) {
 	var v Verdict
-	why := func(s reconcile.KeyState) string { return "why " + s.Key }
+	d := &reconcile.Decision{Evaluation: &rules.Evaluation{}}
 	for _, st := range reconcile.States {
-		v.Count(reconcile.KeyState{Rule: "r", Kind: "label", Key: st, State: st}, why)
+		d.Evaluation.Problems = append(d.Evaluation.Problems, "r: "+st+": why "+st)
+	}
+	for _, st := range reconcile.States {
+		v.Count(reconcile.KeyState{Rule: "r", Kind: "label", Key: st, State: st}, d)
 	}
 	if v.Pass != 2 || v.Skip != 1 || len(v.Findings) != 5 {
 		t.Fatalf("pass %d skip %d findings %v; want 2 (compliant, foreign), 1, 5", v.Pass, v.Skip, v.Findings)

@@ -47,12 +47,12 @@ var failing = map[string]bool{
 // pass, and opted-out is skipped.
 func Failing(state string) bool { return failing[state] }
 
-// Count adds the state of one key to v; why, called only for a failing
-// one, says why (reconcile.Decision.Why).
-func (v *Verdict) Count(s reconcile.KeyState, why func(reconcile.KeyState) string) {
+// Count adds the state of one key, as d decided it, to v, with the reason
+// of a failing one.
+func (v *Verdict) Count(s reconcile.KeyState, d *reconcile.Decision) {
 	switch {
 	case failing[s.State]:
-		v.Findings = append(v.Findings, Finding{s.Rule, s.Kind, s.Key, s.State, why(s)})
+		v.Findings = append(v.Findings, Finding{s.Rule, s.Kind, s.Key, s.State, d.Why(s)})
 	case s.State == reconcile.StateOptedOut:
 		v.Skip++
 	default:
