@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -197,5 +198,34 @@ func TestCleanup(t *testing.T) {
 	}
 	if strings.Join(client.writes, ",") != "delete a" {
 		t.Errorf("writes %q, want delete a", client.writes)
+	}
+}
+
+// On a server that does not serve the reports' API, a flush sends one
+// request, and the reports are written once it does.
+func TestWriterAPINotServed(t *testing.T) {
+	client := newRecorder()
+	served := false
+	client.PrependReactor("patch", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if served {
+			return false, nil, nil
+		}
+		client.writes = append(client.writes, "refused "+a.GetNamespace())
+		return true, nil, apierrors.NewNotFound(schema.GroupResource{Group: "openreports.io", Resource: "reports"}, "kube-annotator")
+	})
+	store := NewStore()
+	w := NewWriter(client, store, Options{FieldManager: "m", Name: "kube-annotator", Interval: time.Hour, MaxResults: 10, Synced: func() bool { return true }})
+	for _, ns := range []string{"a", "b", "c"} {
+		store.Record(Key{pods, ns, "p"}, verdict(0, missing))
+	}
+	w.Flush(context.Background())
+	w.Flush(context.Background())
+	if strings.Join(client.writes, ",") != "refused a,refused a" {
+		t.Errorf("writes %q, want one refused request per flush", client.writes)
+	}
+	served, client.writes = true, nil
+	w.Flush(context.Background())
+	if strings.Join(client.writes, ",") != "apply a,apply b,apply c" {
+		t.Errorf("writes once served %q, want every report applied", client.writes)
 	}
 }

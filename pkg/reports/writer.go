@@ -100,6 +100,9 @@ func (w *Writer) Flush(ctx context.Context) {
 		o, hash, err := w.write(ctx, sn)
 		if err != nil {
 			w.fail(ctx, sn.namespace, err)
+			if apierrors.IsNotFound(err) {
+				return // the API is not served: one request per interval
+			}
 		} else if w.failing {
 			w.failing = false
 			klog.FromContext(ctx).Info("Writing reports again")

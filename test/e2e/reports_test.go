@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,9 +86,9 @@ func waitReport(t *testing.T, namespace string, want reports.Summary, failed ...
 
 // With --reports, the controller writes one Report per namespace holding
 // the summary and exactly the Pods whose label team is not as the rule
-// wants, with the reason; a Pod fixed leaves it; nothing is written once
-// the reports hold what the cluster is; without --reports, they are
-// deleted.
+// wants, with the reason; a Pod fixed leaves it; a rule renamed reports
+// under its new name; nothing is written once the reports hold what the
+// cluster is; without --reports, they are deleted.
 func TestReports(t *testing.T) {
 	installReportCRDs(t)
 	checkout, tools, barrier := env.NewNamespace(t), env.NewNamespace(t), env.NewNamespace(t)
@@ -127,6 +128,15 @@ func TestReports(t *testing.T) {
 	// A user fixes web-1: it leaves the report, which keeps its summary.
 	userSet(t, h.Pods, checkout, "web-1", `{"metadata":{"labels":{"team":"payments"}}}`)
 	checkoutRV := waitReport(t, checkout, reports.Summary{Pass: 2})
+
+	// The rule renamed: its results go under the new name at the reload.
+	replaceFile(t, rulesFile, strings.Replace(rules, "name: team", "name: owner-team", 1))
+	waitFor(t, 30*time.Second, "results under the rule's new name", func() bool {
+		rep, _, _ := reportIn(t, tools)
+		return len(rep.Results) == 1 && rep.Results[0].Policy == "owner-team"
+	})
+	toolsRV = waitReport(t, tools, reports.Summary{Pass: 1, Fail: 1}, "dns-1: "+missing)
+	checkoutRV = waitReport(t, checkout, reports.Summary{Pass: 2})
 
 	// Steady state: a Pod in another namespace is reported, and the
 	// reports of checkout and tools, which did not change, are not
