@@ -31,7 +31,7 @@ const (
 )
 
 // report is the state of one report: the verdicts on its objects, and its
-// lifecycle, which settle alone changes.
+// lifecycle, which advance alone changes.
 type report struct {
 	objects map[objectKey]Verdict
 	// gen counts the changes of objects; dirty says a change or a failed
@@ -132,9 +132,7 @@ func (s *Store) Found(namespaces []string) {
 			r = &report{objects: map[objectKey]Verdict{}}
 			s.reports[ns] = r
 		}
-		if r.phase == absent {
-			r.phase = found
-		}
+		r.advance(foundInCluster, [32]byte{})
 		r.changed()
 	}
 }
@@ -177,7 +175,8 @@ func (s *Store) dirty() []snapshot {
 	return out
 }
 
-// outcome is what the Writer did of a snapshot.
+// outcome is what happened to a report: what the Writer did of a
+// snapshot, or a report found in the cluster.
 type outcome uint8
 
 const (
@@ -187,10 +186,25 @@ const (
 	applied
 	// deleted: the report is gone (or was).
 	deleted
+	// foundInCluster: a report written by an earlier process is listed.
+	foundInCluster
 )
 
+// advance moves r's lifecycle on what happened to the report, hash
+// summing what was applied: the one place its phase changes.
+func (r *report) advance(o outcome, hash [32]byte) {
+	switch {
+	case o == applied:
+		r.phase, r.hash = written, hash
+	case o == deleted:
+		r.phase, r.hash = absent, [32]byte{}
+	case o == foundInCluster && r.phase == absent:
+		r.phase = found
+	}
+}
+
 // settle records what the Writer did of sn, hash summing what it
-// applied: the one place a report's lifecycle changes. A report changed
+// applied (report.advance). A report changed
 // since sn was taken stays dirty; one with no object that is gone leaves
 // the store.
 func (s *Store) settle(sn snapshot, o outcome, hash [32]byte) {
@@ -200,14 +214,10 @@ func (s *Store) settle(sn snapshot, o outcome, hash [32]byte) {
 	if r == nil {
 		return
 	}
-	switch o {
-	case failed:
+	if o == failed {
 		return
-	case applied:
-		r.phase, r.hash = written, hash
-	case deleted:
-		r.phase, r.hash = absent, [32]byte{}
 	}
+	r.advance(o, hash)
 	if r.gen == sn.gen {
 		r.dirty = false
 	}
