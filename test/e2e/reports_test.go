@@ -99,8 +99,9 @@ func TestReports(t *testing.T) {
 	api.SetLabels(map[string]string{"team": "payments"})
 	env.Create(t, h.Pods, checkout, api)
 	env.Create(t, h.Pods, tools, h.Pod(t, tools, "dns-1"))
+	// dns-2 opts out: skipped, not listed.
 	dns2 := h.Pod(t, tools, "dns-2")
-	dns2.SetLabels(map[string]string{"team": "infra"})
+	dns2.SetAnnotations(map[string]string{"kube-annotator.io/ignore": "true"})
 	env.Create(t, h.Pods, tools, dns2)
 	// In audit mode, so that web-1 stays pending until a user fixes it.
 	rules := fmt.Sprintf(`rules:
@@ -118,7 +119,7 @@ func TestReports(t *testing.T) {
 
 	missing := fmt.Sprintf(`source-missing: fromNamespace: namespace %q has no label "team"`, tools)
 	waitReport(t, checkout, reports.Summary{Pass: 1, Fail: 1}, "web-1: pending: ")
-	toolsRV := waitReport(t, tools, reports.Summary{Pass: 1, Fail: 1}, "dns-1: "+missing)
+	toolsRV := waitReport(t, tools, reports.Summary{Fail: 1, Skip: 1}, "dns-1: "+missing)
 	rep, _, _ := reportIn(t, tools)
 	if r := rep.Results[0]; r.Source != "kube-annotator" || r.Policy != "team" || r.Rule != "team" || r.Result != "fail" ||
 		r.Resources[0].Kind != "Pod" || r.Resources[0].Namespace != tools || r.Resources[0].UID == "" || rep.Metadata.Labels[reports.ManagedByLabel] != reports.ManagedBy {
@@ -135,7 +136,7 @@ func TestReports(t *testing.T) {
 		rep, _, _ := reportIn(t, tools)
 		return len(rep.Results) == 1 && rep.Results[0].Policy == "owner-team"
 	})
-	toolsRV = waitReport(t, tools, reports.Summary{Pass: 1, Fail: 1}, "dns-1: "+missing)
+	toolsRV = waitReport(t, tools, reports.Summary{Fail: 1, Skip: 1}, "dns-1: "+missing)
 	checkoutRV = waitReport(t, checkout, reports.Summary{Pass: 2})
 
 	// Steady state: a Pod in another namespace is reported, and the
