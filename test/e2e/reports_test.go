@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -43,7 +44,13 @@ func installReportCRDs(t *testing.T) {
 // ok false when there is none (or its API is not served yet).
 func reportIn(t *testing.T, namespace string) (rep reports.Report, rv string, ok bool) {
 	t.Helper()
-	u, err := env.Dynamic.Resource(reports.ReportResource).Namespace(namespace).Get(context.Background(), "kube-annotator", metav1.GetOptions{})
+	return reportNamed(t, namespace, "kube-annotator")
+}
+
+// reportNamed is reportIn for the report named name.
+func reportNamed(t *testing.T, namespace, name string) (rep reports.Report, rv string, ok bool) {
+	t.Helper()
+	u, err := env.Dynamic.Resource(reports.ReportResource).Namespace(namespace).Get(context.Background(), name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return rep, "", false
 	}
@@ -164,5 +171,50 @@ func TestReports(t *testing.T) {
 	})
 	if n := p.LogLines(t, "Deleted report"); n != 3 {
 		t.Errorf("%d reports deleted, want 3:\n%s", n, p.Output(t))
+	}
+}
+
+// With static shards, each shard writes the reports of its own objects,
+// named after it: a namespace's reports sum up to what one replica's
+// would, and list each object once.
+func TestReportsSharded(t *testing.T) {
+	installReportCRDs(t)
+	checkout, tools := env.NewNamespace(t), env.NewNamespace(t)
+	userSet(t, h.Namespaces, "", checkout, `{"metadata":{"labels":{"team":"payments"}}}`)
+	const pods = 12
+	var want []string
+	for i := range pods {
+		name := fmt.Sprintf("pod-%02d", i)
+		env.Create(t, h.Pods, tools, h.Pod(t, tools, name))
+		want = append(want, name+": "+fmt.Sprintf(`source-missing: fromNamespace: namespace %q has no label "team"`, tools))
+		pod := h.Pod(t, checkout, name)
+		pod.SetLabels(map[string]string{"team": "payments"})
+		env.Create(t, h.Pods, checkout, pod)
+	}
+	rulesFile := writeFile(t, "rules.yaml", coverageRules(checkout, tools, false))
+	for i := range 2 {
+		p := startRun(t, "--rules", rulesFile, "--field-manager", reportsManager, "--reports", "--reports-interval", "1s",
+			"--shard", strconv.Itoa(i), "--total-shards", "2")
+		defer p.Terminate(t)
+	}
+	sum := func(ns string) (reports.Summary, []string) {
+		var s reports.Summary
+		var results []string
+		for i := range 2 {
+			rep, _, _ := reportNamed(t, ns, fmt.Sprintf("kube-annotator-shard-%d", i))
+			s.Pass, s.Fail = s.Pass+rep.Summary.Pass, s.Fail+rep.Summary.Fail
+			results = append(results, failing(rep)...)
+		}
+		slices.Sort(results)
+		return s, results
+	}
+	waitFor(t, 30*time.Second, "the shards' reports", func() bool {
+		toolsSum, results := sum(tools)
+		checkoutSum, none := sum(checkout)
+		return toolsSum == reports.Summary{Fail: pods} && slices.Equal(results, want) &&
+			checkoutSum == reports.Summary{Pass: pods} && len(none) == 0
+	})
+	if _, _, ok := reportIn(t, tools); ok {
+		t.Errorf("a report named kube-annotator in %s: the shards write theirs alone", tools)
 	}
 }
