@@ -44,7 +44,7 @@ var failing = map[string]bool{
 
 // Failing reports whether a key in state is listed in a report: pending,
 // source-missing, invalid, error and fighting are; compliant and foreign
-// pass, and opted-out is skipped.
+// pass, as do the states not named here, and opted-out is skipped.
 func Failing(state string) bool { return failing[state] }
 
 // Count adds the state of one key, as d decided it, to v, with the reason
