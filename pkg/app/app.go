@@ -20,6 +20,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/policysync"
 	"github.com/kube-annotator/kube-annotator/pkg/record"
 	"github.com/kube-annotator/kube-annotator/pkg/reloader"
+	"github.com/kube-annotator/kube-annotator/pkg/reports"
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/server"
@@ -58,6 +59,8 @@ type app struct {
 	loaded []any
 	// sharding keeps this replica's shard current.
 	sharding sharding
+	// reports writes the reports, or deletes those written before.
+	reports func(context.Context)
 	// leading says whether this replica leads, for the readiness probe.
 	leading atomic.Bool
 }
@@ -157,7 +160,7 @@ func (a *app) newController(ctx context.Context, resolveAgain reloader.Trigger) 
 		return err
 	}
 	a.sharding = sharding
-	a.controller = controller.NewController(cl.dynamic, cl.metadata, controller.Options{
+	store, opts := reports.NewStore(), controller.Options{
 		Workers:      cfg.Workers,
 		ResyncPeriod: cfg.ResyncPeriod,
 		Namespace:    cfg.Namespace,
@@ -171,7 +174,12 @@ func (a *app) newController(ctx context.Context, resolveAgain reloader.Trigger) 
 		Record:       a.record,
 		Resolver:     cl.resolver,
 		Partial:      cfg.Shard.Enabled(),
-	})
+	}
+	if cfg.Reports.Enabled {
+		opts.Reports = store
+	}
+	a.controller = controller.NewController(cl.dynamic, cl.metadata, opts)
+	a.reports = reportsLoop(cfg, cl.dynamic, store, a.controller.HasSynced)
 	a.metrics.Registry.MustRegister(cachedObjectsGauge(a.controller))
 	return nil
 }
@@ -250,6 +258,7 @@ func (a *app) lead(ctx context.Context) error {
 	}
 	a.apply(ctx, a.reloader.Set())
 	wg.Go(func() { a.repair(ctx) })
+	wg.Go(func() { a.reports(ctx) })
 	wg.Go(func() {
 		if err := a.sharding.run(ctx, a.controller); err != nil {
 			cancel(err)

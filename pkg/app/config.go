@@ -1,6 +1,7 @@
 package app
 
 import (
+	"fmt"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -43,6 +44,8 @@ type Config struct {
 	Leader LeaderConfig
 	// Shard splits the objects among replicas.
 	Shard ShardConfig
+	// Reports configures the OpenReports reports written.
+	Reports ReportsConfig
 	// RESTConfig builds the client configuration. It is called once,
 	// after the rules file has loaded, so that a bad file is reported
 	// before anything talks to the cluster.
@@ -112,3 +115,25 @@ type ShardConfig struct {
 
 // Enabled reports whether the objects are split among replicas.
 func (s ShardConfig) Enabled() bool { return s.Total > 1 || s.Group != "" }
+
+// ReportsConfig configures the reports of the objects whose keys are not
+// as the rules want (pkg/reports).
+type ReportsConfig struct {
+	// Enabled writes them (--reports); when off, those written before
+	// are deleted at start.
+	Enabled bool
+	// Interval is how often, at most, they are written
+	// (--reports-interval).
+	Interval time.Duration
+	// MaxResults is the most results one holds (--reports-max-results).
+	MaxResults int
+}
+
+// reportName is the name of this replica's reports: one per static
+// shard, as each writes the results of its own objects alone.
+func (c Config) reportName() string {
+	if c.Shard.Total > 1 {
+		return fmt.Sprintf("kube-annotator-shard-%d", c.Shard.Shard)
+	}
+	return "kube-annotator"
+}

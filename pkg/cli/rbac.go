@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rbac"
@@ -42,6 +41,7 @@ func (e *env) newRBACCommand() *cobra.Command {
 	fs.BoolVar(&o.LeaderElection, "leader-election", true, "Also grant the Lease for leader election (in the Role in the ServiceAccount's namespace)")
 	fs.StringVar(&o.Lease, "leader-election-id", defaultLeaseName, "Name of the Lease granted for leader election: run's --leader-election-id")
 	fs.BoolVar(&o.Events, "events", false, "Also grant creating Events (for run --events)")
+	fs.BoolVar(&o.Reports, "reports", false, "Also grant writing OpenReports reports (for run --reports, and to delete them once it is off)")
 	fs.BoolVar(&o.Admission, "admission-policies", false, "Also grant managing kube-annotator's MutatingAdmissionPolicies and bindings (for run --admission-policies)")
 	fieldManagerVar(fs, &o.manager)
 	o.addOffline(c, "Do not contact a cluster: resolve resource names among the built-in resources and the --crd files")
@@ -105,7 +105,7 @@ func (o *rbacOptions) run(context.Context) error {
 	if failed {
 		return exitCode(1) // each resource that failed is said above
 	}
-	warnSensitive(o.Err, path, file, groupResources(resolved))
+	warnSensitive(o.Err, path, file, rbac.GroupResources(resolved))
 	if o.Admission {
 		fmt.Fprintln(o.Err, admissionWarning)
 	}
@@ -133,13 +133,4 @@ func validateRBACNames(name, lease string) error {
 		}
 	}
 	return nil
-}
-
-// groupResources maps each resource name to its group and resource.
-func groupResources(resolved map[string]source.Resource) map[string]schema.GroupResource {
-	out := make(map[string]schema.GroupResource, len(resolved))
-	for name, res := range resolved {
-		out[name] = res.GVR.GroupResource()
-	}
-	return out
 }

@@ -62,6 +62,9 @@ func (o *runOptions) addFlags(cmd *cobra.Command) {
 	addRecordVars(fs, &c.Record)
 	addLeaderFlags(fs, &c.Leader)
 	addShardFlags(fs, &c.Shard)
+	fs.BoolVar(&c.Reports.Enabled, "reports", false, "Write an OpenReports Report per namespace, and a ClusterReport, of the keys not as the rules want (openreports.io/v1alpha1; docs/reports.md). Off, those written before are deleted")
+	fs.DurationVar(&c.Reports.Interval, "reports-interval", 30*time.Second, "With --reports: how often, at most, a report that changed is written")
+	fs.IntVar(&c.Reports.MaxResults, "reports-max-results", 1000, "With --reports: the most results one report holds; its summary counts those left out")
 	o.addCluster(cmd, "0", clusterScope{exclude: true,
 		allNamespaces: "Watch every namespace: what run does without -n, whatever the kubeconfig context's namespace"})
 }
@@ -93,8 +96,13 @@ var runSettingNames = app.Names{MaxChanges: "--max-changes", FieldManager: "--fi
 // validate reports, naming the flag, the first value that cannot be used:
 // the one place run's configuration is checked.
 func (o *runOptions) validate() error {
-	if o.cfg.Shard.Group != "" && o.shardsGiven {
+	switch {
+	case o.cfg.Shard.Group != "" && o.shardsGiven:
 		return errors.New("--shard-group cannot be used with --shard or --total-shards: the group shares the objects among its live replicas")
+	case o.cfg.Reports.Enabled && o.cfg.Shard.Group != "":
+		return errors.New("--reports cannot be used with --shard-group: each shard writes reports of its own, and a group's members come and go")
+	case o.cfg.Reports.Enabled && (o.cfg.Reports.Interval < time.Second || o.cfg.Reports.MaxResults < 1):
+		return errors.New("--reports-interval must be at least 1s, and --reports-max-results at least 1")
 	}
 	return cmp.Or(o.cluster.validate(), validateConfig(&o.cfg), defaultRulesExist(o.fs))
 }

@@ -26,6 +26,8 @@ func TestShardFlagErrors(t *testing.T) {
 		{[]string{"--shard-group", "a", "--leader-elect=true"}, "error: --leader-elect cannot be used with --shard-group: every member writes its own objects\n"},
 		{[]string{"--shard-group", "A_b"}, "error: --shard-group must be at most 40 lower-case letters, digits and '-', starting and ending with a letter or digit, got \"A_b\"\n"},
 		{[]string{"--shard-group", "a", "--shard-renew-period", "0s"}, "error: --shard-renew-period must be positive, got 0s\n"},
+		{[]string{"--shard-group", "a", "--reports"}, "error: --reports cannot be used with --shard-group: each shard writes reports of its own, and a group's members come and go\n"},
+		{[]string{"--reports", "--reports-max-results", "0"}, "error: --reports-interval must be at least 1s, and --reports-max-results at least 1\n"},
 		{[]string{"--shard-group", "a", "--shard-lease-duration", "2s"}, "error: --shard-lease-duration (2s) must be longer than --shard-renew-period (2s)\n"},
 	}
 	for _, tc := range tests {

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -85,6 +84,8 @@ type Options struct {
 	// leaves the resource in the record, as the other shards' objects may
 	// still carry keys. A process that sees every object removes it.
 	Partial bool
+	// Reports is told each object's verdict, for the reports (nil: none).
+	Reports rulestats.Reporter
 }
 
 // Controller enforces a rules.Set on the objects of a cluster.
@@ -159,7 +160,7 @@ func NewController(client dynamic.Interface, metadataClient metadata.Interface, 
 		limiter:  limiter,
 		failures: retry.NewFailureLog(clock.RealClock{}, retry.FailureLogInterval),
 		expect:   expect.New(),
-		stats:    rulestats.New(opts.Metrics),
+		stats:    rulestats.New(opts.Metrics, opts.Reports),
 		fights:   newFights(clock.RealClock{}, opts.Metrics),
 		informers: &informer.Builder{Client: client, Metadata: metadataClient, FieldManager: opts.FieldManager,
 			Shared: objcache.NewInterner(), ResyncPeriod: opts.ResyncPeriod, Shard: opts.Shard},
@@ -169,7 +170,7 @@ func NewController(client dynamic.Interface, metadataClient metadata.Interface, 
 	}
 	c.look = sourceCaches{c}
 	c.writer = reconcile.NewWriter(metadataClient, opts.FieldManager, opts.Record, func(gvr schema.GroupVersionResource, err error) {
-		count(opts.Metrics.Writes, gvr, err)
+		metrics.Count(opts.Metrics.Writes, gvr.GroupResource().String(), err)
 		c.observeWrite(err)
 	})
 	return c
@@ -271,7 +272,7 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	}
 	logger := klog.FromContext(ctx)
 	err := c.syncSafely(ctx, key)
-	count(c.opts.Metrics.Syncs, key.GVR, err)
+	metrics.Count(c.opts.Metrics.Syncs, key.GVR.GroupResource().String(), err)
 	switch {
 	case err == nil:
 		c.queue.Forget(q)
@@ -282,15 +283,6 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 		c.retryLater(ctx, key, err)
 	}
 	return true
-}
-
-// count adds one to the series of vec for gvr's resource and err's result.
-func count(vec *prometheus.CounterVec, gvr schema.GroupVersionResource, err error) {
-	result := metrics.Success
-	if err != nil {
-		result = metrics.Error
-	}
-	vec.WithLabelValues(gvr.GroupResource().String(), result).Inc()
 }
 
 // syncSafely runs syncHandler, turning a panic into an error so that one

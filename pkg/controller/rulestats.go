@@ -12,7 +12,7 @@ import (
 )
 
 // initRules creates the series of every rule in set at zero, and keeps
-// the coverage gauge to those rules.
+// the coverage gauge and the reports to those rules.
 func (c *Controller) initRules(set *rules.Set) {
 	var names []string
 	for _, t := range set.Targets {
@@ -21,7 +21,7 @@ func (c *Controller) initRules(set *rules.Set) {
 			names = append(names, r.Name)
 		}
 	}
-	c.opts.Metrics.PerRule.Coverage.SetRules(names)
+	c.stats.SetRules(names)
 }
 
 // reportAudit logs, counts and (with events) records what rules in audit

@@ -9,6 +9,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/controller/expect"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/informer"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
+	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
@@ -64,7 +65,7 @@ func (c *Controller) settled(ri *informer.Informer, obj any) bool {
 		return false
 	}
 	c.report(ri.Context(), key, o, d, reconcile.StatePending)
-	count(c.opts.Metrics.Syncs, key.GVR, nil)
+	metrics.Count(c.opts.Metrics.Syncs, key.GVR.GroupResource().String(), nil)
 	return true
 }
 

@@ -192,3 +192,13 @@ func (m *Metrics) SetPrunePending(resource, reason string) {
 // ListWatchErrorReasons are the reasons of kube_annotator_list_watch_errors_total
 // whose series exist at zero from the start; others appear when they occur.
 var ListWatchErrorReasons = []string{"Forbidden", "NotFound", "Expired", "Unknown"}
+
+// Count adds one to the series of vec, a count of syncs or writes, for
+// resource and err's result (Success or Error).
+func Count(vec *prometheus.CounterVec, resource string, err error) {
+	result := Success
+	if err != nil {
+		result = Error
+	}
+	vec.WithLabelValues(resource, result).Inc()
+}

@@ -10,6 +10,7 @@ import (
 	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kube-annotator/kube-annotator/pkg/reports"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
@@ -30,6 +31,8 @@ type Options struct {
 	// Admission grants managing admission policies (run
 	// --admission-policies).
 	Admission bool
+	// Reports grants writing OpenReports reports (run --reports).
+	Reports bool
 }
 
 // Generate returns the RBAC objects the controller needs to enforce the
@@ -119,6 +122,9 @@ func clusterRules(grants []Grant, file *rulefile.File, resolved map[string]sourc
 	}
 	if o.Admission {
 		out = append(out, policyRule("admissionregistration.k8s.io", admissionResources, admissionVerbs...))
+	}
+	if o.Reports {
+		out = append(out, policyRule(reports.ReportResource.Group, []string{reports.ReportResource.Resource, reports.ClusterReportResource.Resource}, reportVerbs...))
 	}
 	return out
 }

@@ -175,6 +175,8 @@ func TestGenerateClusterRole(t *testing.T) {
 		{name: "events and admission policies", rules: []rulefile.Rule{{Resources: []string{"nodes"}}}, opts: Options{Events: true, Admission: true},
 			want: []rbacv1.PolicyRule{rule("", []string{"nodes"}, allVerbs...), rule("events.k8s.io", []string{"events"}, "create", "patch"),
 				rule("admissionregistration.k8s.io", []string{"mutatingadmissionpolicies", "mutatingadmissionpolicybindings"}, "list", "create", "patch", "delete")}},
+		{name: "reports", rules: []rulefile.Rule{{Resources: []string{"nodes"}}}, opts: Options{Reports: true},
+			want: []rbacv1.PolicyRule{rule("", []string{"nodes"}, allVerbs...), rule("openreports.io", []string{"clusterreports", "reports"}, "list", "create", "patch", "delete")}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

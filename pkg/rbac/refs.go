@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
@@ -50,6 +51,15 @@ func refNamedRules(file *rulefile.File, resolved map[string]source.Resource, rul
 	}) {
 		gr := res.GVR.GroupResource()
 		out = append(out, policyRule(gr.Group, []string{gr.Resource}, readOnlyVerbs...).WithResourceNames(slices.Sorted(slices.Values(names[res]))...))
+	}
+	return out
+}
+
+// GroupResources maps each resource name to its group and resource.
+func GroupResources(resolved map[string]source.Resource) map[string]schema.GroupResource {
+	out := make(map[string]schema.GroupResource, len(resolved))
+	for name, res := range resolved {
+		out[name] = res.GVR.GroupResource()
 	}
 	return out
 }

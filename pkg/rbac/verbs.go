@@ -56,4 +56,5 @@ var (
 	eventVerbs         = []string{"create", "patch"}
 	admissionResources = []string{"mutatingadmissionpolicies", "mutatingadmissionpolicybindings"}
 	admissionVerbs     = []string{"list", "create", "patch", "delete"}
+	reportVerbs        = []string{"list", "create", "patch", "delete"}
 )

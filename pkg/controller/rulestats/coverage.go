@@ -9,6 +9,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
+	"github.com/kube-annotator/kube-annotator/pkg/reports"
 )
 
 // buffers hold the coverage of the objects being recorded, so that an
@@ -18,13 +19,14 @@ var buffers = sync.Pool{New: func() any { return new([]byte) }}
 // coverageOf encodes the state of each key the rules set on obj, decided
 // as d: "rule\x01kind\x01key\x01state\x00"…, in the order
 // reconcile.Decision.Coverage gives them, so that one verdict is encoded
-// one way.
-func coverageOf(obj metav1.Object, d reconcile.Decision, changed string) *[]byte {
+// one way; and counts them in v, the verdict of the reports.
+func coverageOf(obj metav1.Object, d *reconcile.Decision, changed string, v *reports.Verdict) *[]byte {
 	buf := buffers.Get().(*[]byte)
 	b := (*buf)[:0]
 	d.Coverage(obj, changed, func(k reconcile.KeyState) {
 		b = append(append(append(append(append(append(append(append(b,
 			k.Rule...), 1), k.Kind...), 1), k.Key...), 1), k.State...), 0)
+		v.Count(k, d)
 	})
 	*buf = b
 	return buf

@@ -1,6 +1,7 @@
 package rulestats
 
 import (
+	"maps"
 	"slices"
 	"testing"
 
@@ -8,6 +9,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
+	"github.com/kube-annotator/kube-annotator/pkg/reports"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
@@ -29,7 +31,8 @@ func TestRuleStatsCoverage(t *testing.T) {
 	m := metrics.New()
 	m.PerRule.Coverage.SetRules([]string{"team"})
 	m.PerRule.Coverage.SetSynced(true)
-	s := New(m)
+	verdicts := verdicts{}
+	s := New(m, verdicts)
 	record := func(ns, name string, labels map[string]string, changed string) {
 		o := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels}}
 		d, err := reconcile.Decide(tg, o, look, reconcile.FieldManager)
@@ -67,6 +70,14 @@ func TestRuleStatsCoverage(t *testing.T) {
 			t.Errorf("%s: compliant, pending, source-missing, fighting = %v, want %v", st.name, got, st.want)
 		}
 	}
+	if len(verdicts) != 0 {
+		t.Errorf("the reports hold %v, want nothing", verdicts)
+	}
+	record("tools", "dns-1", nil, reconcile.StatePending)
+	want := []reports.Finding{{Rule: "team", Kind: "label", Key: "team", State: reconcile.StateSourceMissing, Why: `fromNamespace: namespace "tools" has no label "team"`}}
+	if got := verdicts[reports.Key{GVR: configMaps, Namespace: "tools", Name: "dns-1"}]; !slices.Equal(got.Findings, want) {
+		t.Errorf("the reports' verdict on tools/dns-1 is %+v, want findings %+v", got, want)
+	}
 	record("checkout", "api-1", payments, reconcile.StatePending)
 	o := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "checkout", Name: "api-1", Labels: payments}}
 	d, _ := reconcile.Decide(tg, o, look, reconcile.FieldManager)
@@ -74,6 +85,21 @@ func TestRuleStatsCoverage(t *testing.T) {
 		t.Errorf("recording an object with the same verdict again allocates %v times, want at most 1", n)
 	}
 }
+
+// verdicts is a Reporter that keeps the verdicts told.
+type verdicts map[reports.Key]reports.Verdict
+
+func (v verdicts) Record(k reports.Key, verdict reports.Verdict) {
+	if verdict.Pass+verdict.Skip+len(verdict.Findings) == 0 {
+		delete(v, k)
+	} else {
+		v[k] = verdict
+	}
+}
+func (v verdicts) ForgetResource(group, resource string) {
+	maps.DeleteFunc(v, func(k reports.Key, _ reports.Verdict) bool { return k.GVR.Group == group && k.GVR.Resource == resource })
+}
+func (verdicts) SetRules([]string) {}
 
 // coverage reads a series of the coverage gauge; 0 when it is absent.
 func coverage(t *testing.T, m *metrics.Metrics, k metrics.CoverageKey) float64 {

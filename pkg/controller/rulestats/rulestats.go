@@ -6,11 +6,12 @@ import (
 	"sync"
 	"unique"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
+	"github.com/kube-annotator/kube-annotator/pkg/reports"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
@@ -23,6 +24,7 @@ import (
 // gauges share what is remembered of them.
 type Stats struct {
 	m          *metrics.Metrics
+	reporter   Reporter
 	mu         sync.Mutex
 	byResource map[schema.GroupVersionResource]map[objectName]unique.Handle[counted]
 }
@@ -47,7 +49,24 @@ type Object struct {
 	// coverage is the state of each key the rules set (reconcile.KeyState),
 	// as coverage.go encodes it, in a buffer of buffers.
 	coverage *[]byte
+	// verdict is what the reports say of the object.
+	verdict reports.Verdict
 }
+
+// Reporter keeps the reports (reports.Store): it is told each object's
+// verdict, the resources no longer ruled and the rules in force.
+type Reporter interface {
+	Record(key reports.Key, v reports.Verdict)
+	ForgetResource(group, resource string)
+	SetRules(names []string)
+}
+
+// noReports is the Reporter of a controller that writes no report.
+type noReports struct{}
+
+func (noReports) Record(reports.Key, reports.Verdict) {}
+func (noReports) ForgetResource(string, string)       {}
+func (noReports) SetRules([]string)                   {}
 
 // counted is Object as Stats remembers it: the rules' names, each
 // followed by a NUL (no rule name has one), in a comparable value.
@@ -109,9 +128,20 @@ func names(list string) iter.Seq[string] {
 	}
 }
 
-// New returns the Stats that keep the per-rule gauges of m.
-func New(m *metrics.Metrics) *Stats {
-	return &Stats{m: m, byResource: map[schema.GroupVersionResource]map[objectName]unique.Handle[counted]{}}
+// New returns the Stats that keep the per-rule gauges of m, and tell r
+// the verdicts of the reports; r may be nil: no reports.
+func New(m *metrics.Metrics, r Reporter) *Stats {
+	if r == nil {
+		r = noReports{}
+	}
+	return &Stats{m: m, reporter: r, byResource: map[schema.GroupVersionResource]map[objectName]unique.Handle[counted]{}}
+}
+
+// SetRules says which rules are in force, to the coverage gauge and the
+// reports.
+func (s *Stats) SetRules(names []string) {
+	s.m.PerRule.Coverage.SetRules(names)
+	s.reporter.SetRules(names)
 }
 
 // Record replaces what is remembered of key by now, adjusting the gauges,
@@ -119,6 +149,7 @@ func New(m *metrics.Metrics) *Stats {
 // changed.
 func (s *Stats) Record(key Key, now Object) (unsetChanged bool) {
 	defer now.release()
+	s.reporter.Record(reports.Key(key), now.verdict)
 	name := objectName{key.Namespace, key.Name}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -172,6 +203,7 @@ func (s *Stats) Forget(key Key) { s.Record(key, Object{}) }
 
 // ForgetResource drops every object of gvr, a resource no longer ruled.
 func (s *Stats) ForgetResource(gvr schema.GroupVersionResource) {
+	s.reporter.ForgetResource(gvr.Group, gvr.Resource)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, c := range s.byResource[gvr] {
@@ -193,8 +225,9 @@ func (s *Stats) Len() int {
 
 // Of is what Stats remembers of obj, decided as d; changed is the coverage
 // state of the keys d's change writes (reconcile.Decision.Coverage).
-func Of(obj metav1.Object, d reconcile.Decision, changed string) Object {
-	st := Object{selected: d.Evaluation.Selected, coverage: coverageOf(obj, d, changed)}
+func Of(obj objcache.Object, d reconcile.Decision, changed string) Object {
+	st := Object{selected: d.Evaluation.Selected, verdict: reports.Verdict{GVK: obj.GetObjectKind().GroupVersionKind(), UID: obj.GetUID()}}
+	st.coverage = coverageOf(obj, &d, changed, &st.verdict)
 	switch {
 	case d.Ignored == "":
 	case rules.OptsOut(obj.GetAnnotations()):

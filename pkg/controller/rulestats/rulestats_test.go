@@ -22,7 +22,7 @@ var configMaps = rulestest.ConfigMaps.GVR
 // a change moves it, and forgetting it takes it out.
 func TestRuleStats(t *testing.T) {
 	m := metrics.New()
-	s := New(m)
+	s := New(m, nil)
 	a, b := &rules.Compiled{Rule: rulefile.Rule{Name: "a"}}, &rules.Compiled{Rule: rulefile.Rule{Name: "b"}}
 	x, y := Key{configMaps, "ns", "x"}, Key{configMaps, "ns", "y"}
 	gauges := func() [4]float64 {
@@ -61,7 +61,7 @@ func TestRuleStatsUnset(t *testing.T) {
 		t.Fatalf("metrics.UnsetReasons = %v, rules.Reasons = %v; want the same", metrics.UnsetReasons, rules.Reasons)
 	}
 	m := metrics.New()
-	s := New(m)
+	s := New(m, nil)
 	x := Key{configMaps, "ns", "x"}
 	failed := []rules.Unset{{Rule: "a", Kind: "label", Key: "k", Reason: rules.ReasonError}, {Rule: "a", Kind: "label", Key: "l", Reason: rules.ReasonError}}
 	missing := []rules.Unset{{Rule: "a", Kind: "label", Key: "k", Reason: rules.ReasonSourceMissing}}
@@ -92,7 +92,7 @@ func BenchmarkRuleStatsHeap(b *testing.B) {
 	const n = 100000
 	r := &rules.Compiled{Rule: rulefile.Rule{Name: "a"}}
 	for b.Loop() {
-		s := New(metrics.New())
+		s := New(metrics.New(), nil)
 		before := fixture.LiveHeap()
 		for i := range n {
 			buf := buffers.Get().(*[]byte)
