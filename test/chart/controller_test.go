@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/discovery"
 
 	h "github.com/kube-annotator/kube-annotator/test/harness"
+	"github.com/kube-annotator/kube-annotator/test/harness/kubelet"
 	"github.com/kube-annotator/kube-annotator/test/harness/proc"
 	"github.com/kube-annotator/kube-annotator/test/harness/promtext"
 )
@@ -32,18 +33,21 @@ import (
 // namespace (where the record and the Leases are) and the addresses it
 // serves on are given here.
 func runController(t *testing.T, ns, bin string) *proc.Process {
+	p, _ := runControllerWithVolume(t, ns, bin)
+	return p
+}
+
+// runControllerWithVolume is runController, which also returns the
+// volume its rules are read from, laid out as the kubelet lays out the
+// chart's ConfigMap (kubelet.ConfigMapVolume): its Update changes it as
+// the kubelet does when the ConfigMap changes.
+func runControllerWithVolume(t *testing.T, ns, bin string) (*proc.Process, *kubelet.ConfigMapVolume) {
 	t.Helper()
 	var d appsv1.Deployment
 	fromUnstructured(t, env.Get(t, h.Deployments, ns, "ka-kube-annotator").Object, &d)
 	pod := d.Spec.Template.Spec
-	var cm corev1.ConfigMap
-	fromUnstructured(t, env.Get(t, h.ConfigMaps, ns, pod.Volumes[0].ConfigMap.Name).Object, &cm)
-	dir := t.TempDir()
-	for key, data := range cm.Data {
-		if err := os.WriteFile(filepath.Join(dir, key), []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	vol := kubelet.NewConfigMapVolume(t, t.TempDir(), configMapData(t, ns, pod.Volumes[0].ConfigMap.Name))
+	dir := vol.Dir
 	metrics, probes := proc.FreeAddr(t), proc.FreeAddr(t)
 	var args []string
 	for _, a := range pod.Containers[0].Args {
@@ -61,7 +65,15 @@ func runController(t *testing.T, ns, bin string) *proc.Process {
 		"--record-namespace="+ns, "--leader-election-namespace="+ns)
 	p := proc.StartProcess(t, "kube-annotator", exec.Command(bin, args...))
 	p.Metrics, p.Probes = metrics, probes
-	return p
+	return p, vol
+}
+
+// configMapData is the data of the ConfigMap name of ns.
+func configMapData(t *testing.T, ns, name string) map[string]string {
+	t.Helper()
+	var cm corev1.ConfigMap
+	fromUnstructured(t, env.Get(t, h.ConfigMaps, ns, name).Object, &cm)
+	return cm.Data
 }
 
 // scrapeAndStop reads p's metrics once its caches have synced — the

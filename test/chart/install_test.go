@@ -1,6 +1,7 @@
 package chart
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"helm.sh/helm/v4/pkg/action"
 	"helm.sh/helm/v4/pkg/kube"
+	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	h "github.com/kube-annotator/kube-annotator/test/harness"
@@ -107,4 +109,49 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 		t.Errorf("after helm uninstall, web lost its keys: %v %v", web.GetAnnotations(), web.GetLabels())
 	}
 	checkMetricNames(t, scraped)
+}
+
+// helm upgrade with new rules changes the ConfigMap and nothing of the
+// Deployment's Pod template, so no Pod is replaced; the running controller
+// reloads the rules from its ConfigMap volume, as the kubelet updates it,
+// and applies them without a restart.
+func TestUpgradeReloadsRules(t *testing.T) {
+	objNS, ns := env.NewNamespace(t), env.NewNamespace(t)
+	env.Create(t, h.Deployments, objNS, h.Deployment(t, objNS, "web", 1))
+	cfg := helmConfig(t, ns)
+	ch, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	install := action.NewInstall(cfg)
+	install.ReleaseName, install.Namespace = release, ns
+	install.WaitStrategy, install.Timeout = kube.HookOnlyStrategy, time.Minute
+	install.ServerSideApply = true
+	if _, err := install.RunWithContext(t.Context(), ch, map[string]any{}); err != nil {
+		t.Fatalf("helm install: %v", err)
+	}
+	p, vol := runControllerWithVolume(t, ns, binary)
+	env.WaitForAnnotation(t, 30*time.Second, h.Deployments, objNS, "web", "sample-controller", "True")
+	before := env.Get(t, h.Deployments, ns, "ka-kube-annotator")
+
+	upgrade := action.NewUpgrade(cfg)
+	upgrade.Namespace = ns
+	upgrade.WaitStrategy, upgrade.Timeout = kube.HookOnlyStrategy, time.Minute
+	if _, err := upgrade.RunWithContext(t.Context(), release, ch, map[string]any{"rules": map[string]any{"inline": map[string]any{"rules": []any{map[string]any{
+		"name": "workloads", "resources": []any{"deployments"},
+		"annotations": map[string]any{"sample-controller": "True"}, "labels": map[string]any{"team": "platform"},
+	}}}}}); err != nil {
+		t.Fatalf("helm upgrade: %v", err)
+	}
+	after := env.Get(t, h.Deployments, ns, "ka-kube-annotator")
+	if a, b := before.Object["spec"].(map[string]any)["template"], after.Object["spec"].(map[string]any)["template"]; !reflect.DeepEqual(a, b) {
+		t.Errorf("helm upgrade with new rules changed the Pod template, which replaces the Pods:\nbefore %v\nafter  %v", a, b)
+	}
+	var d appsv1.Deployment
+	fromUnstructured(t, after.Object, &d)
+	vol.Update(configMapData(t, ns, d.Spec.Template.Spec.Volumes[0].ConfigMap.Name))
+	waitForLabel(t, objNS, "web", "team", "platform")
+	if n := p.LogLines(t, "Rules reloaded"); n != 1 {
+		t.Errorf("%q logged %d times, want once: the running controller reloads", "Rules reloaded", n)
+	}
 }
