@@ -34,12 +34,17 @@ var (
 var nsCounter atomic.Int64
 
 // NewNamespace creates a namespace unique to the test, with the "default"
-// ServiceAccount that Pods need (no controller-manager creates it here).
+// ServiceAccount that Pods need: no controller-manager creates it, but
+// while a test runs one, whose serviceaccount-controller may create it
+// first.
 func (e *Env) NewNamespace(t testing.TB) string {
 	t.Helper()
 	name := fmt.Sprintf("e2e-%d-%d", time.Now().Unix()%100000, nsCounter.Add(1))
 	e.Create(t, Namespaces, "", Object("v1", "Namespace", "", name))
-	e.Create(t, SAs, name, Object("v1", "ServiceAccount", name, "default"))
+	_, err := e.Dynamic.Resource(SAs).Namespace(name).Create(t.Context(), Object("v1", "ServiceAccount", name, "default"), metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("create the default ServiceAccount of %s: %v", name, err)
+	}
 	return name
 }
 
