@@ -272,7 +272,20 @@ func (tr *translator) spec(r *rule, vars []admissionregistrationv1.Variable, ent
 			parts = append(parts, fmt.Sprintf("%ss: {%s}", kind, strings.Join(entries[kind], ", ")))
 		}
 	}
-	// matchConditions do not see namespaceObject: the mutation tests it.
+	cond := mutationCondition(r, nsCEL, "("+r.When+")")
+	exprs := []string{fmt.Sprintf("%s ? Object{metadata: Object.metadata{%s}} : Object{}", cond, strings.Join(parts, ", "))}
+	for _, c := range copies { // a mutation each: their keys are known when admitted only
+		exprs = append(exprs, fmt.Sprintf("%s ? Object{metadata: Object.metadata{%ss: variables.%s}} : Object{}", cond, c.kind, c.variable.Name))
+	}
+	return policySpec(match, conds, vars, exprs), nil
+}
+
+// mutationCondition is the CEL condition of r's mutations: what of r's
+// selection reads namespaceObject, which matchConditions do not see — the
+// namespace's opt-out (unless r applies to objects that opt out),
+// nsCEL, and when, r's when condition as the policy reads it, where it
+// reads the namespace.
+func mutationCondition(r *rule, nsCEL, when string) string {
 	cond := "(namespaceObject == null || !" + optsOut("namespaceObject") + ")"
 	if r.OptOutLocked {
 		cond = "true"
@@ -281,15 +294,9 @@ func (tr *translator) spec(r *rule, vars []admissionregistrationv1.Variable, ent
 		cond += " && " + nsCEL
 	}
 	if r.WhenReadsNamespace() {
-		// The condition reads namespaceObject, which matchConditions
-		// do not see.
-		cond += " && (" + r.When + ")"
+		cond += " && " + when
 	}
-	exprs := []string{fmt.Sprintf("%s ? Object{metadata: Object.metadata{%s}} : Object{}", cond, strings.Join(parts, ", "))}
-	for _, c := range copies { // a mutation each: their keys are known when admitted only
-		exprs = append(exprs, fmt.Sprintf("%s ? Object{metadata: Object.metadata{%ss: variables.%s}} : Object{}", cond, c.kind, c.variable.Name))
-	}
-	return policySpec(match, conds, vars, exprs), nil
+	return cond
 }
 
 // policySpec is a policy's spec: its match, variables and one

@@ -186,16 +186,7 @@ func (tr *translator) templateSpec(r *rule, vars []admissionregistrationv1.Varia
 			return c.Name == notIgnored || c.Name == "template-not-ignored"
 		})
 	}
-	cond := "(namespaceObject == null || !" + optsOut("namespaceObject") + ")"
-	if r.OptOutLocked {
-		cond = "true"
-	}
-	if nsCEL != "" {
-		cond += " && " + nsCEL
-	}
-	if r.WhenReadsNamespace() {
-		cond += " && " + when // matchConditions do not see namespaceObject
-	}
+	cond := mutationCondition(r, nsCEL, when)
 	var parts []string
 	for _, kind := range []string{"annotation", "label"} {
 		if len(entries[kind]) > 0 {

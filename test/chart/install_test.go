@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"helm.sh/helm/v4/pkg/action"
+	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/kube"
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -49,13 +50,7 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	install := action.NewInstall(cfg)
-	install.ReleaseName, install.Namespace = release, ns
-	install.WaitStrategy, install.Timeout = kube.HookOnlyStrategy, time.Minute
-	install.ServerSideApply = true // as the helm command does
-	if _, err := install.RunWithContext(t.Context(), ch, map[string]any{}); err != nil {
-		t.Fatalf("helm install: %v", err)
-	}
+	installChart(t, cfg, ns, ch)
 	p := runController(t, ns, binary)
 	env.WaitForAnnotation(t, 30*time.Second, h.Deployments, objNS, "web", "sample-controller", "True")
 	scraped := scrapeAndStop(t, p)
@@ -123,13 +118,7 @@ func TestUpgradeReloadsRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	install := action.NewInstall(cfg)
-	install.ReleaseName, install.Namespace = release, ns
-	install.WaitStrategy, install.Timeout = kube.HookOnlyStrategy, time.Minute
-	install.ServerSideApply = true
-	if _, err := install.RunWithContext(t.Context(), ch, map[string]any{}); err != nil {
-		t.Fatalf("helm install: %v", err)
-	}
+	installChart(t, cfg, ns, ch)
 	p, vol := runControllerWithVolume(t, ns, binary)
 	env.WaitForAnnotation(t, 30*time.Second, h.Deployments, objNS, "web", "sample-controller", "True")
 	before := env.Get(t, h.Deployments, ns, "ka-kube-annotator")
@@ -153,5 +142,18 @@ func TestUpgradeReloadsRules(t *testing.T) {
 	waitForLabel(t, objNS, "web", "team", "platform")
 	if n := p.LogLines(t, "Rules reloaded"); n != 1 {
 		t.Errorf("%q logged %d times, want once: the running controller reloads", "Rules reloaded", n)
+	}
+}
+
+// installChart installs ch with its default values as the release in ns,
+// as the helm command does (server-side apply), waiting for its hooks only.
+func installChart(t *testing.T, cfg *action.Configuration, ns string, ch *chartv2.Chart) {
+	t.Helper()
+	install := action.NewInstall(cfg)
+	install.ReleaseName, install.Namespace = release, ns
+	install.WaitStrategy, install.Timeout = kube.HookOnlyStrategy, time.Minute
+	install.ServerSideApply = true
+	if _, err := install.RunWithContext(t.Context(), ch, map[string]any{}); err != nil {
+		t.Fatalf("helm install: %v", err)
 	}
 }
