@@ -119,6 +119,15 @@ func TestUpgradeReloadsRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	installChart(t, cfg, ns, ch)
+	// Its cluster-scoped objects (the ClusterRole, the opt-out lock) would
+	// meet the next test's release of the same name.
+	t.Cleanup(func() {
+		uninstall := action.NewUninstall(cfg)
+		uninstall.WaitStrategy, uninstall.Timeout = kube.HookOnlyStrategy, time.Minute
+		if _, err := uninstall.Run(release); err != nil {
+			t.Errorf("helm uninstall: %v", err)
+		}
+	})
 	p, vol := runControllerWithVolume(t, ns, binary)
 	env.WaitForAnnotation(t, 30*time.Second, h.Deployments, objNS, "web", "sample-controller", "True")
 	before := env.Get(t, h.Deployments, ns, "ka-kube-annotator")
