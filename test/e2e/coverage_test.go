@@ -34,13 +34,7 @@ func coverageRules(checkout, tools string, audit bool) string {
 // cannot get one (source-missing, with explain's reason) until tools is
 // labelled.
 func TestCoverage(t *testing.T) {
-	checkout, tools := env.NewNamespace(t), env.NewNamespace(t)
-	userSet(t, h.Namespaces, "", checkout, `{"metadata":{"labels":{"team":"payments"}}}`)
-	env.Create(t, h.Pods, checkout, h.Pod(t, checkout, "web-1"))
-	api := h.Pod(t, checkout, "api-1")
-	api.SetLabels(map[string]string{"team": "payments"})
-	env.Create(t, h.Pods, checkout, api)
-	env.Create(t, h.Pods, tools, h.Pod(t, tools, "dns-1"))
+	checkout, tools := checkoutAndTools(t)
 	rulesFile := writeFile(t, "rules.yaml", coverageRules(checkout, tools, false))
 	cli := func(args ...string) (string, int) {
 		t.Helper()
@@ -113,6 +107,21 @@ func TestCoverage(t *testing.T) {
 		}
 		return err == nil
 	})
+}
+
+// checkoutAndTools makes the namespaces of the coverage case: checkout,
+// labelled team=payments, with the Pods web-1 (no team) and api-1
+// (team=payments), and tools, unlabelled, with the Pod dns-1.
+func checkoutAndTools(t *testing.T) (checkout, tools string) {
+	t.Helper()
+	checkout, tools = env.NewNamespace(t), env.NewNamespace(t)
+	userSet(t, h.Namespaces, "", checkout, `{"metadata":{"labels":{"team":"payments"}}}`)
+	env.Create(t, h.Pods, checkout, h.Pod(t, checkout, "web-1"))
+	api := h.Pod(t, checkout, "api-1")
+	api.SetLabels(map[string]string{"team": "payments"})
+	env.Create(t, h.Pods, checkout, api)
+	env.Create(t, h.Pods, tools, h.Pod(t, tools, "dns-1"))
+	return checkout, tools
 }
 
 // coverageRow returns the fields of the row of rule in coverage's table.

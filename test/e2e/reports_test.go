@@ -98,14 +98,9 @@ func waitReport(t *testing.T, namespace string, want reports.Summary, failed ...
 // cluster is; without --reports, they are deleted.
 func TestReports(t *testing.T) {
 	installReportCRDs(t)
-	checkout, tools, barrier := env.NewNamespace(t), env.NewNamespace(t), env.NewNamespace(t)
-	userSet(t, h.Namespaces, "", checkout, `{"metadata":{"labels":{"team":"payments"}}}`)
+	checkout, tools := checkoutAndTools(t)
+	barrier := env.NewNamespace(t)
 	userSet(t, h.Namespaces, "", barrier, `{"metadata":{"labels":{"team":"platform"}}}`)
-	env.Create(t, h.Pods, checkout, h.Pod(t, checkout, "web-1"))
-	api := h.Pod(t, checkout, "api-1")
-	api.SetLabels(map[string]string{"team": "payments"})
-	env.Create(t, h.Pods, checkout, api)
-	env.Create(t, h.Pods, tools, h.Pod(t, tools, "dns-1"))
 	// dns-2 opts out: skipped, not listed.
 	dns2 := h.Pod(t, tools, "dns-2")
 	dns2.SetAnnotations(map[string]string{"kube-annotator.io/ignore": "true"})
