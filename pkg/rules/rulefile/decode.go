@@ -106,17 +106,13 @@ func (d *decoder) ruleName(n *yaml.Node, path string) string {
 }
 
 func (d *decoder) resources(n *yaml.Node, path string) []string {
-	seen := map[string]bool{}
-	return d.List(n, path, "resource names", "must name at least one resource", func(item *yaml.Node, p, s string) bool {
+	return d.UniqueList(n, path, "resource names", "must name at least one resource", "resource", func(item *yaml.Node, p, s string) bool {
 		switch {
 		case s == "":
 			d.Errorf(item, p, "must not be empty")
 		case strings.ContainsAny(s, " \t\n/,"):
 			d.Errorf(item, p, "invalid resource %q: name one resource as kubectl does, e.g. deployments, deploy or frigates.ship.nwiizo.dev", s)
-		case seen[s]:
-			d.Errorf(item, p, "duplicate resource %q", s)
 		default:
-			seen[s] = true
 			return true
 		}
 		return false

@@ -360,13 +360,7 @@ func (d *decoder) metadataKey(line int, path, kind, key string) {
 
 // keys decodes a list of annotation or label keys to remove.
 func (d *decoder) keys(n *yaml.Node, path, kind string) []string {
-	seen := map[string]bool{}
-	return d.List(n, path, kind+" keys", "must name at least one "+kind+" key", func(item *yaml.Node, p, s string) bool {
-		if seen[s] {
-			d.Errorf(item, p, "duplicate key %q", s)
-			return false
-		}
-		seen[s] = true
+	return d.UniqueList(n, path, kind+" keys", "must name at least one "+kind+" key", "key", func(item *yaml.Node, p, s string) bool {
 		d.metadataKey(item.Line, p, kind, s)
 		return true
 	})

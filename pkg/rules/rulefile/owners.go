@@ -59,17 +59,8 @@ func (d *decoder) ownerResource(v *yaml.Node, p string) string {
 
 // ownerResources decodes a list of owner resources, found at path p.
 func (d *decoder) ownerResources(v *yaml.Node, p string) []string {
-	seen := map[string]bool{}
-	return d.List(v, p, "owner resources", "must name at least one owner resource to walk through", func(item *yaml.Node, ip, s string) bool {
-		if d.ownerResource(item, ip) == "" {
-			return false
-		}
-		if seen[s] {
-			d.Errorf(item, ip, "duplicate resource %q", s)
-			return false
-		}
-		seen[s] = true
-		return true
+	return d.UniqueList(v, p, "owner resources", "must name at least one owner resource to walk through", "resource", func(item *yaml.Node, ip, s string) bool {
+		return d.ownerResource(item, ip) != ""
 	})
 }
 

@@ -161,13 +161,7 @@ func (d *decoder) refName(v *yaml.Node, p, s string) bool {
 
 // refNames decodes the names a fromRef's field may give, found at path p.
 func (d *decoder) refNames(v *yaml.Node, p string) []string {
-	seen := map[string]bool{}
-	return d.List(v, p, "names", "must give at least one name", func(item *yaml.Node, ip, s string) bool {
-		if seen[s] {
-			d.Errorf(item, ip, "duplicate name %q", s)
-			return false
-		}
-		seen[s] = true
+	return d.UniqueList(v, p, "names", "must give at least one name", "name", func(item *yaml.Node, ip, s string) bool {
 		return d.refName(item, ip, s)
 	})
 }

@@ -106,6 +106,21 @@ func (d *Decoder) List(n *yaml.Node, path, what, empty string, item func(n *yaml
 	return out
 }
 
+// UniqueList decodes n as List does, and reports an item given before as
+// a duplicate ("duplicate resource %q", noun "resource"), before item
+// sees it.
+func (d *Decoder) UniqueList(n *yaml.Node, path, what, empty, noun string, item func(n *yaml.Node, p, s string) bool) []string {
+	seen := map[string]bool{}
+	return d.List(n, path, what, empty, func(it *yaml.Node, p, s string) bool {
+		if seen[s] {
+			d.Errorf(it, p, "duplicate %s %q", noun, s)
+			return false
+		}
+		seen[s] = true
+		return item(it, p, s)
+	})
+}
+
 // Fields calls fn for each key of mapping n in order, reporting non-string,
 // duplicate and (when known is not nil) unknown keys. It returns the keys seen.
 func (d *Decoder) Fields(n *yaml.Node, path string, known []string, fn func(key, path string, v *yaml.Node)) map[string]bool {
