@@ -1,9 +1,7 @@
 package rules
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 	"strconv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,7 +17,7 @@ func (c *Compiled) condition(obj metav1.Object, h home, holds bool) *verdict.Con
 	if c.sel.When == nil {
 		return nil
 	}
-	return &verdict.Condition{Expression: c.When, Holds: holds, Inputs: celInputs(c.sel.When, obj, h)}
+	return &verdict.Condition{Expression: c.When, Holds: holds, Inputs: verdict.CELInputs(c.sel.When, obj, h.isNamespace, h.look)}
 }
 
 // source says how the rule computes the value of the key of kind, and
@@ -28,7 +26,7 @@ func (c *Compiled) source(kind, key string, obj metav1.Object, h home) (string, 
 	m, cels := c.Of(kind), c.kind(kind).cel
 	from, fromNS := m.From, m.FromNamespace
 	if e, ok := cels[key]; ok {
-		return fmt.Sprintf("cel %q", e.Source), celInputs(e, obj, h)
+		return fmt.Sprintf("cel %q", e.Source), verdict.CELInputs(e, obj, h.isNamespace, h.look)
 	}
 	if tmpl, ok := from[key]; ok {
 		return fmt.Sprintf("jsonPath %q", tmpl), nil
@@ -37,30 +35,6 @@ func (c *Compiled) source(kind, key string, obj metav1.Object, h home) (string, 
 		return "fromNamespace " + k.String(), namespaceInput(k, h)
 	}
 	return "", nil
-}
-
-// celInputs returns the fields e reads of obj and of its namespace, each
-// once, sorted; none when they cannot be read.
-func celInputs(e *celexpr.Expr, obj metav1.Object, h home) []verdict.Input {
-	object, ns, why := celexpr.Input(obj, h.isNamespace, h.look, e)
-	if why != "" {
-		return nil
-	}
-	var out []verdict.Input
-	add := func(root string, content map[string]any, paths [][]string) {
-		for _, p := range paths {
-			if len(p) == 0 {
-				continue // the whole object: no one field to show
-			}
-			out = append(out, verdict.Input{Field: verdict.FieldName(root, p), Value: verdict.ValueAt(content, p)})
-		}
-	}
-	add(celexpr.Object, object, e.Reads)
-	if ns != nil {
-		add(celexpr.NamespaceObject, ns, e.NamespaceReads)
-	}
-	slices.SortFunc(out, func(a, b verdict.Input) int { return cmp.Compare(a.Field, b.Field) })
-	return slices.CompactFunc(out, func(a, b verdict.Input) bool { return a.Field == b.Field })
 }
 
 // namespaceInput returns the key of the namespace that a fromNamespace

@@ -2,6 +2,7 @@ package informer
 
 import (
 	"fmt"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -161,7 +162,9 @@ func (ri *Informer) Find(src *source.Source, ns, name string) (metav1.Object, bo
 var ownerFields = [][]string{{"apiVersion"}, {"kind"}, {"metadata"}, {"spec", "selector"}}
 
 // SourceKeeps returns what the cache of the objects of src keeps: all of
-// their metadata (nil), and, of an owner, its selector too.
+// their metadata (nil), and, of an owner, its selector too, and the
+// fields CEL reads of it (source.Source.Keep): the whole object, when an
+// expression reads all of ownerObject.
 func SourceKeeps(src *source.Source) *projection.Projection {
 	if src.IsRef {
 		return refKeeps(src)
@@ -169,5 +172,14 @@ func SourceKeeps(src *source.Source) *projection.Projection {
 	if !src.IsOwner {
 		return nil
 	}
-	return &projection.Projection{Whole: true, Fields: ownerFields}
+	fields := slices.Clone(ownerFields)
+	for _, p := range src.Keep {
+		if len(p) == 0 {
+			return &projection.Projection{Whole: true}
+		}
+		if !projection.KeepsPath(fields, p) {
+			fields = append(fields, p)
+		}
+	}
+	return &projection.Projection{Whole: true, Fields: fields}
 }

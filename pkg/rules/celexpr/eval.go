@@ -2,7 +2,6 @@ package celexpr
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -47,11 +46,11 @@ func (e *Expr) EvalOn(obj metav1.Object, isNamespace bool, namespaces source.Loo
 			return o.Value, o.Err
 		}
 	}
-	object, ns, why := Input(obj, isNamespace, namespaces, e)
-	if why != "" {
-		return nil, errors.New(why)
+	vars, err := Input(obj, isNamespace, namespaces, e)
+	if err != nil {
+		return nil, err
 	}
-	v, err := e.eval(object, ns)
+	v, err := e.eval(vars)
 	if keyed && scalar(v) {
 		e.memo.Put(string(key), Outcome{v, err})
 	}
@@ -85,6 +84,18 @@ func (e *Expr) inputKey(buf []byte, obj metav1.Object, isNamespace bool, namespa
 		}
 		if !ok {
 			return nil, false
+		}
+	}
+	if len(e.OwnerReads) > 0 {
+		owner, err := ownerContent(obj, namespaces, e)
+		if owner == nil || err != nil {
+			return nil, false // no owner: the error is not kept
+		}
+		for _, p := range e.OwnerReads {
+			v, at, found := ContentValue(owner, p)
+			if buf, found = appendValue(buf, v, at, found); !found {
+				return nil, false
+			}
 		}
 	}
 	if len(e.NamespaceReads) == 0 {
@@ -255,28 +266,40 @@ func appendMissing(buf []byte, missingAt int, ok bool) ([]byte, bool) {
 	return append(buf, 'm', byte(missingAt)), true
 }
 
+// Vars are the variables of an evaluation, as Input reads them: the
+// object's content; the metadata of its Namespace, nil for a
+// cluster-scoped object or a Namespace, as admission gives them; its
+// owner's content, nil when no expression reads ownerObject.
+type Vars struct {
+	Object, Namespace, Owner map[string]any
+}
+
 // Input returns what exprs, CEL expressions of a rule, read of obj: its
 // content (its metadata, from a metadata cache, when they read no more),
-// and the metadata of its Namespace (nil for a cluster-scoped
-// object or a Namespace, as admission gives them); or why they cannot be
-// read.
-func Input(obj metav1.Object, isNamespace bool, namespaces source.Lookup, exprs ...*Expr) (object, namespace map[string]any, why string) {
+// the metadata of its Namespace and its owner; or why they cannot be
+// read (a SourceMissing when the owner is not found).
+func Input(obj metav1.Object, isNamespace bool, look source.Lookup, exprs ...*Expr) (Vars, error) {
+	var vars Vars
 	switch u, ok := obj.(source.Content); {
 	case ok:
-		object = u.UnstructuredContent()
+		vars.Object = u.UnstructuredContent()
 	case MetadataOnly(exprs):
-		object = MetadataContent(obj, MetadataFields(exprs))
+		vars.Object = MetadataContent(obj, MetadataFields(exprs))
 	default:
-		return nil, nil, fmt.Sprintf("the cache holds only the metadata of %T; CEL cannot read the object", obj)
+		return vars, fmt.Errorf("the cache holds only the metadata of %T; CEL cannot read the object", obj)
+	}
+	var err error
+	if vars.Owner, err = ownerContent(obj, look, exprs...); err != nil {
+		return vars, err
 	}
 	needsNamespace := slices.ContainsFunc(exprs, func(e *Expr) bool { return len(e.NamespaceReads) > 0 })
 	ns := obj.GetNamespace()
 	if !needsNamespace || isNamespace || ns == "" {
-		return object, nil, ""
+		return vars, nil
 	}
-	m, ok := source.NamespaceOf(namespaces, ns)
+	m, ok := source.NamespaceOf(look, ns)
 	if !ok {
-		return nil, nil, fmt.Sprintf("namespace %q is not known", ns)
+		return vars, fmt.Errorf("namespace %q is not known", ns)
 	}
 	md := map[string]any{"name": m.GetName()}
 	if l := m.GetLabels(); l != nil {
@@ -285,5 +308,27 @@ func Input(obj metav1.Object, isNamespace bool, namespaces source.Lookup, exprs 
 	if a := m.GetAnnotations(); a != nil {
 		md["annotations"] = a
 	}
-	return object, map[string]any{"metadata": md}, ""
+	vars.Namespace = map[string]any{"metadata": md}
+	return vars, nil
+}
+
+// ownerContent returns the content of obj's owner that the first of
+// exprs to read ownerObject finds through look (its Walk): nil when none
+// reads it; a SourceMissing when it is not found.
+func ownerContent(obj metav1.Object, look source.Lookup, exprs ...*Expr) (map[string]any, error) {
+	i := slices.IndexFunc(exprs, func(e *Expr) bool { return len(e.OwnerReads) > 0 })
+	if i < 0 {
+		return nil, nil
+	}
+	if exprs[i].Owner == nil {
+		return nil, SourceMissing{"no owner can be read here"}
+	}
+	o, _, why := exprs[i].Owner.Owner(obj, look)
+	if why != "" {
+		return nil, SourceMissing{why}
+	}
+	if c, ok := o.(source.Content); ok {
+		return c.UnstructuredContent(), nil
+	}
+	return MetadataContent(o, ReadsName|ReadsNamespace|ReadsUID|ReadsLabels|ReadsAnnotations|ReadsKind), nil
 }

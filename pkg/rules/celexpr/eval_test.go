@@ -129,11 +129,11 @@ func TestEvalOnMemo(t *testing.T) {
 
 // freshEval evaluates e on obj without its memo.
 func freshEval(e *Expr, obj metav1.Object, isNamespace bool, namespaces source.Namespaces) (any, error) {
-	object, ns, why := Input(obj, isNamespace, namespaces, e)
-	if why != "" {
-		return nil, fmt.Errorf("%s", why)
+	vars, err := Input(obj, isNamespace, namespaces, e)
+	if err != nil {
+		return nil, err
 	}
-	return e.eval(object, ns)
+	return e.eval(vars)
 }
 
 // TestEvalOnKeepsScalars checks which results the memo keeps: those of

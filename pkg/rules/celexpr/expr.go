@@ -19,6 +19,8 @@ import (
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	apiservercel "k8s.io/apiserver/pkg/cel"
 	"k8s.io/apiserver/pkg/cel/environment"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // CEL variables a rule's expressions read, as in admission policies.
@@ -28,12 +30,25 @@ const (
 	// NamespaceObject is the object's Namespace, null for a
 	// cluster-scoped object; the controller knows its metadata only.
 	NamespaceObject = "namespaceObject"
+	// OwnerObject is the object's controller owner, found by a walk up
+	// its owners (Expr.Owner): the controller reads it from its cache,
+	// with the fields the expression reads. Admission policies cannot
+	// read it.
+	OwnerObject = "ownerObject"
 	// Request is the admission request (who makes it, the operation),
 	// typed as admission policies type it. Only an admission policy knows
 	// it: the controller evaluates no expression that reads it, and a
 	// rule may read it only in a recorded value (once: true).
 	Request = "request"
 )
+
+// SourceMissing is what evaluating an expression that reads ownerObject
+// returns for an object whose owner is not found: a missing source, as
+// for a fromOwner value, so that the rule's default applies.
+type SourceMissing struct{ Why string }
+
+// Error implements error.
+func (e SourceMissing) Error() string { return OwnerObject + ": " + e.Why }
 
 // ErrAdmissionOnly is what evaluating an expression that reads request
 // returns outside admission: the request that created the object is not
@@ -68,6 +83,7 @@ func NewEnv(object *apiservercel.DeclType) (*cel.Env, error) {
 		EnvOptions: []cel.EnvOption{
 			cel.Variable(Object, objectType),
 			cel.Variable(NamespaceObject, cel.DynType),
+			cel.Variable(OwnerObject, cel.DynType),
 			cel.Variable(Request, request.CelType()),
 		},
 		DeclTypes: decls,
@@ -89,6 +105,12 @@ type Expr struct {
 	Reads [][]string
 	// namespaceReads are the paths it reads of namespaceObject.
 	NamespaceReads [][]string
+	// OwnerReads are the paths it reads of ownerObject; an empty path
+	// reads the whole owner.
+	OwnerReads [][]string
+	// Owner is the walk that finds the owner ownerObject is, set by the
+	// rule the expression belongs to; nil reads no owner.
+	Owner *source.Walk
 	// ReadsRequest reports whether it reads request, which only an
 	// admission policy knows (ErrAdmissionOnly).
 	ReadsRequest bool
@@ -158,10 +180,9 @@ func yields(out, want *types.Type) bool {
 	return true
 }
 
-// eval evaluates e with the object's content and its namespace's metadata
-// (nil for none).
-func (e *Expr) eval(object, namespace map[string]any) (any, error) {
-	v, _, err := e.program.Eval(&celActivation{object: object, namespace: namespace})
+// eval evaluates e with vars.
+func (e *Expr) eval(vars Vars) (any, error) {
+	v, _, err := e.program.Eval(&celActivation{vars})
 	if err != nil {
 		return nil, err
 	}
@@ -171,24 +192,27 @@ func (e *Expr) eval(object, namespace map[string]any) (any, error) {
 	return v.Value(), nil
 }
 
-// celActivation is the variables of an evaluation: object, and
-// namespaceObject (null when namespace is nil).
-type celActivation struct {
-	object, namespace map[string]any
-}
+// celActivation is the variables of an evaluation: object,
+// namespaceObject and ownerObject, each null when nil.
+type celActivation struct{ Vars }
 
 // ResolveName returns the value of the variable name.
 func (a *celActivation) ResolveName(name string) (any, bool) {
+	var v map[string]any
 	switch name {
 	case Object:
-		return a.object, true
+		v = a.Object
 	case NamespaceObject:
-		if a.namespace == nil {
-			return types.NullValue, true
-		}
-		return a.namespace, true
+		v = a.Namespace
+	case OwnerObject:
+		v = a.Owner
+	default:
+		return nil, false
 	}
-	return nil, false
+	if v == nil {
+		return types.NullValue, true
+	}
+	return v, true
 }
 
 // Parent returns nil: an activation of rules has no parent.
@@ -198,13 +222,15 @@ func (a *celActivation) Parent() interpreter.Activation { return nil }
 // selections, optional selections and constant indexes rooted at object
 // is one read of its deepest field; "'k' in path" reads path.k.
 func walkReads(x ast.Expr, e *Expr) {
-	if p, ok := objectPath(x, Object); ok {
-		e.Reads = append(e.Reads, p)
-		return
-	}
-	if p, ok := objectPath(x, NamespaceObject); ok {
-		e.NamespaceReads = append(e.NamespaceReads, p)
-		return
+	roots := []struct {
+		name  string
+		reads *[][]string
+	}{{Object, &e.Reads}, {NamespaceObject, &e.NamespaceReads}, {OwnerObject, &e.OwnerReads}}
+	for _, r := range roots {
+		if p, ok := objectPath(x, r.name); ok {
+			*r.reads = append(*r.reads, p)
+			return
+		}
 	}
 	if x.Kind() == ast.IdentKind && x.AsIdent() == Request {
 		e.ReadsRequest = true
@@ -213,13 +239,11 @@ func walkReads(x ast.Expr, e *Expr) {
 	if x.Kind() == ast.CallKind && x.AsCall().FunctionName() == operators.In {
 		args := x.AsCall().Args()
 		if k, ok := constString(args[0]); ok {
-			if p, ok := objectPath(args[1], Object); ok {
-				e.Reads = append(e.Reads, append(p, k))
-				return
-			}
-			if p, ok := objectPath(args[1], NamespaceObject); ok {
-				e.NamespaceReads = append(e.NamespaceReads, append(p, k))
-				return
+			for _, r := range roots {
+				if p, ok := objectPath(args[1], r.name); ok {
+					*r.reads = append(*r.reads, append(p, k))
+					return
+				}
 			}
 		}
 	}

@@ -2,7 +2,9 @@ package source
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
+	"strings"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,23 +36,63 @@ var Owner = &Source{
 // what owns those (Deployments, CronJobs).
 var DefaultOwners = []string{"replicasets.apps", "deployments.apps", "statefulsets.apps", "daemonsets.apps", "jobs.batch", "cronjobs.batch"}
 
-// owners interns the source of each owner resource by its GVR, so that
-// every rule set compiled from every reload names one source, and one
-// informer, per owner resource.
-var owners sync.Map // schema.GroupVersionResource → *Source
+// owners interns the source of each owner resource by its GVR and the
+// fields its cache keeps, so that every rule set compiled from every
+// reload names one source, and one informer, per owner resource and
+// fields kept.
+var owners sync.Map // ownerKey → *Source
+
+// ownerKey identifies a source of OwnerOf.
+type ownerKey struct {
+	gvr  schema.GroupVersionResource
+	keep string
+}
 
 // OwnerOf returns the source of the owner objects of res: an entry like
-// Owner whose Resource is res, the same one for the same resource.
-func OwnerOf(res Resource) *Source {
-	if s, ok := owners.Load(res.GVR); ok {
+// Owner whose Resource is res, the same one for the same resource. keep
+// are the paths of the fields its cache keeps besides the metadata and
+// selector (Source.Keep), for CEL's ownerObject; the same paths, in any
+// order, give the same source.
+func OwnerOf(res Resource, keep ...[]string) *Source {
+	keep = slices.Clone(keep)
+	slices.SortFunc(keep, slices.Compare)
+	keep = slices.CompactFunc(keep, slices.Equal)
+	var names []string
+	for _, p := range keep {
+		names = append(names, strings.Join(p, "\x00"))
+	}
+	key := ownerKey{res.GVR, strings.Join(names, "\x01")}
+	if s, ok := owners.Load(key); ok {
 		return s.(*Source)
 	}
 	s := *Owner
-	s.Resource = res
+	s.Resource, s.Keep = res, keep
 	s.What = "the owning " + res.Kind
 	s.Reason = fmt.Sprintf("rules read values from owners of kind %s", res.Kind)
-	got, _ := owners.LoadOrStore(res.GVR, &s)
+	if len(keep) > 0 {
+		s.Reason = fmt.Sprintf("rules read the fields of owners of kind %s in CEL (ownerObject)", res.Kind)
+	}
+	got, _ := owners.LoadOrStore(key, &s)
 	return got.(*Source)
+}
+
+// KeptChanged reports whether a field that the cache of s, an owner
+// source, keeps for CEL (Keep) differs between old and new, two of its
+// objects as it caches them (Content).
+func (s *Source) KeptChanged(old, new metav1.Object) bool {
+	a, ok1 := old.(Content)
+	b, ok2 := new.(Content)
+	if len(s.Keep) == 0 || !ok1 || !ok2 {
+		return false
+	}
+	for _, p := range s.Keep {
+		x, _, _ := unstructured.NestedFieldNoCopy(a.UnstructuredContent(), p...)
+		y, _, _ := unstructured.NestedFieldNoCopy(b.UnstructuredContent(), p...)
+		if !reflect.DeepEqual(x, y) {
+			return true
+		}
+	}
+	return false
 }
 
 // ControllerOf returns the ownerReferences entry of obj with controller:

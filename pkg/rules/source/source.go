@@ -45,6 +45,11 @@ type Source struct {
 	// its related object by its controller ownerReferences entry, of the
 	// source's kind, rather than by the field at Ref.
 	IsOwner bool
+	// Keep are the paths of the fields of an owner source's objects that
+	// its cache keeps besides their metadata and selector: those that
+	// CEL expressions read of ownerObject. An empty path keeps the whole
+	// object.
+	Keep [][]string
 	// IsRef is set for Ref and each RefTo: Ref names the field that
 	// refers to the related object, nil when every object reads the one
 	// named Named in its namespace; Named, when set, is the only name of

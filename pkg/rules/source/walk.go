@@ -31,8 +31,9 @@ type Walk struct {
 // NewWalk resolves the owner resources of a walk through resolve: those
 // it walks through, as written, and hop among them ("" for the root). A
 // name that does not resolve is returned as an error, and left out: an
-// owner of that resource ends the walk.
-func NewWalk(hop string, through []string, resolve func(string) (Resource, error)) (*Walk, []error) {
+// owner of that resource ends the walk. The caches of the owners keep the
+// fields at keep too (OwnerOf).
+func NewWalk(hop string, through []string, resolve func(string) (Resource, error), keep ...[]string) (*Walk, []error) {
 	w := &Walk{HopName: hop}
 	var errs []error
 	for _, name := range through {
@@ -41,7 +42,7 @@ func NewWalk(hop string, through []string, resolve func(string) (Resource, error
 			errs = append(errs, fmt.Errorf("owner resource %q: %w", name, err))
 			continue
 		}
-		src := OwnerOf(res)
+		src := OwnerOf(res, keep...)
 		w.Through = append(w.Through, src)
 		if name == hop {
 			w.Hop = src
