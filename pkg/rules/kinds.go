@@ -11,6 +11,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/celexpr"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/spec"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/value"
 )
 
@@ -106,13 +107,13 @@ func (k *compiledKind) contribute(e *Evaluation, c *Compiled, obj metav1.Object,
 		read, m1 := value.FromTemplates(k.fallback[l], obj, valid)
 		fromNS, m2 := value.FromNamespace(l.FromNamespace, h.obj, h.why, valid)
 		related, in, m4 := c.readers().Related(l.FromRelated, obj, h.look, valid)
-		if v, ok := rulefile.Joined(read, rulefile.Joined(fromNS, related))[key]; ok {
+		if v, ok := spec.Joined(read, spec.Joined(fromNS, related))[key]; ok {
 			inputs = put(inputs, key, in[key])
 			return v, value.Missing{}, true
 		}
 		return "", slices.Concat(m1, m2, m4)[0], false
 	}
-	read = e.orDefault(rulefile.Joined(read, rulefile.Joined(cel, related)), slices.Concat(m1, m2, m3, m4), m, fallback, c.Name, k.kind)
+	read = e.orDefault(spec.Joined(read, spec.Joined(cel, related)), slices.Concat(m1, m2, m3, m4), m, fallback, c.Name, k.kind)
 	copied, copiedFrom, problems := c.readers().Copied(m, obj, h.obj, h.why, h.look, valid, k.celCopy(obj, h))
 	for _, p := range problems {
 		e.Problems = append(e.Problems, c.Name+": "+p)

@@ -11,9 +11,10 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
-// resolveOwners resolves the owner resources of each fromOwner key of c
-// through resolve. A name that does not resolve is returned as a
-// FieldError, as a rule's resource is, and left out of the walk: an
+// resolveOwners resolves the owner resources of each fromOwner key of c,
+// and of its ownerObject, through resolve, and gives each expression that
+// reads ownerObject its walk. A name that does not resolve is returned as
+// a FieldError, as a rule's resource is, and left out of the walk: an
 // owner of that resource ends it.
 func (c *Compiled) resolveOwners(resolve ResolveFunc) []rulefile.FieldError {
 	var unresolved []rulefile.FieldError
@@ -22,37 +23,51 @@ func (c *Compiled) resolveOwners(resolve ResolveFunc) []rulefile.FieldError {
 		if c.owners[o] != nil {
 			continue
 		}
-		w, errs := source.NewWalk(o.Hop, o.Through, resolve)
+		w, errs := source.NewWalk(o.Hop, o.Through, resolve, r.keep...)
 		for _, err := range errs {
 			unresolved = append(unresolved, rulefile.FieldError{Field: fmt.Sprintf("rules[%d].%s", c.Index, r.field), Message: err.Error()})
 		}
 		c.owners = put(c.owners, o, w)
 	}
+	for _, e := range c.celExprs() {
+		if len(e.OwnerReads) > 0 {
+			e.Owner = c.owners[c.Rule.OwnerObject]
+		}
+	}
 	return unresolved
 }
 
-// ownerRead is one owner walk of a rule, and the field that asks for it.
+// ownerRead is one owner walk of a rule, the field that asks for it, and
+// the fields its owners' caches keep for CEL.
 type ownerRead struct {
 	owners *rulefile.Owners
 	field  string
+	keep   [][]string
 }
 
 // ownerReads returns the owner walks of c's fromOwner keys and key sets,
 // in file order.
 func (c *Compiled) ownerReads() []ownerRead {
 	var out []ownerRead
+	if o := c.Rule.OwnerObject; o != nil {
+		var keep [][]string
+		for _, e := range c.celExprs() {
+			keep = append(keep, e.OwnerReads...)
+		}
+		out = append(out, ownerRead{o, "ownerObject", keep})
+	}
 	for _, kind := range kinds {
 		m := c.Of(kind)
 		for _, l := range m.Levels() {
 			for _, key := range slices.Sorted(maps.Keys(l.FromRelated)) {
 				if o := l.FromRelated[key].Owners; o != nil {
-					out = append(out, ownerRead{o, rulefile.FieldPath(kind+"s", key) + "." + source.Owner.Field})
+					out = append(out, ownerRead{o, rulefile.FieldPath(kind+"s", key) + "." + source.Owner.Field, nil})
 				}
 			}
 		}
 		for _, set := range m.Copy {
 			if set.Owners != nil {
-				out = append(out, ownerRead{set.Owners, "copy." + source.Owner.Field})
+				out = append(out, ownerRead{set.Owners, "copy." + source.Owner.Field, nil})
 			}
 		}
 	}

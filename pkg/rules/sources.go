@@ -43,7 +43,7 @@ func (t *Target) SourceChangeMatters(src *source.Source, old, new metav1.Object)
 	if src.IsOwner {
 		a, _ := source.ControllerOf(old)
 		b, _ := source.ControllerOf(new)
-		if a.UID != b.UID {
+		if a.UID != b.UID || src.KeptChanged(old, new) {
 			return true
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/spec"
 )
 
 // StaticConflicts finds pairs of the rules of f at indexes, which all name
@@ -49,7 +50,7 @@ func StaticConflicts(f *rulefile.File, indexes []int, resource string) []rulefil
 			for _, k := range slices.Sorted(maps.Keys(m.Values)) {
 				add(kind, k, strconv.Quote(m.Values[k]), field+"."+k)
 			}
-			for _, k := range slices.Sorted(maps.Keys(rulefile.Joined(m.From, m.CEL))) {
+			for _, k := range slices.Sorted(maps.Keys(spec.Joined(m.From, m.CEL))) {
 				add(kind, k, "read from the object", field+"."+k)
 			}
 			for _, k := range slices.Sorted(maps.Keys(m.FromNamespace)) {

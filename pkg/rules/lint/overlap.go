@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/selection"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/spec"
 )
 
 // Overlaps returns a warning for each pair of rules of f that name a
@@ -137,7 +138,7 @@ func wanted(m *rulefile.Metadata) map[string]string {
 	for k, v := range m.Values {
 		out[k] = strconv.Quote(v)
 	}
-	for k, v := range rulefile.Joined(m.From, m.CEL) {
+	for k, v := range spec.Joined(m.From, m.CEL) {
 		out[k] = "from " + v
 	}
 	for k, v := range m.FromRelated {

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/selection"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/spec"
 )
 
 // Unsettled finds rules that can never settle: rules whose writes decide
@@ -153,7 +154,7 @@ func labelWritesOf(r *rulefile.Rule) labelWrites {
 	for k, v := range r.Labels.Values {
 		out[k] = labelWrite{value: v}
 	}
-	for k := range rulefile.Joined(r.Labels.From, r.Labels.CEL) {
+	for k := range spec.Joined(r.Labels.From, r.Labels.CEL) {
 		out[k] = labelWrite{how: "read from the object"}
 	}
 	for k, from := range r.Labels.FromNamespace {

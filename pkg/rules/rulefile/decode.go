@@ -17,7 +17,11 @@ type decoder struct {
 	yamlfield.Decoder
 	names map[string]int // rule name → index of the first rule using it
 	index int            // index of the rule being decoded
-	depth int            // value forms given as defaults around the one decoded
+	// readsOwner is the first CEL expression of the rule being decoded
+	// that reads ownerObject, and ownerObject the rule's field that says
+	// which owner it is; nil for none.
+	readsOwner, ownerObject *yaml.Node
+	depth                   int // value forms given as defaults around the one decoded
 }
 
 func (d *decoder) file(root *yaml.Node) *File {
@@ -61,6 +65,7 @@ func (d *decoder) rules(n *yaml.Node, path string) []Rule {
 
 func (d *decoder) rule(n *yaml.Node, path string) Rule {
 	var r Rule
+	d.readsOwner, d.ownerObject = nil, nil
 	d.LineOf(path, n)
 	if n.Kind != yaml.MappingNode {
 		d.Errorf(n, path, "must be a mapping with name, resources and what to set, got %s", yamlfield.Describe(n))
@@ -74,6 +79,7 @@ func (d *decoder) rule(n *yaml.Node, path string) Rule {
 		d.setAndRemove(n, FieldPath(path, "remove"+kindField[kind]), m.Remove, m.Values, m.Computed())
 	}
 	d.relatedFor(n, path, &r)
+	d.ownerObjectFor(path, &r)
 	if r.PodTemplates {
 		d.podTemplates(n, path, &r)
 	}

@@ -67,5 +67,8 @@ func (d *decoder) cel(v *yaml.Node, p string, want *types.Type, what string) (sr
 			"read fields by name, e.g. object.metadata.labels.team", what, src, why)
 		return "", false, false
 	}
+	if len(e.OwnerReads) > 0 && d.readsOwner == nil {
+		d.readsOwner = v
+	}
 	return src, e.ReadsRequest, true
 }

@@ -6,6 +6,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/kube-annotator/kube-annotator/pkg/rules/celexpr"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/yamlfield"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
@@ -44,6 +45,41 @@ func (d *decoder) fromOwner(n *yaml.Node, p string) (RelatedKey, bool) {
 	return RelatedKey{Source: source.Owner, Kind: kind, Key: k, Owners: owners}, ok && len(d.Errs) == before
 }
 
+// ownerWalk decodes a rule's ownerObject, {owner: RESOURCE} and
+// through: [RESOURCE, …], found at path p.
+func (d *decoder) ownerWalk(n *yaml.Node, p string) *Owners {
+	d.LineOf(p, n)
+	d.ownerObject = n
+	if n.Kind != yaml.MappingNode {
+		d.Errorf(n, p, "must be a mapping with owner: RESOURCE or through: [RESOURCE, …], got %s", yamlfield.Describe(n))
+		return nil
+	}
+	o := &Owners{}
+	d.Fields(n, p, []string{ownerField, throughField}, func(k, fp string, v *yaml.Node) {
+		if k == ownerField {
+			o.Hop = d.ownerResource(v, fp)
+		} else {
+			o.Through = d.ownerResources(v, fp)
+		}
+	})
+	o.Complete()
+	return o
+}
+
+// ownerObjectFor completes r's ownerObject, at path: the default walk
+// when an expression reads ownerObject and r names none; an error when
+// r names one and no expression reads it.
+func (d *decoder) ownerObjectFor(path string, r *Rule) {
+	switch {
+	case d.readsOwner != nil && r.OwnerObject == nil && d.ownerObject == nil:
+		r.OwnerObject = &Owners{}
+		r.OwnerObject.Complete()
+	case d.readsOwner == nil && d.ownerObject != nil:
+		d.Errorf(d.ownerObject, FieldPath(path, "ownerObject"), "no CEL expression of the rule reads %s: remove the field, "+
+			"or read the owner in when or a cel value (%s.metadata.labels.team)", celexpr.OwnerObject, celexpr.OwnerObject)
+	}
+}
+
 // ownerResource decodes the name of an owner resource, found at path p.
 func (d *decoder) ownerResource(v *yaml.Node, p string) string {
 	s, ok := d.Str(v, p)
@@ -78,6 +114,16 @@ var ownerForm = valueForm{name: source.Owner.Field,
 			into.FromRelated = put(into.FromRelated, key, k)
 		}
 	}}
+
+// ownerWalkSchema is the JSON Schema of a rule's ownerObject.
+func ownerWalkSchema() *jsonSchema {
+	s := ownerSchema()
+	s.Required, s.OneOf, s.MinProperties, s.Description = nil, nil, 0, ""
+	for _, k := range []string{LabelKind, AnnotationKind} {
+		delete(s.Properties, k)
+	}
+	return s
+}
 
 // ownerSchema is the JSON Schema of a fromOwner value form.
 func ownerSchema() *jsonSchema {

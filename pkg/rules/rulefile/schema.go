@@ -1,6 +1,7 @@
 package rulefile
 
 import (
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/spec"
 
 	"slices"
@@ -111,6 +112,12 @@ var ruleSchema = mapping[Rule]{
 			"only at creation: the controller never writes a template, which would roll the workload out.",
 		value:  &jsonSchema{Type: "boolean", Default: false},
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.PodTemplates = d.Boolean(v, p); d.LineOf(p, v) }},
+	{name: "ownerObject", fills: []string{"OwnerObject"},
+		doc: "Which controller owner CEL's ownerObject is, for a rule whose expressions read it: walked through the owner resources " +
+			"in through (by default " + strings.Join(source.DefaultOwners, ", ") + "), the root of that chain, or the first object " +
+			"of the resource owner names. The owner's cache keeps the fields the expressions read.",
+		value:  ownerWalkSchema(),
+		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.OwnerObject = d.ownerWalk(v, p) }},
 	{name: "annotations", fills: metadataFills(AnnotationKind, "Values", "From", "CEL", "FromNamespace", "FromRelated", "IfAbsent", "Default", "Fallback", "Once"), sets: true,
 		doc:    "Annotations to set; a key's value is " + valueFormsHow + ".",
 		value:  metadataSchema(AnnotationKind),

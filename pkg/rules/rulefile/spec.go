@@ -30,11 +30,5 @@ const (
 	IgnoreAnnotation = spec.IgnoreAnnotation
 )
 
-// Joined returns the keys of a and b, as spec.Joined.
-func Joined(a, b map[string]string) map[string]string { return spec.Joined(a, b) }
-
-// KeysOf returns m's keys, as spec.KeysOf.
-func KeysOf[V any](m map[string]V) map[string]string { return spec.KeysOf(m) }
-
 // FieldPath is the path of key in the mapping at path, as spec.FieldPath.
 func FieldPath(path, key string) string { return spec.FieldPath(path, key) }

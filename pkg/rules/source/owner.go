@@ -86,13 +86,32 @@ func (s *Source) KeptChanged(old, new metav1.Object) bool {
 		return false
 	}
 	for _, p := range s.Keep {
-		x, _, _ := unstructured.NestedFieldNoCopy(a.UnstructuredContent(), p...)
-		y, _, _ := unstructured.NestedFieldNoCopy(b.UnstructuredContent(), p...)
-		if !reflect.DeepEqual(x, y) {
+		if !reflect.DeepEqual(fieldAt(a.UnstructuredContent(), p), fieldAt(b.UnstructuredContent(), p)) {
 			return true
 		}
 	}
 	return false
+}
+
+// fieldAt returns the value at path p of m, a Content's fields, whose
+// maps of strings may be map[string]string; nil when there is none.
+func fieldAt(m map[string]any, p []string) any {
+	var v any = m
+	for _, k := range p {
+		switch c := v.(type) {
+		case map[string]any:
+			v = c[k]
+		case map[string]string:
+			s, ok := c[k]
+			if !ok {
+				return nil
+			}
+			v = s
+		default:
+			return nil
+		}
+	}
+	return v
 }
 
 // ControllerOf returns the ownerReferences entry of obj with controller:

@@ -69,6 +69,9 @@ func (r *Rule) RelatedSources() []*source.Source {
 			out = append(out, src)
 		}
 	}
+	if r.OwnerObject != nil {
+		add(source.Owner)
+	}
 	for _, m := range r.Levels() {
 		for _, k := range m.FromRelated {
 			add(k.Source)
@@ -87,6 +90,9 @@ func (r *Rule) RelatedSources() []*source.Source {
 // owners.
 func (r *Rule) owners() []*Owners {
 	var out []*Owners
+	if r.OwnerObject != nil {
+		out = append(out, r.OwnerObject)
+	}
 	for _, m := range r.Levels() {
 		for _, k := range m.FromRelated {
 			if k.Owners != nil {

@@ -85,6 +85,12 @@ type Rule struct {
 	// CronJobs), read from the template as from the Pod, at CREATE only.
 	// Nothing else ever writes a template.
 	PodTemplates bool
+	// OwnerObject ("ownerObject") says which of the object's controller
+	// owners CEL's ownerObject is, as a fromOwner value says it: the owner
+	// resources walked through, and the one read (the root by default).
+	// The decoder completes it when an expression of the rule reads
+	// ownerObject; nil when none does.
+	OwnerObject *Owners
 
 	// Annotations ("annotations", "removeAnnotations", "copy") are the
 	// annotations the rule sets, removes and copies.
