@@ -12,6 +12,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/celexpr"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
@@ -219,6 +220,10 @@ var errFromNamespace = errors.New("a value read from the namespace is kept in sy
 // to the controller rather than set a value the controller would change.
 var errFallback = errors.New("its default is read from another source, which the controller follows")
 
+// errOwnerObject is why a CEL expression that reads ownerObject is not
+// evaluated at admission.
+var errOwnerObject = fmt.Errorf("it reads %s, which admission policies cannot read: %s", celexpr.OwnerObject, source.Owner.NoAdmission)
+
 // errFromRelated is why a value read from a related object of src
 // (fromNode, fromOwner, fromRef) is not set at admission: a policy reads the object
 // and its namespace only (source.Source.NoAdmission).
@@ -256,6 +261,9 @@ func ruleKeys(c *rules.Compiled) []*key {
 			}
 			k := &key{kind: kind, name: name, from: expr, val: value{present: present, text: "(" + expr + ")"}}
 			k.val = k.val.checked(kind, name, defaults, ifInvalid)
+			if c.ReadsOwnerObject(expr) {
+				k.err = errOwnerObject
+			}
 			keys = append(keys, k)
 		}
 		for name := range m.FromNamespace {

@@ -1,10 +1,11 @@
 package admission
 
 import (
-	"k8s.io/apiserver/pkg/authentication/user"
 	"maps"
 	"slices"
 	"testing"
+
+	"k8s.io/apiserver/pkg/authentication/user"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"

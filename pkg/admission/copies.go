@@ -60,7 +60,7 @@ func (tr *translator) copies(r *rule) []copy {
 		var earlier []string // the variables of the sets of kind before
 		for _, set := range m.Copy {
 			from := copyFrom(&set)
-			if from == "" {
+			if from == "" || r.ReadsOwnerObject(set.CEL) {
 				tr.note(r, "copy", fmt.Sprintf("%s %s: copied by the controller, which follows the objects it is read from; "+
 					"the %ss the rule copies after it are too", set.From(), &set, kind))
 				break

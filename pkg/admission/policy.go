@@ -138,6 +138,10 @@ func (tr *translator) policy(r *rule) (*Policy, error) {
 		tr.note(r, "mode", "audit mode writes nothing, at admission neither; the controller reports what the rule would change")
 		return nil, nil
 	}
+	if r.When != "" && r.ReadsOwnerObject(r.When) {
+		tr.note(r, "when", errOwnerObject.Error()+": the controller enforces the whole rule")
+		return nil, nil
+	}
 	if len(r.Annotations.Remove) > 0 {
 		tr.note(r, "removeAnnotations", removalReason)
 	}

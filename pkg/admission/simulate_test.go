@@ -3,10 +3,11 @@ package admission
 import (
 	"context"
 	"fmt"
-	"k8s.io/apiserver/pkg/authentication/user"
 	"slices"
 	"testing"
 	"time"
+
+	"k8s.io/apiserver/pkg/authentication/user"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"

@@ -49,7 +49,7 @@ const (
 // keys, as a Pod admitted with them does, so that the controller counts
 // them as its own without a write.
 func (tr *translator) templatePolicy(r *rule) (*Policy, error) {
-	if !r.PodTemplates || r.Audit() {
+	if !r.PodTemplates || r.Audit() || r.When != "" && r.ReadsOwnerObject(r.When) {
 		return nil, nil
 	}
 	var vars []admissionregistrationv1.Variable

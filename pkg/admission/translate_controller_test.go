@@ -1,8 +1,10 @@
 package admission
 
-import "strings"
+import (
+	"strings"
 
-import "github.com/kube-annotator/kube-annotator/pkg/rules/source"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
+)
 
 // controllerTests are what admission leaves to the controller, with the
 // notes that say so: removals, values it cannot read (a wildcard, the
@@ -102,5 +104,15 @@ var controllerTests = []translateTest{
 				obj:        cm("ns", "x", nil, map[string]string{"keep": "mine"}, map[string]string{"ok": "1", "bad key": "2", "gone": "3", "long": strings.Repeat("x", 64), "keep": "theirs"}),
 				wantAnns:   map[string]string{"team": "a", marker: "label:ok,team"},
 				wantLabels: map[string]string{"ok": "1", "keep": "mine"}},
+		}},
+	{name: "what reads ownerObject is the controller's",
+		rules: "rules:\n- {name: role, resources: [pods], ownerObject: {through: [deployments]}, labels: {a: '1', role: {cel: \"ownerObject.?status.?stableRS.orValue('') == 'x' ? 'stable' : 'canary'\"}}}\n" +
+			"- {name: big, resources: [pods], ownerObject: {through: [deployments]}, when: 'ownerObject.spec.replicas > 1', labels: {big: 'true'}}\n",
+		policies: []string{"role"},
+		notes: []string{"rule role: labels.role: " + errOwnerObject.Error() + "; the controller sets it",
+			"rule big: when: " + errOwnerObject.Error() + ": the controller enforces the whole rule"},
+		requests: []request{
+			{name: "the literal only", gvr: pods, obj: pod("ns", "p"),
+				wantLabels: map[string]string{"a": "1"}, wantAnns: map[string]string{podMarker: "label:a"}, controller: []string{"role", "big"}},
 		}},
 }

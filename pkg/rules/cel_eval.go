@@ -34,6 +34,13 @@ func (c *Compiled) ReadsRequest(kind, key string) bool {
 	return e != nil && e.ReadsRequest
 }
 
+// ReadsOwnerObject reports whether src, one of the rule's CEL expressions
+// (its when, a cel value, a key set), reads ownerObject, which only the
+// controller knows.
+func (c *Compiled) ReadsOwnerObject(src string) bool {
+	return slices.ContainsFunc(c.celExprs(), func(e *celexpr.Expr) bool { return e.Source == src && len(e.OwnerReads) > 0 })
+}
+
 // WhenReadsNamespace reports whether the rule's when condition reads
 // namespaceObject.
 func (c *Compiled) WhenReadsNamespace() bool {
