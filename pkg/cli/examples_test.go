@@ -15,7 +15,8 @@ import (
 // exampleWarnings are the warnings check prints for an example, which its
 // header explains; every other example checks without one.
 var exampleWarnings = map[string]string{
-	"pod-security.yaml": `rule "pod-security" targets namespaces`,
+	"pod-security.yaml":  `rule "pod-security" targets namespaces`,
+	"rollout-roles.yaml": `owner resource "rollouts.argoproj.io": resource "rollouts.argoproj.io" is not built into Kubernetes`,
 }
 
 // exampleCRDs are the CRD files, from the repository's root, that check

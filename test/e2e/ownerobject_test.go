@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -38,14 +40,15 @@ spec:
 // rollouts are Argo Rollouts, as rolloutCRD serves them.
 var rollouts = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "rollouts"}
 
-// A Pod's role in an Argo Rollout, read in CEL from the Rollout's status
-// (ownerObject), through the Pod's ReplicaSet, with kube-controller-manager
-// making the ReplicaSets' Pods: the stable ReplicaSet's Pods are labelled
-// stable, the other's canary; promoting the canary (status.stableRS)
-// relabels the same running Pods; a Rollout of another team is not
-// selected (when reads ownerObject too). The controller runs as the
-// identity `kube-annotator rbac` grants, which must let it watch
-// Rollouts; explain shows the owner's field read.
+// examples/rollout-roles.yaml, as shipped: a Pod's role in an Argo
+// Rollout, read in CEL from the Rollout's status (ownerObject), through
+// the Pod's ReplicaSet, with kube-controller-manager making the
+// ReplicaSets' Pods: the stable ReplicaSet's Pods are labelled stable,
+// the other's canary, as are those of a Rollout with no stable
+// ReplicaSet; a Pod no Rollout manages gets the default; promoting the
+// canary (status.stableRS) relabels the same running Pods. The
+// controller runs as the identity `kube-annotator rbac` grants, which
+// must let it watch Rollouts; explain shows the owner's field read.
 func TestOwnerObject(t *testing.T) {
 	env.InstallCRD(t, rolloutCRD)
 	t.Cleanup(func() { env.DeleteCRD(t, "rollouts.argoproj.io") })
@@ -60,27 +63,26 @@ func TestOwnerObject(t *testing.T) {
 		env.Create(t, h.ReplicaSets, ns, rolloutReplicaSet(t, ns, rs.name, rs.hash, rs.owner))
 	}
 	setStableRS(t, ns, "web", "abc")
-	rulesFile := writeFile(t, "rules.yaml", fmt.Sprintf(`rules:
-- name: role
-  resources: [pods]
-  namespaces: [%s]
-  ownerObject: {through: [replicasets.apps, rollouts.argoproj.io]}
-  when: ownerObject.metadata.?labels.team.orValue('') == 'payments'
-  labels:
-    role: {cel: "object.metadata.?labels['rollouts-pod-template-hash'].orValue('') == ownerObject.?status.?stableRS.orValue('') ? 'stable' : 'canary'"}
-`, ns))
+	bare := h.Pod(t, ns, "bare")
+	bare.SetLabels(map[string]string{"app": "web", "rollouts-pod-template-hash": "none"})
+	env.Create(t, h.Pods, ns, bare)
+	example, err := os.ReadFile(filepath.Join(h.RepoRoot(), "examples", "rollout-roles.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rulesFile := writeFile(t, "rules.yaml", inNamespace(t, string(example), ns))
 	as := grantRBAC(t, rulesFile, ns, "replicasets", "rollouts")
 	startRun(t, "--rules", rulesFile, "--as", as, "--record-namespace", ns)
 
 	roles := func(want map[string]string) func([]unstructured.Unstructured) bool {
 		return func(ps []unstructured.Unstructured) bool {
-			return len(ps) == 3 && all(ps, func(p unstructured.Unstructured) bool {
+			return len(ps) == 4 && all(ps, func(p unstructured.Unstructured) bool {
 				return p.GetLabels()["role"] == want[p.GetLabels()["rollouts-pod-template-hash"]]
 			})
 		}
 	}
-	pods := waitPods(t, ns, "the stable ReplicaSet's Pod is stable, the canary's canary, the other team's unlabelled",
-		roles(map[string]string{"abc": "stable", "def": "canary", "x": ""}))
+	pods := waitPods(t, ns, "the stable ReplicaSet's Pod is stable, the canary's and the other Rollout's canary, the bare Pod's unknown",
+		roles(map[string]string{"abc": "stable", "def": "canary", "x": "canary", "none": "unknown"}))
 	i := slices.IndexFunc(pods, func(p unstructured.Unstructured) bool { return strings.HasPrefix(p.GetName(), "web-abc") })
 	out, stderr, code := runCLI(t, "explain", "pods/"+pods[i].GetName(), "-n", ns, "--rules", rulesFile, "--kubeconfig", env.Kubeconfig)
 	if want := `ownerObject.status.stableRS = "abc"`; code != 0 || !strings.Contains(out, want) {
@@ -89,7 +91,7 @@ func TestOwnerObject(t *testing.T) {
 
 	setStableRS(t, ns, "web", "def")
 	promoted := waitPods(t, ns, "the promoted canary's Pod is stable, the old stable's canary",
-		roles(map[string]string{"abc": "canary", "def": "stable", "x": ""}))
+		roles(map[string]string{"abc": "canary", "def": "stable", "x": "canary", "none": "unknown"}))
 	if got, want := podUIDs(promoted), podUIDs(pods); !slices.Equal(got, want) {
 		t.Errorf("Pods after the promotion = %v, want the same Pods %v", got, want)
 	}

@@ -10,7 +10,8 @@ import (
 
 // TestInvalidLabelValues checks that a label whose computed value may be
 // no valid label value is warned of, at its line, unless it gives
-// ifInvalid or only copies another label.
+// ifInvalid, only copies another label or only chooses between valid
+// literals.
 func TestInvalidLabelValues(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -35,6 +36,9 @@ func TestInvalidLabelValues(t *testing.T) {
 			want: `rule "r": label "k" is computed by CEL "object.metadata.?labels.team.orValue('no one')", which may yield …`},
 		{name: "CEL reads an annotation", value: `{cel: "object.metadata.annotations['team']"}`,
 			want: `rule "r": label "k" is computed by CEL "object.metadata.annotations['team']", which may yield …`},
+		{name: "CEL chooses between literals", value: `{cel: "object.metadata.name == 'a' ? 'stable' : (has(object.spec) ? 'canary' : 'none')"}`},
+		{name: "CEL chooses between literals, one no label value", value: `{cel: "object.metadata.name == 'a' ? 'stable' : 'no one'"}`,
+			want: `rule "r": label "k" is computed by CEL "object.metadata.name == 'a' ? 'stable' : 'no one'", which may yield …`},
 		{name: "a label of the namespace", value: "{fromNamespace: {label: team}}"},
 		{name: "an annotation of the namespace", value: "{fromNamespace: {annotation: example.com/team}}",
 			want: `rule "r": label "k" is copied from the annotation "example.com/team" of the namespace, which may yield …`},
