@@ -70,19 +70,24 @@ func SourcesOf(ctx context.Context, client dynamic.Interface, t *rules.Target, o
 			return nil, err
 		}
 	}
-	// Up the chain of owners, one hop at a time: each owner names the next.
+	// Up the chain of owners, one hop at a time: each owner names the
+	// next, kept for each source of its resource (a fromOwner value's and
+	// ownerObject's, which keeps more fields, read alike here).
 	seen := map[string]bool{}
 	for cur := obj; cur != nil && !seen[string(cur.GetUID())]; {
 		seen[string(cur.GetUID())] = true
-		next := metav1.Object(nil)
+		next, read := metav1.Object(nil), false
 		for _, src := range t.Sources() {
-			if src.IsOwner && src.RefOf(cur) != "" {
+			switch {
+			case !src.IsOwner || src.RefOf(cur) == "":
+			case read && next != nil: // the same owner, for another walk of its resource
+				out.add(src, next)
+			case !read:
 				got, err := out.get(ctx, client, src, cur)
 				if err != nil {
 					return nil, err
 				}
-				next = got
-				break
+				next, read = got, true
 			}
 		}
 		cur = next

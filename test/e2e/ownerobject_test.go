@@ -48,7 +48,8 @@ var rollouts = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alp
 // ReplicaSet; a Pod no Rollout manages gets the default; promoting the
 // canary (status.stableRS) relabels the same running Pods. The
 // controller runs as the identity `kube-annotator rbac` grants, which
-// must let it watch Rollouts; explain shows the owner's field read.
+// must let it watch Rollouts; explain shows the owner's field read, and
+// where a fromOwner value of the same Rollout was read.
 func TestOwnerObject(t *testing.T) {
 	env.InstallCRD(t, rolloutCRD)
 	t.Cleanup(func() { env.DeleteCRD(t, "rollouts.argoproj.io") })
@@ -70,14 +71,22 @@ func TestOwnerObject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rulesFile := writeFile(t, "rules.yaml", inNamespace(t, string(example), ns))
+	// A fromOwner value of the same owners, which their other caches read.
+	rulesFile := writeFile(t, "rules.yaml", inNamespace(t, string(example), ns)+fmt.Sprintf(`- name: rollout-team
+  resources: [pods]
+  namespaces: [%s]
+  labels:
+    team: {fromOwner: {label: team, through: [replicasets.apps, rollouts.argoproj.io]}}
+`, ns))
 	as := grantRBAC(t, rulesFile, ns, "replicasets", "rollouts")
 	startRun(t, "--rules", rulesFile, "--as", as, "--record-namespace", ns)
 
+	teams := map[string]string{"abc": "payments", "def": "payments", "x": "data"}
 	roles := func(want map[string]string) func([]unstructured.Unstructured) bool {
 		return func(ps []unstructured.Unstructured) bool {
 			return len(ps) == 4 && all(ps, func(p unstructured.Unstructured) bool {
-				return p.GetLabels()["role"] == want[p.GetLabels()["rollouts-pod-template-hash"]]
+				hash := p.GetLabels()["rollouts-pod-template-hash"]
+				return p.GetLabels()["role"] == want[hash] && p.GetLabels()["team"] == teams[hash]
 			})
 		}
 	}
@@ -85,7 +94,7 @@ func TestOwnerObject(t *testing.T) {
 		roles(map[string]string{"abc": "stable", "def": "canary", "x": "canary", "none": "unknown"}))
 	i := slices.IndexFunc(pods, func(p unstructured.Unstructured) bool { return strings.HasPrefix(p.GetName(), "web-abc") })
 	out, stderr, code := runCLI(t, "explain", "pods/"+pods[i].GetName(), "-n", ns, "--rules", rulesFile, "--kubeconfig", env.Kubeconfig)
-	if want := `ownerObject.status.stableRS = "abc"`; code != 0 || !strings.Contains(out, want) {
+	if want := `ownerObject.status.stableRS = "abc"`; code != 0 || !strings.Contains(out, want) || !strings.Contains(out, `label "team" of Rollout "web"`) {
 		t.Errorf("explain: exit %d, stdout:\n%s\nstderr:\n%s\nwant it to say %q", code, out, stderr, want)
 	}
 
