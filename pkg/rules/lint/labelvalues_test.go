@@ -47,6 +47,14 @@ func TestInvalidLabelValues(t *testing.T) {
 		{name: "an annotation of the Node", value: "{fromNode: {annotation: example.com/rack}}",
 			want: `rule "r": label "k" is copied from the annotation "example.com/rack" of the Pod's Node, which may yield …`},
 		{name: "a literal", value: "web"},
+		{name: "a default that may be no label value", value: "{fromOwner: {label: team}, default: {fromNamespace: {annotation: example.com/team}, default: none}}",
+			want: `rule "r": label "k" is defaulted to a value copied from the annotation "example.com/team" of the namespace, which may yield …`},
+		{name: "a default made valid by its own ifInvalid", value: "{fromOwner: {label: team}, default: {fromNamespace: {annotation: example.com/team}, ifInvalid: sanitize}}"},
+		{name: "ifInvalid of the first form is not its default's", value: "{jsonPath: '{.metadata.name}', ifInvalid: hash, default: {fromNamespace: {annotation: example.com/team}}}",
+			want: `rule "r": label "k" is defaulted to a value copied from the annotation "example.com/team" of the namespace, which may yield …`},
+		{name: "a default that is a label", value: "{fromOwner: {label: team}, default: {fromNamespace: {label: team}, default: none}}"},
+		{name: "the first of a chain is said", value: "{jsonPath: '{.metadata.name}', default: {fromNamespace: {annotation: example.com/team}}}",
+			want: `rule "r": label "k" is read with jsonPath '{.metadata.name}', which may yield …`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
