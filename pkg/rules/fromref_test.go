@@ -222,8 +222,8 @@ func TestFromRefNeeds(t *testing.T) {
 
 // TestFromRefClusterScopedByName checks that a rule on a cluster-scoped
 // resource that reads a namespaced object by name, which it has no
-// namespace to find in, is refused at its line, and that one reading it
-// through a reference is not.
+// namespace to find in, is refused at its line, as is a copy from one,
+// and that one reading it through a reference is not.
 func TestFromRefClusterScopedByName(t *testing.T) {
 	const byName = "rules:\n- name: v\n  resources: [persistentvolumes]\n  labels:\n    team: {fromRef: {resource: configmaps, name: defaults, data: team}}\n"
 	f, err := rules.Parse("rules.yaml", []byte(byName))
@@ -240,6 +240,12 @@ func TestFromRefClusterScopedByName(t *testing.T) {
 	}
 	_, _, err = rules.Compile("rules.yaml", f, resolve)
 	checkLines(t, err, []string{`rules.yaml:5: rules[0].labels.team.fromRef.name: persistentvolumes are cluster-scoped: they have no namespace to find ConfigMap "defaults" in; …`})
+	const copyByName = "rules:\n- name: v\n  resources: [persistentvolumes]\n  copy:\n  - fromRef: {resource: persistentvolumeclaims, name: data, labels: ['*']}\n"
+	if f, err = rules.Parse("rules.yaml", []byte(copyByName)); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = rules.Compile("rules.yaml", f, resolve)
+	checkLines(t, err, []string{`rules.yaml:5: rules[0].copy[0].fromRef.name: persistentvolumes are cluster-scoped: they have no namespace to find PersistentVolumeClaim "data" in; …`})
 	compileRefs(t, "rules:\n- name: v\n  resources: [persistentvolumes]\n  labels:\n    team: {fromRef: {resource: persistentvolumeclaims, field: spec.claimRef, label: team}}\n", persistentVolumes)
 }
 

@@ -33,7 +33,7 @@ func TestParseCopy(t *testing.T) {
 			in: `[{fromNode: {labels: [topology.kubernetes.io/*]}}, {fromOwner: {annotations: [example.com/*], owner: deployments.apps}}]`,
 			want: rulefile.Rule{
 				Labels: rulefile.Metadata{Copy: []rulefile.KeySet{{Source: source.Node, Kind: "label", Keys: []string{"topology.kubernetes.io/*"}}}},
-				Annotations: rulefile.Metadata{Copy: []rulefile.KeySet{{Source: source.Owner, Kind: "annotation", Keys: []string{"example.com/*"},
+				Annotations: rulefile.Metadata{Copy: []rulefile.KeySet{{Source: source.Owner, Kind: "annotation", Keys: []string{"example.com/*"}, Item: 1,
 					Owners: &rulefile.Owners{Hop: "deployments.apps", Through: source.DefaultOwners}}}}}},
 		{name: "computed in CEL", resources: "[pods]", in: `[{cel: {annotations: "object.spec.containers.transformMapEntry(i, c, {'example.com/' + c.name: 'x'})"}}]`,
 			want: rulefile.Rule{Annotations: rulefile.Metadata{Copy: []rulefile.KeySet{

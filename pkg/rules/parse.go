@@ -24,11 +24,8 @@ func Parse(name string, data []byte) (*rulefile.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if errs := lint.Unsettled(f.Rules); len(errs) > 0 {
-		for i := range errs {
-			errs[i].Line = f.Line(errs[i].Field)
-		}
-		return nil, rulefile.Problems(name, errs, false)
+	if err := lint.Settled(name, f); err != nil {
+		return nil, err
 	}
 	return f, nil
 }

@@ -74,28 +74,32 @@ func (c *Compiled) readsRef(k rulefile.RelatedKey, src *source.Source) bool {
 	return r != nil && slices.Contains(r.Sources, src)
 }
 
-// refScopes reports each fromRef key of the rules of t, a cluster-scoped
-// resource, that reads a namespaced object by name: a cluster-scoped
-// object has no namespace to find it in, so the key could never be set.
-// (One named through an object reference's namespace is read.) Lines are
-// f's.
+// refScopes reports each fromRef key and copy of the rules of t, a
+// cluster-scoped resource, that reads a namespaced object by name: a
+// cluster-scoped object has no namespace to find it in, so the key could
+// never be set. (One named through an object reference's namespace is
+// read.) Lines are f's.
 func refScopes(f *rulefile.File, t *Target) []rulefile.FieldError {
 	if t.Namespaced {
 		return nil
 	}
 	var out []rulefile.FieldError
+	check := func(c *Compiled, refs *rulefile.Refs, p string) {
+		if r := c.refs[refs]; r != nil && refs.Field == nil && r.Sources[0].Resource.Namespaced {
+			out = append(out, rulefile.FieldError{Line: f.Line(p), Field: p, Message: fmt.Sprintf(
+				"%s are cluster-scoped: they have no namespace to find %s %q in; read it through field:, an object reference that gives its namespace",
+				t.GVR.Resource, r.Sources[0].Resource.Kind, refs.Name)})
+		}
+	}
 	for _, c := range t.Rules {
 		for _, kind := range c.relatedByKind() {
 			for _, key := range slices.Sorted(maps.Keys(kind.from)) {
-				k := kind.from[key]
-				r := c.refs[k.Refs]
-				if r == nil || k.Refs.Field != nil || !r.Sources[0].Resource.Namespaced {
-					continue
-				}
-				p := rulefile.FieldPath(fmt.Sprintf("rules[%d].%s", c.Index, kind.field), key) + "." + source.Ref.Field + ".name"
-				out = append(out, rulefile.FieldError{Line: f.Line(p), Field: p, Message: fmt.Sprintf(
-					"%s are cluster-scoped: they have no namespace to find %s %q in; read it through field:, an object reference that gives its namespace",
-					t.GVR.Resource, r.Sources[0].Resource.Kind, k.Refs.Name)})
+				check(c, kind.from[key].Refs, rulefile.FieldPath(fmt.Sprintf("rules[%d].%s", c.Index, kind.field), key)+"."+source.Ref.Field+".name")
+			}
+		}
+		for _, kind := range kinds {
+			for _, set := range c.Of(kind).Copy {
+				check(c, set.Refs, fmt.Sprintf("rules[%d].copy[%d].%s.name", c.Index, set.Item, source.Ref.Field))
 			}
 		}
 	}

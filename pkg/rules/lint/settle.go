@@ -12,6 +12,20 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/rules/spec"
 )
 
+// Settled returns the rules of f, loaded from name, whose selectors or
+// when conditions would not settle (Unsettled), at their lines, as one
+// *rulefile.Error; nil when there are none.
+func Settled(name string, f *rulefile.File) error {
+	errs := Unsettled(f.Rules)
+	if len(errs) == 0 {
+		return nil
+	}
+	for i := range errs {
+		errs[i].Line = f.Line(errs[i].Field)
+	}
+	return rulefile.Problems(name, errs, false)
+}
+
 // Unsettled finds rules that can never settle: rules whose writes decide
 // whether they themselves, or each other, select an object, so that the
 // controller would undo and redo its own writes without end. It returns

@@ -52,6 +52,7 @@ func (d *decoder) copyItems(n *yaml.Node, p string, r *Rule) {
 			if field == spec.CELField {
 				if set, ok := d.celKeySet(v, fp); ok {
 					m := r.Of(set.Kind)
+					set.Item = i
 					m.Copy = append(m.Copy, set)
 				}
 				return
@@ -59,6 +60,7 @@ func (d *decoder) copyItems(n *yaml.Node, p string, r *Rule) {
 			src := copyFrom[slices.Index(names, field)]
 			if set, ok := d.keySet(v, fp, src); ok {
 				m := r.Of(set.Kind)
+				set.Item = i
 				m.Copy = append(m.Copy, set)
 			}
 		})

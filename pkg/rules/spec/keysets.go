@@ -32,6 +32,8 @@ type KeySet struct {
 	// Refs says which object is read, for source.Ref; nil for any other
 	// source.
 	Refs *Refs
+	// Item is the set's index in its rule's copy list, for messages.
+	Item int
 	// Once records the keys copied: each is written where the object
 	// lacks it and then kept as it is, neither changed nor deleted,
 	// whatever the source becomes.
