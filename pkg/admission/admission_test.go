@@ -100,11 +100,12 @@ type translateTest struct {
 var web = map[string]string{"app": "web"}
 
 // TestTranslate runs the cases of the values admission sets
-// (translate_values_test.go), of the objects its policies select
+// (translate_values_test.go), of those it reads from ConfigMaps as params
+// (translate_params_test.go), of the objects its policies select
 // (translate_select_test.go) and of what it leaves to the controller
 // (translate_controller_test.go).
 func TestTranslate(t *testing.T) {
-	tests := slices.Concat(valueTests, selectTests, controllerTests)
+	tests := slices.Concat(valueTests, paramTests, selectTests, controllerTests)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := options()
