@@ -215,11 +215,7 @@ func (tr *translator) collect(set *rules.Set) error {
 	slices.SortFunc(tr.rules, func(a, b *rule) int { return a.Index - b.Index })
 	for _, r := range tr.rules {
 		r.keys = ruleKeys(r.Compiled)
-		for _, k := range r.keys {
-			if k.param.name != "" && len(r.namespaced) == 0 {
-				k.err, k.param = errClusterScoped(k.param), param{}
-			}
-		}
+		r.scopeParams()
 		sel, err := selects(r.Compiled)
 		if err != nil {
 			return fmt.Errorf("rule %s: %w", r.Name, err)

@@ -90,6 +90,17 @@ func errClusterScoped(p param) error {
 	return fmt.Errorf("read from %s in the object's namespace, which a cluster-scoped object lacks", p)
 }
 
+// scopeParams leaves to the controller the keys r reads as params when
+// none of r's resources is namespaced: its objects have no namespace to
+// read them in. (A rules file refuses such a rule; this is the guard.)
+func (r *rule) scopeParams() {
+	for _, k := range r.keys {
+		if k.param.name != "" && len(r.namespaced) == 0 {
+			k.err, k.param = errClusterScoped(k.param), param{}
+		}
+	}
+}
+
 // readParams makes spec, of the policy that sets r's keys read from p,
 // read p as its params, on r's namespaced resources alone: a binding
 // whose paramRef gives no namespace reads p in the admitted object's
