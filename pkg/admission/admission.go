@@ -96,6 +96,16 @@ func ValidateFieldManager(manager string) error {
 // a policy never blocks a request, and the controller converges what it
 // did not set.
 //
+// A value read from a ConfigMap named in the object's namespace
+// ({fromRef: {resource: configmaps, name: NAME, data: KEY}}, or a label or
+// annotation of it) is set by a policy of its own per ConfigMap, named
+// "<field manager>.<rule>.configmaps.<NAME>", which reads the ConfigMap
+// as its params (paramKind ConfigMap; its binding's paramRef names NAME
+// and no namespace: the admitted object's). A key the ConfigMap lacks is
+// the default, or is not set, as for the controller; where the ConfigMap
+// is missing, the policy is skipped (parameterNotFoundAction Allow) and
+// the controller sets the key after creation.
+//
 // The policy also lists the keys it added or changed in the marker
 // annotation patch.MarkerKey(field manager, resource), so that the
 // controller counts them as its own (see package reconcile): the API server
@@ -107,9 +117,10 @@ func ValidateFieldManager(manager string) error {
 //
 // What a rule asks that cannot be done at admission is left to the
 // controller, and Translate says so in a Note: removals (removeAnnotations,
-// removeLabels), JSONPath values that CEL cannot read the same way, keys an
-// earlier rule may set from such a value, and names of objects created with
-// generateName.
+// removeLabels), JSONPath values that CEL cannot read the same way, values
+// read from the namespace or from related objects but ConfigMaps named as
+// above, keys an earlier rule may set from such a value, and names of
+// objects created with generateName.
 func Translate(set *rules.Set, opts Options) ([]Policy, []Note, error) {
 	if err := ValidateFieldManager(opts.FieldManager); err != nil {
 		return nil, nil, err
@@ -120,14 +131,13 @@ func Translate(set *rules.Set, opts Options) ([]Policy, []Note, error) {
 	}
 	var out []Policy
 	for _, r := range tr.rules {
-		p, err := tr.policy(r)
+		ps, err := tr.policies(r)
 		if err != nil {
 			return nil, nil, fmt.Errorf("rule %s: %w", r.Name, err)
 		}
-		if p != nil {
-			out = append(out, *p)
-		}
-		if p, err = tr.templatePolicy(r); err != nil {
+		out = append(out, ps...)
+		p, err := tr.templatePolicy(r)
+		if err != nil {
 			return nil, nil, fmt.Errorf("rule %s: pod templates: %w", r.Name, err)
 		}
 		if p != nil {
@@ -147,9 +157,10 @@ type translator struct {
 // rule is a compiled rule with its resources and what it sets.
 type rule struct {
 	*rules.Compiled
-	resources []schema.GroupVersionResource
-	keys      []*key
-	selection string // CEL: the rule selects the admitted object
+	resources  []schema.GroupVersionResource
+	namespaced []schema.GroupResource // those of resources whose objects are in a namespace
+	keys       []*key
+	selection  string // CEL: the rule selects the admitted object
 }
 
 // key is one annotation or label a rule sets.
@@ -157,6 +168,7 @@ type key struct {
 	kind, name string
 	literal    *string
 	from       string // JSONPath template, when not literal
+	param      param  // the object val reads as the policy's params, if any
 	val        value
 	err        error  // why val cannot be read at admission
 	ifAbsent   bool   // set only where the object lacks it
@@ -195,11 +207,15 @@ func (tr *translator) collect(set *rules.Set) error {
 				return fmt.Errorf("rule %s: field manager %q and resource %s cannot name a marker annotation", c.Name, tr.opts.FieldManager, source.GVRString(t.GVR))
 			}
 			r.resources = append(r.resources, t.GVR)
+			if t.Namespaced {
+				r.namespaced = append(r.namespaced, t.GVR.GroupResource())
+			}
 		}
 	}
 	slices.SortFunc(tr.rules, func(a, b *rule) int { return a.Index - b.Index })
 	for _, r := range tr.rules {
 		r.keys = ruleKeys(r.Compiled)
+		r.scopeParams()
 		sel, err := selects(r.Compiled)
 		if err != nil {
 			return fmt.Errorf("rule %s: %w", r.Name, err)
@@ -225,10 +241,15 @@ var errFallback = errors.New("its default is read from another source, which the
 var errOwnerObject = fmt.Errorf("it reads %s, which admission policies cannot read: %s", celexpr.OwnerObject, source.Owner.NoAdmission)
 
 // errFromRelated is why a value read from a related object of src
-// (fromNode, fromOwner, fromRef) is not set at admission: a policy reads the object
-// and its namespace only (source.Source.NoAdmission).
+// (fromNode, fromOwner, fromRef) is not set at admission: a policy reads
+// the object and its namespace only (source.Source.NoAdmission), and, as
+// its params, an object named by name (paramOf).
 func errFromRelated(src *source.Source) error {
-	return fmt.Errorf("a value read from %s is set by the controller only: %s", src.What, src.NoAdmission)
+	err := fmt.Errorf("a value read from %s is set by the controller only: %s", src.What, src.NoAdmission)
+	if src.IsRef {
+		err = fmt.Errorf("%w (but a ConfigMap given by name:, in the object's namespace, which the policy reads as its params)", err)
+	}
+	return err
 }
 
 // ruleKeys lists what c sets, annotations then labels, each sorted.
@@ -273,13 +294,19 @@ func ruleKeys(c *rules.Compiled) []*key {
 			// does: the controller keeps such keys in sync on its own.
 			keys = append(keys, &key{kind: kind, name: name, err: errFromNamespace})
 		}
-		for name, k := range m.FromRelated {
-			keys = append(keys, &key{kind: kind, name: name, err: errFromRelated(k.Source)})
+		for name, rk := range m.FromRelated {
+			k := &key{kind: kind, name: name, err: errFromRelated(rk.Source)}
+			if p, v, ok := paramOf(rk); ok {
+				// Read as the policy's params, as the controller reads it:
+				// a missing key is the default, or sets nothing.
+				k.param, k.val, k.err = p, v.checked(kind, name, defaults, ifInvalid), nil
+			}
+			keys = append(keys, k)
 		}
 		for _, k := range keys {
 			k.ifAbsent, k.ifInvalid = m.IfAbsent[k.name] || m.Once[k.name], ifInvalid[k.name] // a recorded key, too, is set only where absent
 			if fb := m.Fallback[k.name]; fb != nil && k.err == nil {
-				k.err = errFallback
+				k.err, k.param = errFallback, param{}
 			}
 		}
 		slices.SortFunc(keys, func(a, b *key) int { return strings.Compare(a.name, b.name) })
@@ -347,6 +374,10 @@ func (tr *translator) guard(r *rule, k *key) (cond string, ok bool) {
 			}
 			if ek.err != nil {
 				tr.note(r, k.field(), fmt.Sprintf("left to the controller: rule %s, earlier in the file, may set it from a value admission cannot read", e.Name))
+				return "", false
+			}
+			if ek.param != k.param && ek.param.name != "" {
+				tr.note(r, k.field(), fmt.Sprintf("left to the controller: rule %s, earlier in the file, may set it from %s, which this policy does not read", e.Name, ek.param))
 				return "", false
 			}
 			sel := e.selection

@@ -80,6 +80,9 @@ type request struct {
 	nsIgnored bool
 	// user makes the request; nil for nobody known.
 	user user.Info
+	// configMaps are those of the object's namespace, which policies and
+	// the controller may read.
+	configMaps []*corev1.ConfigMap
 }
 
 // translateTest is a rules file, what Translate makes of it, and requests
@@ -97,11 +100,12 @@ type translateTest struct {
 var web = map[string]string{"app": "web"}
 
 // TestTranslate runs the cases of the values admission sets
-// (translate_values_test.go), of the objects its policies select
+// (translate_values_test.go), of those it reads from ConfigMaps as params
+// (translate_params_test.go), of the objects its policies select
 // (translate_select_test.go) and of what it leaves to the controller
 // (translate_controller_test.go).
 func TestTranslate(t *testing.T) {
-	tests := slices.Concat(valueTests, selectTests, controllerTests)
+	tests := slices.Concat(valueTests, paramTests, selectTests, controllerTests)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := options()
@@ -121,7 +125,7 @@ func TestTranslate(t *testing.T) {
 			for _, p := range policies {
 				names = append(names, p.Rule)
 				checkObjects(t, opts, p)
-				compiledPolicies = append(compiledPolicies, compilePolicy(t, p.Policy))
+				compiledPolicies = append(compiledPolicies, compileBound(t, p))
 			}
 			for _, n := range notes {
 				gotNotes = append(gotNotes, n.String())
@@ -144,6 +148,9 @@ func checkObjects(t *testing.T, opts Options, p Policy) {
 	t.Helper()
 	want := map[string]string{ManagedByLabel: ManagedBy, FieldManagerLabel: opts.FieldManager, RuleLabel: p.Rule}
 	name := opts.FieldManager + "." + p.Rule
+	if ref := p.Binding.Spec.ParamRef; ref != nil {
+		name += ".configmaps." + ref.Name
+	}
 	if p.Policy.Name != name || p.Binding.Name != name || p.Binding.Spec.PolicyName != name {
 		t.Errorf("policy %q, binding %q for policy %q; want all %q", p.Policy.Name, p.Binding.Name, p.Binding.Spec.PolicyName, name)
 	}
@@ -175,7 +182,7 @@ func checkRequest(t *testing.T, set *rules.Set, policies []*compiled, rq request
 		// Twice: a reinvocation changes nothing.
 		for range 2 {
 			for _, p := range order {
-				out, _, err := p.run(t, admit{gvr: rq.gvr, obj: obj, old: rq.old, ns: ns, user: rq.user})
+				out, _, err := p.run(t, admit{gvr: rq.gvr, obj: obj, old: rq.old, ns: ns, user: rq.user, configMaps: rq.configMaps})
 				ignored = ignored || err != nil
 				obj = out
 			}
@@ -208,7 +215,7 @@ func checkRequest(t *testing.T, set *rules.Set, policies []*compiled, rq request
 	if rq.nsIgnored {
 		ns.Annotations = map[string]string{rulefile.IgnoreAnnotation: "true"}
 	}
-	d, err := reconcile.Decide(target, obj, source.Namespaces(func(string) (metav1.Object, bool) { return ns, true }), reconcile.FieldManager)
+	d, err := reconcile.Decide(target, obj, lookup{ns: ns, configMaps: rq.configMaps}, reconcile.FieldManager)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,6 +229,29 @@ func checkRequest(t *testing.T, set *rules.Set, policies []*compiled, rq request
 			t.Errorf("the controller would still change label %s: %s", k, testutil.MustJSON(d.Change))
 		}
 	}
+}
+
+// lookup finds what the controller reads besides the object: its
+// namespace, and the ConfigMaps of namespace "ns".
+type lookup struct {
+	ns         metav1.Object
+	configMaps []*corev1.ConfigMap
+}
+
+func (l lookup) Find(src *source.Source, namespace, name string) (metav1.Object, bool) {
+	if src == source.Namespace {
+		return l.ns, true
+	}
+	for _, c := range l.configMaps {
+		if src.Resource.GVR == configMaps && namespace == c.Namespace && name == c.Name {
+			u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(c)
+			if err != nil {
+				panic(err)
+			}
+			return &unstructured.Unstructured{Object: u}, true
+		}
+	}
+	return nil, false
 }
 
 // want is what the request wants of annotations (or labels): unless it

@@ -4,8 +4,9 @@
 // ever sees it.
 //
 // Start at Translate (admission.go): one policy and its binding per rule,
-// named "<field manager>.<rule>", with a Note for what only the controller
-// can do; Translate's doc says how a rule's selection, values and file
+// named "<field manager>.<rule>", and one per ConfigMap it reads by name
+// as the policy's params (params.go), with a Note for what only the
+// controller can do; Translate's doc says how a rule's selection, values and file
 // order become CEL. Manifests (manifest.go) renders them for `kubectl
 // apply`; ServerNote (server.go) says when the API server serves no
 // policies. Failures are ignored (failurePolicy Ignore): a policy never

@@ -131,9 +131,10 @@ func (tr *translator) globalConditions() ([]admissionregistrationv1.MatchConditi
 	return out, nil
 }
 
-// policy builds r's policy and binding, or returns nil when nothing of r
-// is done at admission.
-func (tr *translator) policy(r *rule) (*Policy, error) {
+// policies builds r's policies and bindings: one for what r sets from the
+// object, then one per object r reads values from as params (policyFor);
+// none when nothing of r is done at admission.
+func (tr *translator) policies(r *rule) ([]Policy, error) {
 	if r.Audit() {
 		tr.note(r, "mode", "audit mode writes nothing, at admission neither; the controller reports what the rule would change")
 		return nil, nil
@@ -148,23 +149,57 @@ func (tr *translator) policy(r *rule) (*Policy, error) {
 	if len(r.Labels.Remove) > 0 {
 		tr.note(r, "removeLabels", removalReason)
 	}
-	copies := tr.copies(r)
-	vars, entries, err := tr.values(r, copies)
-	if err != nil {
-		return nil, err
+	var out []Policy
+	for _, p := range params(r) {
+		var copies []copy
+		if p.name == "" {
+			copies = tr.copies(r) // they read the object alone
+		}
+		policy, err := tr.policyFor(r, p, copies)
+		if err != nil {
+			return nil, err
+		}
+		if policy != nil {
+			out = append(out, *policy)
+		}
 	}
-	if len(entries) == 0 && len(copies) == 0 {
+	if len(out) == 0 {
 		tr.note(r, "", "nothing is set at admission; the controller enforces the whole rule")
 		return nil, nil
 	}
 	if len(r.Names) > 0 {
 		tr.note(r, "names", "objects created with generateName (a ReplicaSet's Pods, say) have no name at admission; the controller annotates them after creation")
 	}
+	return out, nil
+}
+
+// policyFor builds the policy and binding that set r's keys read from p
+// (from the object, for the zero param) and copies, or returns nil when
+// none of them is set at admission. The policy that reads p is named
+// "<field manager>.<rule>.<resource>.<name>" and its binding refers to p.
+func (tr *translator) policyFor(r *rule, p param, copies []copy) (*Policy, error) {
+	keys := slices.DeleteFunc(slices.Clone(r.keys), func(k *key) bool { return k.param != p })
+	vars, entries, err := tr.values(r, keys, copies)
+	if err != nil {
+		return nil, err
+	}
+	if len(entries) == 0 && len(copies) == 0 {
+		return nil, nil
+	}
 	spec, err := tr.spec(r, vars, entries, copies)
 	if err != nil {
 		return nil, err
 	}
-	return tr.newPolicy(r, tr.opts.FieldManager+"."+r.Name, spec), nil
+	name := tr.opts.FieldManager + "." + r.Name + p.suffix()
+	if p.name == "" {
+		return tr.newPolicy(r, name, spec), nil
+	}
+	if !tr.readParams(r, p, name, keys, spec) {
+		return nil, nil
+	}
+	policy := tr.newPolicy(r, name, spec)
+	policy.Binding.Spec.ParamRef = paramRef(p)
+	return policy, nil
 }
 
 // newPolicy is the policy named name with spec, that applies r, and its
@@ -190,15 +225,15 @@ func (tr *translator) newPolicy(r *rule, name string, spec *admissionregistratio
 const removalReason = "left to the controller: a removal is for keys objects already carry, which admission does not see, " +
 	"and removing at admission a key the client sent in its own request would answer it with an object that silently differs from what it asked for"
 
-// values returns r's variables: one optional value per key it sets at
-// admission, the keys its copies set, then "added", the marker entries
-// of the keys this request adds or changes; and the mutation's map
-// entries, by kind.
-func (tr *translator) values(r *rule, copies []copy) ([]admissionregistrationv1.Variable, map[string][]string, error) {
+// values returns the variables of r's policy that sets keys and copies:
+// one optional value per key of keys set at admission, the keys the
+// copies set, then "added", the marker entries of the keys this request
+// adds or changes; and the mutation's map entries, by kind.
+func (tr *translator) values(r *rule, keys []*key, copies []copy) ([]admissionregistrationv1.Variable, map[string][]string, error) {
 	var vars []admissionregistrationv1.Variable
 	var added []string
 	entries := map[string][]string{}
-	for _, k := range r.keys {
+	for _, k := range keys {
 		if k.err != nil {
 			tr.note(r, k.field(), fmt.Sprintf("%v; the controller sets it", k.err))
 			continue

@@ -75,6 +75,16 @@ type compiled struct {
 	matcher   matchconditions.Matcher
 	patchers  []patch.Patcher
 	compileOK bool
+	// paramRef is the binding's, when the policy reads params.
+	paramRef *admissionregistrationv1.ParamRef
+}
+
+// compileBound is compilePolicy of p's policy, with its binding's paramRef.
+func compileBound(t *testing.T, p Policy) *compiled {
+	t.Helper()
+	c := compilePolicy(t, p.Policy)
+	c.paramRef = p.Binding.Spec.ParamRef
+	return c
 }
 
 // compilePolicy compiles p and fails the test on any compilation error (or
@@ -91,7 +101,7 @@ func compilePolicy(t *testing.T, p *admissionregistrationv1.MutatingAdmissionPol
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := plugincel.OptionalVariableDeclarations{HasAuthorizer: true}
+	opts := plugincel.OptionalVariableDeclarations{HasAuthorizer: true, HasParams: p.Spec.ParamKind != nil}
 	var vars []plugincel.NamedExpressionAccessor
 	for _, v := range p.Spec.Variables {
 		vars = append(vars, &validating.Variable{Name: v.Name, Expression: v.Expression})
@@ -128,6 +138,24 @@ type admit struct {
 	obj, old runtime.Object
 	ns       *corev1.Namespace
 	user     user.Info // who makes the request; nil for nobody known
+	// configMaps are those of the object's namespace, which a policy
+	// may read as its params.
+	configMaps []*corev1.ConfigMap
+}
+
+// params returns the params of c for a: nil for a policy that reads none;
+// ok is false when its binding's paramRef names none of a's ConfigMaps,
+// which skips the policy (parameterNotFoundAction: Allow).
+func (c *compiled) params(a admit) (params runtime.Object, ok bool) {
+	if c.paramRef == nil {
+		return nil, true
+	}
+	for _, cm := range a.configMaps {
+		if cm.Name == c.paramRef.Name {
+			return cm, true
+		}
+	}
+	return nil, false
 }
 
 // run applies c to the request as the API server would, with
@@ -138,7 +166,8 @@ func (c *compiled) run(t *testing.T, a admit) (runtime.Object, bool, error) {
 	if !c.compileOK {
 		t.FailNow()
 	}
-	if !c.selects(t, a) {
+	params, found := c.params(a)
+	if !c.selects(t, a) || !found {
 		return a.obj, false, nil
 	}
 	obj := a.obj.DeepCopyObject()
@@ -160,7 +189,7 @@ func (c *compiled) run(t *testing.T, a admit) (runtime.Object, bool, error) {
 		VersionedObject: admission.NewLazyObject(obj), VersionedOldObject: admission.NewLazyObject(a.old)}
 	ctx := c.compiler.CreateContext(t.Context())
 	if c.matcher != nil {
-		res := c.matcher.Match(ctx, vattrs, nil, nil)
+		res := c.matcher.Match(ctx, vattrs, params, nil)
 		if res.Error != nil {
 			return a.obj, false, res.Error
 		}
@@ -174,7 +203,8 @@ func (c *compiled) run(t *testing.T, a admit) (runtime.Object, bool, error) {
 	}
 	for _, p := range c.patchers {
 		out, err := p.Patch(ctx, patch.Request{MatchedResource: a.gvr, VersionedAttributes: vattrs,
-			ObjectInterfaces: admission.NewObjectInterfacesFromScheme(scheme), Namespace: a.ns, TypeConverter: converter},
+			ObjectInterfaces: admission.NewObjectInterfacesFromScheme(scheme), Namespace: a.ns, TypeConverter: converter,
+			OptionalVariables: plugincel.OptionalVariableBindings{VersionedParams: params}},
 			celconfig.RuntimeCELCostBudget)
 		if err != nil {
 			return a.obj, false, err
@@ -185,7 +215,7 @@ func (c *compiled) run(t *testing.T, a admit) (runtime.Object, bool, error) {
 }
 
 // selects evaluates the policy's matchConstraints: resource, operation,
-// objectSelector (new or old object) and namespaceSelector.
+// scope, objectSelector (new or old object) and namespaceSelector.
 func (c *compiled) selects(t *testing.T, a admit) bool {
 	t.Helper()
 	m := c.policy.Spec.MatchConstraints
@@ -195,7 +225,8 @@ func (c *compiled) selects(t *testing.T, a admit) bool {
 		op = admissionregistrationv1.Update
 	}
 	for _, r := range m.ResourceRules {
-		found = found || (r.APIGroups[0] == a.gvr.Group && r.Resources[0] == a.gvr.Resource && slices.Contains(r.Operations, op))
+		namespaced := r.Scope != nil && *r.Scope == admissionregistrationv1.NamespacedScope
+		found = found || (r.APIGroups[0] == a.gvr.Group && r.Resources[0] == a.gvr.Resource && slices.Contains(r.Operations, op) && (!namespaced || a.ns != nil))
 	}
 	if !found {
 		return false

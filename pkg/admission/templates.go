@@ -115,6 +115,9 @@ func (tr *translator) notTemplated(r *rule, k *key) string {
 	if k.err != nil {
 		return k.err.Error()
 	}
+	if k.param.name != "" {
+		return "it is read from " + k.param.String() + ", which that policy does not read"
+	}
 	for _, e := range tr.rules {
 		if e.Index >= r.Index {
 			break

@@ -20,7 +20,9 @@ import (
 
 // templateRules ask for pod templates: a literal label, a value recorded
 // from the request and one read from the Pod's spec (set in templates),
-// and a value read from the Pod's Node (not: admission cannot read it).
+// a value read from the Pod's Node (not: admission cannot read it), and
+// one read from a ConfigMap of the namespace (not: the Pod's own policy
+// reads it, as its params).
 const templateRules = `rules:
 - name: team
   resources: [pods]
@@ -29,6 +31,7 @@ const templateRules = `rules:
   labels:
     team: a
     zone: {fromNode: {label: zone}}
+    owner: {fromRef: {resource: configmaps, name: team-defaults, data: owner}}
   annotations:
     created-by: {cel: request.userInfo.username, once: true, default: unknown}
     image: {jsonPath: '{.spec.containers[0].image}'}
@@ -53,14 +56,15 @@ func TestTemplatePolicy(t *testing.T) {
 	for _, n := range notes {
 		gotNotes = append(gotNotes, n.String())
 	}
-	if want := []string{"kube-annotator.team", "kube-annotator.team.pod-templates"}; !slices.Equal(names, want) {
+	if want := []string{"kube-annotator.team", "kube-annotator.team.configmaps.team-defaults", "kube-annotator.team.pod-templates"}; !slices.Equal(names, want) {
 		t.Fatalf("policies %q, want %q", names, want)
 	}
 	wantNote := "rule team: podTemplates: labels.zone is not set in pod templates: a value read from the Pod's Node is set by the controller only: admission policies cannot read a Node, and a Pod has none yet when it is created; the Pods get it as the rule says"
-	if !slices.Contains(gotNotes, wantNote) {
-		t.Errorf("notes %q, want among them %q", gotNotes, wantNote)
+	wantParamNote := `rule team: podTemplates: labels.owner is not set in pod templates: it is read from ConfigMap "team-defaults", which that policy does not read; the Pods get it as the rule says`
+	if !slices.Contains(gotNotes, wantNote) || !slices.Contains(gotNotes, wantParamNote) {
+		t.Errorf("notes %q, want among them %q and %q", gotNotes, wantNote, wantParamNote)
 	}
-	tp := compilePolicy(t, policies[1].Policy)
+	tp := compilePolicy(t, policies[2].Policy)
 	alice := &user.DefaultInfo{Name: "alice"}
 	web := map[string]string{"app": "web"}
 	tests := []struct {

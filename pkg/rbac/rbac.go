@@ -122,6 +122,7 @@ func clusterRules(grants []Grant, file *rulefile.File, resolved map[string]sourc
 	}
 	if o.Admission {
 		out = append(out, policyRule("admissionregistration.k8s.io", admissionResources, admissionVerbs...))
+		out = append(out, paramRules(file, resolved)...)
 	}
 	if o.Reports {
 		out = append(out, policyRule(reports.ReportResource.Group, []string{reports.ReportResource.Resource, reports.ClusterReportResource.Resource}, reportVerbs...))

@@ -55,6 +55,30 @@ func refNamedRules(file *rulefile.File, resolved map[string]source.Resource, rul
 	return out
 }
 
+// paramRules grants getting, by their names, the objects that fromRef
+// reads by name alone ({fromRef: {resource: configmaps, name: NAME, …}}),
+// for run --admission-policies: a policy reads such a ConfigMap as its
+// params, and the API server lets only who may get the object a
+// binding's paramRef names, in every namespace, create the binding. The
+// controller lists and watches those objects already (refNamedRules, or
+// as a ruled resource), so get shows it nothing more.
+func paramRules(file *rulefile.File, resolved map[string]source.Resource) []*rbacv1ac.PolicyRuleApplyConfiguration {
+	names := map[source.Resource][]string{}
+	for _, src := range refSources(file, resolved) {
+		if src.Ref == nil && src.Named != "" && !slices.Contains(names[src.Resource], src.Named) {
+			names[src.Resource] = append(names[src.Resource], src.Named)
+		}
+	}
+	var out []*rbacv1ac.PolicyRuleApplyConfiguration
+	for _, res := range slices.SortedFunc(maps.Keys(names), func(a, b source.Resource) int {
+		return strings.Compare(source.GVRString(a.GVR), source.GVRString(b.GVR))
+	}) {
+		gr := res.GVR.GroupResource()
+		out = append(out, policyRule(gr.Group, []string{gr.Resource}, "get").WithResourceNames(slices.Sorted(slices.Values(names[res]))...))
+	}
+	return out
+}
+
 // GroupResources maps each resource name to its group and resource.
 func GroupResources(resolved map[string]source.Resource) map[string]schema.GroupResource {
 	out := make(map[string]schema.GroupResource, len(resolved))

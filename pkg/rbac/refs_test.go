@@ -33,19 +33,31 @@ func TestGenerateFromRef(t *testing.T) {
 		"owner": ref("configmaps", "", "defaults"),
 		"cost":  ref("configmaps", "settings", "", "team-b", "team-a"),
 	}
+	admission := []rbacv1.PolicyRule{rule("admissionregistration.k8s.io", admissionResources, admissionVerbs...),
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}, ResourceNames: []string{"defaults"}}}
 	for _, tc := range []struct {
-		name  string
-		rules []rulefile.Rule
-		want  []rbacv1.PolicyRule
+		name      string
+		rules     []rulefile.Rule
+		admission bool
+		want      []rbacv1.PolicyRule
 	}{
 		{name: "claims, and ConfigMaps by name", rules: []rulefile.Rule{{Resources: []string{"pods"}, Labels: rulefile.Metadata{FromRelated: reads}}},
 			want: []rbacv1.PolicyRule{rule("", []string{"pods"}, allVerbs...), nsWatch, rule("", []string{"persistentvolumeclaims"}, watchVerbs...),
 				{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: watchVerbs, ResourceNames: []string{"defaults", "team-a", "team-b"}}}},
 		{name: "ruled ConfigMaps are watched already", rules: []rulefile.Rule{{Resources: []string{"configmaps"}, Labels: rulefile.Metadata{FromRelated: map[string]rulefile.RelatedKey{"owner": reads["owner"]}}}},
 			want: []rbacv1.PolicyRule{rule("", []string{"configmaps"}, allVerbs...), nsWatch}},
+		// A policy that reads a ConfigMap named by name as its params is
+		// bound only by who may get it, in every namespace.
+		{name: "admission policies: ConfigMaps named by name, got", admission: true,
+			rules: []rulefile.Rule{{Resources: []string{"pods"}, Labels: rulefile.Metadata{FromRelated: reads}}},
+			want: append([]rbacv1.PolicyRule{rule("", []string{"pods"}, allVerbs...), nsWatch, rule("", []string{"persistentvolumeclaims"}, watchVerbs...),
+				{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: watchVerbs, ResourceNames: []string{"defaults", "team-a", "team-b"}}}, admission...)},
+		{name: "admission policies: ruled ConfigMaps named by name, got cluster-wide", admission: true,
+			rules: []rulefile.Rule{{Resources: []string{"configmaps"}, Namespaces: []string{"team-a"}, Labels: rulefile.Metadata{FromRelated: map[string]rulefile.RelatedKey{"owner": reads["owner"]}}}},
+			want:  append([]rbacv1.PolicyRule{rule("", []string{"configmaps"}, watchVerbs...), nsWatch}, admission...)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, err := YAML(Generate(&rulefile.File{Rules: tc.rules}, withClaims, Options{Name: "ka", Namespace: "sys"}))
+			out, err := YAML(Generate(&rulefile.File{Rules: tc.rules}, withClaims, Options{Name: "ka", Namespace: "sys", Admission: tc.admission}))
 			if err != nil {
 				t.Fatal(err)
 			}
