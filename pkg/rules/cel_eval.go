@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules/celexpr"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/spec"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/value"
 )
 
@@ -75,7 +76,7 @@ func celValues(from map[string]*celexpr.Expr, obj metav1.Object, h home, valid f
 			problems = append(problems, value.Missing{Key: k, Why: fmt.Sprintf("cel: the value (%d bytes) is not valid: %v", len(s), msgs), Reason: ReasonInvalid, Value: s})
 			continue
 		}
-		out = put(out, k, s)
+		out = spec.Put(out, k, s)
 	}
 	return out, problems
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/spec"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/value"
 )
 
@@ -39,13 +40,13 @@ func (e *Evaluation) orDefault(values map[string]string, miss []value.Missing, m
 	for _, mm := range miss {
 		s := value.Settle(m, mm, fallback)
 		if s.MadeValid != "" {
-			values, e.madeValid = put(values, mm.Key, s.Value), put(e.madeValid, keyOf{kind, mm.Key}, s.MadeValid)
+			values, e.madeValid = spec.Put(values, mm.Key, s.Value), spec.Put(e.madeValid, keyOf{kind, mm.Key}, s.MadeValid)
 			continue
 		}
 		failed := s.Missing.Reason == ReasonError
 		if failed {
 			if _, ok := e.held[keyOf{kind, mm.Key}]; !ok {
-				e.held = put(e.held, keyOf{kind, mm.Key}, rule)
+				e.held = spec.Put(e.held, keyOf{kind, mm.Key}, rule)
 			}
 		}
 		if failed || !s.OK {
@@ -59,11 +60,11 @@ func (e *Evaluation) orDefault(values map[string]string, miss []value.Missing, m
 			e.Problems = append(e.Problems, why)
 			continue
 		}
-		values = put(values, mm.Key, s.Value)
+		values = spec.Put(values, mm.Key, s.Value)
 		if _, taken := e.setBy[keyOf{kind, mm.Key}]; !taken {
-			e.defaulted = put(e.defaulted, keyOf{kind, mm.Key}, s.Defaulted)
+			e.defaulted = spec.Put(e.defaulted, keyOf{kind, mm.Key}, s.Defaulted)
 			if mm.AdmissionOnly {
-				e.unrecorded = put(e.unrecorded, keyOf{kind, mm.Key}, true)
+				e.unrecorded = spec.Put(e.unrecorded, keyOf{kind, mm.Key}, true)
 			}
 		}
 	}

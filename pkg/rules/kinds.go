@@ -108,7 +108,7 @@ func (k *compiledKind) contribute(e *Evaluation, c *Compiled, obj metav1.Object,
 		fromNS, m2 := value.FromNamespace(l.FromNamespace, h.obj, h.why, valid)
 		related, in, m4 := c.readers().Related(l.FromRelated, obj, h.look, valid)
 		if v, ok := spec.Joined(read, spec.Joined(fromNS, related))[key]; ok {
-			inputs = put(inputs, key, in[key])
+			inputs = spec.Put(inputs, key, in[key])
 			return v, value.Missing{}, true
 		}
 		return "", slices.Concat(m1, m2, m4)[0], false

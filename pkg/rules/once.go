@@ -1,13 +1,17 @@
 package rules
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/kube-annotator/kube-annotator/pkg/rules/spec"
+)
 
 // recordOnce records rule as the rule whose once keys of kind are keys:
 // see Recorded.
 func (e *Evaluation) recordOnce(keys map[string]bool, rule, kind string) {
 	for k := range keys {
 		if _, ok := e.once[keyOf{kind, k}]; !ok {
-			e.once = put(e.once, keyOf{kind, k}, rule)
+			e.once = spec.Put(e.once, keyOf{kind, k}, rule)
 		}
 	}
 }

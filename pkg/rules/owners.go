@@ -9,6 +9,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/spec"
 )
 
 // resolveOwners resolves the owner resources of each fromOwner key of c,
@@ -27,7 +28,7 @@ func (c *Compiled) resolveOwners(resolve ResolveFunc) []rulefile.FieldError {
 		for _, err := range errs {
 			unresolved = append(unresolved, rulefile.FieldError{Field: fmt.Sprintf("rules[%d].%s", c.Index, r.field), Message: err.Error()})
 		}
-		c.owners = put(c.owners, o, w)
+		c.owners = spec.Put(c.owners, o, w)
 	}
 	for _, e := range c.celExprs() {
 		if len(e.OwnerReads) > 0 {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/spec"
 )
 
 // resolveRefs resolves the resource of each fromRef key of c through
@@ -24,7 +25,7 @@ func (c *Compiled) resolveRefs(resolve ResolveFunc) []rulefile.FieldError {
 			unresolved = append(unresolved, rulefile.FieldError{Field: field + "." + source.Ref.Field + ".resource", Message: err.Error()})
 			return
 		}
-		c.refs = put(c.refs, r, source.NewRefer(res, r.Field, r.Name, r.Names))
+		c.refs = spec.Put(c.refs, r, source.NewRefer(res, r.Field, r.Name, r.Names))
 	}
 	for _, kind := range c.relatedByKind() {
 		for _, key := range slices.Sorted(maps.Keys(kind.from)) {

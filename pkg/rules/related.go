@@ -6,6 +6,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/spec"
 )
 
 // RelatedSources returns the sources the rules of t read values from,
@@ -96,7 +97,7 @@ func (e *Evaluation) Input(kind, key string) string { return e.inputs[keyOf{kind
 func (e *Evaluation) recordInputs(inputs map[string]string, rule, kind string) {
 	for k, in := range inputs {
 		if e.setBy[keyOf{kind, k}] == rule {
-			e.inputs = put(e.inputs, keyOf{kind, k}, in)
+			e.inputs = spec.Put(e.inputs, keyOf{kind, k}, in)
 		}
 	}
 }

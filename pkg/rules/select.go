@@ -8,6 +8,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/selection"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/spec"
 )
 
 // Compiled is one rule ready to be evaluated against objects.
@@ -82,7 +83,7 @@ func (c *Compiled) contribute(e *Evaluation, obj metav1.Object, h home) {
 func attribute(by map[keyOf]string, kind string, keys []string, rule string) map[keyOf]string {
 	for _, k := range keys {
 		if _, ok := by[keyOf{kind, k}]; !ok {
-			by = put(by, keyOf{kind, k}, rule)
+			by = spec.Put(by, keyOf{kind, k}, rule)
 		}
 	}
 	return by
@@ -155,7 +156,7 @@ func (e *Evaluation) merge(into, literal, computed, fromNamespace map[string]str
 				continue
 			}
 			into[k] = v
-			e.setBy = put(e.setBy, keyOf{kind, k}, rule)
+			e.setBy = spec.Put(e.setBy, keyOf{kind, k}, rule)
 		}
 	}
 	return into
@@ -171,7 +172,7 @@ func (e *Evaluation) ifAbsent(into map[string]bool, desired map[string]string, i
 		for k, v := range m {
 			switch {
 			case e.setBy[keyOf{kind, k}] == rule && ifAbsent[k]:
-				into = put(into, k, true)
+				into = spec.Put(into, k, true)
 			case !ifAbsent[k] && desired[k] == v:
 				delete(into, k)
 			}
@@ -186,13 +187,4 @@ func (e *Evaluation) ifAbsent(into map[string]bool, desired map[string]string, i
 type Conflict struct {
 	Kind, Key     string
 	Kept, Dropped string
-}
-
-// put sets m[k] to v, making m when nil.
-func put[K comparable, V any](m map[K]V, k K, v V) map[K]V {
-	if m == nil {
-		m = map[K]V{}
-	}
-	m[k] = v
-	return m
 }

@@ -32,7 +32,7 @@ func (d *decoder) literal(v *yaml.Node, p, key, s string, into *metadataValues) 
 			d.Errorf(v, p, "invalid label value %q: %s", s, msg)
 		}
 	}
-	into.Values = put(into.Values, key, s)
+	into.Values = spec.Put(into.Values, key, s)
 }
 
 // valueForm is a value that is read rather than given: a mapping with one
@@ -75,7 +75,7 @@ var valueForms = []valueForm{
 		computed: true,
 		decode: func(d *decoder, v *yaml.Node, p, key string, into *metadataValues) {
 			if tmpl, ok := d.jsonPathValue(v, p); ok {
-				into.From = put(into.From, key, tmpl)
+				into.From = spec.Put(into.From, key, tmpl)
 			}
 		}},
 	{name: "cel", how: `{cel: "…"} to compute it with a CEL expression`,
@@ -87,7 +87,7 @@ var valueForms = []valueForm{
 		computed: true, selfContained: true,
 		decode: func(d *decoder, v *yaml.Node, p, key string, into *metadataValues) {
 			if src, ok := d.celValue(v, p, key, into); ok {
-				into.CEL = put(into.CEL, key, src)
+				into.CEL = spec.Put(into.CEL, key, src)
 			}
 		}},
 	{name: "fromNamespace", how: "{fromNamespace: {label: KEY}} to read a label (or annotation) of its namespace",
@@ -97,7 +97,7 @@ var valueForms = []valueForm{
 		computed: true,
 		decode: func(d *decoder, v *yaml.Node, p, key string, into *metadataValues) {
 			if k, ok := d.fromNamespace(v, p); ok {
-				into.FromNamespace = put(into.FromNamespace, key, k)
+				into.FromNamespace = spec.Put(into.FromNamespace, key, k)
 			}
 		}},
 	relatedForm(source.Node, "{fromNode: {label: KEY}} to read a label (or annotation) of a Pod's Node",
@@ -114,7 +114,7 @@ func relatedForm(src *source.Source, how, doc string) valueForm {
 		value: func(string) *jsonSchema { return ref(src.Field) },
 		decode: func(d *decoder, v *yaml.Node, p, key string, into *metadataValues) {
 			if k, ok := d.relatedKey(v, p, src); ok {
-				into.FromRelated = put(into.FromRelated, key, k)
+				into.FromRelated = spec.Put(into.FromRelated, key, k)
 			}
 		}}
 }
@@ -164,15 +164,6 @@ const ifInvalidField = "ifInvalid"
 
 // valueFields are the fields a value mapping may hold.
 var valueFields = append(slices.Clone(valueFormNames), ifAbsentField, defaultField, ifInvalidField, onceField)
-
-// put sets m[k] to v, making m when nil.
-func put[K comparable, V any](m map[K]V, k K, v V) map[K]V {
-	if m == nil {
-		m = map[K]V{}
-	}
-	m[k] = v
-	return m
-}
 
 // metadata decodes an annotations or labels mapping into m: keys to
 // literal string values, or to one of the valueForms.
@@ -232,7 +223,7 @@ func (d *decoder) valueForm(n *yaml.Node, p, key string, into *metadataValues) {
 		switch name {
 		case ifAbsentField:
 			if d.Boolean(v, fp) {
-				into.IfAbsent = put(into.IfAbsent, key, true)
+				into.IfAbsent = spec.Put(into.IfAbsent, key, true)
 			}
 			return
 		case defaultField:
@@ -295,7 +286,7 @@ func (d *decoder) ifInvalid(v *yaml.Node, p, key, form string, into *metadataVal
 		d.Errorf(v, p, "must be %s, got %q", labelvalue.ModesText, s)
 		return
 	}
-	into.IfInvalid = put(into.IfInvalid, key, s)
+	into.IfInvalid = spec.Put(into.IfInvalid, key, s)
 }
 
 // defaultValue decodes v, the default given at path p next to form, the
@@ -319,7 +310,7 @@ func (d *decoder) defaultValue(v *yaml.Node, p, key, form string, into *metadata
 			return
 		}
 	}
-	into.Default = put(into.Default, key, s)
+	into.Default = spec.Put(into.Default, key, s)
 }
 
 // fallback decodes n, a value form given as the default of key at path
@@ -344,9 +335,9 @@ func (d *decoder) fallback(n *yaml.Node, p, key string, into *metadataValues) {
 	d.valueForm(n, p, key, &level)
 	d.depth--
 	if s, ok := level.Values[key]; ok { // {value: "…"}: a literal
-		into.Default = put(into.Default, key, s)
+		into.Default = spec.Put(into.Default, key, s)
 	} else if len(level.Computed()) > 0 {
-		into.Fallback = put(into.Fallback, key, level.Metadata)
+		into.Fallback = spec.Put(into.Fallback, key, level.Metadata)
 	}
 }
 

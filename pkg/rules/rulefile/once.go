@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kube-annotator/kube-annotator/pkg/rules/spec"
 	yaml "go.yaml.in/yaml/v3"
 )
 
@@ -23,7 +24,7 @@ func (d *decoder) once(v *yaml.Node, p, key, form string, into *metadataValues) 
 	case into.IfAbsent[key]:
 		d.Errorf(v, p, "once sets the key only where it is absent already, and keeps it; give once or ifAbsent, not both")
 	default:
-		into.Once = put(into.Once, key, true)
+		into.Once = spec.Put(into.Once, key, true)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules/celexpr"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/spec"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/yamlfield"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
@@ -111,7 +112,7 @@ var ownerForm = valueForm{name: source.Owner.Field,
 	value:    func(string) *jsonSchema { return ref(source.Owner.Field) },
 	decode: func(d *decoder, v *yaml.Node, p, key string, into *metadataValues) {
 		if k, ok := d.fromOwner(v, p); ok {
-			into.FromRelated = put(into.FromRelated, key, k)
+			into.FromRelated = spec.Put(into.FromRelated, key, k)
 		}
 	}}
 

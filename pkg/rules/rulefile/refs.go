@@ -7,6 +7,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/kube-annotator/kube-annotator/pkg/rules/spec"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/yamlfield"
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -177,7 +178,7 @@ var refForm = valueForm{name: source.Ref.Field,
 	value:    func(string) *jsonSchema { return ref(source.Ref.Field) },
 	decode: func(d *decoder, v *yaml.Node, p, key string, into *metadataValues) {
 		if k, ok := d.fromRef(v, p); ok {
-			into.FromRelated = put(into.FromRelated, key, k)
+			into.FromRelated = spec.Put(into.FromRelated, key, k)
 		}
 	}}
 

@@ -82,7 +82,7 @@ func (s *KeySet) Copied(from map[string]string) map[string]string {
 	var out map[string]string
 	for k, v := range from {
 		if s.Matches(k) {
-			out = put(out, k, v)
+			out = Put(out, k, v)
 		}
 	}
 	return out

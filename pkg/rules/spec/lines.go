@@ -21,8 +21,9 @@ func (f *File) Line(path string) int {
 // Line.
 func (f *File) SetLines(lines map[string]int) { f.lines = lines }
 
-// put sets m[k] to v, making m when nil.
-func put[K comparable, V any](m map[K]V, k K, v V) map[K]V {
+// Put sets m[k] to v, making m when nil, and returns m: one step of
+// building a map that stays nil while empty.
+func Put[K comparable, V any](m map[K]V, k K, v V) map[K]V {
 	if m == nil {
 		m = map[K]V{}
 	}

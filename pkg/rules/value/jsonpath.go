@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/kube-annotator/kube-annotator/pkg/rules/spec"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/util/jsonpath"
@@ -68,7 +69,7 @@ func FromTemplates(from map[string]*Template, obj metav1.Object, valid func(stri
 			miss = append(miss, Missing{Key: k, Why: fmt.Sprintf("the value read (%d bytes) is not valid: %s", len(v), strings.Join(msgs, "; ")), Reason: ReasonInvalid, Value: v})
 			continue
 		}
-		out = put(out, k, v)
+		out = spec.Put(out, k, v)
 	}
 	return out, miss
 }

@@ -39,7 +39,7 @@ func FromNamespace(from map[string]spec.NamespaceKey, home metav1.Object, why st
 			miss = append(miss, Missing{Key: k, Why: fmt.Sprintf("fromNamespace: the value of %s (%d bytes) is not valid: %v", src, len(v), msgs), Reason: ReasonInvalid, Value: v})
 			continue
 		}
-		out = put(out, k, v)
+		out = spec.Put(out, k, v)
 	}
 	return out, miss
 }

@@ -34,7 +34,7 @@ func RecordedCopies(m *spec.Metadata, obj metav1.Object, kind string, copied map
 		for _, keys := range []map[string]string{copied, have} {
 			for k := range keys {
 				if _, taken := own[k]; set.Once && set.Matches(k) && !taken {
-					out = put(out, k, true)
+					out = spec.Put(out, k, true)
 				}
 			}
 		}

@@ -47,7 +47,7 @@ func (r Readers) Related(from map[string]spec.RelatedKey, obj metav1.Object, loo
 			miss = append(miss, Missing{Key: k, Why: rk.Source.Field + ": " + why, Reason: ReasonInvalid, Value: v})
 			continue
 		}
-		out, inputs = put(out, k, v), put(inputs, k, input)
+		out, inputs = spec.Put(out, k, v), spec.Put(inputs, k, input)
 	}
 	return out, inputs, miss
 }
@@ -101,7 +101,7 @@ func (r Readers) Copied(m *spec.Metadata, obj, home metav1.Object, homeWhy strin
 				problems = append(problems, fmt.Sprintf("copy %s: the value of %s %q of %s (%d bytes) is not valid: %v", set.From(), set.Kind, k, what, len(v), msgs))
 				continue
 			}
-			out, inputs = put(out, k, v), put(inputs, k, fmt.Sprintf("%s %q of %s", set.Kind, k, what))
+			out, inputs = spec.Put(out, k, v), spec.Put(inputs, k, fmt.Sprintf("%s %q of %s", set.Kind, k, what))
 		}
 	}
 	return out, inputs, problems

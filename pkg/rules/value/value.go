@@ -45,11 +45,3 @@ func ValidAnnotation(v string) []string {
 	return nil
 }
 
-// put sets m[k] to v, making m when nil.
-func put[K comparable, V any](m map[K]V, k K, v V) map[K]V {
-	if m == nil {
-		m = map[K]V{}
-	}
-	m[k] = v
-	return m
-}
