@@ -49,7 +49,8 @@ var rollouts = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alp
 // canary (status.stableRS) relabels the same running Pods. The
 // controller runs as the identity `kube-annotator rbac` grants, which
 // must let it watch Rollouts; explain shows the owner's field read, and
-// where a fromOwner value of the same Rollout was read.
+// where a fromOwner value of the same Rollout was read; diff, reading the
+// owners once, finds nothing more to change.
 func TestOwnerObject(t *testing.T) {
 	env.InstallCRD(t, rolloutCRD)
 	t.Cleanup(func() { env.DeleteCRD(t, "rollouts.argoproj.io") })
@@ -103,6 +104,10 @@ func TestOwnerObject(t *testing.T) {
 		roles(map[string]string{"abc": "canary", "def": "stable", "x": "canary", "none": "unknown"}))
 	if got, want := podUIDs(promoted), podUIDs(pods); !slices.Equal(got, want) {
 		t.Errorf("Pods after the promotion = %v, want the same Pods %v", got, want)
+	}
+	// diff reads the owners as the controller does: it finds nothing to change.
+	if out, stderr, code := runCLI(t, "diff", "--rules", rulesFile, "--kubeconfig", env.Kubeconfig, "-n", ns); code != 0 {
+		t.Errorf("diff after the controller converged: exit %d, want 0\n%s%s", code, out, stderr)
 	}
 }
 
