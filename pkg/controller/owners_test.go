@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -31,10 +30,7 @@ func owned(apiVersion, kind, name string, labels map[string]string, owner *unstr
 	u.SetAPIVersion(apiVersion)
 	u.SetUID(types.UID(kind + "-" + name))
 	u.SetLabels(labels)
-	if owner != nil {
-		yes := true
-		u.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: owner.GetAPIVersion(), Kind: owner.GetKind(), Name: owner.GetName(), UID: owner.GetUID(), Controller: &yes}})
-	}
+	rulestest.SetController(u, owner)
 	return u
 }
 

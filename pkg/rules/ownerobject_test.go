@@ -60,10 +60,7 @@ func ownerContent(res source.Resource, name, uid string, labels map[string]strin
 	u.SetName(name)
 	u.SetUID(types.UID(uid))
 	u.SetLabels(labels)
-	if owner != nil {
-		yes := true
-		u.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: owner.GetAPIVersion(), Kind: owner.GetKind(), Name: owner.GetName(), UID: owner.GetUID(), Controller: &yes}})
-	}
+	rulestest.SetController(u, owner)
 	return u
 }
 
