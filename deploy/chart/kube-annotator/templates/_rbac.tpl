@@ -187,9 +187,14 @@ watchNamespaces: {{ $watchNamespaces }}
 {{- if $reads.nodes }}
 {{- $every = append $every (dict "group" "" "resource" "nodes") }}
 {{- end }}
-{{- range $kind := list "owners" "refs" }}
+{{- /* rbac.extraReadResources, read by rules the chart cannot see, are sorted with the owner resources. */}}
+{{- $listed := $reads.owners }}
+{{- range $i, $name := .root.Values.rbac.extraReadResources }}
+{{- $listed = append $listed (dict "name" $name "where" (printf "rbac.extraReadResources[%d]" $i)) }}
+{{- end }}
+{{- range $from := list $listed $reads.refs }}
 {{- $sorted := dict }}
-{{- range get $reads $kind }}
+{{- range $from }}
 {{- if not .named }}
 {{- $r := include "kube-annotator.resolve" (dict "name" .name "where" .where "table" $table) | fromYaml }}
 {{- $_ := set $sorted (printf "%s.%s" $r.resource $r.group) $r }}
