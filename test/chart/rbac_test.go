@@ -18,7 +18,9 @@ import (
 // rbac` prints for the same rules and options, for every ci/ values file:
 // the rules of rules.inline, and rbac.extraResources as a rule naming them
 // that selects by namespace labels (the chart cannot see a ConfigMap's
-// rules, so it grants what such a rule needs). With a shard group the
+// rules, so it grants what such a rule needs), whose value reads an owner
+// through the resources of rbac.extraReadResources (list and watch on
+// each, sorted with the owner resources). With a shard group the
 // Role's Lease rules are those of deploy/sharded/group/role.yaml instead of
 // the leader Lease's; with static shards there are none.
 func TestChartRBACEqualsRBACCommand(t *testing.T) {
@@ -90,7 +92,8 @@ func TestChartRBACEqualsRBACCommand(t *testing.T) {
 
 // rulesFileFor writes the rules the chart grants for values as a rules
 // file: those of the rules ConfigMap it renders (none with
-// rules.existingConfigMap), and a rule for rbac.extraResources.
+// rules.existingConfigMap), and a rule for rbac.extraResources and
+// rbac.extraReadResources.
 func rulesFileFor(t *testing.T, vals map[string]any, objs []*unstructured.Unstructured) string {
 	t.Helper()
 	file := map[string]any{"version": "v1"}
@@ -108,9 +111,17 @@ func rulesFileFor(t *testing.T, vals map[string]any, objs []*unstructured.Unstru
 			list = inline.Rules
 		}
 	}
-	if extra, _ := value(vals, "rbac", "extraResources").([]any); len(extra) > 0 {
+	extra, _ := value(vals, "rbac", "extraResources").([]any)
+	read, _ := value(vals, "rbac", "extraReadResources").([]any)
+	if len(extra) > 0 {
+		annotations := map[string]any{"example.com/granted": "true"}
+		if len(read) > 0 {
+			annotations["example.com/read"] = map[string]any{"fromOwner": map[string]any{"annotation": "example.com/read", "through": read}}
+		}
 		list = append(list, map[string]any{"name": "extra-resources", "resources": extra,
-			"namespaceSelector": "granted=true", "annotations": map[string]any{"example.com/granted": "true"}})
+			"namespaceSelector": "granted=true", "annotations": annotations})
+	} else if len(read) > 0 {
+		t.Fatal("rbac.extraReadResources is modelled as read by the rule of rbac.extraResources: give both")
 	}
 	file["rules"] = list
 	data, err := yaml.Marshal(file)

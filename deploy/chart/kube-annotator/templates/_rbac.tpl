@@ -27,7 +27,95 @@ namespaced: true
 {{- end }}
 {{- end }}
 
-{{/* kube-annotator.grants: {groups: {group: [resources]} written cluster-wide, watched: {group: [resources]} written only in written: {namespace: {group: [resources]}}, watchNamespaces: bool, watchNodes: bool} as YAML. */}}
+{{/*
+kube-annotator.reads: what the inline rules read besides the objects
+they write, as YAML:
+  nodes: whether a value or copy item reads a Pod's Node (fromNode);
+  owners: [{name, where}], the owner resources, as written, that fromOwner
+    values and copy items and CEL's ownerObject walk through;
+  refs: [{name, where, named, byName}], the resource of each object
+    fromRef reads; named is the only name read ("" for any), byName says
+    it is given by name: rather than among names:.
+It walks every value form of a rule once: each key's, those of its default
+chain, and each copy item. A rule reads ownerObject where it has the field,
+or where its when: or a cel: holds the identifier ownerObject (the text,
+not the parsed expression): then through the default owner resources.
+*/}}
+{{- define "kube-annotator.reads" -}}
+{{- $nodes := false }}
+{{- $walks := list }}
+{{- $refs := list }}
+{{- if not .Values.rules.existingConfigMap }}
+{{- range $i, $rule := (include "kube-annotator.inlineRules" . | fromYaml).rules }}
+{{- $where := printf "rules.inline.rules[%d]" $i }}
+{{- $forms := get $rule "copy" | default list }}
+{{- range $field := list "annotations" "labels" }}
+{{- range $key, $v := get $rule $field | default dict }}
+{{- $form := $v }}
+{{- /* A key's value form and the (at most 4) of its default chain. */}}
+{{- range until 5 }}
+{{- if kindIs "map" $form }}
+{{- $forms = append $forms $form }}
+{{- $form = get $form "default" }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- $readsOwner := regexMatch "\\bownerObject\\b" (get $rule "when" | default "" | toString) }}
+{{- range $form := $forms }}
+{{- if and (hasKey $form "cel") (regexMatch "\\bownerObject\\b" (toJson $form.cel)) }}
+{{- $readsOwner = true }}
+{{- end }}
+{{- if hasKey $form "fromNode" }}
+{{- $nodes = true }}
+{{- end }}
+{{- with $form.fromOwner }}
+{{- $walks = append $walks (dict "walk" . "where" $where) }}
+{{- end }}
+{{- with $form.fromRef }}
+{{- $ref := dict "name" .resource "where" (printf "%s: fromRef.resource" $where) }}
+{{- if .name }}
+{{- $refs = append $refs (merge (dict "named" .name "byName" true) $ref) }}
+{{- else }}
+{{- range .names | default (list "") }}
+{{- $refs = append $refs (merge (dict "named" . "byName" false) $ref) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- if or (hasKey $rule "ownerObject") $readsOwner }}
+{{- $walks = append $walks (dict "walk" (get $rule "ownerObject" | default dict) "where" $where) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- $owners := list }}
+{{- range $walks }}
+{{- $where := printf "%s: an owner resource" .where }}
+{{- /* By default the workload resources Kubernetes owns Pods with; owner: among them. */}}
+{{- $through := .walk.through | default (list "replicasets.apps" "deployments.apps" "statefulsets.apps" "daemonsets.apps" "jobs.batch" "cronjobs.batch") }}
+{{- if .walk.owner }}
+{{- $through = append $through .walk.owner }}
+{{- end }}
+{{- range $through }}
+{{- $owners = append $owners (dict "name" . "where" $where) }}
+{{- end }}
+{{- end }}
+nodes: {{ $nodes }}
+owners: {{ toJson $owners }}
+refs: {{ toJson $refs }}
+{{- end }}
+
+{{/* kube-annotator.byResource: {"resource.group": {group, resource, names}} -> its values sorted by key, each's names sorted once, as a JSON list. */}}
+{{- define "kube-annotator.byResource" -}}
+{{- $out := list }}
+{{- range $k := keys . | sortAlpha }}
+{{- $r := index $ $k }}
+{{- $out = append $out (dict "group" $r.group "resource" $r.resource "names" ($r.names | uniq | sortAlpha)) }}
+{{- end }}
+{{- toJson $out }}
+{{- end }}
+
+{{/* kube-annotator.grants: {groups: {group: [resources]} written cluster-wide, watched: {group: [resources]} written only in written: {namespace: {group: [resources]}}, watchNamespaces: bool, and kube-annotator.readGrants' related, named and params} as YAML. */}}
 {{- define "kube-annotator.grants" -}}
 {{- $table := .Files.Get "files/resources.yaml" | fromYaml }}
 {{- $targets := list }}
@@ -82,27 +170,78 @@ namespaced: true
 {{- end }}
 {{- end }}
 {{- end }}
-{{- /* A value read from a Pod's Node (fromNode) needs the Nodes watched. */}}
-{{- $watchNodes := false }}
-{{- if not .Values.rules.existingConfigMap }}
-{{- range $rule := (include "kube-annotator.inlineRules" . | fromYaml).rules }}
-{{- range $field := list "annotations" "labels" }}
-{{- range $key, $v := (get $rule $field | default dict) }}
-{{- if and (kindIs "map" $v) (hasKey $v "fromNode") }}
-{{- $watchNodes = true }}
-{{- end }}
-{{- end }}
-{{- end }}
-{{- end }}
-{{- end }}
 groups: {{ toJson $groups }}
 watched: {{ toJson $watched }}
 written: {{ toJson $written }}
 watchNamespaces: {{ $watchNamespaces }}
-watchNodes: {{ $watchNodes }}
+{{ include "kube-annotator.readGrants" (dict "root" . "ruled" $scopes) }}
 {{- end }}
 
-{{/* kube-annotator.clusterRules: per API group, get, list, watch and patch on the resources written cluster-wide, then list and watch on those written only in some namespaces; then namespaces, nodes, events, admission policies. */}}
+{{/* kube-annotator.readGrants: dict root, ruled (the targets' "group/resource" keys) -> the grants of what the rules read (kube-annotator.reads), as YAML: related: [{group, resource}] listed and watched; named: [{group, resource, names}] listed and watched by name; params: [{group, resource, names}] got by name, with admission policies. */}}
+{{- define "kube-annotator.readGrants" -}}
+{{- $table := .root.Files.Get "files/resources.yaml" | fromYaml }}
+{{- $ruled := .ruled }}
+{{- $reads := include "kube-annotator.reads" .root | fromYaml }}
+{{- /* Listed and watched: the Nodes, then the owner resources, then those referred to by a field, each sorted by resource and group, once, and only where no grant of a target covers them. */}}
+{{- $every := list }}
+{{- if $reads.nodes }}
+{{- $every = append $every (dict "group" "" "resource" "nodes") }}
+{{- end }}
+{{- /* rbac.extraReadResources, read by rules the chart cannot see, are sorted with the owner resources. */}}
+{{- $listed := $reads.owners }}
+{{- range $i, $name := .root.Values.rbac.extraReadResources }}
+{{- $listed = append $listed (dict "name" $name "where" (printf "rbac.extraReadResources[%d]" $i)) }}
+{{- end }}
+{{- range $from := list $listed $reads.refs }}
+{{- $sorted := dict }}
+{{- range $from }}
+{{- if not .named }}
+{{- $r := include "kube-annotator.resolve" (dict "name" .name "where" .where "table" $table) | fromYaml }}
+{{- $_ := set $sorted (printf "%s.%s" $r.resource $r.group) $r }}
+{{- end }}
+{{- end }}
+{{- range keys $sorted | sortAlpha }}
+{{- $every = append $every (index $sorted .) }}
+{{- end }}
+{{- end }}
+{{- $related := list }}
+{{- $read := dict }}
+{{- range $every }}
+{{- $k := printf "%s/%s" .group .resource }}
+{{- if not (or (hasKey $read $k) (hasKey $ruled $k)) }}
+{{- $related = append $related (dict "group" .group "resource" .resource) }}
+{{- end }}
+{{- $_ := set $read $k true }}
+{{- end }}
+{{- /* The objects referred to by name only (ConfigMaps) are listed and watched by their names, unless every object of their resource is; with admission policies, those named by name: are got too, by their names, whatever else is granted. */}}
+{{- $named := dict }}
+{{- $params := dict }}
+{{- range $reads.refs }}
+{{- $name := .named }}
+{{- if $name }}
+{{- $r := include "kube-annotator.resolve" (dict "name" .name "where" .where "table" $table) | fromYaml }}
+{{- $k := printf "%s/%s" $r.group $r.resource }}
+{{- $sk := printf "%s.%s" $r.resource $r.group }}
+{{- $to := list }}
+{{- if not (or (hasKey $read $k) (hasKey $ruled $k)) }}
+{{- $to = append $to $named }}
+{{- end }}
+{{- if .byName }}
+{{- $to = append $to $params }}
+{{- end }}
+{{- range $m := $to }}
+{{- $n := get $m $sk | default (dict "group" $r.group "resource" $r.resource "names" list) }}
+{{- $_ := set $n "names" (append $n.names $name) }}
+{{- $_ := set $m $sk $n }}
+{{- end }}
+{{- end }}
+{{- end }}
+related: {{ toJson $related }}
+named: {{ include "kube-annotator.byResource" $named }}
+params: {{ include "kube-annotator.byResource" $params }}
+{{- end }}
+
+{{/* kube-annotator.clusterRules: per API group, get, list, watch and patch on the resources written cluster-wide, then list and watch on those written only in some namespaces; then namespaces, the related objects read, events, admission policies and the objects their params name. */}}
 {{- define "kube-annotator.clusterRules" -}}
 {{- $grants := include "kube-annotator.grants" . | fromYaml }}
 {{- range $group := concat (keys $grants.groups) (keys $grants.watched) | uniq | sortAlpha }}
@@ -122,9 +261,15 @@ watchNodes: {{ $watchNodes }}
   resources: [namespaces]
   verbs: [list, watch]
 {{- end }}
-{{- if and $grants.watchNodes (not (has "nodes" (index $grants.groups "" | default list))) }}
-- apiGroups: [""]
-  resources: [nodes]
+{{- range $grants.related }}
+- apiGroups: [{{ .group | quote }}]
+  resources: [{{ .resource | quote }}]
+  verbs: [list, watch]
+{{- end }}
+{{- range $grants.named }}
+- apiGroups: [{{ .group | quote }}]
+  resources: [{{ .resource | quote }}]
+  resourceNames: {{ toJson .names }}
   verbs: [list, watch]
 {{- end }}
 {{- if .Values.events }}
@@ -136,6 +281,12 @@ watchNodes: {{ $watchNodes }}
 - apiGroups: [admissionregistration.k8s.io]
   resources: [mutatingadmissionpolicies, mutatingadmissionpolicybindings]
   verbs: [list, create, patch, delete]
+{{- range $grants.params }}
+- apiGroups: [{{ .group | quote }}]
+  resources: [{{ .resource | quote }}]
+  resourceNames: {{ toJson .names }}
+  verbs: [get]
+{{- end }}
 {{- end }}
 {{- end }}
 
