@@ -40,7 +40,9 @@ func TestParseFromRef(t *testing.T) {
 		{name: "a ConfigMap by name", in: "{owner: {fromRef: {resource: configmaps, name: team-defaults, data: owner}}}",
 			want: &rulefile.Refs{Resource: "configmaps", Name: "team-defaults"}, kind: "data"},
 		{name: "a ConfigMap by a field, names bounded", in: "{owner: {fromRef: {resource: cm, field: spec.settings, names: [a, b], annotation: example.com/owner}}}",
-			want: &rulefile.Refs{Resource: "cm", Field: []string{"spec", "settings"}, Names: []string{"a", "b"}}, kind: "annotation"},
+			want: &rulefile.Refs{Resource: "configmaps", Field: []string{"spec", "settings"}, Names: []string{"a", "b"}}, kind: "annotation"},
+		{name: "a claim named with its version is read as the resource", in: "{team: {fromRef: {resource: persistentvolumeclaims.v1, field: spec.claimRef, label: team}}}",
+			want: &rulefile.Refs{Resource: "persistentvolumeclaims", Field: []string{"spec", "claimRef"}}, kind: "label"},
 		{name: "Secrets are refused", in: "{team: {fromRef: {resource: secrets, name: s, label: team}}}", errs: []string{
 			`rules.yaml:4: rules[0].labels.team.fromRef.resource: fromRef does not read "secrets": Secrets are never read: …`}},
 		{name: "another resource is refused", in: "{team: {fromRef: {resource: services, name: s, label: team}}}", errs: []string{

@@ -100,6 +100,9 @@ func (d *decoder) refField(k, p string, v *yaml.Node, refs *Refs, res *source.Re
 	case refResourceField:
 		*res = d.refResource(v, p, s)
 		refs.Resource = s
+		if res.Resource != "" {
+			refs.Resource = res.GroupResource.String() // configmaps.v1 is read as configmaps, which discovery resolves
+		}
 	case refFieldField:
 		if !refFieldPattern.MatchString(s) {
 			d.Errorf(v, p, "invalid field %q: give the path of a field of the object, dot-separated, such as spec.claimRef", s)

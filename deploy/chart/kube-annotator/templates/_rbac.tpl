@@ -73,7 +73,8 @@ not the parsed expression): then through the default owner resources.
 {{- $walks = append $walks (dict "walk" . "where" $where) }}
 {{- end }}
 {{- with $form.fromRef }}
-{{- $ref := dict "name" .resource "where" (printf "%s: fromRef.resource" $where) }}
+{{- /* fromRef names a core resource with its version too (configmaps.v1), as rules read it: the resource. */}}
+{{- $ref := dict "name" (trimSuffix ".v1" .resource) "where" (printf "%s: fromRef.resource" $where) }}
 {{- if .name }}
 {{- $refs = append $refs (merge (dict "named" .name "byName" true) $ref) }}
 {{- else }}
