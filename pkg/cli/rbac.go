@@ -12,7 +12,6 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/rbac"
 	"github.com/kube-annotator/kube-annotator/pkg/record"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
-	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // rbacOptions are rbac's flags.
@@ -74,32 +73,14 @@ func (o *rbacOptions) run(context.Context) error {
 	if err != nil {
 		return err
 	}
-	resolved := map[string]source.Resource{}
+	resolved, problems := rbac.Resolve(path, file, r.ResolveAsWritten)
 	failed := false
-	for i, rule := range file.Rules {
-		for j, name := range rule.Resources {
-			res, warning, err := r.ResolveAsWritten(name)
-			if err != nil {
-				fmt.Fprintf(o.Err, "%s: rules[%d].resources[%d]: %v\n", path, i, j, err)
-				failed = true
-				continue
-			}
-			if warning != "" {
-				fmt.Fprintf(o.Err, "warning: %s: rules[%d].resources[%d]: %s\n", path, i, j, warning)
-			}
-			resolved[name] = res
-		}
-		for _, name := range append(rule.OwnerResources(), rule.RefResources()...) {
-			if _, done := resolved[name]; done {
-				continue
-			}
-			// As the controller: an owner of a resource not served ends the
-			// walk; a key read from one is not set.
-			if res, _, err := r.ResolveAsWritten(name); err != nil {
-				fmt.Fprintf(o.Err, "warning: %s: rules[%d]: resource %q, read by fromOwner or fromRef: %v; not granted\n", path, i, name, err)
-			} else {
-				resolved[name] = res
-			}
+	for _, p := range problems {
+		if p.Warning {
+			fmt.Fprintln(o.Err, "warning: "+p.Message)
+		} else {
+			fmt.Fprintln(o.Err, p.Message)
+			failed = true
 		}
 	}
 	if failed {
