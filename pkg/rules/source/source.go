@@ -77,7 +77,8 @@ func ByField(field string) *Source {
 }
 
 // Order compares two sources in the order the docs list them: the
-// shipped ones first, in table order, then any other by Field.
+// shipped ones first, in table order, then any other by Field, resource
+// and the fields it keeps.
 func Order(a, b *Source) int {
 	ia, ib := slices.Index(all, a), slices.Index(all, b)
 	switch {
@@ -92,7 +93,10 @@ func Order(a, b *Source) int {
 	case a.Field > b.Field:
 		return 1
 	}
-	return strings.Compare(GVRString(a.Resource.GVR), GVRString(b.Resource.GVR))
+	if c := strings.Compare(GVRString(a.Resource.GVR), GVRString(b.Resource.GVR)); c != 0 {
+		return c
+	}
+	return slices.CompareFunc(a.Keep, b.Keep, slices.Compare) // an owner's sources: the one that keeps less first
 }
 
 // Union appends to out each source of more that it lacks, and sorts it
