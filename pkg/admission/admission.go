@@ -271,21 +271,7 @@ func ruleKeys(c *rules.Compiled) []*key {
 			keys = append(keys, k)
 		}
 		for name, expr := range m.CEL {
-			// The same expression, in the same variables; a result that is
-			// no string, or no valid value, sets nothing. (An error fails
-			// the policy, which is ignored: the controller sets the key.)
-			present := fmt.Sprintf("type(%s) == string", "("+expr+")")
-			if c.ReadsRequest(kind, name) {
-				// Who asks for a later change did not create the object:
-				// a value read from the request is recorded at CREATE.
-				present = atCreate + " && " + present
-			}
-			k := &key{kind: kind, name: name, from: expr, val: value{present: present, text: "(" + expr + ")"}}
-			k.val = k.val.checked(kind, name, defaults, ifInvalid)
-			if c.ReadsOwnerObject(expr) {
-				k.err = errOwnerObject
-			}
-			keys = append(keys, k)
+			keys = append(keys, celKey(c, m, kind, name, expr))
 		}
 		for name := range m.FromNamespace {
 			// The policy could read the namespace (namespaceObject), but

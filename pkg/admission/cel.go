@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
@@ -201,4 +203,24 @@ func labelSelector(sel string) (*metav1.LabelSelector, error) {
 		out.MatchExpressions = append(out.MatchExpressions, req)
 	}
 	return out, nil
+}
+
+// celKey is the key name of kind that c computes with the CEL expression
+// expr, whose default and ifInvalid m gives: the same expression, in the
+// same variables; a result that is no string, or no valid value, sets
+// nothing. (An error fails the policy, which is ignored: the controller
+// sets the key.) One that reads ownerObject is the controller's.
+func celKey(c *rules.Compiled, m *rulefile.Metadata, kind, name, expr string) *key {
+	present := fmt.Sprintf("type(%s) == string", "("+expr+")")
+	if c.ReadsRequest(kind, name) {
+		// Who asks for a later change did not create the object: a value
+		// read from the request is recorded at CREATE.
+		present = atCreate + " && " + present
+	}
+	k := &key{kind: kind, name: name, from: expr, val: value{present: present, text: "(" + expr + ")"}}
+	k.val = k.val.checked(kind, name, m.Default, m.IfInvalid)
+	if c.ReadsOwnerObject(expr) {
+		k.err = errOwnerObject
+	}
+	return k
 }
