@@ -44,4 +44,3 @@ func ValidAnnotation(v string) []string {
 	}
 	return nil
 }
-
