@@ -37,7 +37,7 @@ var layers = []layer{
 	{"base", []string{"pkg/patch", "pkg/version", "pkg/metrics", "pkg/server", "pkg/kubeflags",
 		"pkg/staticdiscovery", "pkg/shard", "pkg/controller/retry", "pkg/sensitive", "pkg/rules/source", "pkg/rules/labelvalue", "pkg/rules/jsonschema", "pkg/glob", "test/testutil"}},
 	// The rules file and what it wants of one object; no clients.
-	{"rules", []string{"pkg/rules", "pkg/rules/projection", "pkg/rules/celexpr", "pkg/rules/rulefile", "pkg/rules/yamlfield", "pkg/rules/selection", "pkg/rules/verdict", "pkg/rules/spec", "pkg/rules/value", "pkg/rules/lint", "pkg/rules/rulestest", "pkg/fight"}},
+	{"rules", []string{"pkg/rules", "pkg/rules/projection", "pkg/rules/celexpr", "pkg/rules/rulefile", "pkg/rules/yamlfield", "pkg/rules/selection", "pkg/rules/verdict", "pkg/rules/spec", "pkg/rules/tenantfile", "pkg/rules/value", "pkg/rules/lint", "pkg/rules/rulestest", "pkg/fight"}},
 	// One decision per object, and what it needs of the cluster.
 	{"decide", []string{"pkg/reconcile", "pkg/admission", "pkg/record", "pkg/resolve", "pkg/scan", "pkg/rbac", "pkg/reports"}},
 	// What a command does besides its flags and output, one question
@@ -77,7 +77,7 @@ var wiredByApp = []string{"pkg/controller", "pkg/reloader", "pkg/shard", "pkg/po
 
 // noClients import no client or informer: of client-go, only its util
 // packages. What the rules want is computed without a cluster.
-var noClients = []string{"pkg/patch", "pkg/rules", "pkg/rules/projection", "pkg/rules/source", "pkg/rules/labelvalue", "pkg/rules/jsonschema", "pkg/rules/celexpr", "pkg/rules/rulefile", "pkg/rules/yamlfield", "pkg/rules/selection", "pkg/rules/verdict", "pkg/rules/spec", "pkg/rules/value", "pkg/rules/lint", "pkg/fight"}
+var noClients = []string{"pkg/patch", "pkg/rules", "pkg/rules/projection", "pkg/rules/source", "pkg/rules/labelvalue", "pkg/rules/jsonschema", "pkg/rules/celexpr", "pkg/rules/rulefile", "pkg/rules/yamlfield", "pkg/rules/selection", "pkg/rules/verdict", "pkg/rules/spec", "pkg/rules/tenantfile", "pkg/rules/value", "pkg/rules/lint", "pkg/fight"}
 
 // layer is a named set of packages, by directory.
 type layer struct {

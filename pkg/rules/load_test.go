@@ -85,9 +85,9 @@ func TestParseErrors(t *testing.T) {
 			`rules.yaml:5: rules[0].annotations.pods.admission.kube-annotator.io/kube-annotator: reserved annotation key: kube-annotator's admission policies record in *.admission.kube-annotator.io/* annotations the keys they set`,
 			`rules.yaml:7: rules[0].removeAnnotations[0]: reserved annotation key: kube-annotator's admission policies record in *.admission.kube-annotator.io/* annotations the keys they set`}},
 		{"unknown top-level field", "kind: Rules\nrules: []\n",
-			[]string{`rules.yaml:1: kind: unknown field; known fields are version, rules`}},
+			[]string{`rules.yaml:1: kind: unknown field; known fields are version, rules, tenants`}},
 		{"unknown top-level field with suggestion", "rule: []\n", []string{
-			`rules.yaml:1: rule: unknown field (did you mean "rules"?); known fields are version, rules`,
+			`rules.yaml:1: rule: unknown field (did you mean "rules"?); known fields are version, rules, tenants`,
 			`rules.yaml:1: rules: required field is missing`}},
 		{"unknown rule field with suggestion", "rules:\n- name: a\n  resource: [pods]\n  annotations: {a: b}\n", []string{
 			`rules.yaml:2: rules[0].resources: required field is missing`,
@@ -199,7 +199,7 @@ func TestParseErrors(t *testing.T) {
 		{"annotations over 256 KiB through an alias", head + "    a: &v " + big + "\n    b: *v\n",
 			[]string{`rules.yaml:5: rules[0].annotations: annotations total 262146 bytes, more than the API server accepts (262144)`}},
 		{"many errors sorted by line", "kind: x\nrules:\n- name: A\n  resources: []\n  annotations: {a: 1}\n- {}\n- name: b\n  resources: [pods]\n  annotations: {b: yes, c: True}\n", []string{
-			`rules.yaml:1: kind: unknown field; known fields are version, rules`,
+			`rules.yaml:1: kind: unknown field; known fields are version, rules, tenants`,
 			`rules.yaml:3: rules[0].name: invalid name "A": …RFC 1123`,
 			`rules.yaml:4: rules[0].resources: must name at least one resource`,
 			`rules.yaml:5: rules[0].annotations.a: value must be a string; quote it: "1"`,

@@ -10,6 +10,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules/jsonschema"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/tenantfile"
 )
 
 // field is one field of a mapping in the rules file, as the decoder reads
@@ -56,6 +57,10 @@ var fileSchema = mapping[File]{
 		doc:    "The rules, applied in file order. An empty list means no rule: the controller then deletes every key it set.",
 		value:  &jsonSchema{Type: "array", Items: ref(defRule)},
 		decode: func(d *decoder, f *File, v *yaml.Node, p string) { f.Rules = d.rules(v, p) }},
+	{name: tenantfile.Field, fills: []string{"Tenants"},
+		doc:    "Lets tenants write rules of their own, in a ConfigMap of their namespace, within these limits (docs/tenants.md).",
+		value:  tenantfile.Schema(),
+		decode: func(d *decoder, f *File, v *yaml.Node, p string) { f.Tenants = tenantfile.Decode(&d.Decoder, v, p) }},
 }
 
 // ruleSchema is one rule.

@@ -19,6 +19,7 @@ import (
 var fieldExamples = map[string]string{
 	"version":           "v1",
 	"rules":             "[{name: a, resources: [pods], labels: {team: web}}]",
+	"tenants":           `{resources: [pods], keys: {labels: ["myorg.net/*"]}}`,
 	"name":              "web",
 	"resources":         "[deployments]",
 	"namespaces":        `["team-*"]`,
@@ -108,6 +109,7 @@ func checkMapping[T any](t *testing.T, m mapping[T], docs map[string]map[string]
 // unfilled are the fields no field of the file fills, and why.
 var unfilled = map[string]string{
 	"Rule.Annotations.IfInvalid": "an annotation value may be any string: the decoder refuses ifInvalid on one",
+	"Rule.Tenant":                "a tenant's rules are merged into the main file's by package tenants, never decoded as such",
 }
 
 // leafFields returns the exported fields of typ, in declaration order; a

@@ -21,6 +21,9 @@ type File struct {
 	Version string
 	// Rules ("rules") are applied in file order.
 	Rules []Rule
+	// Tenants ("tenants") lets tenants write rules of their own within
+	// these limits; nil when they may not. Only the main file has it.
+	Tenants *Tenants
 
 	// lines holds the line of the fields that checks after decoding
 	// report, by path (see decoder.lineOf); nil for a File not parsed.
@@ -33,7 +36,7 @@ func (f *File) Equal(o *File) bool {
 	if f == nil || o == nil {
 		return f == o
 	}
-	return f.Version == o.Version && reflect.DeepEqual(f.Rules, o.Rules)
+	return f.Version == o.Version && reflect.DeepEqual(f.Rules, o.Rules) && f.Tenants.Equal(o.Tenants)
 }
 
 // Rule says which metadata the objects it selects must carry. Selection
@@ -91,6 +94,12 @@ type Rule struct {
 	// The decoder completes it when an expression of the rule reads
 	// ownerObject; nil when none does.
 	OwnerObject *Owners
+
+	// Tenant is the namespace of the tenant whose rules file holds the
+	// rule, "" for a rule of the main file: package tenants sets it when it
+	// merges a tenant's rules, which apply in that namespace only. The
+	// admission policies leave tenant rules to the controller.
+	Tenant string
 
 	// Annotations ("annotations", "removeAnnotations", "copy") are the
 	// annotations the rule sets, removes and copies.
