@@ -201,7 +201,9 @@ func bound(d *yamlfield.Decoder, v *yaml.Node, p string, most int) int {
 
 // Schema is the JSON Schema of the section.
 func Schema() *jsonschema.Schema {
-	str := func(desc string) *jsonschema.Schema { return &jsonschema.Schema{Type: "string", MinLength: 1, Description: desc} }
+	str := func(desc string) *jsonschema.Schema {
+		return &jsonschema.Schema{Type: "string", MinLength: 1, Description: desc}
+	}
 	globs := &jsonschema.Schema{Type: "array", MinItems: 1, UniqueItems: true, Items: &jsonschema.Schema{Type: "string", MinLength: 1}}
 	num := func(desc string) *jsonschema.Schema { return &jsonschema.Schema{Type: "integer", Description: desc} }
 	return &jsonschema.Schema{
