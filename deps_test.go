@@ -46,7 +46,7 @@ var layers = []layer{
 	{"verb", []string{"pkg/explain", "pkg/check", "pkg/diff", "pkg/converge", "pkg/completion", "pkg/coverage"}},
 	// The parts of the running controller.
 	{"run", []string{"pkg/controller", "pkg/controller/objcache", "pkg/controller/internal/fixture",
-		"pkg/controller/rulestats", "pkg/controller/informer", "pkg/controller/expect", "pkg/policysync", "pkg/reloader"}},
+		"pkg/controller/rulestats", "pkg/controller/informer", "pkg/controller/expect", "pkg/policysync", "pkg/reloader", "pkg/tenantwatch"}},
 	// The process of `run`, wired from one Config.
 	{"process", []string{"pkg/app"}},
 	// Flags, subcommands, main.
@@ -73,7 +73,7 @@ var layers = []layer{
 // wiredByApp are the parts of the running controller. The command line
 // parses flags and prints; the process it runs is wired by pkg/app, so no
 // package but pkg/app (and the tests' packages under test/) imports them.
-var wiredByApp = []string{"pkg/controller", "pkg/reloader", "pkg/shard", "pkg/policysync"}
+var wiredByApp = []string{"pkg/controller", "pkg/reloader", "pkg/shard", "pkg/policysync", "pkg/tenantwatch"}
 
 // noClients import no client or informer: of client-go, only its util
 // packages. What the rules want is computed without a cluster.

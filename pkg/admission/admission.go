@@ -192,11 +192,14 @@ func (k *key) marked() string {
 }
 
 // collect gathers set's rules in file order, with their resources, keys
-// and selection.
+// and selection; those of the main file alone, never a tenant's.
 func (tr *translator) collect(set *rules.Set) error {
 	byIndex := map[int]*rule{}
 	for _, t := range set.SortedTargets() {
 		for _, c := range t.Rules {
+			if c.Tenant != "" {
+				continue // a tenant's rules are the controller's alone
+			}
 			r := byIndex[c.Index]
 			if r == nil {
 				r = &rule{Compiled: c}

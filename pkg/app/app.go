@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -24,6 +25,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/resolve"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/server"
+	"github.com/kube-annotator/kube-annotator/pkg/tenantwatch"
 	"github.com/kube-annotator/kube-annotator/pkg/version"
 )
 
@@ -49,6 +51,7 @@ type app struct {
 	record     *record.Record
 	controller *controller.Controller
 	reloader   *reloader.Reloader
+	tenants    *tenantwatch.Watch
 	stopEvents func()
 	// apply puts rules in force (applyChain); repair keeps it repaired;
 	// applyNotes says what /readyz adds about it.
@@ -129,6 +132,7 @@ func newApp(ctx context.Context, cfg Config) (*app, error) {
 		return nil, err
 	}
 	a.apply, a.repair, a.applyNotes = applyChain(cfg, cl.kube, a.record, a.controller.SetRules, a.metrics.Registry)
+	a.tenants = tenantwatch.New(cl.kube, cfg.Record.FieldManager, tenantsWait, tenantwatch.NewMetrics(a.metrics.Registry))
 	a.reloader = reloader.New(reloader.Options{
 		Path:    cfg.RulesPath,
 		Resolve: cl.resolver.Resolve,
@@ -140,10 +144,16 @@ func newApp(ctx context.Context, cfg Config) (*app, error) {
 		Watch:   cfg.WatchRules,
 		Metrics: a.metrics,
 		Guard:   changeGuard(cfg.MaxChanges, cfg.Names.MaxChanges, a.controller.Preview),
+		Tenants: a.tenants,
 	}, file, set, unresolved)
 	a.loaded = []any{"rules", len(file.Rules), "resources", len(set.Targets), "fieldManager", cfg.Record.FieldManager, "record", a.record.Ref()}
 	return a, nil
 }
+
+// tenantsWait is how long a reload waits, at most, for the tenants'
+// ConfigMaps to be listed; past it, the rules in force stay and the
+// reload is tried again.
+const tenantsWait = 30 * time.Second
 
 // newController builds the event recorder, the sharding and the
 // controller, which pulls resolveAgain when a resource stops being served.
@@ -255,6 +265,10 @@ func (a *app) lead(ctx context.Context) error {
 	defer cancel(nil)
 	if err := a.sharding.join(ctx); err != nil {
 		return err
+	}
+	defer a.tenants.Stop()
+	if err := a.reloader.Prepare(ctx); err != nil {
+		return nil // ctx ended
 	}
 	a.apply(ctx, a.reloader.Set())
 	wg.Go(func() { a.repair(ctx) })

@@ -42,6 +42,7 @@ type Options struct {
 // namespace — the ServiceAccount's first, then the namespaces the
 // controller writes in without a cluster-wide grant (Grants), sorted.
 func Generate(file *rulefile.File, resolved map[string]source.Resource, o Options) []any {
+	file = withTenants(file)
 	grants := Grants(file, resolved)
 	labels := map[string]string{"app.kubernetes.io/name": "kube-annotator"}
 	subject := rbacv1ac.Subject().WithKind(rbacv1.ServiceAccountKind).WithName(o.Name).WithNamespace(o.Namespace)
@@ -108,6 +109,7 @@ func clusterRules(grants []Grant, file *rulefile.File, resolved map[string]sourc
 			out = append(out, policyRule(group, rs, Verbs(Watched)...))
 		}
 	}
+	nsWatched := watchesNamespaces(file, resolved) || slices.Contains(ruled[""], "namespaces")
 	if watchesNamespaces(file, resolved) && !slices.Contains(ruled[""], "namespaces") {
 		out = append(out, policyRule("", []string{"namespaces"}, readOnlyVerbs...))
 	}
@@ -117,6 +119,7 @@ func clusterRules(grants []Grant, file *rulefile.File, resolved map[string]sourc
 		}
 	}
 	out = append(out, refNamedRules(file, resolved, ruled)...)
+	out = append(out, tenantRules(file, o, nsWatched)...)
 	if o.Events {
 		out = append(out, policyRule("events.k8s.io", []string{"events"}, eventVerbs...))
 	}

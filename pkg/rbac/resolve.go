@@ -32,15 +32,19 @@ type ResolveFunc func(name string) (res source.Resource, warning string, err err
 func Resolve(path string, file *rulefile.File, resolve ResolveFunc) (map[string]source.Resource, []Problem) {
 	resolved := map[string]source.Resource{}
 	var problems []Problem
-	for i, rule := range file.Rules {
+	for i, rule := range withTenants(file).Rules {
 		for j, name := range rule.Resources {
+			field := fmt.Sprintf("rules[%d].resources[%d]", i, j)
+			if i == len(file.Rules) { // the tenants' stand-in
+				field = fmt.Sprintf("tenants.resources[%d]", j)
+			}
 			res, warning, err := resolve(name)
 			if err != nil {
-				problems = append(problems, Problem{Message: fmt.Sprintf("%s: rules[%d].resources[%d]: %v", path, i, j, err)})
+				problems = append(problems, Problem{Message: fmt.Sprintf("%s: %s: %v", path, field, err)})
 				continue
 			}
 			if warning != "" {
-				problems = append(problems, Problem{Message: fmt.Sprintf("%s: rules[%d].resources[%d]: %s", path, i, j, warning), Warning: true})
+				problems = append(problems, Problem{Message: fmt.Sprintf("%s: %s: %s", path, field, warning), Warning: true})
 			}
 			resolved[name] = res
 		}

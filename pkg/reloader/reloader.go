@@ -70,6 +70,9 @@ type Options struct {
 	Metrics *metrics.Metrics
 	// Guard may hold a reload of the file; by default none is held.
 	Guard Guard
+	// Tenants, when set, gives the tenants' rules files, merged with the
+	// main file's rules when it has a tenants section; nil ignores them.
+	Tenants Tenants
 }
 
 // Reloader owns the rules in force. Create it with New; Run it.
@@ -87,6 +90,9 @@ type Reloader struct {
 	// unreachable is set while the last compile could not ask the API
 	// server: the resources are then looked up again a RetryInterval later.
 	unreachable bool
+
+	// checked are the tenants' files as last checked, by namespace.
+	checked map[string]checked
 
 	// reported are the unresolved resources last logged. Only Run's
 	// goroutine uses it.
@@ -146,8 +152,13 @@ func (r *Reloader) Run(ctx context.Context) error {
 	defer stop()
 
 	// Changes come in bursts (write, chmod, rename); act once they settle.
-	debounce := time.NewTimer(time.Hour)
+	debounce, tenantsDebounce := time.NewTimer(time.Hour), time.NewTimer(time.Hour)
 	debounce.Stop()
+	tenantsDebounce.Stop()
+	var tenantsChanged <-chan struct{}
+	if r.opts.Tenants != nil {
+		tenantsChanged = r.opts.Tenants.Changed()
+	}
 	r.reload(ctx, atStart)
 	r.report(ctx)
 	tick := time.NewTimer(r.untilLookUp())
@@ -162,6 +173,10 @@ func (r *Reloader) Run(ctx context.Context) error {
 			logger.Error(err, "Watching rules file")
 		case <-debounce.C:
 			r.reload(ctx, fileChanged)
+		case <-tenantsChanged:
+			tenantsDebounce.Reset(100 * time.Millisecond)
+		case <-tenantsDebounce.C:
+			r.recompose(ctx)
 		case <-hup:
 			r.reload(ctx, hangUp)
 		case <-r.opts.Trigger:
@@ -274,7 +289,12 @@ func (r *Reloader) apply(ctx context.Context, file *rulefile.File, guard bool) e
 	r.mu.Lock()
 	r.lookedUp = time.Now()
 	r.mu.Unlock()
-	set, unresolved, err := resolve.Compile(r.opts.Path, file, r.opts.Resolve, r.opts.Schema, r.opts.Exclude)
+	return r.applyCompiled(ctx, file, guard)
+}
+
+// applyCompiled is apply with the resources resolved as last looked up.
+func (r *Reloader) applyCompiled(ctx context.Context, file *rulefile.File, guard bool) error {
+	set, unresolved, results, err := r.compile(ctx, file)
 	r.mu.Lock()
 	r.unreachable = errors.Is(err, ErrUnreachable)
 	changed := err == nil && !reflect.DeepEqual(set, r.set)
@@ -294,6 +314,9 @@ func (r *Reloader) apply(ctx context.Context, file *rulefile.File, guard bool) e
 	r.report(ctx)
 	if changed {
 		r.opts.Apply(ctx, set)
+	}
+	if results != nil {
+		r.opts.Tenants.Report(ctx, results)
 	}
 	return nil
 }

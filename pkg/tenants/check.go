@@ -60,8 +60,22 @@ type Result struct {
 	// file that cannot be read, or whose rules do not compile with the
 	// main file's.
 	Err error
+	// Stale, when not nil, is why the file now in the ConfigMap is not
+	// read: the rules are those of the file last read (see Kept).
+	Stale error
 
 	file *spec.File // the file read, for the lines of its fields
+}
+
+// Unread reports whether none of the file's rules were read: the
+// ConfigMap lacks the key, or the file is malformed.
+func (r Result) Unread() bool { return r.Err != nil && r.file == nil }
+
+// Kept returns r, a result of the file last read, kept in force because
+// the file now in the ConfigMap cannot be read, for the reason err.
+func (r Result) Kept(err error) Result {
+	r.Stale = err
+	return r
 }
 
 // Check reads f and keeps those of its rules that limits allow, made the

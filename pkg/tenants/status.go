@@ -28,6 +28,9 @@ func (r Result) Status() string {
 		return truncate("no rule in force: " + r.Err.Error())
 	}
 	var b strings.Builder
+	if r.Stale != nil {
+		fmt.Fprintf(&b, "the file in the ConfigMap cannot be read, so the rules last read stay in force: %s\n", r.Stale)
+	}
 	fmt.Fprintf(&b, "%d of %d rules in force", len(r.Rules), r.Total)
 	if len(r.Refused) > 0 {
 		b.WriteString("; refused:")
@@ -40,7 +43,7 @@ func (r Result) Status() string {
 			b.WriteString(line)
 		}
 	}
-	return b.String()
+	return truncate(b.String())
 }
 
 // truncate cuts s to MaxStatus bytes, on a rune boundary.

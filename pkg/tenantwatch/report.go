@@ -1,0 +1,111 @@
+package tenantwatch
+
+import (
+	"context"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+
+	"github.com/kube-annotator/kube-annotator/pkg/tenants"
+)
+
+// Metrics are the tenants' gauges and counters.
+type Metrics struct {
+	// Rules counts each tenant's rules, by namespace and state: in_force
+	// or refused (the rules of a file that cannot be read count refused).
+	Rules *prometheus.GaugeVec
+	// StatusWrites counts the status annotations written, by result.
+	StatusWrites *prometheus.CounterVec
+}
+
+// NewMetrics returns the tenants' metrics, registered with reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		Rules: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "kube_annotator", Name: "tenant_rules",
+			Help: "Rules of each tenant's rules file, by namespace and state (in_force, refused)."}, []string{"namespace", "state"}),
+		StatusWrites: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "kube_annotator", Name: "tenant_status_writes_total",
+			Help: "Status annotations written on tenants' ConfigMaps, by result."}, []string{"result"}),
+	}
+	reg.MustRegister(m.Rules, m.StatusWrites)
+	return m
+}
+
+// reporter tells tenants what of their files is in force: the status
+// annotation on the ConfigMap, an Event on it when something is refused,
+// and the metrics. It writes a status only when it changed.
+type reporter struct {
+	client       kubernetes.Interface
+	fieldManager string
+	metrics      *Metrics
+
+	once     sync.Once
+	recorder events.EventRecorder
+	mu       sync.Mutex
+	written  map[string]string // namespace/name → status last written
+}
+
+func newReporter(client kubernetes.Interface, fieldManager string, m *Metrics) *reporter {
+	return &reporter{client: client, fieldManager: fieldManager, metrics: m, written: map[string]string{}}
+}
+
+func (r *reporter) report(ctx context.Context, results []tenants.Result) {
+	r.metrics.Rules.Reset()
+	logger := klog.FromContext(ctx)
+	for _, res := range results {
+		refused := res.Total - res.InForce()
+		if res.Err != nil && res.Total == 0 {
+			refused = 1 // a file not read counts as one rule refused
+		}
+		r.metrics.Rules.WithLabelValues(res.Namespace, "in_force").Set(float64(res.InForce()))
+		r.metrics.Rules.WithLabelValues(res.Namespace, "refused").Set(float64(refused))
+		status, key := res.Status(), res.Namespace+"/"+res.ConfigMap
+		r.mu.Lock()
+		same := r.written[key] == status
+		r.mu.Unlock()
+		if same {
+			continue
+		}
+		cm, err := r.write(ctx, res, status)
+		if err != nil {
+			r.metrics.StatusWrites.WithLabelValues("error").Inc()
+			logger.Error(err, "Writing the status of a tenant's rules file", "configMap", klog.KRef(res.Namespace, res.ConfigMap))
+			continue
+		}
+		r.metrics.StatusWrites.WithLabelValues("success").Inc()
+		r.mu.Lock()
+		r.written[key] = status
+		r.mu.Unlock()
+		if refused > 0 {
+			r.event(ctx, cm, status)
+		}
+		logger.Info("Tenant's rules file read", "configMap", klog.KRef(res.Namespace, res.ConfigMap), "inForce", res.InForce(), "refused", refused)
+	}
+}
+
+// write applies the status annotation to the tenant's ConfigMap.
+func (r *reporter) write(ctx context.Context, res tenants.Result, status string) (*corev1.ConfigMap, error) {
+	ac := corev1ac.ConfigMap(res.ConfigMap, res.Namespace).WithAnnotations(map[string]string{tenants.StatusAnnotation: status})
+	return r.client.CoreV1().ConfigMaps(res.Namespace).Apply(ctx, ac, metav1.ApplyOptions{FieldManager: r.fieldManager, Force: true})
+}
+
+// event records a Warning on the ConfigMap saying what was refused.
+func (r *reporter) event(ctx context.Context, cm *corev1.ConfigMap, status string) {
+	r.once.Do(func() {
+		b := events.NewBroadcaster(&events.EventSinkImpl{Interface: r.client.EventsV1()})
+		if err := b.StartRecordingToSinkWithContext(context.WithoutCancel(ctx)); err != nil {
+			klog.FromContext(ctx).Error(err, "Recording events on tenants' ConfigMaps")
+			return
+		}
+		r.recorder = b.NewRecorder(scheme.Scheme, "kube-annotator")
+	})
+	if r.recorder != nil {
+		r.recorder.Eventf(cm, nil, corev1.EventTypeWarning, "TenantRulesRefused", "Check", "%s", status)
+	}
+}
