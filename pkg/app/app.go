@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"os"
 	"sync"
-	"time"
 	"sync/atomic"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"

@@ -17,6 +17,8 @@ type File struct {
 	// Namespace is the tenant's namespace; ConfigMap the name of the
 	// ConfigMap that holds the file.
 	Namespace, ConfigMap string
+	// UID is the ConfigMap's: one deleted and created again is another.
+	UID string
 	// Data is the file; Missing is set when the ConfigMap has no such
 	// key in its data.
 	Data    []byte

@@ -2,12 +2,14 @@ package tenantwatch
 
 import (
 	"context"
+	"encoding/json"
+	"maps"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
@@ -48,7 +50,7 @@ type reporter struct {
 	once     sync.Once
 	recorder events.EventRecorder
 	mu       sync.Mutex
-	written  map[string]string // namespace/name → status last written
+	written  map[string]string // ConfigMap's UID → status last written
 }
 
 func newReporter(client kubernetes.Interface, fieldManager string, m *Metrics) *reporter {
@@ -58,6 +60,13 @@ func newReporter(client kubernetes.Interface, fieldManager string, m *Metrics) *
 func (r *reporter) report(ctx context.Context, results []tenants.Result) {
 	r.metrics.Rules.Reset()
 	logger := klog.FromContext(ctx)
+	current := map[string]bool{}
+	for _, res := range results {
+		current[res.UID] = true
+	}
+	r.mu.Lock()
+	maps.DeleteFunc(r.written, func(uid, _ string) bool { return !current[uid] })
+	r.mu.Unlock()
 	for _, res := range results {
 		refused := res.Total - res.InForce()
 		if res.Err != nil && res.Total == 0 {
@@ -65,7 +74,7 @@ func (r *reporter) report(ctx context.Context, results []tenants.Result) {
 		}
 		r.metrics.Rules.WithLabelValues(res.Namespace, "in_force").Set(float64(res.InForce()))
 		r.metrics.Rules.WithLabelValues(res.Namespace, "refused").Set(float64(refused))
-		status, key := res.Status(), res.Namespace+"/"+res.ConfigMap
+		status, key := res.Status(), res.UID
 		r.mu.Lock()
 		same := r.written[key] == status
 		r.mu.Unlock()
@@ -89,10 +98,14 @@ func (r *reporter) report(ctx context.Context, results []tenants.Result) {
 	}
 }
 
-// write applies the status annotation to the tenant's ConfigMap.
+// write sets the status annotation of the tenant's ConfigMap: a merge
+// patch, which, unlike an apply, never creates a ConfigMap deleted since.
 func (r *reporter) write(ctx context.Context, res tenants.Result, status string) (*corev1.ConfigMap, error) {
-	ac := corev1ac.ConfigMap(res.ConfigMap, res.Namespace).WithAnnotations(map[string]string{tenants.StatusAnnotation: status})
-	return r.client.CoreV1().ConfigMaps(res.Namespace).Apply(ctx, ac, metav1.ApplyOptions{FieldManager: r.fieldManager, Force: true})
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{tenants.StatusAnnotation: status}}})
+	if err != nil {
+		return nil, err
+	}
+	return r.client.CoreV1().ConfigMaps(res.Namespace).Patch(ctx, res.ConfigMap, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: r.fieldManager})
 }
 
 // event records a Warning on the ConfigMap saying what was refused.

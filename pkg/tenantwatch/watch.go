@@ -116,7 +116,7 @@ func (w *Watch) Files(ctx context.Context, limits *spec.Tenants) ([]tenants.File
 	for _, ns := range slices.Sorted(maps.Keys(byNS)) {
 		cm := byNS[ns]
 		data, ok := cm.Data[limits.Key]
-		out = append(out, tenants.File{Namespace: ns, ConfigMap: cm.Name, Data: []byte(data), Missing: !ok})
+		out = append(out, tenants.File{Namespace: ns, ConfigMap: cm.Name, UID: string(cm.UID), Data: []byte(data), Missing: !ok})
 	}
 	return out, nil
 }
