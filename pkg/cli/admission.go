@@ -11,8 +11,8 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/admission"
 	"github.com/kube-annotator/kube-annotator/pkg/keylock"
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
 // admissionOptions are admission's flags.
