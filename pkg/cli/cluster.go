@@ -21,6 +21,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 	"github.com/kube-annotator/kube-annotator/pkg/scan"
+	"github.com/kube-annotator/kube-annotator/pkg/tenants"
 	"github.com/kube-annotator/kube-annotator/pkg/version"
 )
 
@@ -198,6 +199,9 @@ type session struct {
 // are an error.
 func connect(ctx context.Context, path string, cf *clusterFlags) (*session, error) {
 	c, err := cf.loadAndCompile(path)
+	if err == nil && c.file.Tenants != nil { // with the tenants' rules, as the controller, or once would prune their keys
+		c.set, c.unresolved, err = tenants.Compile(ctx, c.cfg, path, c.file, c.resolver.Resolve, c.resolver.Schema, cf.exclude)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"sync"
 	"time"
 
@@ -105,20 +104,11 @@ func (w *Watch) Files(ctx context.Context, limits *spec.Tenants) ([]tenants.File
 			return ok && sel.Matches(labels.Set(obj.(*corev1.Namespace).Labels))
 		}
 	}
-	byNS := map[string]*corev1.ConfigMap{}
+	var found []*corev1.ConfigMap
 	for _, obj := range cms.GetStore().List() {
-		cm := obj.(*corev1.ConfigMap)
-		if prev := byNS[cm.Namespace]; admitted(cm.Namespace) && (prev == nil || cm.Name < prev.Name) {
-			byNS[cm.Namespace] = cm
-		}
+		found = append(found, obj.(*corev1.ConfigMap))
 	}
-	out := make([]tenants.File, 0, len(byNS))
-	for _, ns := range slices.Sorted(maps.Keys(byNS)) {
-		cm := byNS[ns]
-		data, ok := cm.Data[limits.Key]
-		out = append(out, tenants.File{Namespace: ns, ConfigMap: cm.Name, UID: string(cm.UID), Data: []byte(data), Missing: !ok})
-	}
-	return out, nil
+	return tenants.Pick(limits, found, admitted), nil
 }
 
 // informers returns the informers of the scope limits select, started
@@ -148,13 +138,8 @@ func (w *Watch) informers(ctx context.Context, limits *spec.Tenants) (cms, nss c
 }
 
 func (w *Watch) configMapInformer(s scope) cache.SharedIndexInformer {
-	narrow := func(o *metav1.ListOptions) {
-		if s.configMap != "" {
-			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", s.configMap).String()
-		} else {
-			o.LabelSelector = s.configMapSelector
-		}
-	}
+	limits := &spec.Tenants{ConfigMap: s.configMap, ConfigMapSelector: s.configMapSelector}
+	narrow := func(o *metav1.ListOptions) { tenants.ListOptions(limits, o) }
 	lw := cache.NewFilteredListWatchFromClient(w.client.CoreV1().RESTClient(), "configmaps", metav1.NamespaceAll, narrow)
 	inf := cache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, 0, cache.Indexers{})
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{

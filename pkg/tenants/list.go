@@ -1,0 +1,125 @@
+package tenants
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/kube-annotator/kube-annotator/pkg/resolve"
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/lint"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/spec"
+)
+
+// ListOptions narrow a list or watch of ConfigMaps to those limits names:
+// by name (a metadata.name field selector) or by label selector.
+func ListOptions(limits *spec.Tenants, o *metav1.ListOptions) {
+	if limits.ConfigMap != "" {
+		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", limits.ConfigMap).String()
+	} else {
+		o.LabelSelector = limits.ConfigMapSelector
+	}
+}
+
+// Pick returns the tenants' files of configMaps, those ListOptions
+// narrow to: one per namespace admitted (the first ConfigMap by name, when
+// a selector finds several), sorted by namespace.
+func Pick(limits *spec.Tenants, configMaps []*corev1.ConfigMap, admitted func(namespace string) bool) []File {
+	byNS := map[string]*corev1.ConfigMap{}
+	for _, cm := range configMaps {
+		if prev := byNS[cm.Namespace]; admitted(cm.Namespace) && (prev == nil || cm.Name < prev.Name) {
+			byNS[cm.Namespace] = cm
+		}
+	}
+	out := make([]File, 0, len(byNS))
+	for _, ns := range slices.Sorted(maps.Keys(byNS)) {
+		cm := byNS[ns]
+		data, ok := cm.Data[limits.Key]
+		out = append(out, File{Namespace: ns, ConfigMap: cm.Name, UID: string(cm.UID), Data: []byte(data), Missing: !ok})
+	}
+	return out
+}
+
+// List lists the tenants' files in the cluster once, as the controller
+// caches them: for the commands that converge or compare once.
+func List(ctx context.Context, client kubernetes.Interface, limits *spec.Tenants) ([]File, error) {
+	opts := metav1.ListOptions{}
+	ListOptions(limits, &opts)
+	list, err := client.CoreV1().ConfigMaps(metav1.NamespaceAll).List(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("listing the tenants' ConfigMaps: %w", err)
+	}
+	admitted := func(string) bool { return true }
+	if limits.NamespaceSelector != "" {
+		sel, err := labels.Parse(limits.NamespaceSelector)
+		if err != nil {
+			return nil, fmt.Errorf("tenants.namespaceSelector: %w", err)
+		}
+		nss, err := client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+		if err != nil {
+			return nil, fmt.Errorf("listing the tenants' namespaces: %w", err)
+		}
+		in := map[string]bool{}
+		for _, ns := range nss.Items {
+			in[ns.Name] = true
+		}
+		admitted = func(ns string) bool { return in[ns] }
+	}
+	cms := make([]*corev1.ConfigMap, len(list.Items))
+	for i := range list.Items {
+		cms[i] = &list.Items[i]
+	}
+	return Pick(limits, cms, admitted), nil
+}
+
+// CheckAll checks each of files against limits.
+func CheckAll(limits *spec.Tenants, files []File) []Result {
+	out := make([]Result, len(files))
+	for i, f := range files {
+		out[i] = Check(limits, f)
+	}
+	return out
+}
+
+// Merged returns file, the main rules file, with the rules of the
+// tenants' files in the cluster that its limits allow after its own, as
+// the controller enforces them; compile compiles a file (Compose). A file
+// without a tenants section is returned as it is.
+func Merged(ctx context.Context, client kubernetes.Interface, file *spec.File, compile func(*spec.File) error) (*spec.File, []Result, error) {
+	if file.Tenants == nil {
+		return file, nil, nil
+	}
+	files, err := List(ctx, client, file.Tenants)
+	if err != nil {
+		return nil, nil, err
+	}
+	results := CheckAll(file.Tenants, files)
+	return Compose(file, results, compile), results, nil
+}
+
+// Compile compiles file as resolve.Compile does, with the rules of the
+// tenants' files in the cluster cfg reaches merged (Merged).
+func Compile(ctx context.Context, cfg *rest.Config, path string, file *spec.File, resolveName rules.ResolveFunc, schemas lint.SchemaFunc,
+	exclude []string) (*rules.Set, []spec.FieldError, error) {
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	compile := func(f *spec.File) error {
+		_, _, err := resolve.Compile(path, f, resolveName, schemas, exclude)
+		return err
+	}
+	merged, _, err := Merged(ctx, client, file, compile)
+	if err != nil {
+		return nil, nil, err
+	}
+	return resolve.Compile(path, merged, resolveName, schemas, exclude)
+}
