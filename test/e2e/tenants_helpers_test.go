@@ -117,3 +117,19 @@ func refusalEvents(t *testing.T, ns string) int {
 	}
 	return n
 }
+
+// runAsRBAC applies what `rbac` grants for the rules file to a
+// ServiceAccount of saNS named name, until the test ends, and returns its
+// user name, for run --as.
+func runAsRBAC(t *testing.T, rulesFile, saNS, name string) string {
+	t.Helper()
+	manifests, stderr, code := runCLI(t, "rbac", "--rules", rulesFile, "-n", saNS, "--name", name, "--field-manager", name, "--kubeconfig", env.Kubeconfig)
+	if code != 0 {
+		t.Fatalf("rbac: exit %d: %s", code, stderr)
+	}
+	if out, err := kubectl(t, manifests, "apply", "-f", "-"); err != nil {
+		t.Fatalf("apply rbac: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { _, _ = kubectl(t, manifests, "delete", "-f", "-") })
+	return "system:serviceaccount:" + saNS + ":" + name
+}

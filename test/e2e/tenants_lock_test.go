@@ -57,14 +57,9 @@ rules:
 		return err != nil && strings.Contains(err.Error(), denial)
 	})
 
-	manifests, stderr, code := runCLI(t, "rbac", "--rules", rulesFile, "-n", saNS, "--name", name, "--field-manager", name, "--kubeconfig", env.Kubeconfig)
-	if code != 0 {
-		t.Fatalf("rbac: exit %d: %s", code, stderr)
+	if got := runAsRBAC(t, rulesFile, saNS, name); got != sa {
+		t.Fatalf("rbac grants %s, the rule locks for %s", got, sa)
 	}
-	if out, err := kubectl(t, manifests, "apply", "-f", "-"); err != nil {
-		t.Fatalf("apply rbac: %v\n%s", err, out)
-	}
-	t.Cleanup(func() { _, _ = kubectl(t, manifests, "delete", "-f", "-") })
 	startRun(t, "--rules", rulesFile, "--as", sa, "--field-manager", name, "--record-namespace", saNS)
 	waitLabels(t, h.Namespaces, "", ns, map[string]string{enforce: "baseline"}) // the controller may
 

@@ -45,15 +45,7 @@ rules:
   labels: {e2e-managed: "true"}
 `, nsA, nsB, nsC, selector, tenantConfigMap))
 	name := "ka-" + saNS
-	manifests, stderr, code := runCLI(t, "rbac", "--rules", rulesFile, "-n", saNS, "--name", name, "--field-manager", name, "--kubeconfig", env.Kubeconfig)
-	if code != 0 {
-		t.Fatalf("rbac: exit %d: %s", code, stderr)
-	}
-	if out, err := kubectl(t, manifests, "apply", "-f", "-"); err != nil {
-		t.Fatalf("apply rbac: %v\n%s", err, out)
-	}
-	t.Cleanup(func() { _, _ = kubectl(t, manifests, "delete", "-f", "-") })
-	sa := "system:serviceaccount:" + saNS + ":" + name
+	sa := runAsRBAC(t, rulesFile, saNS, name)
 	p := startRun(t, "--rules", rulesFile, "--as", sa, "--field-manager", name, "--record-namespace", saNS)
 
 	putTenantRules(t, nsA, users[nsA], `rules:

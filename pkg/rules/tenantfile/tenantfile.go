@@ -45,11 +45,11 @@ func Decode(d *yamlfield.Decoder, n *yaml.Node, path string) *spec.Tenants {
 	seen := d.Fields(n, path, fields, func(k, p string, v *yaml.Node) {
 		switch k {
 		case "configMap":
-			t.ConfigMap = name(d, v, p)
+			t.ConfigMap = name(d, v, p, "ConfigMap name", validation.IsDNS1123Subdomain)
 		case "configMapSelector":
 			t.ConfigMapSelector = selector(d, v, p)
 		case "key":
-			t.Key = dataKey(d, v, p)
+			t.Key = name(d, v, p, "ConfigMap key", validation.IsConfigMapKey)
 		case "namespaceSelector":
 			t.NamespaceSelector = selector(d, v, p)
 		case "resources":
@@ -106,25 +106,15 @@ func complete(t *spec.Tenants, seen map[string]bool) {
 	}
 }
 
-func name(d *yamlfield.Decoder, v *yaml.Node, p string) string {
+// name decodes a name that valid says is valid (a list of problems), of
+// what ("ConfigMap name").
+func name(d *yamlfield.Decoder, v *yaml.Node, p, what string, valid func(string) []string) string {
 	s, ok := d.Str(v, p)
 	if !ok {
 		return ""
 	}
-	if errs := validation.IsDNS1123Subdomain(s); len(errs) > 0 {
-		d.Errorf(v, p, "invalid ConfigMap name %q: %s", s, strings.Join(errs, "; "))
-		return ""
-	}
-	return s
-}
-
-func dataKey(d *yamlfield.Decoder, v *yaml.Node, p string) string {
-	s, ok := d.Str(v, p)
-	if !ok {
-		return ""
-	}
-	if errs := validation.IsConfigMapKey(s); len(errs) > 0 {
-		d.Errorf(v, p, "invalid ConfigMap key %q: %s", s, strings.Join(errs, "; "))
+	if errs := valid(s); len(errs) > 0 {
+		d.Errorf(v, p, "invalid %s %q: %s", what, s, strings.Join(errs, "; "))
 		return ""
 	}
 	return s
