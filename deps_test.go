@@ -39,7 +39,7 @@ var layers = []layer{
 	// The rules file and what it wants of one object; no clients.
 	{"rules", []string{"pkg/rules", "pkg/rules/projection", "pkg/rules/celexpr", "pkg/rules/rulefile", "pkg/rules/yamlfield", "pkg/rules/selection", "pkg/rules/verdict", "pkg/rules/spec", "pkg/rules/tenantfile", "pkg/rules/value", "pkg/rules/lint", "pkg/rules/rulestest", "pkg/fight"}},
 	// One decision per object, and what it needs of the cluster.
-	{"decide", []string{"pkg/reconcile", "pkg/admission", "pkg/record", "pkg/resolve", "pkg/scan", "pkg/rbac", "pkg/reports", "pkg/tenants"}},
+	{"decide", []string{"pkg/reconcile", "pkg/admission", "pkg/record", "pkg/resolve", "pkg/scan", "pkg/rbac", "pkg/reports", "pkg/tenants", "pkg/keylock"}},
 	// What a command does besides its flags and output, one question
 	// each: explain one object, check a file, diff, converge once,
 	// complete a name, count coverage.

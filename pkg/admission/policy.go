@@ -359,15 +359,22 @@ func policySpec(match *admissionregistrationv1.MatchResources, conds []admission
 	}
 }
 
-// matchResources are r's resources at CREATE and UPDATE, with its label
-// selectors where a LabelSelector can state them. A namespaceSelector that
-// one cannot is returned as CEL, for the mutation to test.
+// matchResources are r's resources at CREATE and UPDATE (at CREATE alone
+// for a locked rule: at UPDATE its lock, package keylock, denies a change
+// of its keys, which this policy would otherwise undo unseen), with its
+// label selectors where a LabelSelector can state them. A
+// namespaceSelector that one cannot is returned as CEL, for the mutation
+// to test.
 func matchResources(r *rule) (match *admissionregistrationv1.MatchResources, nsCEL string, err error) {
 	match = &admissionregistrationv1.MatchResources{MatchPolicy: ptr.To(admissionregistrationv1.Equivalent)}
+	ops := []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update}
+	if r.Locked != nil {
+		ops = ops[:1]
+	}
 	for _, gvr := range r.resources {
 		match.ResourceRules = append(match.ResourceRules, admissionregistrationv1.NamedRuleWithOperations{
 			RuleWithOperations: admissionregistrationv1.RuleWithOperations{
-				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+				Operations: ops,
 				Rule: admissionregistrationv1.Rule{APIGroups: []string{gvr.Group}, APIVersions: []string{gvr.Version},
 					Resources: []string{gvr.Resource}, Scope: ptr.To(admissionregistrationv1.AllScopes)},
 			}})

@@ -10,7 +10,9 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kube-annotator/kube-annotator/pkg/admission"
+	"github.com/kube-annotator/kube-annotator/pkg/keylock"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
+	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
 
 // admissionOptions are admission's flags.
@@ -30,7 +32,9 @@ func (e *env) newAdmissionCommand() *cobra.Command {
 			"every rule, converges existing objects and deletes the keys no rule wants any more.\n" +
 			"Resource names are resolved through the cluster's discovery or, with --offline, among the built-in\n" +
 			"resources and the CRDs of --crd files. What cannot be done at admission\n" +
-			"(removals, some JSONPath values) is said on stderr and left to the controller.",
+			"(removals, some JSONPath values) is said on stderr and left to the controller. For each rule marked\n" +
+			"locked, it also prints the ValidatingAdmissionPolicy that lets only the rule's users and groups set,\n" +
+			"change or remove its keys.",
 		Args: noArgs,
 	}
 	fs := o.addRules(c)
@@ -51,7 +55,7 @@ func (o *admissionOptions) validate() error {
 // run prints the admission policies of the rules file for the field
 // manager.
 func (o *admissionOptions) run(ctx context.Context) error {
-	policies, err := translate(ctx, o.rulesPath, o.manager, o.cluster, o.Err)
+	policies, set, err := translate(ctx, o.rulesPath, o.manager, o.cluster, o.Err)
 	if err != nil {
 		return err
 	}
@@ -59,6 +63,11 @@ func (o *admissionOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	locks, err := keylock.Manifests(keylock.Policies(set, o.manager))
+	if err != nil {
+		return err
+	}
+	out = append(out, locks...)
 	if len(policies) == 0 {
 		fmt.Fprintf(o.Err, "%s: no rule can be applied at admission\n", o.rulesPath)
 	}
@@ -77,10 +86,10 @@ func fieldManagerVar(fs *pflag.FlagSet, p *string) {
 // and translates it into admission policies for manager, reporting on
 // warnings what is left to the controller, and what the policies need of
 // a server that does not serve them.
-func translate(ctx context.Context, path, manager string, cf *clusterFlags, warnings io.Writer) ([]admission.Policy, error) {
+func translate(ctx context.Context, path, manager string, cf *clusterFlags, warnings io.Writer) ([]admission.Policy, *rules.Set, error) {
 	c, err := cf.loadAndCompile(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	noteAdmissionServer(ctx, warnings, c.cfg)
 	set := c.set
@@ -89,12 +98,12 @@ func translate(ctx context.Context, path, manager string, cf *clusterFlags, warn
 	}
 	policies, notes, err := admission.Translate(set, admission.Options{FieldManager: manager, ExcludeNamespaces: cf.exclude, Namespace: cf.namespace()})
 	if err != nil {
-		return nil, fmt.Errorf("--field-manager: %w", err)
+		return nil, nil, fmt.Errorf("--field-manager: %w", err)
 	}
 	for _, n := range notes {
 		fmt.Fprintf(warnings, "%s: %s\n", path, n)
 	}
-	return policies, nil
+	return policies, set, nil
 }
 
 // noteAdmissionServer says on w what the admission policies need of the

@@ -91,7 +91,7 @@ func TestParseErrors(t *testing.T) {
 			`rules.yaml:1: rules: required field is missing`}},
 		{"unknown rule field with suggestion", "rules:\n- name: a\n  resource: [pods]\n  annotations: {a: b}\n", []string{
 			`rules.yaml:2: rules[0].resources: required field is missing`,
-			`rules.yaml:3: rules[0].resource: unknown field (did you mean "resources"?); known fields are name, resources, namespaces, excludeNamespaces, namespaceSelector, selector, names, when, mode, allowOptOut, podTemplates, ownerObject, annotations, labels, removeAnnotations, removeLabels, copy`}},
+			`rules.yaml:3: rules[0].resource: unknown field (did you mean "resources"?); known fields are name, resources, namespaces, excludeNamespaces, namespaceSelector, selector, names, when, mode, allowOptOut, locked, podTemplates, ownerObject, annotations, labels, removeAnnotations, removeLabels, copy`}},
 		{"duplicate rule names", "rules:\n" + rule("a") + rule("b") + rule("a") + rule("a"), []string{
 			`rules.yaml:4: rules[2].name: duplicate name "a"; rules[0] already uses it`,
 			`rules.yaml:5: rules[3].name: duplicate name "a"; rules[0] already uses it`}},

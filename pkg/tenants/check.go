@@ -173,6 +173,7 @@ var adminFields = []struct {
 	{"excludeNamespaces", func(r *spec.Rule) bool { return len(r.ExcludeNamespaces) > 0 }, "a tenant's rules apply in its namespace only"},
 	{"namespaceSelector", func(r *spec.Rule) bool { return r.NamespaceSelector != "" }, "a tenant's rules apply in its namespace only"},
 	{"podTemplates", func(r *spec.Rule) bool { return r.PodTemplates }, "admission policies are written from the main file alone"},
+	{"locked", func(r *spec.Rule) bool { return r.Locked != nil }, "admission policies are written from the main file alone"},
 	{"allowOptOut", func(r *spec.Rule) bool { return r.OptOutLocked }, "only the main file's rules may apply to objects that opt out"},
 }
 

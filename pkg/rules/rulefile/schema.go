@@ -111,6 +111,12 @@ var ruleSchema = mapping[Rule]{
 			": \"true\"; false applies the rule to them too.",
 		value:  &jsonSchema{Type: "boolean", Default: true},
 		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.OptOutLocked = !d.Boolean(v, p) }},
+	{name: "locked", fills: []string{"Locked"},
+		doc: "true locks the keys the rule sets and removes: only the controller's ServiceAccount (kube-annotator/kube-annotator) and " +
+			"cluster admins may set, change or remove them on its resources, which the ValidatingAdmissionPolicies `kube-annotator admission` " +
+			"prints enforce; {users: […], groups: […]} names who may instead.",
+		value:  lockSchema(),
+		decode: func(d *decoder, r *Rule, v *yaml.Node, p string) { r.Locked = d.locked(v, p) }},
 	{name: "podTemplates", fills: []string{"PodTemplates"},
 		doc: "true, on a rule for pods, also sets at admission its keys in the pod templates of the Deployments, StatefulSets, DaemonSets, " +
 			"ReplicaSets, Jobs and CronJobs created, read from the template as from the Pod, so that their Pods start with them; " +

@@ -31,6 +31,7 @@ var fieldExamples = map[string]string{
 	"mode":              "audit",
 	"allowOptOut":       "false",
 	"podTemplates":      "true",
+	"locked":            "{groups: [platform-admins]}",
 	"ownerObject":       "{through: [replicasets.apps, rollouts.argoproj.io]}",
 	"annotations":       "{owner: web, team: {jsonPath: '{.metadata.labels.team}', default: none, once: true}, id: {cel: 'object.metadata.name'}, cost: {fromNamespace: {annotation: example.com/cost}}, zone: {fromNode: {annotation: example.com/rack}}, unit: {fromOwner: {label: unit}, default: {fromNamespace: {label: unit}, default: none}}, psa: {value: baseline, ifAbsent: true}}",
 	"labels":            "{owner: web, team: {jsonPath: '{.metadata.labels.team}', default: none, once: true}, id: {cel: 'object.metadata.name', ifInvalid: hash}, tier: {fromNamespace: {label: tier}}, zone: {fromNode: {label: topology.kubernetes.io/zone}}, unit: {fromOwner: {label: unit}, default: {fromNamespace: {label: unit}, default: none}}, psa: {value: baseline, ifAbsent: true}}",

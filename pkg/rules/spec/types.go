@@ -82,6 +82,11 @@ type Rule struct {
 	// for rules that enforce policy, which the objects' editors must not
 	// escape. Rules allow opting out by default.
 	OptOutLocked bool
+	// Locked ("locked") locks the keys the rule sets and removes: only its
+	// users and groups may set, change or remove them on the rule's
+	// resources, which the ValidatingAdmissionPolicies that package keylock
+	// generates enforce. Nil when the rule does not lock its keys.
+	Locked *Lock
 	// PodTemplates ("podTemplates"), on a rule for Pods, has the admission
 	// policy also set the rule's keys in the pod templates of the workloads
 	// created (Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs and
