@@ -1,15 +1,28 @@
 package chart
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
+
+	"helm.sh/helm/v4/pkg/action"
+	"helm.sh/helm/v4/pkg/kube"
+
+	h "github.com/kube-annotator/kube-annotator/test/harness"
 )
 
 // For every ci/ values file, the chart's key locks are the
@@ -125,4 +138,79 @@ func lockedRulesFile(t *testing.T, objs []*unstructured.Unstructured, sa string)
 		t.Fatal(err)
 	}
 	return path, true
+}
+
+// Installed, a locked rule's policy refuses a user with every RBAC right
+// who is in no group the rule allows setting the rule's key, and lets a
+// member of the group and the release's ServiceAccount, which writes the
+// key, set it; uninstalled, it is gone.
+func TestKeyLock(t *testing.T) {
+	ns, objNS := env.NewNamespace(t), env.NewNamespace(t)
+	env.Create(t, h.Deployments, objNS, h.Deployment(t, objNS, "web", 1))
+	group := "owners-" + ns
+	cfg := helmConfig(t, ns)
+	ch, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	install := action.NewInstall(cfg)
+	install.ReleaseName, install.Namespace = "keylock", ns
+	install.WaitStrategy, install.Timeout = kube.HookOnlyStrategy, time.Minute
+	install.ServerSideApply = true
+	vals := map[string]any{"optOutLock": map[string]any{"enabled": false}, "rules": map[string]any{"inline": map[string]any{
+		"version": "v1", "rules": []any{map[string]any{"name": "owner", "resources": []any{"deployments"}, "namespaces": []any{objNS},
+			"locked": map[string]any{"groups": []any{group}}, "annotations": map[string]any{"example.com/owner": "platform"}}}}}}
+	if _, err := install.RunWithContext(t.Context(), ch, vals); err != nil {
+		t.Fatalf("helm install: %v", err)
+	}
+	user := "keylock-" + ns
+	env.GrantClusterAdmin(t, user)
+	set := func(as rest.ImpersonationConfig, value string) error {
+		c := rest.CopyConfig(env.Config)
+		c.Impersonate = as
+		dc, err := dynamic.NewForConfig(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{"example.com/owner":%q}}}`, value)
+		_, err = dc.Resource(h.Deployments).Namespace(objNS).Patch(t.Context(), "web", types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+		return err
+	}
+	// The policy takes a moment to be in force: retry until it refuses,
+	// and until each allowed identity is let through.
+	const denial = "rule owner locks annotation example.com/owner"
+	var refusal error
+	i := 0
+	_ = wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		refusal = set(rest.ImpersonationConfig{UserName: user}, fmt.Sprint("mine-", i))
+		i++
+		return refusal != nil && strings.Contains(refusal.Error(), denial), nil
+	})
+	if refusal == nil || !strings.Contains(refusal.Error(), denial) || !strings.Contains(refusal.Error(), "system:serviceaccount:"+ns+":keylock-kube-annotator") {
+		t.Fatalf("%s, in no allowed group, setting the locked key: %v, want a refusal naming the rule and the release's ServiceAccount", user, refusal)
+	}
+	// Each changes the value set before.
+	for _, c := range []struct {
+		as    rest.ImpersonationConfig
+		value string
+	}{
+		{rest.ImpersonationConfig{UserName: user, Groups: []string{group}}, "by-group"},
+		{rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":keylock-kube-annotator"}, "platform"},
+	} {
+		if err := set(c.as, c.value); err != nil {
+			t.Errorf("%+v setting the locked key to %s: %v", c.as, c.value, err)
+		}
+	}
+
+	uninstall := action.NewUninstall(cfg)
+	uninstall.WaitStrategy, uninstall.Timeout = kube.HookOnlyStrategy, time.Minute
+	if _, err := uninstall.Run("keylock"); err != nil {
+		t.Fatalf("helm uninstall: %v", err)
+	}
+	err = wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		return set(rest.ImpersonationConfig{UserName: user}, "after uninstall") == nil, nil
+	})
+	if err != nil {
+		t.Errorf("after helm uninstall, %s still may not set the locked key", user)
+	}
 }
