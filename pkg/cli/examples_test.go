@@ -16,6 +16,7 @@ import (
 // header explains; every other example checks without one.
 var exampleWarnings = map[string]string{
 	"pod-security.yaml":  `rule "pod-security" targets namespaces`,
+	"tenants.yaml":       `rule "pod-security" targets namespaces`,
 	"rollout-roles.yaml": `owner resource "rollouts.argoproj.io": resource "rollouts.argoproj.io" is not built into Kubernetes`,
 }
 

@@ -35,6 +35,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		StatusWrites: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "kube_annotator", Name: "tenant_status_writes_total",
 			Help: "Status annotations written on tenants' ConfigMaps, by result."}, []string{"result"}),
 	}
+	for _, r := range []string{"success", "error"} {
+		m.StatusWrites.WithLabelValues(r)
+	}
 	reg.MustRegister(m.Rules, m.StatusWrites)
 	return m
 }
