@@ -16,7 +16,8 @@ import (
 // The chart's ClusterRole and Roles, in the release's namespace and in
 // each namespace rules name literally, grant exactly what `kube-annotator
 // rbac` prints for the same rules and options, for every ci/ values file:
-// the rules of rules.inline, and rbac.extraResources as a rule naming them
+// the rules of rules.inline and its tenants section (what any tenant's
+// rules may need), and rbac.extraResources as a rule naming them
 // that selects by namespace labels (the chart cannot see a ConfigMap's
 // rules, so it grants what such a rule needs), whose value reads an owner
 // through the resources of rbac.extraReadResources (list and watch on
@@ -92,8 +93,8 @@ func TestChartRBACEqualsRBACCommand(t *testing.T) {
 
 // rulesFileFor writes the rules the chart grants for values as a rules
 // file: those of the rules ConfigMap it renders (none with
-// rules.existingConfigMap), and a rule for rbac.extraResources and
-// rbac.extraReadResources.
+// rules.existingConfigMap) and its tenants section, and a rule for
+// rbac.extraResources and rbac.extraReadResources.
 func rulesFileFor(t *testing.T, vals map[string]any, objs []*unstructured.Unstructured) string {
 	t.Helper()
 	file := map[string]any{"version": "v1"}
@@ -104,11 +105,17 @@ func rulesFileFor(t *testing.T, vals map[string]any, objs []*unstructured.Unstru
 		}
 		data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
 		for _, d := range data {
-			var inline struct{ Rules []any }
+			var inline struct {
+				Rules   []any
+				Tenants any
+			}
 			if err := yaml.Unmarshal([]byte(d), &inline); err != nil {
 				t.Fatal(err)
 			}
 			list = inline.Rules
+			if inline.Tenants != nil {
+				file["tenants"] = inline.Tenants
+			}
 		}
 	}
 	extra, _ := value(vals, "rbac", "extraResources").([]any)

@@ -28,6 +28,30 @@ namespaced: true
 {{- end }}
 
 {{/*
+kube-annotator.tenants: rules.inline's tenants section, with the defaults
+of the fields RBAC depends on (pkg/rules/tenantfile), as YAML: configMap
+("" with configMapSelector), namespaceSelector, resources and
+valueForms; {} without a section. What any tenant's rules may need is
+granted as for a rule naming every resource of resources in every
+namespace and reading what the allowed value forms read by default
+(pkg/tenants StandIn), besides the tenants' ConfigMaps.
+*/}}
+{{- define "kube-annotator.tenants" -}}
+{{- if not .Values.rules.existingConfigMap }}
+{{- with (include "kube-annotator.inlineRules" . | fromYaml).tenants }}
+{{- $configMap := "kube-annotator-rules" }}
+{{- if or (hasKey . "configMap") (hasKey . "configMapSelector") }}
+{{- $configMap = get . "configMap" | default "" }}
+{{- end }}
+configMap: {{ $configMap | quote }}
+namespaceSelector: {{ get . "namespaceSelector" | default "" | quote }}
+resources: {{ get . "resources" | default list | toJson }}
+valueForms: {{ get . "valueForms" | default (list "value" "jsonPath" "fromNamespace" "fromOwner") | toJson }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
 kube-annotator.reads: what the inline rules read besides the objects
 they write, as YAML:
   nodes: whether a value or copy item reads a Pod's Node (fromNode);
@@ -89,6 +113,14 @@ not the parsed expression): then through the default owner resources.
 {{- end }}
 {{- end }}
 {{- end }}
+{{- with include "kube-annotator.tenants" . | fromYaml }}
+{{- if has "fromNode" .valueForms }}
+{{- $nodes = true }}
+{{- end }}
+{{- if has "fromOwner" .valueForms }}
+{{- $walks = append $walks (dict "walk" dict "where" "rules.inline.tenants") }}
+{{- end }}
+{{- end }}
 {{- $owners := list }}
 {{- range $walks }}
 {{- $where := printf "%s: an owner resource" .where }}
@@ -128,6 +160,10 @@ refs: {{ toJson $refs }}
 {{- end }}
 {{- else if and .Values.rbac.create (empty .Values.rbac.extraResources) }}
 {{- fail (printf "rbac.extraResources: list the resources the rules in ConfigMap %q name (or set rbac.create=false and grant them yourself)" .Values.rules.existingConfigMap) }}
+{{- end }}
+{{- /* Tenants' rules may write their resources in any namespace tenants write rules in: as a rule naming no namespace. */}}
+{{- range $i, $name := (include "kube-annotator.tenants" . | fromYaml).resources }}
+{{- $targets = append $targets (dict "name" $name "where" (printf "rules.inline.tenants.resources[%d]" $i) "selectsByNamespace" false "namespaces" list) }}
 {{- end }}
 {{- /* The chart cannot see whether these are selected by namespace labels: it grants what that needs. */}}
 {{- range $i, $name := .Values.rbac.extraResources }}
@@ -242,7 +278,7 @@ named: {{ include "kube-annotator.byResource" $named }}
 params: {{ include "kube-annotator.byResource" $params }}
 {{- end }}
 
-{{/* kube-annotator.clusterRules: per API group, get, list, watch and patch on the resources written cluster-wide, then list and watch on those written only in some namespaces; then namespaces, the related objects read, events, admission policies and the objects their params name. */}}
+{{/* kube-annotator.clusterRules: per API group, get, list, watch and patch on the resources written cluster-wide, then list and watch on those written only in some namespaces; then namespaces, the related objects read, the tenants' ConfigMaps (their namespaces, when selected by label and not watched already, and events, when not on), events, admission policies and the objects their params name. */}}
 {{- define "kube-annotator.clusterRules" -}}
 {{- $grants := include "kube-annotator.grants" . | fromYaml }}
 {{- range $group := concat (keys $grants.groups) (keys $grants.watched) | uniq | sortAlpha }}
@@ -272,6 +308,24 @@ params: {{ include "kube-annotator.byResource" $params }}
   resources: [{{ .resource | quote }}]
   resourceNames: {{ toJson .names }}
   verbs: [list, watch]
+{{- end }}
+{{- with include "kube-annotator.tenants" . | fromYaml }}
+- apiGroups: [""]
+  resources: [configmaps]
+  {{- with .configMap }}
+  resourceNames: [{{ . | quote }}]
+  {{- end }}
+  verbs: [get, list, watch, patch]
+{{- if and .namespaceSelector (not $grants.watchNamespaces) (not (has "namespaces" (index $grants.groups "" | default list))) }}
+- apiGroups: [""]
+  resources: [namespaces]
+  verbs: [list, watch]
+{{- end }}
+{{- if not $.Values.events }}
+- apiGroups: [events.k8s.io]
+  resources: [events]
+  verbs: [create, patch]
+{{- end }}
 {{- end }}
 {{- if .Values.events }}
 - apiGroups: [events.k8s.io]
