@@ -141,3 +141,14 @@ func TestCheckTenantFlags(t *testing.T) {
 		t.Errorf("an unreadable --tenant-file: exit %d, stdout %q, stderr %q; want exit 1 naming the file", code, stdout, stderr)
 	}
 }
+
+// check --tenant on a cluster that cannot be asked reaches no verdict:
+// exit 2, with the hint to check the file offline.
+func TestCheckTenantUnreachable(t *testing.T) {
+	testKubeconfig(t, closedPort(t))
+	main := writeTemp(t, "rules.yaml", tenantLimits)
+	stdout, stderr, code := invoke("kube-annotator", "check", "--rules", main, "--tenant", "a", "--request-timeout", "1s")
+	if code != 2 || stdout != "" || !strings.HasPrefix(stderr, "error: API server ") || !strings.HasSuffix(stderr, offlineHint+"\n") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and the offline hint", code, stdout, stderr)
+	}
+}
