@@ -11,8 +11,8 @@ import (
 // what is refused is printed as the controller would write it on the
 // ConfigMap, with its line and the limit, exit status 1; a file wholly in
 // force exits 0; --tenant-file checks a file not yet put there; a
-// namespace the selector does not admit is said to be so. It writes
-// nothing.
+// namespace without the ConfigMap, or one the selector does not admit,
+// is said to be so. It writes nothing.
 func TestCheckTenant(t *testing.T) {
 	nsA, nsC := env.NewNamespace(t), env.NewNamespace(t)
 	selector := "e2e-check-tenant-" + nsA
@@ -65,6 +65,14 @@ rules:
 	tenantFile := writeFile(t, "tenant.yaml", refused)
 	if stdout, stderr, code := checkAs(nsA, "--tenant-file", tenantFile); code != 1 || stdout != want {
 		t.Errorf("check --tenant %s --tenant-file: exit %d, stdout:\n%s\nstderr:\n%s\nwant exit 1 and:\n%s", nsA, code, stdout, stderr, want)
+	}
+
+	if out, err := kubectl(t, "", "--as", users[nsA], "-n", nsA, "delete", "configmap", tenantConfigMap); err != nil {
+		t.Fatalf("%s deleting its rules: %v\n%s", users[nsA], err, out)
+	}
+	stdout, stderr, code = checkAs(nsA)
+	if code != 1 || stdout != fmt.Sprintf("no configmap %s/%s: the tenant's rules file goes there, under the key \"rules.yaml\" of its data\n", nsA, tenantConfigMap) {
+		t.Errorf("check --tenant %s, no ConfigMap: exit %d, stdout:\n%s\nstderr:\n%s", nsA, code, stdout, stderr)
 	}
 
 	putTenantRules(t, nsC, users[nsC], "rules:\n- name: team\n  resources: [pods]\n  labels: {team: c}\n")
