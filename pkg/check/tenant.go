@@ -62,8 +62,9 @@ func (t *Tenant) Check(ctx context.Context, r *Report) ([]rulefile.FieldError, e
 	if err != nil {
 		return nil, err
 	}
-	results := []tenants.Result{tenants.Check(limits, f)}
+	var results []tenants.Result
 	if found {
+		results = []tenants.Result{tenants.Check(limits, f)}
 		tenants.Compose(t.Main, results, t.compile)
 		if errors.Is(results[0].Err, resolve.ErrUnreachable) {
 			return nil, results[0].Err
