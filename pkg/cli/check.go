@@ -23,8 +23,7 @@ import (
 type checkOptions struct {
 	*env
 	commonFlags
-	// tenant is --tenant, the namespace of the tenant whose file is
-	// checked; tenantFile --tenant-file, the file instead of its ConfigMap.
+	// tenant is --tenant, a tenant's namespace; tenantFile --tenant-file.
 	tenant, tenantFile string
 }
 
