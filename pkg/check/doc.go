@@ -8,6 +8,10 @@
 // the API server with a SelfSubjectAccessReview per verb that
 // rbac.Needs names; Conclude says whether all is ok.
 //
+// Compile (compile.go) compiles the file as run does and returns its
+// warnings; Tenant (tenant.go) checks a tenant's rules file, from its
+// ConfigMap or a file, as the controller does (package tenants).
+//
 // Layer "verb" of deps_test.go: it asks the API server and writes
 // nothing. It parses no flag and imports nothing of pkg/cli or pkg/app.
 package check

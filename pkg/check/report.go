@@ -3,6 +3,8 @@ package check
 import (
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 )
@@ -22,12 +24,20 @@ type Report struct {
 	// Resources are the verdicts on each resource of each rule on the
 	// cluster; absent with --offline and when the file is not valid.
 	Resources []Verdict `json:"resources,omitempty"`
-	// OK is what the exit status says: the file is valid and every
-	// resource is served and allowed.
+	// Tenant is the tenant's namespace when the file is a tenant's
+	// (Tenant.Check); Status is then the text the controller writes on
+	// its ConfigMap: how many of its rules are in force, and why the
+	// others are not.
+	Tenant string `json:"tenant,omitempty"`
+	Status string `json:"status,omitempty"`
+	// OK is what the exit status says: the file is valid, no problem is
+	// an error and every resource is served and allowed.
 	OK bool `json:"ok"`
 
 	// rows are the verdicts as the text table prints them.
 	rows []Row
+	// lead are what the text of a tenant's file says before its status.
+	lead []string
 }
 
 // Problem is one problem of a rules file.
@@ -91,18 +101,25 @@ func (r *Report) AddRows(rows []Row) {
 }
 
 // Conclude sets r's OK, which the exit status says, and returns it: the
-// file is valid and every resource is served and allowed.
+// file is valid, no problem is an error (a tenant's rule refused) and
+// every resource is served and allowed.
 func (r *Report) Conclude() bool {
-	r.OK = r.Valid
+	r.OK = r.Valid && !slices.ContainsFunc(r.Problems, func(p Problem) bool { return p.Severity == SeverityError })
 	for _, res := range r.Resources {
 		r.OK = r.OK && res.Status == "ok"
 	}
 	return r.OK
 }
 
-// PrintText writes r as text: offline, the file's verdict; else the table
-// of the verdicts on the cluster's resources.
+// PrintText writes r as text: for a tenant's file, its status; offline,
+// the file's verdict; else the table of the verdicts on the cluster's
+// resources.
 func (r *Report) PrintText(w io.Writer, offline bool) error {
+	if r.Tenant != "" {
+		lines := slices.DeleteFunc(append(slices.Clone(r.lead), r.Status), func(s string) bool { return s == "" })
+		_, err := fmt.Fprintln(w, strings.Join(lines, "\n"))
+		return err
+	}
 	if !offline {
 		return printRows(w, r.rows)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kube-annotator/kube-annotator/pkg/check"
@@ -22,6 +23,8 @@ import (
 type checkOptions struct {
 	*env
 	commonFlags
+	// tenant is --tenant, a tenant's namespace; tenantFile --tenant-file.
+	tenant, tenantFile string
 }
 
 func (e *env) newCheckCommand() *cobra.Command {
@@ -34,10 +37,16 @@ func (e *env) newCheckCommand() *cobra.Command {
 			"and get and patch it, in the namespaces a rule names literally or else in all (in -n's alone with -n).\n" +
 			"With --offline, resolve them among the built-in resources of Kubernetes " + staticdiscovery.KubeVersion() + " and the CRDs of --crd\n" +
 			"files, which finds conflicting rules; a name not known offline is a warning.\n" +
-			"Exit status: 0 all ok (offline: valid), 1 invalid or not all ok, 2 no verdict: the cluster could not be asked.",
+			"With --tenant NAMESPACE, check instead that tenant's rules file, from its ConfigMap or --tenant-file, against the main file's tenants:\n" +
+			"section, and compile it with the main file's rules, as run does: print what is in force and what is refused, why and at which line.\n" +
+			"Exit status: 0 all ok (offline: valid; --tenant: every rule in force), 1 invalid or not all ok (--tenant: a rule refused, the file\n" +
+			"missing or unreadable, the namespace not admitted), 2 no verdict: the cluster could not be asked.",
 		Args: noArgs,
 	}
-	o.addRules(c)
+	fs := o.addRules(c)
+	fs.StringVar(&o.tenant, "tenant", "", "Check the rules file of the tenant of this namespace, within the --rules file's tenants section")
+	fs.StringVar(&o.tenantFile, "tenant-file", "", "With --tenant, the tenant's rules file to check instead of its ConfigMap's (needed with --offline)")
+	_ = c.MarkFlagFilename("tenant-file", "yaml", "yml") // the flag exists
 	o.addOffline(c, "Do not contact a cluster: validate the file and compile it against the built-in resources and the --crd files")
 	o.addOutput(c)
 	o.addCluster(c, terminalRequestTimeout, clusterScope{
@@ -48,35 +57,64 @@ func (e *env) newCheckCommand() *cobra.Command {
 
 func (o *checkOptions) complete(*cobra.Command, []string) error { return nil }
 
-func (o *checkOptions) validate() error { return o.commonFlags.validate() }
+func (o *checkOptions) validate() error {
+	var tenant error
+	switch {
+	case o.tenant == "" && o.tenantFile != "":
+		tenant = errors.New("--tenant-file needs --tenant NAMESPACE: a tenant's rules are checked as its namespace's")
+	case o.tenant == "":
+	case o.offline.enabled() && o.tenantFile == "":
+		tenant = errors.New("--tenant with --offline needs --tenant-file: offline, there is no ConfigMap to read")
+	case o.cluster.namespace() != "" || o.cluster.allNamespaces:
+		tenant = errors.New("--tenant cannot be used with -n or -A: --tenant names the namespace, and no access is reviewed")
+	case len(validation.IsDNS1123Label(o.tenant)) > 0:
+		tenant = fmt.Errorf("--tenant %q: %s", o.tenant, strings.Join(validation.IsDNS1123Label(o.tenant), "; "))
+	}
+	return o.commonFlags.validate(tenant)
+}
 
 // run validates the rules file and, unless offline, checks its resources
-// on the cluster; it prints what it found as -o says.
+// on the cluster, or with --tenant the tenant's file; it prints what it
+// found as -o says.
 func (o *checkOptions) run(ctx context.Context) error {
 	r := check.NewReport(o.rulesPath)
 	file, err := rules.Load(o.rulesPath)
 	if err != nil {
 		return o.reportInvalid(r, err)
 	}
-	r.Valid, r.Rules = true, len(file.Rules)
-	o.addProblems(r, check.SeverityWarning, lint.Overlaps(file))
-	if o.offline.enabled() {
-		return o.checkOffline(file, r)
+	if o.tenant == "" {
+		r.Valid, r.Rules = true, len(file.Rules)
+		o.addProblems(r, check.SeverityWarning, lint.Overlaps(file))
+	} else if file.Tenants == nil {
+		return usageErrorf("--tenant %s: %s has no tenants section: tenants write rules only where the main rules file lets them", o.tenant, o.rulesPath)
 	}
 	cfg, res, err := o.cluster.resolver()
-	if err != nil {
+	if err != nil && o.offline.enabled() {
+		return err
+	} else if err != nil {
 		return withOfflineHint(err)
 	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return &exitError{checkFailed, err}
+	var cs kubernetes.Interface // nil offline
+	if cfg != nil {
+		if cs, err = kubernetes.NewForConfig(cfg); err != nil {
+			return &exitError{checkFailed, err}
+		}
 	}
-	if _, _, err := resolve.Compile(o.rulesPath, file, res.Resolve, res.Schema, nil); errors.Is(err, resolve.ErrUnreachable) {
+	var warnings []rulefile.FieldError
+	if o.tenant != "" {
+		warnings, err = (&check.Tenant{MainPath: o.rulesPath, Main: file, Namespace: o.tenant, Path: o.tenantFile, Client: cs, Resolver: res}).Check(ctx, r)
+	} else {
+		warnings, err = check.Compile(o.rulesPath, file, res, o.offline.enabled())
+	}
+	o.addProblems(r, check.SeverityWarning, warnings)
+	if errors.Is(err, resolve.ErrUnreachable) {
 		return withOfflineHint(err)
 	} else if err != nil {
 		return o.reportInvalid(r, err)
 	}
-	o.addProblems(r, check.SeverityWarning, lint.InvalidLabelValues(file))
+	if o.offline.enabled() || o.tenant != "" {
+		return o.printReport(r)
+	}
 	rows, err := check.Rules(ctx, file, res.Resolve, cs, o.cluster.namespace())
 	if err != nil {
 		return withOfflineHint(err) // no verdict on the rules: the cluster did not answer
@@ -84,37 +122,6 @@ func (o *checkOptions) run(ctx context.Context) error {
 	o.addProblems(r, check.SeverityWarning, rbac.Sensitive(file, check.ServedAs(rows)))
 	noteAdmissionServer(ctx, o.Err, cfg)
 	r.AddRows(rows)
-	return o.printReport(r)
-}
-
-// checkOffline is check --offline of file, reporting to r: it compiles
-// the rules against the resources known offline, which finds the
-// conflicts and cycles that only resolved names show (errors), and
-// reports the names it does not know as warnings, which do not fail the
-// check, as a cluster may serve them; so are label values that may be
-// invalid (lint.InvalidLabelValues), as online once the rules compile.
-func (o *checkOptions) checkOffline(file *rulefile.File, r *check.Report) error {
-	_, res, err := o.cluster.resolver()
-	if err != nil {
-		return err
-	}
-	_, unresolved, err := resolve.Compile(r.File, file, res.Resolve, res.Schema, nil)
-	if err != nil {
-		return o.reportInvalid(r, err)
-	}
-	o.addProblems(r, check.SeverityWarning, lint.InvalidLabelValues(file))
-	for i, u := range unresolved {
-		why := "; an owner of it ends the walk"
-		switch {
-		case strings.Contains(u.Field, ".resources["):
-			why = "; its rules are not checked against rules that name it in other ways"
-		case strings.Contains(u.Field, ".fromRef."):
-			why = "; the key is not set, or gets its default"
-		}
-		unresolved[i].Message += why
-	}
-	o.addProblems(r, check.SeverityWarning, unresolved)
-	o.addProblems(r, check.SeverityWarning, rbac.Sensitive(file, check.Resolved(file, res.Resolve)))
 	return o.printReport(r)
 }
 
