@@ -132,7 +132,8 @@ func TestComposeBlamesTheTenantAlone(t *testing.T) {
 	compile := func(f *spec.File) error {
 		for i, r := range f.Rules {
 			if r.Name == "b/bad" {
-				return &spec.Error{File: "merged", Fields: []spec.FieldError{{Field: "rules[" + string(rune('0'+i)) + "].labels.x", Message: "cycle"}}}
+				return &spec.Error{File: "merged", Fields: []spec.FieldError{{Field: "rules[" + string(rune('0'+i)) + "].labels.x",
+					Message: "set by rules[" + string(rune('0'+i)) + "] (b/bad), read by rules[0] (admin)"}}}
 			}
 		}
 		return nil
@@ -143,7 +144,8 @@ func TestComposeBlamesTheTenantAlone(t *testing.T) {
 		t.Errorf("merged %v, want the admin's and a's", names)
 	}
 	var fe *spec.Error
-	if results[0].Err != nil || !errors.As(results[1].Err, &fe) || fe.Fields[0].Field != "rules[2].labels.x" {
+	if results[0].Err != nil || !errors.As(results[1].Err, &fe) || fe.Fields[0].Field != "rules[2].labels.x" ||
+		fe.Fields[0].Message != "set by rules[2] (b/bad), read by the main file's rules[0] (admin)" {
 		t.Errorf("errors %v, %v: want b's, naming its own rules[2]", results[0].Err, results[1].Err)
 	}
 }

@@ -3,6 +3,7 @@ package tenants
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -62,9 +63,25 @@ func (r *Result) blame(err error, first int) error {
 		} else if ok {
 			f.Field = "main file's " + f.Field
 		}
+		f.Message = r.renumber(f.Message, first)
 		out.Fields = append(out.Fields, f)
 	}
 	return out
+}
+
+// ruleRef is a rule named by its index in a message: "rules[3]".
+var ruleRef = regexp.MustCompile(`rules\[(\d+)\]`)
+
+// renumber rewrites the rules msg names by their index in the merged file
+// as the tenant's file or the main file names them.
+func (r *Result) renumber(msg string, first int) string {
+	return ruleRef.ReplaceAllStringFunc(msg, func(ref string) string {
+		n, _, _ := ruleIndex(ref)
+		if n >= first && n-first < len(r.Indexes) {
+			return fmt.Sprintf("rules[%d]", r.Indexes[n-first])
+		}
+		return "the main file's " + ref
+	})
 }
 
 // ruleIndex splits "rules[3].labels.team" into 3 and ".labels.team".
