@@ -11,11 +11,8 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
@@ -166,26 +163,11 @@ func TestKeyLock(t *testing.T) {
 	user := "keylock-" + ns
 	env.GrantClusterAdmin(t, user)
 	set := func(as rest.ImpersonationConfig, value string) error {
-		c := rest.CopyConfig(env.Config)
-		c.Impersonate = as
-		dc, err := dynamic.NewForConfig(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		patch := fmt.Sprintf(`{"metadata":{"annotations":{"example.com/owner":%q}}}`, value)
-		_, err = dc.Resource(h.Deployments).Namespace(objNS).Patch(t.Context(), "web", types.MergePatchType, []byte(patch), metav1.PatchOptions{})
-		return err
+		return annotateAs(t, as, objNS, "example.com/owner", value)
 	}
-	// The policy takes a moment to be in force: retry until it refuses,
-	// and until each allowed identity is let through.
+	// The policy takes a moment to be in force: retry until it refuses.
 	const denial = "rule owner locks annotation example.com/owner"
-	var refusal error
-	i := 0
-	_ = wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		refusal = set(rest.ImpersonationConfig{UserName: user}, fmt.Sprint("mine-", i))
-		i++
-		return refusal != nil && strings.Contains(refusal.Error(), denial), nil
-	})
+	refusal := waitRefusal(t, denial, func(i int) error { return set(rest.ImpersonationConfig{UserName: user}, fmt.Sprint("mine-", i)) })
 	if refusal == nil || !strings.Contains(refusal.Error(), denial) || !strings.Contains(refusal.Error(), "system:serviceaccount:"+ns+":keylock-kube-annotator") {
 		t.Fatalf("%s, in no allowed group, setting the locked key: %v, want a refusal naming the rule and the release's ServiceAccount", user, refusal)
 	}

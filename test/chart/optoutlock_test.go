@@ -133,28 +133,14 @@ func TestOptOutLock(t *testing.T) {
 	user := "optout-" + ns
 	env.GrantClusterAdmin(t, user)
 	optOut := func(as rest.ImpersonationConfig, value string) error {
-		c := rest.CopyConfig(env.Config)
-		c.Impersonate = as
-		dc, err := dynamic.NewForConfig(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		patch := fmt.Sprintf(`{"metadata":{"annotations":{"kube-annotator.io/ignore":%q}}}`, value)
-		_, err = dc.Resource(h.Deployments).Namespace(objNS).Patch(t.Context(), "web", types.MergePatchType, []byte(patch), metav1.PatchOptions{})
-		return err
+		return annotateAs(t, as, objNS, "kube-annotator.io/ignore", value)
 	}
 	// The policy takes a moment to be in force, and the lock of a release
 	// another test uninstalled a moment ago may still be: retry until this
 	// release's lock refuses, and until each allowed identity is let
 	// through.
 	const policy = "'lock-kube-annotator-optout-lock'"
-	var refusal error
-	i := 0
-	_ = wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		refusal = optOut(rest.ImpersonationConfig{UserName: user}, fmt.Sprint(i%2 == 0))
-		i++
-		return refusal != nil && strings.Contains(refusal.Error(), policy), nil
-	})
+	refusal := waitRefusal(t, policy, func(i int) error { return optOut(rest.ImpersonationConfig{UserName: user}, fmt.Sprint(i%2 == 0)) })
 	if refusal == nil || !strings.Contains(refusal.Error(), policy) ||
 		!strings.Contains(refusal.Error(), "may set, change or remove the annotation kube-annotator.io/ignore") {
 		t.Fatalf("%s, in no allowed group, setting the opt-out annotation: %v, want a refusal by the policy %s", user, refusal, policy)
@@ -184,4 +170,34 @@ func TestOptOutLock(t *testing.T) {
 	if err != nil {
 		t.Errorf("after helm uninstall, %s still may not set the opt-out annotation", user)
 	}
+}
+
+// annotateAs sets the annotation key of the Deployment web in namespace to
+// value, as the identity as, and returns the API server's answer.
+func annotateAs(t *testing.T, as rest.ImpersonationConfig, namespace, key, value string) error {
+	t.Helper()
+	c := rest.CopyConfig(env.Config)
+	c.Impersonate = as
+	dc, err := dynamic.NewForConfig(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, key, value)
+	_, err = dc.Resource(h.Deployments).Namespace(namespace).Patch(t.Context(), "web", types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	return err
+}
+
+// waitRefusal calls try, with 0, 1, 2 and on, until it returns an error
+// holding want, for at most 30 s, and returns its last error: a policy
+// takes a moment to be in force.
+func waitRefusal(t *testing.T, want string, try func(i int) error) error {
+	t.Helper()
+	var refusal error
+	i := 0
+	_ = wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		refusal = try(i)
+		i++
+		return refusal != nil && strings.Contains(refusal.Error(), want), nil
+	})
+	return refusal
 }

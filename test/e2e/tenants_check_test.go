@@ -38,17 +38,7 @@ rules:
 		return runCLIReadOnly(t, append([]string{"check", "--rules", rulesFile, "--tenant", ns, "--kubeconfig", env.Kubeconfig, "--as", users[ns]}, args...)...)
 	}
 
-	refused := `rules:
-- name: team
-  resources: [pods]
-  labels: {team: a}
-- name: foo
-  resources: [namespaces]
-  labels: {myorg.net/foo: "yes"}
-- name: evil
-  resources: [namespaces]
-  labels: {evil.example/bypass: "1"}
-`
+	refused := tenantAFile
 	putTenantRules(t, nsA, users[nsA], refused)
 	stdout, stderr, code := checkAs(nsA)
 	want := "2 of 3 rules in force; refused:\n" +

@@ -22,6 +22,21 @@ const tenantConfigMap = "kube-annotator-rules"
 // ConfigMap (tenants.StatusAnnotation).
 const tenantStatus = "kube-annotator.io/tenant-status"
 
+// tenantAFile is a tenant's rules file of three rules: team on its Pods,
+// myorg.net/foo on its Namespace, and evil.example/bypass, which a
+// tenants section allowing myorg.net/* and team refuses at line 10.
+const tenantAFile = `rules:
+- name: team
+  resources: [pods]
+  labels: {team: a}
+- name: foo
+  resources: [namespaces]
+  labels: {myorg.net/foo: "yes"}
+- name: evil
+  resources: [namespaces]
+  labels: {evil.example/bypass: "1"}
+`
+
 // eventsGVR is the events.k8s.io Events resource.
 var eventsGVR = schema.GroupVersionResource{Group: "events.k8s.io", Version: "v1", Resource: "events"}
 

@@ -48,17 +48,7 @@ rules:
 	sa := runAsRBAC(t, rulesFile, saNS, name)
 	p := startRun(t, "--rules", rulesFile, "--as", sa, "--field-manager", name, "--record-namespace", saNS)
 
-	putTenantRules(t, nsA, users[nsA], `rules:
-- name: team
-  resources: [pods]
-  labels: {team: a}
-- name: foo
-  resources: [namespaces]
-  labels: {myorg.net/foo: "yes"}
-- name: evil
-  resources: [namespaces]
-  labels: {evil.example/bypass: "1"}
-`)
+	putTenantRules(t, nsA, users[nsA], tenantAFile)
 	putTenantRules(t, nsB, users[nsB], "rules:\n- name: team\n  resources: [pods]\n  labels: {team: b}\n")
 	putTenantRules(t, nsC, users[nsC], "rules:\n- name: team\n  resources: [pods]\n  labels: {team: c}\n")
 
