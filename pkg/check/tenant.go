@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -142,8 +141,9 @@ func (t *Tenant) admitted(ctx context.Context, limits *spec.Tenants) (bool, erro
 }
 
 // file returns the tenant's file: the one at Path, else the one in its
-// ConfigMap, by name or the first by name that the selector finds; found
-// is false when there is no such ConfigMap.
+// ConfigMap, by name or the first by name that the selector finds, as the
+// controller picks it (tenants.Pick); found is false when there is no
+// such ConfigMap.
 func (t *Tenant) file(ctx context.Context, limits *spec.Tenants) (f tenants.File, found bool, err error) {
 	f = tenants.File{Namespace: t.Namespace, ConfigMap: limits.ConfigMap}
 	if t.Path != "" {
@@ -151,17 +151,20 @@ func (t *Tenant) file(ctx context.Context, limits *spec.Tenants) (f tenants.File
 		f.Data, err = rulefile.Read(t.Path)
 		return f, err == nil, err
 	}
-	cm, err := t.configMap(ctx, limits)
-	if err != nil || cm == nil {
+	cms, err := t.configMaps(ctx, limits)
+	if err != nil {
 		return f, false, err
 	}
-	data, ok := cm.Data[limits.Key]
-	f.ConfigMap, f.UID, f.Data, f.Missing = cm.Name, string(cm.UID), []byte(data), !ok
-	return f, true, nil
+	files := tenants.Pick(limits, cms, func(string) bool { return true })
+	if len(files) == 0 {
+		return f, false, nil
+	}
+	return files[0], true, nil
 }
 
-// configMap gets the tenant's ConfigMap; nil when there is none.
-func (t *Tenant) configMap(ctx context.Context, limits *spec.Tenants) (*corev1.ConfigMap, error) {
+// configMaps gets the tenant's ConfigMaps: the one named, or those the
+// selector finds; none when there is none.
+func (t *Tenant) configMaps(ctx context.Context, limits *spec.Tenants) ([]*corev1.ConfigMap, error) {
 	cms := t.Client.CoreV1().ConfigMaps(t.Namespace)
 	if limits.ConfigMap != "" {
 		cm, err := cms.Get(ctx, limits.ConfigMap, metav1.GetOptions{})
@@ -171,17 +174,17 @@ func (t *Tenant) configMap(ctx context.Context, limits *spec.Tenants) (*corev1.C
 		if err != nil {
 			return nil, fmt.Errorf("%w: get configmap %s/%s: %w", resolve.ErrUnreachable, t.Namespace, limits.ConfigMap, err)
 		}
-		return cm, nil
+		return []*corev1.ConfigMap{cm}, nil
 	}
 	list, err := cms.List(ctx, metav1.ListOptions{LabelSelector: limits.ConfigMapSelector})
 	if err != nil {
 		return nil, fmt.Errorf("%w: list configmaps in %s (%s): %w", resolve.ErrUnreachable, t.Namespace, limits.ConfigMapSelector, err)
 	}
-	if len(list.Items) == 0 {
-		return nil, nil
+	out := make([]*corev1.ConfigMap, len(list.Items))
+	for i := range list.Items {
+		out[i] = &list.Items[i]
 	}
-	first := slices.MinFunc(list.Items, func(a, b corev1.ConfigMap) int { return cmp.Compare(a.Name, b.Name) })
-	return &first, nil
+	return out, nil
 }
 
 // noConfigMap says that namespace has no ConfigMap of the tenant's rules
