@@ -200,7 +200,7 @@ type session struct {
 func connect(ctx context.Context, path string, cf *clusterFlags) (*session, error) {
 	c, err := cf.loadAndCompile(path)
 	if err == nil && c.file.Tenants != nil { // with the tenants' rules, as the controller, or once would prune their keys
-		c.set, c.unresolved, err = tenants.Compile(ctx, c.cfg, path, c.file, c.resolver.Resolve, c.resolver.Schema, cf.exclude)
+		c.set, c.unresolved, err = tenants.Compiler{Path: path, Resolve: c.resolver.Resolve, Schemas: c.resolver.Schema, Exclude: cf.exclude}.InCluster(ctx, c.cfg, c.file, c.set, c.unresolved)
 	}
 	if err != nil {
 		return nil, err

@@ -8,7 +8,6 @@ import (
 
 	"k8s.io/klog/v2"
 
-	"github.com/kube-annotator/kube-annotator/pkg/resolve"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/spec"
@@ -42,7 +41,8 @@ type checked struct {
 // files that its limits allow (package tenants) after its own. The
 // results say what of each tenant's file is in force.
 func (r *Reloader) compile(ctx context.Context, file *rulefile.File) (*rules.Set, []rulefile.FieldError, []tenants.Result, error) {
-	set, unresolved, err := resolve.Compile(r.opts.Path, file, r.opts.Resolve, r.opts.Schema, r.opts.Exclude)
+	c := tenants.Compiler{Path: r.opts.Path, Resolve: r.opts.Resolve, Schemas: r.opts.Schema, Exclude: r.opts.Exclude}
+	set, unresolved, err := c.Compile(file)
 	if err != nil || r.opts.Tenants == nil {
 		return set, unresolved, nil, err
 	}
@@ -55,15 +55,7 @@ func (r *Reloader) compile(ctx context.Context, file *rulefile.File) (*rules.Set
 		return nil, nil, nil, fmt.Errorf("%w: %w", ErrUnreachable, err)
 	}
 	results := r.check(ctx, file.Tenants, files)
-	compiles := func(f *spec.File) error {
-		_, _, err := resolve.Compile(r.opts.Path, f, r.opts.Resolve, r.opts.Schema, r.opts.Exclude)
-		return err
-	}
-	merged := tenants.Compose(file, results, compiles)
-	if len(merged.Rules) == len(file.Rules) {
-		return set, unresolved, results, nil
-	}
-	set, unresolved, err = resolve.Compile(r.opts.Path, merged, r.opts.Resolve, r.opts.Schema, r.opts.Exclude)
+	set, unresolved, err = c.Compose(file, set, unresolved, results)
 	return set, unresolved, results, err
 }
 

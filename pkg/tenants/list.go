@@ -11,11 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
-	"github.com/kube-annotator/kube-annotator/pkg/resolve"
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
-	"github.com/kube-annotator/kube-annotator/pkg/rules/lint"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/spec"
 )
 
@@ -87,39 +83,4 @@ func CheckAll(limits *spec.Tenants, files []File) []Result {
 		out[i] = Check(limits, f)
 	}
 	return out
-}
-
-// Merged returns file, the main rules file, with the rules of the
-// tenants' files in the cluster that its limits allow after its own, as
-// the controller enforces them; compile compiles a file (Compose). A file
-// without a tenants section is returned as it is.
-func Merged(ctx context.Context, client kubernetes.Interface, file *spec.File, compile func(*spec.File) error) (*spec.File, []Result, error) {
-	if file.Tenants == nil {
-		return file, nil, nil
-	}
-	files, err := List(ctx, client, file.Tenants)
-	if err != nil {
-		return nil, nil, err
-	}
-	results := CheckAll(file.Tenants, files)
-	return Compose(file, results, compile), results, nil
-}
-
-// Compile compiles file as resolve.Compile does, with the rules of the
-// tenants' files in the cluster cfg reaches merged (Merged).
-func Compile(ctx context.Context, cfg *rest.Config, path string, file *spec.File, resolveName rules.ResolveFunc, schemas lint.SchemaFunc,
-	exclude []string) (*rules.Set, []spec.FieldError, error) {
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	compile := func(f *spec.File) error {
-		_, _, err := resolve.Compile(path, f, resolveName, schemas, exclude)
-		return err
-	}
-	merged, _, err := Merged(ctx, client, file, compile)
-	if err != nil {
-		return nil, nil, err
-	}
-	return resolve.Compile(path, merged, resolveName, schemas, exclude)
 }
