@@ -7,6 +7,6 @@
 //
 // Start at Policies (keylock.go).
 //
-// Layer "decide" of deps_test.go: it imports rules and spec, and no
+// Layer "decide" of deps_test.go: it imports rules, spec and admission, and no
 // client.
 package keylock

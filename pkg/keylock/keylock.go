@@ -10,11 +10,11 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kube-annotator/kube-annotator/pkg/admission"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/spec"
 )
@@ -177,12 +177,11 @@ func Manifests(policies []Policy) ([]byte, error) {
 	var b bytes.Buffer
 	for _, p := range policies {
 		for _, obj := range []runtime.Object{p.Policy, p.Binding} {
-			m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+			u, err := admission.Unstructured(obj)
 			if err != nil {
 				return nil, err
 			}
-			unstructured.RemoveNestedField(m, "metadata", "creationTimestamp")
-			data, err := yaml.Marshal(m)
+			data, err := yaml.Marshal(u.Object)
 			if err != nil {
 				return nil, err
 			}
