@@ -109,8 +109,9 @@ func clusterRules(grants []Grant, file *rulefile.File, resolved map[string]sourc
 			out = append(out, policyRule(group, rs, Verbs(Watched)...))
 		}
 	}
-	nsWatched := watchesNamespaces(file, resolved) || slices.Contains(ruled[""], "namespaces")
-	if watchesNamespaces(file, resolved) && !slices.Contains(ruled[""], "namespaces") {
+	watches, ruledNS := watchesNamespaces(file, resolved), slices.Contains(ruled[""], "namespaces")
+	nsWatched := watches || ruledNS
+	if watches && !ruledNS {
 		out = append(out, policyRule("", []string{"namespaces"}, readOnlyVerbs...))
 	}
 	for _, gr := range relatedResources(file, resolved) {
