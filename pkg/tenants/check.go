@@ -221,27 +221,8 @@ func (c *checker) metadata(kind string, m *spec.Metadata) {
 		c.key(kind, key, field+"."+key)
 	}
 	for _, l := range m.Levels() {
-		for key, v := range l.Values {
-			c.form("value", field+"."+key)
-			c.length(field+"."+key, v)
-		}
-		for key, v := range l.Default {
-			c.length(field+"."+key, v)
-		}
-		for key := range l.From {
-			c.form("jsonPath", field+"."+key)
-		}
-		for key := range l.CEL {
-			c.form("cel", field+"."+key)
-		}
-		for key := range l.FromNamespace {
-			c.form("fromNamespace", field+"."+key)
-		}
-		for key, rk := range l.FromRelated {
-			c.form(rk.Source.Field, field+"."+key)
-			if rk.Refs != nil && rk.Refs.Field != nil {
-				c.refuse(field+"."+key, "fromRef with field: may name an object of another namespace; tenant rules read one by name:")
-			}
+		for _, key := range slices.Sorted(maps.Keys(ruleKeysOf(l))) {
+			c.value(l, key, field+"."+key)
 		}
 	}
 	for _, key := range m.Remove {
@@ -254,13 +235,44 @@ func (c *checker) metadata(kind string, m *spec.Metadata) {
 		case set.CEL != "":
 			c.refuse(sub, "the keys a CEL key set yields are known only once it runs; tenant rules copy keys by glob")
 		case set.Refs != nil && set.Refs.Field != nil:
-			c.refuse(sub, "fromRef with field: may name an object of another namespace; tenant rules read one by name:")
+			c.refuse(sub, crossNamespaceRef)
 		}
 		for _, k := range set.Keys {
 			c.key(kind, k, sub)
 		}
 		if set.Source != nil {
 			c.form(set.Source.Field, sub)
+		}
+	}
+}
+
+// crossNamespaceRef is why a fromRef that reads the object a field names
+// is refused.
+const crossNamespaceRef = "fromRef with field: may name an object of another namespace; tenant rules read one by name:"
+
+// value refuses the value form l gives key, at sub, where the limits do
+// not allow it, and a literal value too long.
+func (c *checker) value(l *spec.Metadata, key, sub string) {
+	if v, ok := l.Values[key]; ok {
+		c.form("value", sub)
+		c.length(sub, v)
+	}
+	if v, ok := l.Default[key]; ok {
+		c.length(sub, v)
+	}
+	if _, ok := l.From[key]; ok {
+		c.form("jsonPath", sub)
+	}
+	if _, ok := l.CEL[key]; ok {
+		c.form("cel", sub)
+	}
+	if _, ok := l.FromNamespace[key]; ok {
+		c.form("fromNamespace", sub)
+	}
+	if rk, ok := l.FromRelated[key]; ok {
+		c.form(rk.Source.Field, sub)
+		if rk.Refs != nil && rk.Refs.Field != nil {
+			c.refuse(sub, crossNamespaceRef)
 		}
 	}
 }
