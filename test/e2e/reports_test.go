@@ -164,6 +164,9 @@ func TestReports(t *testing.T) {
 		}
 		return true
 	})
+	// A report is gone from the API server a moment before the process
+	// logs its deletion: wait for the log lines, then count them.
+	waitLog(t, p, 10*time.Second, "Deleted report", "", 3)
 	if n := p.LogLines(t, "Deleted report"); n != 3 {
 		t.Errorf("%d reports deleted, want 3:\n%s", n, p.Output(t))
 	}
