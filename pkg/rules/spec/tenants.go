@@ -34,6 +34,14 @@ type Tenants struct {
 	// ("value", "jsonPath", "cel", "fromNamespace", "fromOwner", "fromNode",
 	// "fromRef", "copy"); a when condition or ownerObject counts as "cel".
 	ValueForms []string
+	// WritesPerSecond ("writesPerSecond") is how many objects a tenant's
+	// rules may have the controller change per second, in a burst of as
+	// many: a write that changes a key of a tenant's rule waits its turn.
+	WritesPerSecond int
+	// MaxChanges ("maxChanges") holds a tenant's new file that would
+	// change more objects than this until the tenant confirms it; 0 holds
+	// none.
+	MaxChanges int
 }
 
 // Defaults of a tenants section.
@@ -43,6 +51,9 @@ const (
 	DefaultTenantMaxRules      = 20
 	DefaultTenantMaxKeys       = 50
 	DefaultTenantMaxValueBytes = 1024
+	// DefaultTenantWritesPerSecond paces a tenant's 1,000 changed objects
+	// over 100 seconds.
+	DefaultTenantWritesPerSecond = 10
 )
 
 // DefaultTenantValueForms are the value forms tenant rules may use unless
@@ -59,7 +70,7 @@ func (t *Tenants) Equal(o *Tenants) bool {
 		t.NamespaceSelector == o.NamespaceSelector && slices.Equal(t.Resources, o.Resources) &&
 		slices.Equal(t.Labels, o.Labels) && slices.Equal(t.Annotations, o.Annotations) &&
 		t.MaxRules == o.MaxRules && t.MaxKeys == o.MaxKeys && t.MaxValueBytes == o.MaxValueBytes &&
-		slices.Equal(t.ValueForms, o.ValueForms)
+		slices.Equal(t.ValueForms, o.ValueForms) && t.WritesPerSecond == o.WritesPerSecond && t.MaxChanges == o.MaxChanges
 }
 
 // KeysOf returns the key globs tenant rules may set or remove of kind.

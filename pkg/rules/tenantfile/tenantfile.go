@@ -27,11 +27,15 @@ var ValueForms = []string{"value", "jsonPath", "cel", "fromNamespace", "fromOwne
 const (
 	MaxKeys       = 1_000
 	MaxValueBytes = 256 << 10
+	// MaxWritesPerSecond and MaxChanges bound writesPerSecond and
+	// maxChanges.
+	MaxWritesPerSecond = 10_000
+	MaxChanges         = 10_000_000
 )
 
 // fields are the section's fields, in the order the docs list them.
 var fields = []string{"configMap", "configMapSelector", "key", "namespaceSelector", "resources", "keys",
-	"maxRules", "maxKeys", "maxValueBytes", "valueForms"}
+	"maxRules", "maxKeys", "maxValueBytes", "valueForms", "writesPerSecond", "maxChanges"}
 
 // Decode decodes the tenants section n, found at path, reporting its
 // problems to d. It fills in the defaults of the fields left out.
@@ -62,6 +66,10 @@ func Decode(d *yamlfield.Decoder, n *yaml.Node, path string) *spec.Tenants {
 			t.MaxKeys = bound(d, v, p, MaxKeys)
 		case "maxValueBytes":
 			t.MaxValueBytes = bound(d, v, p, MaxValueBytes)
+		case "writesPerSecond":
+			t.WritesPerSecond = bound(d, v, p, MaxWritesPerSecond)
+		case "maxChanges":
+			t.MaxChanges = bound(d, v, p, MaxChanges)
 		case "valueForms":
 			t.ValueForms = d.UniqueList(v, p, "value forms", "must name at least one value form", "value form", func(it *yaml.Node, ip, s string) bool {
 				if !slices.Contains(ValueForms, s) {
@@ -100,6 +108,9 @@ func complete(t *spec.Tenants, seen map[string]bool) {
 	}
 	if !seen["maxValueBytes"] {
 		t.MaxValueBytes = spec.DefaultTenantMaxValueBytes
+	}
+	if !seen["writesPerSecond"] {
+		t.WritesPerSecond = spec.DefaultTenantWritesPerSecond
 	}
 	if !seen["valueForms"] {
 		t.ValueForms = slices.Clone(spec.DefaultTenantValueForms)
@@ -210,9 +221,11 @@ func Schema() *jsonschema.Schema {
 			"keys": {Type: "object", MinProperties: 1, AdditionalProperties: jsonschema.Closed,
 				Description: "Globs of the label and annotation keys tenant rules may set or remove.",
 				Properties:  map[string]*jsonschema.Schema{"labels": globs, "annotations": globs}},
-			"maxRules":      num(fmt.Sprintf("Most rules in a tenant's file (default %d).", spec.DefaultTenantMaxRules)),
-			"maxKeys":       num(fmt.Sprintf("Most keys a tenant's rules set or remove in all (default %d).", spec.DefaultTenantMaxKeys)),
-			"maxValueBytes": num(fmt.Sprintf("Longest value a tenant's rule gives literally (default %d).", spec.DefaultTenantMaxValueBytes)),
+			"maxRules":        num(fmt.Sprintf("Most rules in a tenant's file (default %d).", spec.DefaultTenantMaxRules)),
+			"maxKeys":         num(fmt.Sprintf("Most keys a tenant's rules set or remove in all (default %d).", spec.DefaultTenantMaxKeys)),
+			"maxValueBytes":   num(fmt.Sprintf("Longest value a tenant's rule gives literally (default %d).", spec.DefaultTenantMaxValueBytes)),
+			"writesPerSecond": num(fmt.Sprintf("Objects a tenant's rules may have changed per second, in a burst of as many (default %d).", spec.DefaultTenantWritesPerSecond)),
+			"maxChanges":      num("Holds a tenant's new rules file that would change more objects in its namespace until the tenant confirms it (default: none held)."),
 			"valueForms": {Type: "array", MinItems: 1, UniqueItems: true, Items: &jsonschema.Schema{Type: "string", Enum: ValueForms},
 				Description: fmt.Sprintf("Value forms tenant rules may use (default %s).", strings.Join(spec.DefaultTenantValueForms, ", "))},
 		},

@@ -33,7 +33,7 @@ func TestDecodeDefaults(t *testing.T) {
 	}
 	want := &spec.Tenants{ConfigMap: spec.DefaultTenantConfigMap, Key: spec.DefaultTenantKey, Resources: []string{"pods", "namespaces"},
 		Labels: []string{"myorg.net/*", "team"}, MaxRules: spec.DefaultTenantMaxRules, MaxKeys: spec.DefaultTenantMaxKeys,
-		MaxValueBytes: spec.DefaultTenantMaxValueBytes, ValueForms: spec.DefaultTenantValueForms}
+		MaxValueBytes: spec.DefaultTenantMaxValueBytes, ValueForms: spec.DefaultTenantValueForms, WritesPerSecond: spec.DefaultTenantWritesPerSecond}
 	if !got.Equal(want) {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
@@ -41,12 +41,13 @@ func TestDecodeDefaults(t *testing.T) {
 
 func TestDecodeGiven(t *testing.T) {
 	got, errs := decode(t, `{configMapSelector: "kube-annotator.io/rules=tenant", key: tenant.yaml, namespaceSelector: "capsule.clastix.io/tenant",
-  resources: [pods], keys: {annotations: ["*"]}, maxRules: 5, maxKeys: 7, maxValueBytes: 64, valueForms: [value, cel]}`)
+  resources: [pods], keys: {annotations: ["*"]}, maxRules: 5, maxKeys: 7, maxValueBytes: 64, valueForms: [value, cel],
+  writesPerSecond: 3, maxChanges: 500}`)
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
 	if got.ConfigMap != "" || got.ConfigMapSelector != "kube-annotator.io/rules=tenant" || got.Key != "tenant.yaml" || got.MaxRules != 5 ||
-		got.MaxKeys != 7 || got.MaxValueBytes != 64 || !slices.Equal(got.ValueForms, []string{"value", "cel"}) || got.Labels != nil {
+		got.MaxKeys != 7 || got.MaxValueBytes != 64 || !slices.Equal(got.ValueForms, []string{"value", "cel"}) || got.Labels != nil || got.WritesPerSecond != 3 || got.MaxChanges != 500 {
 		t.Errorf("got %+v", got)
 	}
 }
@@ -67,6 +68,9 @@ func TestDecodeErrors(t *testing.T) {
 		{"zero rules", `{maxRules: 0, resources: [pods], keys: {labels: [team]}}`, "tenants.maxRules: must be a whole number from 1 to 3500"},
 		{"too many keys", `{maxKeys: 1001, resources: [pods], keys: {labels: [team]}}`, "tenants.maxKeys: must be a whole number from 1 to 1000"},
 		{"string bound", `{maxValueBytes: "64", resources: [pods], keys: {labels: [team]}}`, "tenants.maxValueBytes: must be a whole number"},
+		{"zero writes", `{writesPerSecond: 0, resources: [pods], keys: {labels: [team]}}`, "tenants.writesPerSecond: must be a whole number from 1 to 10000"},
+		{"fractional writes", `{writesPerSecond: 0.5, resources: [pods], keys: {labels: [team]}}`, "tenants.writesPerSecond: must be a whole number from 1 to 10000"},
+		{"negative changes", `{maxChanges: -1, resources: [pods], keys: {labels: [team]}}`, "tenants.maxChanges: must be a whole number from 1 to 10000000"},
 		{"unknown form", `{valueForms: [fromOwnr], resources: [pods], keys: {labels: [team]}}`, `tenants.valueForms[0]: unknown value form "fromOwnr" (did you mean "fromOwner"?)`},
 		{"unknown field", `{resource: [pods], resources: [pods], keys: {labels: [team]}}`, `tenants.resource: unknown field (did you mean "resources"?)`},
 	} {
