@@ -21,6 +21,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/controller/expect"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/informer"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
+	"github.com/kube-annotator/kube-annotator/pkg/controller/pace"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/retry"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/rulestats"
 	"github.com/kube-annotator/kube-annotator/pkg/fight"
@@ -86,6 +87,8 @@ type Options struct {
 	Partial bool
 	// Reports is told each object's verdict, for the reports (nil: none).
 	Reports rulestats.Reporter
+	// Pace paces the writes of tenants' rules (nil: none are paced).
+	Pace *pace.Pacer
 }
 
 // Controller enforces a rules.Set on the objects of a cluster.

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
@@ -57,5 +58,26 @@ func TestPreviewCountsPrunes(t *testing.T) {
 				t.Errorf("Preview() = %+v, want %+v", p, tc.want)
 			}
 		})
+	}
+}
+
+// Changed counts, per namespace asked, the objects new rules would change
+// otherwise than the rules in force: not those both leave to change alike.
+func TestChanged(t *testing.T) {
+	const inForce = "rules:\n- {name: ab, resources: [configmaps], annotations: {a: '1'}}\n"
+	const next = inForce + "- {name: cd, resources: [configmaps], names: ['y*'], annotations: {c: '3'}}\n"
+	objs := []*unstructured.Unstructured{
+		fixture.ConfigMap("team", "x", nil),                          // ab would change it under both
+		fixture.ConfigMap("team", "y", nil),                          // cd adds to ab's change
+		fixture.ConfigMap("team", "y2", map[string]string{"a": "1"}), // cd alone changes it
+		fixture.ConfigMap("other", "y", nil),                         // a namespace not asked
+	}
+	c := withCache(t, newClient(), Options{}, fixture.Compile(t, inForce), objs...)
+	got := c.Changed(fixture.Compile(t, inForce), fixture.Compile(t, next), []string{"team"})
+	if want := map[string]int{"team": 2}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Changed() = %v, want %v", got, want)
+	}
+	if got := c.Changed(fixture.Compile(t, next), fixture.Compile(t, next), []string{"team", "other"}); len(got) != 0 {
+		t.Errorf("Changed(the same rules) = %v, want nothing", got)
 	}
 }

@@ -71,8 +71,9 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 		changed = reconcile.StateFighting
 	}
 	c.report(ctx, key, obj, d, changed)
-	if v.Wait > 0 {
-		c.queue.AddAfter(key.queued(), v.Wait) // another writer reverts it: back off
+	// Another writer reverts it (back off), or its tenant's writes wait their turn.
+	if wait := max(v.Wait, c.opts.Pace.Wait(key.queued(), key.Namespace, d, obj)); wait > 0 {
+		c.queue.AddAfter(key.queued(), wait)
 		return nil
 	}
 	return c.write(ctx, key, e, d, change)
