@@ -15,8 +15,10 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller"
+	"github.com/kube-annotator/kube-annotator/pkg/controller/pace"
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/policysync"
 	"github.com/kube-annotator/kube-annotator/pkg/record"
@@ -52,6 +54,8 @@ type app struct {
 	controller *controller.Controller
 	reloader   *reloader.Reloader
 	tenants    *tenantwatch.Watch
+	// pacer paces the writes of the tenants' rules.
+	pacer      *pace.Pacer
 	stopEvents func()
 	// apply puts rules in force (applyChain); repair keeps it repaired;
 	// applyNotes says what /readyz adds about it.
@@ -145,6 +149,8 @@ func newApp(ctx context.Context, cfg Config) (*app, error) {
 		Metrics: a.metrics,
 		Guard:   changeGuard(cfg.MaxChanges, cfg.Names.MaxChanges, a.controller.Preview),
 		Tenants: a.tenants,
+		Pace:    a.pacer.Set,
+		Changed: a.controller.Changed,
 	}, file, set, unresolved)
 	a.loaded = []any{"rules", len(file.Rules), "resources", len(set.Targets), "fieldManager", cfg.Record.FieldManager, "record", a.record.Ref()}
 	return a, nil
@@ -164,6 +170,7 @@ func (a *app) newController(ctx context.Context, resolveAgain reloader.Trigger) 
 		return err
 	}
 	a.stopEvents = stopEvents
+	a.pacer = pace.New(clock.RealClock{}, pace.NewMetrics(a.metrics.Registry))
 	shardListWatch, sharding, err := buildSharding(klog.FromContext(ctx), cfg.Shard, cl.kube, cl.dynamic, cfg.Leader.Namespace, a.metrics.Registry)
 	if err != nil {
 		stopEvents()
@@ -184,6 +191,7 @@ func (a *app) newController(ctx context.Context, resolveAgain reloader.Trigger) 
 		Record:       a.record,
 		Resolver:     cl.resolver,
 		Partial:      cfg.Shard.Enabled(),
+		Pace:         a.pacer,
 	}
 	if cfg.Reports.Enabled {
 		opts.Reports = store

@@ -73,6 +73,14 @@ type Options struct {
 	// Tenants, when set, gives the tenants' rules files, merged with the
 	// main file's rules when it has a tenants section; nil ignores them.
 	Tenants Tenants
+	// Pace, when set, is told the tenants' writesPerSecond and the
+	// namespaces whose tenants have rules in force whenever rules are put
+	// in force (0 and none without a tenants section).
+	Pace func(perSecond int, tenants []string)
+	// Changed counts, in each of namespaces, the objects set would change
+	// otherwise than before would (a controller's Changed), for the
+	// tenants section's maxChanges; when nil, no tenant's file is held.
+	Changed func(before, set *rules.Set, namespaces []string) map[string]int
 }
 
 // Reloader owns the rules in force. Create it with New; Run it.
@@ -91,8 +99,10 @@ type Reloader struct {
 	// server: the resources are then looked up again a RetryInterval later.
 	unreachable bool
 
-	// checked are the tenants' files as last checked, by namespace.
+	// checked are the tenants' files as last checked, by namespace;
+	// inForce the tenants' results in force.
 	checked map[string]checked
+	inForce map[string]inForce
 
 	// reported are the unresolved resources last logged. Only Run's
 	// goroutine uses it.
@@ -294,7 +304,7 @@ func (r *Reloader) apply(ctx context.Context, file *rulefile.File, guard bool) e
 
 // applyCompiled is apply with the resources resolved as last looked up.
 func (r *Reloader) applyCompiled(ctx context.Context, file *rulefile.File, guard bool) error {
-	set, unresolved, results, err := r.compile(ctx, file)
+	set, unresolved, results, err := r.compile(ctx, file, true)
 	r.mu.Lock()
 	r.unreachable = errors.Is(err, ErrUnreachable)
 	changed := err == nil && !reflect.DeepEqual(set, r.set)
@@ -315,6 +325,8 @@ func (r *Reloader) applyCompiled(ctx context.Context, file *rulefile.File, guard
 	if changed {
 		r.opts.Apply(ctx, set)
 	}
+	r.putInForce(results)
+	r.pace(file, results)
 	if results != nil {
 		r.opts.Tenants.Report(ctx, results)
 	}

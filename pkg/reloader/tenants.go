@@ -40,7 +40,8 @@ type checked struct {
 // and, when it lets tenants write rules, with the rules of the tenants'
 // files that its limits allow (package tenants) after its own. The
 // results say what of each tenant's file is in force.
-func (r *Reloader) compile(ctx context.Context, file *rulefile.File) (*rules.Set, []rulefile.FieldError, []tenants.Result, error) {
+// With hold, a tenant's new file may be held (see hold).
+func (r *Reloader) compile(ctx context.Context, file *rulefile.File, hold bool) (*rules.Set, []rulefile.FieldError, []tenants.Result, error) {
 	c := tenants.Compiler{Path: r.opts.Path, Resolve: r.opts.Resolve, Schemas: r.opts.Schema, Exclude: r.opts.Exclude}
 	set, unresolved, err := c.Compile(file)
 	if err != nil || r.opts.Tenants == nil {
@@ -55,8 +56,11 @@ func (r *Reloader) compile(ctx context.Context, file *rulefile.File) (*rules.Set
 		return nil, nil, nil, fmt.Errorf("%w: %w", ErrUnreachable, err)
 	}
 	results := r.check(ctx, file.Tenants, files)
-	set, unresolved, err = c.Compose(file, set, unresolved, results)
-	return set, unresolved, results, err
+	composed, composedUnresolved, err := c.Compose(file, set, unresolved, results)
+	if err != nil || !hold {
+		return composed, composedUnresolved, results, err
+	}
+	return r.hold(ctx, c, file, set, unresolved, results, composed, composedUnresolved)
 }
 
 // check checks each tenant's file against limits, again only when it or
@@ -72,7 +76,8 @@ func (r *Reloader) check(ctx context.Context, limits *spec.Tenants, files []tena
 	for _, f := range files {
 		p, seen := prev[f.Namespace]
 		sameLimits := seen && p.limits.Equal(limits)
-		if sameLimits && p.file.ConfigMap == f.ConfigMap && p.file.Missing == f.Missing && bytes.Equal(p.file.Data, f.Data) {
+		if sameLimits && p.file.ConfigMap == f.ConfigMap && p.file.UID == f.UID && p.file.Missing == f.Missing && bytes.Equal(p.file.Data, f.Data) {
+			p.file.Confirm, p.result.Confirm = f.Confirm, f.Confirm
 			next[f.Namespace] = p
 			results = append(results, p.result)
 			continue
@@ -117,12 +122,14 @@ func (r *Reloader) Prepare(ctx context.Context) error {
 		return nil
 	}
 	for {
-		set, unresolved, results, err := r.compile(ctx, file)
+		set, unresolved, results, err := r.compile(ctx, file, false)
 		if err == nil {
 			r.mu.Lock()
 			r.set, r.unresolved = set, unresolved
 			r.describe()
 			r.mu.Unlock()
+			r.putInForce(results)
+			r.pace(file, results)
 			r.opts.Tenants.Report(ctx, results)
 			return nil
 		}
@@ -134,4 +141,23 @@ func (r *Reloader) Prepare(ctx context.Context) error {
 		case <-time.After(r.opts.RetryInterval):
 		}
 	}
+}
+
+// pace tells Options.Pace the tenants' write rate and the namespaces
+// whose tenants have rules in force, as file and results say.
+func (r *Reloader) pace(file *rulefile.File, results []tenants.Result) {
+	if r.opts.Pace == nil {
+		return
+	}
+	if file.Tenants == nil {
+		r.opts.Pace(0, nil)
+		return
+	}
+	var namespaces []string
+	for _, res := range results {
+		if res.InForce() > 0 {
+			namespaces = append(namespaces, res.Namespace)
+		}
+	}
+	r.opts.Pace(file.Tenants.WritesPerSecond, namespaces)
 }

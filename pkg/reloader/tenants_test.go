@@ -19,6 +19,7 @@ import (
 type fakeTenants struct {
 	mu       sync.Mutex
 	files    map[string]string // namespace → file
+	confirm  map[string]string // namespace → tenants.ConfirmAnnotation
 	listable bool
 	asked    int // calls of Files
 	changed  chan struct{}
@@ -26,7 +27,7 @@ type fakeTenants struct {
 }
 
 func newFakeTenants() *fakeTenants {
-	return &fakeTenants{files: map[string]string{}, listable: true, changed: make(chan struct{}, 1)}
+	return &fakeTenants{files: map[string]string{}, confirm: map[string]string{}, listable: true, changed: make(chan struct{}, 1)}
 }
 
 func (f *fakeTenants) Files(_ context.Context, limits *spec.Tenants) ([]tenants.File, error) {
@@ -38,7 +39,7 @@ func (f *fakeTenants) Files(_ context.Context, limits *spec.Tenants) ([]tenants.
 	}
 	var out []tenants.File
 	for ns, data := range f.files {
-		out = append(out, tenants.File{Namespace: ns, ConfigMap: limits.ConfigMap, UID: ns, Data: []byte(data)})
+		out = append(out, tenants.File{Namespace: ns, ConfigMap: limits.ConfigMap, UID: ns, Data: []byte(data), Confirm: f.confirm[ns]})
 	}
 	slices.SortFunc(out, func(a, b tenants.File) int { return strings.Compare(a.Namespace, b.Namespace) })
 	return out, nil

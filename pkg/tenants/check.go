@@ -23,6 +23,8 @@ type File struct {
 	// key in its data.
 	Data    []byte
 	Missing bool
+	// Confirm is the ConfigMap's ConfirmAnnotation, "" without one.
+	Confirm string
 }
 
 // Name is how errors name the file: "configmap tenant-a/kube-annotator-rules".
@@ -65,6 +67,9 @@ type Result struct {
 	// Stale, when not nil, is why the file now in the ConfigMap is not
 	// read: the rules are those of the file last read (see Kept).
 	Stale error
+	// Held, when not nil, says why the file now in the ConfigMap is not
+	// in force: Rules are those in force before it (see Hold).
+	Held *Held
 
 	file *spec.File // the file read, for the lines of its fields
 }

@@ -39,7 +39,8 @@ func Pick(limits *spec.Tenants, configMaps []*corev1.ConfigMap, admitted func(na
 	for _, ns := range slices.Sorted(maps.Keys(byNS)) {
 		cm := byNS[ns]
 		data, ok := cm.Data[limits.Key]
-		out = append(out, File{Namespace: ns, ConfigMap: cm.Name, UID: string(cm.UID), Data: []byte(data), Missing: !ok})
+		out = append(out, File{Namespace: ns, ConfigMap: cm.Name, UID: string(cm.UID), Data: []byte(data), Missing: !ok,
+			Confirm: cm.Annotations[ConfirmAnnotation]})
 	}
 	return out
 }

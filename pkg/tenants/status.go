@@ -28,6 +28,9 @@ func (r Result) Status() string {
 		return truncate("no rule in force: " + r.Err.Error())
 	}
 	var b strings.Builder
+	if r.Held != nil {
+		fmt.Fprintf(&b, "%s\n", r.Held)
+	}
 	if r.Stale != nil {
 		fmt.Fprintf(&b, "the file in the ConfigMap cannot be read, so the rules last read stay in force: %s\n", r.Stale)
 	}

@@ -20,8 +20,9 @@ import (
 
 // Metrics are the tenants' gauges and counters.
 type Metrics struct {
-	// Rules counts each tenant's rules, by namespace and state: in_force
-	// or refused (the rules of a file that cannot be read count refused).
+	// Rules counts each tenant's rules, by namespace and state: in_force,
+	// refused (the rules of a file that cannot be read count refused) or
+	// held (the rules of a new file held by maxChanges).
 	Rules *prometheus.GaugeVec
 	// StatusWrites counts the status annotations written, by result.
 	StatusWrites *prometheus.CounterVec
@@ -31,7 +32,7 @@ type Metrics struct {
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		Rules: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "kube_annotator", Name: "tenant_rules",
-			Help: "Rules of each tenant's rules file, by namespace and state (in_force, refused)."}, []string{"namespace", "state"}),
+			Help: "Rules of each tenant's rules file, by namespace and state (in_force, refused, held: those of a new file held by maxChanges)."}, []string{"namespace", "state"}),
 		StatusWrites: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "kube_annotator", Name: "tenant_status_writes_total",
 			Help: "Status annotations written on tenants' ConfigMaps, by result."}, []string{"result"}),
 	}
@@ -77,6 +78,11 @@ func (r *reporter) report(ctx context.Context, results []tenants.Result) {
 		}
 		r.metrics.Rules.WithLabelValues(res.Namespace, "in_force").Set(float64(res.InForce()))
 		r.metrics.Rules.WithLabelValues(res.Namespace, "refused").Set(float64(refused))
+		held := 0
+		if res.Held != nil {
+			held = res.Held.Rules
+		}
+		r.metrics.Rules.WithLabelValues(res.Namespace, "held").Set(float64(held))
 		status, key := res.Status(), res.UID
 		r.mu.Lock()
 		same := r.written[key] == status
@@ -94,8 +100,11 @@ func (r *reporter) report(ctx context.Context, results []tenants.Result) {
 		r.mu.Lock()
 		r.written[key] = status
 		r.mu.Unlock()
-		if refused > 0 {
-			r.event(ctx, cm, status)
+		switch {
+		case res.Held != nil:
+			r.event(ctx, cm, "TenantRulesHeld", status)
+		case refused > 0:
+			r.event(ctx, cm, "TenantRulesRefused", status)
 		}
 		logger.Info("Tenant's rules file read", "configMap", klog.KRef(res.Namespace, res.ConfigMap), "inForce", res.InForce(), "refused", refused)
 	}
@@ -111,8 +120,8 @@ func (r *reporter) write(ctx context.Context, res tenants.Result, status string)
 	return r.client.CoreV1().ConfigMaps(res.Namespace).Patch(ctx, res.ConfigMap, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: r.fieldManager})
 }
 
-// event records a Warning on the ConfigMap saying what was refused.
-func (r *reporter) event(ctx context.Context, cm *corev1.ConfigMap, status string) {
+// event records a Warning on the ConfigMap saying what was refused or held.
+func (r *reporter) event(ctx context.Context, cm *corev1.ConfigMap, reason, status string) {
 	r.once.Do(func() {
 		b := events.NewBroadcaster(&events.EventSinkImpl{Interface: r.client.EventsV1()})
 		if err := b.StartRecordingToSinkWithContext(context.WithoutCancel(ctx)); err != nil {
@@ -122,6 +131,6 @@ func (r *reporter) event(ctx context.Context, cm *corev1.ConfigMap, status strin
 		r.recorder = b.NewRecorder(scheme.Scheme, "kube-annotator")
 	})
 	if r.recorder != nil {
-		r.recorder.Eventf(cm, nil, corev1.EventTypeWarning, "TenantRulesRefused", "Check", "%s", status)
+		r.recorder.Eventf(cm, nil, corev1.EventTypeWarning, reason, "Check", "%s", status)
 	}
 }

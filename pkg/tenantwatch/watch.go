@@ -149,7 +149,10 @@ func (w *Watch) configMapInformer(s scope) cache.SharedIndexInformer {
 			o, c := old.(*corev1.ConfigMap), cur.(*corev1.ConfigMap)
 			od, ook := o.Data[s.key]
 			cd, cok := c.Data[s.key]
-			if od != cd || ook != cok { // not the status the controller writes
+			// Not the status the controller writes: the file, or the
+			// tenant's confirmation of a file held.
+			confirm := tenants.ConfirmAnnotation
+			if od != cd || ook != cok || o.Annotations[confirm] != c.Annotations[confirm] {
 				w.signal()
 			}
 		},
