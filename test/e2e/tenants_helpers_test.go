@@ -8,7 +8,6 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
@@ -115,22 +114,11 @@ func waitTenantStatus(t *testing.T, ns string, want ...string) string {
 	return status
 }
 
-// refusalEvents counts the Warning Events about ns's rules ConfigMap.
+// refusalEvents counts the Warning Events about ns's rules ConfigMap
+// that say something of its file is refused.
 func refusalEvents(t *testing.T, ns string) int {
 	t.Helper()
-	list, err := env.Dynamic.Resource(eventsGVR).Namespace(ns).List(t.Context(), metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, e := range list.Items {
-		reason, _, _ := unstructured.NestedString(e.Object, "reason")
-		name, _, _ := unstructured.NestedString(e.Object, "regarding", "name")
-		if reason == "TenantRulesRefused" && name == tenantConfigMap {
-			n++
-		}
-	}
-	return n
+	return tenantEvents(t, ns, "TenantRulesRefused")
 }
 
 // runAsRBAC applies what `rbac` grants for the rules file to a
