@@ -59,7 +59,9 @@ func TestTenantsHeld(t *testing.T) {
 	}
 	big := small + "- name: big\n  resources: [configmaps]\n  labels: {team: b}\n  names: [b]\n"
 	ft.put("team-a", big)
-	h.waitFor("the hold reported", func() bool { return strings.Contains(ft.lastStatus("team-a"), "held: the new file's 2 rules would change 100 objects") })
+	h.waitFor("the hold reported", func() bool {
+		return strings.Contains(ft.lastStatus("team-a"), "held: the new file's 2 rules would change 100 objects")
+	})
 	status := ft.lastStatus("team-a")
 	if got := ruleNames(h.r.Set()); !slices.Equal(got, []string{"admin", "team-a/small"}) {
 		t.Errorf("rules in force while held %v, want those before the held file", got)

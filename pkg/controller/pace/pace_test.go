@@ -21,7 +21,7 @@ type change int
 const (
 	adminRule  change = iota // the main file's rule sets a key
 	tenantRule               // a's rule ("a/team", as package tenants names it) sets one
-	deletion               // a key the controller set, that no rule wants, is deleted
+	deletion                 // a key the controller set, that no rule wants, is deleted
 )
 
 // decide returns the decision of ch on a ConfigMap of namespace ns.
