@@ -25,7 +25,7 @@ type Pacer struct {
 	tenants map[string]bool          // the namespaces whose tenants have rules
 	buckets map[string]*rate.Limiter // by tenant
 	turns   map[any]time.Time        // the turns reserved, by queued item
-	sweepAt int                      // the number of turns that has sweep run
+	sweepAt int                      // how many turns make sweep look next
 }
 
 // New returns a Pacer that reads the time from clk and counts the writes
@@ -108,15 +108,8 @@ func (p *Pacer) Wait(item any, namespace string, d reconcile.Decision, obj patch
 	return wait
 }
 
-// Forget drops item's turn, for an object deleted or no longer ruled.
-func (p *Pacer) Forget(item any) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	delete(p.turns, item)
-}
-
 // sweep drops the turns passed a minute ago that were never taken: the
-// object came back with nothing of its tenant's to write.
+// object came back with nothing of its tenant's to write, or was deleted.
 func (p *Pacer) sweep(now time.Time) {
 	if len(p.turns) < max(p.sweepAt, 1024) {
 		return
