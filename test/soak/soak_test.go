@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/yaml"
 
 	h "github.com/kube-annotator/kube-annotator/test/harness"
 	"github.com/kube-annotator/kube-annotator/test/harness/proc"
@@ -157,6 +159,7 @@ func TestSoakChaos(t *testing.T) {
 	if v.wrong+v.unselectedWritten+v.unknown+v.missing != 0 {
 		t.Errorf("%d selected objects do not carry exactly what the final rules want (or unselected ones carry soak keys); "+
 			"%d unselected objects were written; %d objects unknown to the test, %d missing", v.wrong, v.unselectedWritten, v.unknown, v.missing)
+		logWrong(t, p, v.wrongObjects, m.gen)
 	}
 	if v.foreignChanged+v.foreignLost != 0 {
 		t.Errorf("%d foreign keys changed and %d lost, want 0", v.foreignChanged, v.foreignLost)
@@ -295,6 +298,9 @@ func waitSoakSettled(t *testing.T, p *proc.Process, e *h.Env, m *soakModel, name
 // soakVerdict counts the objects that break an invariant.
 type soakVerdict struct {
 	live, wrong, unselectedWritten, foreignChanged, foreignLost, unknown, missing int
+	// wrongObjects are the first objects counted wrong, as listed, for
+	// the failure to show with the controller's log lines about them.
+	wrongObjects []*unstructured.Unstructured
 }
 
 // checkSoak compares every object with what the test knows it must carry.
@@ -330,10 +336,11 @@ func checkSoak(t *testing.T, e *h.Env, m *soakModel, namespaces []string) soakVe
 // check adds what is wrong with o, which the test knows as st, to v.
 func (v *soakVerdict) check(o *unstructured.Unstructured, st *soakState, gen int) {
 	switch {
-	case st.selected && !convergedTo(o, gen):
+	case st.selected && !convergedTo(o, gen), !st.selected && len(soakCarried(o)) != 0:
 		v.wrong++
-	case !st.selected && len(soakCarried(o)) != 0:
-		v.wrong++
+		if len(v.wrongObjects) < 3 {
+			v.wrongObjects = append(v.wrongObjects, o)
+		}
 	case !st.selected && o.GetResourceVersion() != st.rv:
 		v.unselectedWritten++
 	}
@@ -358,5 +365,26 @@ func (v *soakVerdict) check(o *unstructured.Unstructured, st *soakState, gen int
 		case got != f.want:
 			v.foreignChanged++
 		}
+	}
+}
+
+// logWrong logs, for each object that does not carry what the rules of
+// generation gen want, its metadata with its managedFields, and the
+// controller's log lines that name it: what a failure needs to be
+// understood once the run is gone.
+func logWrong(t *testing.T, p *proc.Process, objs []*unstructured.Unstructured, gen int) {
+	t.Helper()
+	log := strings.Split(p.Output(t), "\n")
+	for _, o := range objs {
+		meta, _ := yaml.Marshal(o.Object["metadata"])
+		ref := o.GetNamespace() + "/" + o.GetName()
+		var lines []string
+		for _, l := range log {
+			if strings.Contains(l, ref) {
+				lines = append(lines, l)
+			}
+		}
+		t.Logf("%s %s does not carry what the rules of generation %d want:\n%s\nthe controller's log lines naming it:\n%s",
+			o.GetKind(), ref, gen, meta, strings.Join(lines, "\n"))
 	}
 }
