@@ -136,7 +136,7 @@ func newApp(ctx context.Context, cfg Config) (*app, error) {
 		return nil, err
 	}
 	a.apply, a.repair, a.applyNotes = applyChain(cfg, cl.kube, a.record, a.controller.SetRules, a.metrics.Registry)
-	a.tenants = tenantwatch.New(cl.kube, cfg.Record.FieldManager, tenantsWait, tenantwatch.NewMetrics(a.metrics.Registry))
+	a.tenants = tenantwatch.New(cl.kube, record.StatusWriter, tenantsWait, tenantwatch.NewMetrics(a.metrics.Registry))
 	a.reloader = reloader.New(reloader.Options{
 		Path:    cfg.RulesPath,
 		Resolve: cl.resolver.Resolve,

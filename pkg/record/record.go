@@ -39,6 +39,11 @@ const (
 	// one, a controller whose rules name configmaps would take the
 	// record's label for a key it set, and prune it.
 	Writer = "kube-annotator-record"
+	// StatusWriter is the field manager the status annotation of a
+	// tenant's rules ConfigMap is written as, for the same reason: a
+	// controller whose tenants' rules name configmaps would otherwise
+	// prune its own status.
+	StatusWriter = "kube-annotator-tenant-status"
 )
 
 // Name is the name of the record of the field manager manager:
@@ -58,6 +63,9 @@ func ValidateFieldManager(manager string) error {
 	}
 	if manager == Writer {
 		return fmt.Errorf("%q is the field manager records are written as", Writer)
+	}
+	if manager == StatusWriter {
+		return fmt.Errorf("%q is the field manager tenants' status annotations are written as", StatusWriter)
 	}
 	if errs := metavalidation.ValidateFieldManager(manager, field.NewPath("fieldManager")); len(errs) > 0 {
 		return errors.New(errs[0].Detail)

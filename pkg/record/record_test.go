@@ -71,6 +71,7 @@ func TestValidateFieldManager(t *testing.T) {
 		{manager: "team-a.example"},
 		{manager: "", wantErr: "must not be empty"},
 		{manager: Writer, wantErr: `"kube-annotator-record" is the field manager records are written as`},
+		{manager: StatusWriter, wantErr: `"kube-annotator-tenant-status" is the field manager tenants' status annotations are written as`},
 		{manager: strings.Repeat("a", 129), wantErr: "128"},
 		{manager: "a\tb", wantErr: "invalid character U+0009"},
 		{manager: "Team_A", wantErr: `"Team_A" would name the record ConfigMap "Team_A-resources", which is not a valid name`},

@@ -51,7 +51,9 @@ func scopeOf(t *spec.Tenants) scope {
 }
 
 // New returns a Watch that lists and watches through client, and writes
-// the status of each tenant's file as fieldManager; wait bounds how long
+// the status of each tenant's file as fieldManager (record.StatusWriter:
+// never the controller's own, which owns the keys its rules set and would
+// prune the status as one no rule wants); wait bounds how long
 // Files waits for its caches to fill.
 func New(client kubernetes.Interface, fieldManager string, wait time.Duration, m *Metrics) *Watch {
 	return &Watch{client: client, changed: make(chan struct{}, 1), wait: wait, status: newReporter(client, fieldManager, m)}
