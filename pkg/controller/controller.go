@@ -114,8 +114,10 @@ type Controller struct {
 	// workers read it. No informer is stopped, and so waited for, under
 	// mu, which informers' handlers take.
 	mu sync.RWMutex
-	// set are the rules in force.
-	set *rules.Set
+	// set are the rules in force; given whether SetRules has set any
+	// (before it, set is empty and nothing is cached).
+	set   *rules.Set
+	given bool
 	// resources are the ruled resources and the recorded ones being
 	// pruned or waiting to be (see resources.go).
 	resources map[schema.GroupResource]*resource

@@ -127,7 +127,7 @@ func (c *Controller) transition(ctx context.Context, o observed) error {
 // stop. c.mu is held.
 func (c *Controller) update(ctx context.Context, o observed) (stop []*informer.Informer, err error) {
 	if o.rules != nil {
-		c.set = o.rules
+		c.set, c.given = o.rules, true
 		for gr, r := range c.resources {
 			if r.phase == pruned {
 				delete(c.resources, gr)

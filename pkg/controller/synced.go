@@ -8,12 +8,17 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// HasSynced reports whether the informer of every ruled resource has
-// completed its initial list. Those of pruned resources do not count: a
-// prune that waits does not keep the rules from being enforced.
+// HasSynced reports whether the controller has been given its rules and
+// the informer of every ruled resource has completed its initial list.
+// Before the first SetRules there are no informers to wait for, yet
+// nothing is cached: not synced. Those of pruned resources do not count:
+// a prune that waits does not keep the rules from being enforced.
 func (c *Controller) HasSynced() bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
+	if !c.given {
+		return false
+	}
 	for _, r := range c.resources {
 		if r.phase == ruled && !r.informer.Informer.HasSynced() {
 			return false
