@@ -13,3 +13,10 @@ func (c *Controller) CachedObjects() int {
 	}
 	return n
 }
+
+// Activity returns how many syncs the workers have done since the start,
+// and how many keys wait in the work queue: what tells a burst of work
+// (a first convergence, a reload) from the quiet after it.
+func (c *Controller) Activity() (syncs uint64, queued int) {
+	return c.syncs.Load(), c.queue.Len()
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -96,6 +97,8 @@ type Controller struct {
 	metadata metadata.Interface
 	opts     Options
 	queue    workqueue.TypedRateLimitingInterface[queued]
+	// syncs counts the syncs done (Activity).
+	syncs    atomic.Uint64
 	limiter  *retry.Limiter[queued]
 	failures *retry.FailureLog
 	expect   *expect.Echoes
@@ -277,6 +280,7 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	}
 	logger := klog.FromContext(ctx)
 	err := c.syncSafely(ctx, key)
+	c.syncs.Add(1)
 	metrics.Count(c.opts.Metrics.Syncs, key.GVR.GroupResource().String(), err)
 	switch {
 	case err == nil:

@@ -26,6 +26,10 @@ type Key struct {
 type Echoes struct {
 	mu sync.Mutex
 	m  map[Key]expectation
+	// most is the most expectations m has held since it was made: a Go
+	// map keeps the room of its largest size, so once a burst of writes
+	// has had its echoes, m is made anew (shrink).
+	most int
 	// inert is, per resource, the keys its latest target only sets.
 	inert map[schema.GroupVersionResource]*setOnly
 }
@@ -55,7 +59,20 @@ func (e *Echoes) Record(k Key, fromRV, toRV string, inert bool) {
 	}
 	e.mu.Lock()
 	e.m[k] = expectation{fromRV: fromRV, toRV: toRV, at: time.Now(), inert: inert}
+	e.most = max(e.most, len(e.m))
 	e.mu.Unlock()
+}
+
+// shrinkFrom is the least size of m that makes it worth making anew once
+// empty.
+const shrinkFrom = 1024
+
+// shrink makes m anew when it is empty after holding shrinkFrom or more.
+// e.mu is held.
+func (e *Echoes) shrink() {
+	if len(e.m) == 0 && e.most >= shrinkFrom {
+		e.m, e.most = map[Key]expectation{}, 0
+	}
 }
 
 // Pending reports whether the cached version cachedRV is the one we already
@@ -75,6 +92,7 @@ func (e *Echoes) Pending(k Key, cachedRV string) bool {
 		return true
 	}
 	delete(e.m, k)
+	e.shrink()
 	return false
 }
 
@@ -90,6 +108,7 @@ func (e *Echoes) Echo(k Key, rv string) bool {
 		return false
 	}
 	delete(e.m, k)
+	e.shrink()
 	return true
 }
 
@@ -97,6 +116,7 @@ func (e *Echoes) Echo(k Key, rv string) bool {
 func (e *Echoes) Forget(k Key) {
 	e.mu.Lock()
 	delete(e.m, k)
+	e.shrink()
 	e.mu.Unlock()
 }
 
@@ -109,6 +129,7 @@ func (e *Echoes) ForgetResource(gvr schema.GroupVersionResource) {
 			delete(e.m, k)
 		}
 	}
+	e.shrink()
 }
 
 // Waiting reports whether a write to an object of gvr awaits its echo.

@@ -1,6 +1,7 @@
 package expect
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -70,6 +71,39 @@ func TestExpectations(t *testing.T) {
 			}
 			if got := e.Len(); got != tc.wantLen {
 				t.Errorf("len() = %d, want %d", got, tc.wantLen)
+			}
+		})
+	}
+}
+
+// Once a burst of writes has had its echoes, the map that held their
+// expectations is made anew: a Go map keeps the room of its largest size.
+func TestShrink(t *testing.T) {
+	cm := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	tests := []struct {
+		name     string
+		writes   int
+		consume  func(e *Echoes, k Key)
+		wantMost int // after every expectation is consumed
+	}{
+		{"a burst's echoes", shrinkFrom, func(e *Echoes, k Key) { e.Echo(k, "2") }, 0},
+		{"a burst's objects deleted", shrinkFrom, func(e *Echoes, k Key) { e.Forget(k) }, 0},
+		{"a burst's syncs", shrinkFrom, func(e *Echoes, k Key) { e.Pending(k, "2") }, 0},
+		{"a few writes: kept", shrinkFrom - 1, func(e *Echoes, k Key) { e.Echo(k, "2") }, shrinkFrom - 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := New()
+			keys := make([]Key, tc.writes)
+			for i := range keys {
+				keys[i] = Key{cm, "ns", fmt.Sprint(i)}
+				e.Record(keys[i], "1", "2", true)
+			}
+			for _, k := range keys {
+				tc.consume(e, k)
+			}
+			if e.Len() != 0 || e.most != tc.wantMost {
+				t.Errorf("after consuming every expectation: Len() = %d, most = %d; want 0 and %d", e.Len(), e.most, tc.wantMost)
 			}
 		})
 	}
