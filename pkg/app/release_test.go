@@ -14,10 +14,10 @@ func TestReleaser(t *testing.T) {
 	}{
 		{"a first convergence, then quiet", []step{{5000, 90000, false}, {60000, 40000, false}, {100000, 0, false}, {100010, 3, true}, {100020, 0, false}}},
 		{"quiet, with the queue still full", []step{{30000, 50000, false}, {30000, 5000, false}, {30050, 0, true}}},
-		{"a burst too small to free anything", []step{{5000, 0, false}, {5000, 0, false}}},
+		{"a burst too small to free anything", []step{{500, 0, false}, {500, 0, false}}},
 		{"churn that never stops is no burst", []step{{100, 0, false}, {200, 0, false}, {300, 0, false}, {400, 0, false}}},
-		{"two bursts, each freed at its end", []step{{20000, 0, false}, {20000, 0, true}, {35000, 500, false}, {35000, 0, true}}},
-		{"busy steps interrupted by a quiet one count apart", []step{{8000, 0, false}, {8000, 0, false}, {16000, 0, false}, {16000, 0, false}}},
+		{"two bursts, each freed at its end", []step{{20000, 0, false}, {20000, 0, true}, {21500, 500, false}, {21500, 0, true}}},
+		{"busy steps interrupted by a quiet one count apart", []step{{800, 0, false}, {800, 0, false}, {1600, 0, false}, {1600, 0, false}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
