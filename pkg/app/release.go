@@ -9,8 +9,8 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// A burst of syncs (the first convergence of a cluster's objects, a
-// reload that changes them all) leaves the heap grown by its garbage, and
+// A burst of syncs (the first convergence of a cluster's objects, the
+// initial lists of a start, a reload that changes them all) leaves the heap grown by its garbage, and
 // with no allocation at rest nothing collects it: the process would keep
 // the burst's RSS until the next one. Once the syncs fall back to a trickle
 // after a burst of at least releaseAfterSyncs, the garbage is collected and

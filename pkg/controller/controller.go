@@ -97,7 +97,8 @@ type Controller struct {
 	metadata metadata.Interface
 	opts     Options
 	queue    workqueue.TypedRateLimitingInterface[queued]
-	// syncs counts the syncs done (Activity).
+	// syncs counts the objects decided: synced, or settled where their
+	// initial list delivered them (Activity).
 	syncs    atomic.Uint64
 	limiter  *retry.Limiter[queued]
 	failures *retry.FailureLog

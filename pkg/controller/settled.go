@@ -27,6 +27,7 @@ func (c *Controller) withInitialList(ri *informer.Informer, h cache.ResourceEven
 	return cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, isInInitialList bool) {
 			if isInInitialList && !c.enqueueInitialList && c.settled(ri, obj) {
+				c.syncs.Add(1) // decided, as a sync would have
 				return
 			}
 			h.AddFunc(obj)

@@ -16,8 +16,8 @@ import (
 
 // Objects of the initial list that already carry what the rules want are
 // decided in the event handler and not enqueued, with the per-rule gauges
-// and the sync count kept as a sync keeps them; the others are enqueued
-// and written.
+// and the sync count (and Activity) kept as a sync keeps them; the
+// others are enqueued and written.
 func TestInitialListSettled(t *testing.T) {
 	const rulesFile = "rules:\n- {name: r, resources: [configmaps], annotations: {a: '1'}}\n" +
 		"- {name: audit, resources: [configmaps], mode: audit, annotations: {b: '1'}}\n"
@@ -47,6 +47,10 @@ func TestInitialListSettled(t *testing.T) {
 			if got := value(t, m.Workqueue.NewAddsMetric("kube-annotator").(prometheus.Metric)) - float64(tc.wantWrites); got != float64(tc.wantAdds) {
 				t.Errorf("%v keys of the initial list enqueued, want %d", got, tc.wantAdds)
 			}
+			testutil.WaitFor(t, 10*time.Second, "Activity to count every object decided, settled or synced", func() bool {
+				decided, queued := c.Activity()
+				return float64(decided) == syncs() && queued == 0
+			})
 			if got := len(patches(client)); got != tc.wantWrites {
 				t.Errorf("%d writes, want %d", got, tc.wantWrites)
 			}
