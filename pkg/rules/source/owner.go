@@ -188,7 +188,10 @@ func SelectorKeys(owner metav1.Object) []string {
 	if !ok {
 		return nil
 	}
-	sel, _, _ := unstructured.NestedMap(u.UnstructuredContent(), "spec", "selector")
+	// Read in place: the cache's content is only read, and a copy per sync
+	// would cost more than the rest of the walk.
+	field, _, _ := unstructured.NestedFieldNoCopy(u.UnstructuredContent(), "spec", "selector")
+	sel, _ := field.(map[string]any)
 	var out []string
 	if m, ok := sel["matchLabels"].(map[string]any); ok {
 		for k := range m {
