@@ -280,7 +280,7 @@ func (a *app) lead(ctx context.Context) error {
 	}
 	a.apply(ctx, a.reloader.Set())
 	wg.Go(func() { a.repair(ctx) })
-	wg.Go(func() { releaseAfterBursts(ctx, a.controller.Activity) })
+	wg.Go(func() { releaseAfterBursts(ctx, a.metrics.Activity.Read) })
 	wg.Go(func() { a.reports(ctx) })
 	wg.Go(func() {
 		if err := a.sharding.run(ctx, a.controller); err != nil {

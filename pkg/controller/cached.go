@@ -13,12 +13,3 @@ func (c *Controller) CachedObjects() int {
 	}
 	return n
 }
-
-// Activity returns how many objects have been decided since the start —
-// synced by a worker, or settled in the event handler as their informer's
-// initial list delivered them — and how many keys wait in the work queue:
-// what tells a burst of work (a first convergence, a start on a converged
-// cluster, a reload) from the quiet after it.
-func (c *Controller) Activity() (syncs uint64, queued int) {
-	return c.syncs.Load(), c.queue.Len()
-}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -97,9 +96,6 @@ type Controller struct {
 	metadata metadata.Interface
 	opts     Options
 	queue    workqueue.TypedRateLimitingInterface[queued]
-	// syncs counts the objects decided: synced, or settled where their
-	// initial list delivered them (Activity).
-	syncs    atomic.Uint64
 	limiter  *retry.Limiter[queued]
 	failures *retry.FailureLog
 	expect   *expect.Echoes
@@ -281,8 +277,7 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	}
 	logger := klog.FromContext(ctx)
 	err := c.syncSafely(ctx, key)
-	c.syncs.Add(1)
-	metrics.Count(c.opts.Metrics.Syncs, key.GVR.GroupResource().String(), err)
+	c.opts.Metrics.CountSync(key.GVR.GroupResource().String(), err)
 	switch {
 	case err == nil:
 		c.queue.Forget(q)

@@ -82,7 +82,8 @@ func BenchmarkOwnerChain(b *testing.B) {
 // it stopped, when ctx ends.
 func decidedPods(b *testing.B, ctx context.Context, client *dynamicfake.FakeDynamicClient, set *rules.Set) (*Controller, []Key, <-chan struct{}) {
 	b.Helper()
-	c := NewController(client, metadataOf(client), Options{Workers: 8, Metrics: metrics.New()})
+	m := metrics.New()
+	c := NewController(client, metadataOf(client), Options{Workers: 8, Metrics: m})
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
@@ -93,7 +94,7 @@ func decidedPods(b *testing.B, ctx context.Context, client *dynamicfake.FakeDyna
 	c.SetRules(ctx, set)
 	const n = chainDeployments * chainPods
 	testutil.WaitFor(b, 5*time.Minute, "every Pod decided", func() bool {
-		decided, queued := c.Activity()
+		decided, queued := m.Activity.Read()
 		return decided >= n && queued == 0 && c.HasSynced()
 	})
 	keys := make([]Key, 0, n)

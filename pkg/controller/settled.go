@@ -9,7 +9,6 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/controller/expect"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/informer"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
-	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 )
@@ -27,7 +26,6 @@ func (c *Controller) withInitialList(ri *informer.Informer, h cache.ResourceEven
 	return cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, isInInitialList bool) {
 			if isInInitialList && !c.enqueueInitialList && c.settled(ri, obj) {
-				c.syncs.Add(1) // decided, as a sync would have
 				return
 			}
 			h.AddFunc(obj)
@@ -66,7 +64,7 @@ func (c *Controller) settled(ri *informer.Informer, obj any) bool {
 		return false
 	}
 	c.report(ri.Context(), key, o, d, reconcile.StatePending)
-	metrics.Count(c.opts.Metrics.Syncs, key.GVR.GroupResource().String(), nil)
+	c.opts.Metrics.CountSync(key.GVR.GroupResource().String(), nil)
 	return true
 }
 

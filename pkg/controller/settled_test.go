@@ -48,7 +48,7 @@ func TestInitialListSettled(t *testing.T) {
 				t.Errorf("%v keys of the initial list enqueued, want %d", got, tc.wantAdds)
 			}
 			testutil.WaitFor(t, 10*time.Second, "Activity to count every object decided, settled or synced", func() bool {
-				decided, queued := c.Activity()
+				decided, queued := m.Activity.Read()
 				return float64(decided) == syncs() && queued == 0
 			})
 			if got := len(patches(client)); got != tc.wantWrites {

@@ -65,6 +65,8 @@ type Metrics struct {
 	Record RecordMetrics
 	// Workqueue provides the work queue's metrics to client-go.
 	Workqueue workqueue.MetricsProvider
+	// Activity counts the objects decided and the keys queued.
+	Activity *Activity
 }
 
 // New returns the metrics, registered in a new registry.
@@ -129,7 +131,8 @@ func New() *Metrics {
 	m.Registry.MustRegister(m.Fight.collectors()...)
 	m.Record = newRecordMetrics()
 	m.Registry.MustRegister(m.Record.collectors()...)
-	wq := newWorkqueueMetrics()
+	m.Activity = &Activity{}
+	wq := newWorkqueueMetrics(&m.Activity.queued)
 	m.Workqueue = wq
 	for _, r := range []string{Success, Failure} {
 		m.RulesReloads.WithLabelValues(r)

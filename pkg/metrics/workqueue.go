@@ -1,6 +1,8 @@
 package metrics
 
 import (
+	"sync/atomic"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/util/workqueue"
 )
@@ -11,12 +13,15 @@ type workqueueMetrics struct {
 	depth, unfinished, longest *prometheus.GaugeVec
 	adds, retries              *prometheus.CounterVec
 	latency, workDuration      *prometheus.HistogramVec
+	// queued counts the keys queued, besides depth (Activity).
+	queued *atomic.Int64
 }
 
-func newWorkqueueMetrics() *workqueueMetrics {
+func newWorkqueueMetrics(queued *atomic.Int64) *workqueueMetrics {
 	const sub = "workqueue"
 	buckets := prometheus.ExponentialBuckets(10e-9, 10, 12)
 	return &workqueueMetrics{
+		queued: queued,
 		depth: prometheus.NewGaugeVec(prometheus.GaugeOpts{Subsystem: sub, Name: "depth",
 			Help: "Current depth of the work queue."}, []string{"name"}),
 		adds: prometheus.NewCounterVec(prometheus.CounterOpts{Subsystem: sub, Name: "adds_total",
@@ -39,7 +44,7 @@ func (w *workqueueMetrics) collectors() []prometheus.Collector {
 }
 
 func (w *workqueueMetrics) NewDepthMetric(name string) workqueue.GaugeMetric {
-	return w.depth.WithLabelValues(name)
+	return depthGauge{Gauge: w.depth.WithLabelValues(name), queued: w.queued}
 }
 
 func (w *workqueueMetrics) NewAddsMetric(name string) workqueue.CounterMetric {
