@@ -17,8 +17,6 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
-	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
-	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 	"github.com/kube-annotator/kube-annotator/test/testutil"
 )
 
@@ -146,26 +144,4 @@ func ownerChain() []*unstructured.Unstructured {
 		}
 	}
 	return objs
-}
-
-// compileOwners compiles content, resolving the owner resources.
-func compileOwners(b *testing.B, content string) *rules.Set {
-	b.Helper()
-	f, err := rules.Parse("rules.yaml", []byte(content))
-	if err != nil {
-		b.Fatal(err)
-	}
-	set, unresolved, err := rules.Compile("rules.yaml", f, func(name string) (source.Resource, error) {
-		switch name {
-		case "replicasets.apps":
-			return source.Resource{GVR: replicaSets, Kind: "ReplicaSet", Namespaced: true}, nil
-		case "deployments.apps":
-			return rulestest.Deployments, nil
-		}
-		return rulestest.Pods, nil
-	})
-	if err != nil || len(unresolved) > 0 {
-		b.Fatalf("compile: %v %v", err, unresolved)
-	}
-	return set
 }

@@ -47,22 +47,7 @@ func TestOwnerChangeSyncsItsObjects(t *testing.T) {
 		owned("v1", "Pod", "bare", nil, nil))
 	_, ctx := ktesting.NewTestContext(t)
 	c := newController(client, Options{})
-	f, err := rules.Parse("rules.yaml", []byte("rules:\n- {name: team, resources: [pods], labels: {team: {fromOwner: {label: team, through: [replicasets.apps, deployments.apps]}, default: none}}}\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, unresolved, err := rules.Compile("rules.yaml", f, func(name string) (source.Resource, error) {
-		switch name {
-		case "replicasets.apps":
-			return source.Resource{GVR: replicaSets, Kind: "ReplicaSet", Namespaced: true}, nil
-		case "deployments.apps":
-			return rulestest.Deployments, nil
-		}
-		return rulestest.Pods, nil
-	})
-	if err != nil || len(unresolved) > 0 {
-		t.Fatalf("compile: %v %v", err, unresolved)
-	}
+	set := compileOwners(t, "rules:\n- {name: team, resources: [pods], labels: {team: {fromOwner: {label: team, through: [replicasets.apps, deployments.apps]}, default: none}}}\n")
 	c.SetRules(ctx, set)
 	runController(t, ctx, c)
 
@@ -89,4 +74,27 @@ func TestOwnerChangeSyncsItsObjects(t *testing.T) {
 	if want := []string{"web-1-a", "web-1-b"}; !slices.Equal(patched, want) {
 		t.Errorf("PATCH after relabelling one Deployment: %v, want its two Pods only", patched)
 	}
+}
+
+// compileOwners compiles content, resolving the owner resources of these
+// tests and the Pods.
+func compileOwners(t testing.TB, content string) *rules.Set {
+	t.Helper()
+	f, err := rules.Parse("rules.yaml", []byte(content))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, unresolved, err := rules.Compile("rules.yaml", f, func(name string) (source.Resource, error) {
+		switch name {
+		case "replicasets.apps":
+			return source.Resource{GVR: replicaSets, Kind: "ReplicaSet", Namespaced: true}, nil
+		case "deployments.apps":
+			return rulestest.Deployments, nil
+		}
+		return rulestest.Pods, nil
+	})
+	if err != nil || len(unresolved) > 0 {
+		t.Fatalf("compile: %v %v", err, unresolved)
+	}
+	return set
 }
