@@ -16,8 +16,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
 
 	h "github.com/kube-annotator/kube-annotator/test/harness"
+	"github.com/kube-annotator/kube-annotator/test/harness/proc"
 )
 
 // What the soak's rules and its other writer put on objects.
@@ -333,3 +335,36 @@ func servedPatches(t *testing.T, e *h.Env) int64 {
 	}
 	return int64(n)
 }
+
+// logWrong logs, for each object that does not carry what the rules of
+// generation gen want, its metadata with its managedFields, and the
+// controller's log lines that name it: what a failure needs to be
+// understood once the run is gone.
+func logWrong(t *testing.T, p *proc.Process, objs []*unstructured.Unstructured, gen int) {
+	t.Helper()
+	log := strings.Split(p.Output(t), "\n")
+	for _, o := range objs {
+		meta, _ := yaml.Marshal(o.Object["metadata"])
+		ref := o.GetNamespace() + "/" + o.GetName()
+		var lines []string
+		for _, l := range log {
+			if strings.Contains(l, ref) {
+				lines = append(lines, l)
+			}
+		}
+		// A line each, so that a filter of the test's output by file name
+		// (make test-faults) keeps them all.
+		t.Logf("%s %s does not carry what the rules of generation %d want; its metadata:", o.GetKind(), ref, gen)
+		for l := range strings.SplitSeq(strings.TrimSpace(string(meta)), "\n") {
+			t.Logf("  %s", l)
+		}
+		t.Logf("the controller's log lines naming %s (%d, the last %d):", ref, len(lines), min(len(lines), maxWrongLogLines))
+		for _, l := range lines[max(0, len(lines)-maxWrongLogLines):] {
+			t.Logf("  %s", l)
+		}
+	}
+}
+
+// maxWrongLogLines bounds the controller's log lines logWrong logs per
+// object.
+const maxWrongLogLines = 40

@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"sigs.k8s.io/yaml"
 
 	h "github.com/kube-annotator/kube-annotator/test/harness"
 	"github.com/kube-annotator/kube-annotator/test/harness/proc"
@@ -262,12 +260,13 @@ func waitSoakSettled(t *testing.T, p *proc.Process, e *h.Env, m *soakModel, name
 	gen := m.generation()
 	var done, want int
 	var behind []string
+	var behindObjs []*unstructured.Unstructured
 	check := func(ctx context.Context) {
 		objs, err := (&chaos{e: e, namespaces: namespaces}).listAll(ctx)
 		if err != nil {
 			return // the API server is busy: try again
 		}
-		want, behind = 0, nil
+		want, behind, behindObjs = 0, nil, nil
 		for i := range objs {
 			if objs[i].GetLabels()[selectLabel] != "yes" {
 				continue
@@ -275,6 +274,7 @@ func waitSoakSettled(t *testing.T, p *proc.Process, e *h.Env, m *soakModel, name
 			want++
 			if !convergedTo(&objs[i], gen) && len(behind) < 5 {
 				behind = append(behind, fmt.Sprintf("%s/%s %v %v", objs[i].GetNamespace(), objs[i].GetName(), soakCarried(&objs[i]), objs[i].GetLabels()))
+				behindObjs = append(behindObjs, &objs[i])
 			}
 		}
 		done = converged(objs, gen)
@@ -289,6 +289,7 @@ func waitSoakSettled(t *testing.T, p *proc.Process, e *h.Env, m *soakModel, name
 	})
 	if err != nil {
 		check(t.Context())
+		logWrong(t, p, behindObjs[:min(len(behindObjs), 3)], gen)
 		t.Fatalf("%d of %d selected objects carry what the rules (generation %d) want %v after the faults, e.g. %v; workqueue_depth %v",
 			done, want, gen, soakSettle, behind, p.Metric(t, "workqueue_depth"))
 	}
@@ -365,26 +366,5 @@ func (v *soakVerdict) check(o *unstructured.Unstructured, st *soakState, gen int
 		case got != f.want:
 			v.foreignChanged++
 		}
-	}
-}
-
-// logWrong logs, for each object that does not carry what the rules of
-// generation gen want, its metadata with its managedFields, and the
-// controller's log lines that name it: what a failure needs to be
-// understood once the run is gone.
-func logWrong(t *testing.T, p *proc.Process, objs []*unstructured.Unstructured, gen int) {
-	t.Helper()
-	log := strings.Split(p.Output(t), "\n")
-	for _, o := range objs {
-		meta, _ := yaml.Marshal(o.Object["metadata"])
-		ref := o.GetNamespace() + "/" + o.GetName()
-		var lines []string
-		for _, l := range log {
-			if strings.Contains(l, ref) {
-				lines = append(lines, l)
-			}
-		}
-		t.Logf("%s %s does not carry what the rules of generation %d want:\n%s\nthe controller's log lines naming it:\n%s",
-			o.GetKind(), ref, gen, meta, strings.Join(lines, "\n"))
 	}
 }
