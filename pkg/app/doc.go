@@ -9,7 +9,9 @@
 // what the command line fills, completes and validates (pkg/cli). A
 // rules-file field enters here as Config's rules path: rules.Load, then
 // resolve.Compile against discovery, then the controller's SetRules; on a
-// change the reloader does the same and calls SetRules again.
+// change the reloader does the same and calls SetRules again. gc.go sets
+// the garbage collector's targets; release.go gives a burst's memory back
+// to the operating system once the burst ends.
 //
 // Layer "process" of deps_test.go: the one package that wires
 // pkg/controller, pkg/reloader, pkg/shard and pkg/policysync together.

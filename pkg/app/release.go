@@ -10,11 +10,13 @@ import (
 )
 
 // A burst of syncs (the first convergence of a cluster's objects, the
-// initial lists of a start, a reload that changes them all) leaves the heap grown by its garbage, and
-// with no allocation at rest nothing collects it: the process would keep
-// the burst's RSS until the next one. Once the syncs fall back to a trickle
-// after a burst of at least releaseAfterSyncs, the garbage is collected and
-// the memory the heap no longer uses returned to the operating system, once.
+// initial lists of a start, a reload that changes them all) leaves the
+// heap grown by its garbage, and with no allocation at rest nothing
+// collects it: the process would keep the burst's RSS until the next one.
+// Once the syncs fall back to a trickle after a burst of at least
+// releaseAfterSyncs, the garbage is collected and the memory the heap no
+// longer uses returned to the operating system, once. It sets neither GOGC
+// nor the soft memory limit (gc.go).
 const (
 	// releaseEvery is how often the syncs are counted.
 	releaseEvery = 10 * time.Second

@@ -6,6 +6,9 @@
 // counters and gauges, with RuleMetrics (rules.go), FightMetrics
 // (fight.go), GuardMetrics (guard.go) and the work queue's
 // (workqueue.go) beside them. docs/metrics.md lists each series.
+// Activity (activity.go) counts, besides the series, the objects decided
+// and the keys queued, for the process to tell a burst of work from the
+// quiet after it.
 //
 // Layer "base" of deps_test.go: it imports no other package of this
 // module; the packages that count import it, never the other way.
