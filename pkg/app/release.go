@@ -22,8 +22,7 @@ const (
 	releaseEvery = 10 * time.Second
 	// releaseAfterSyncs is the least burst whose end frees memory: smaller
 	// ones leave too little garbage to be worth a forced collection, which
-	// costs a full mark of the live heap (tens of milliseconds at 100,000
-	// cached objects).
+	// costs a full mark of the live heap.
 	releaseAfterSyncs = 1000
 	// quietSyncs is the most syncs in releaseEvery, and keys queued, that
 	// count as quiet: a cluster's churn goes on after a burst.
