@@ -41,9 +41,8 @@ var ownerChainCases = []struct{ name, rules string }{
 // 1,000 Deployments, each with 10 ReplicaSets in its history and 10 Pods
 // of the current one — 10,000 Pods, 11,000 owners, labelled and annotated
 // as Helm and kubectl leave them — every Pod already carrying what the
-// rule wants. For each rule a
-// controller starts and decides every Pod; the heap it then holds is
-// compared (heap-B/owner: what reading owners adds, per owner cached, the
+// rule wants. For each rule a controller starts and decides every Pod;
+// the heap it then holds is compared (heap-B/owner: what reading owners adds, per owner cached, the
 // Pods' controller references included), and a sub-benchmark times one
 // sync of a Pod, round robin, with the per-rule gauges it keeps (ns/op,
 // allocs/op). Run it with -bench OwnerChain -benchtime 20000x.
@@ -114,9 +113,7 @@ func ownerChain() []*unstructured.Unstructured {
 	var objs []*unstructured.Unstructured
 	for d := range chainDeployments {
 		app := fmt.Sprintf("web-%04d", d)
-		labels := map[string]string{"app": app, "team": "payments", "env": "prod", "tier": "web",
-			"app.kubernetes.io/managed-by": "Helm", "app.kubernetes.io/instance": app, "app.kubernetes.io/version": "1.2.3",
-			"app.kubernetes.io/component": "frontend", "app.kubernetes.io/part-of": "shop", "helm.sh/chart": "web-1.2.3"}
+		labels := helmLabels(app, app)
 		dep := owned("apps/v1", "Deployment", app, labels, nil)
 		dep.SetAnnotations(map[string]string{"deployment.kubernetes.io/revision": fmt.Sprint(chainHistory),
 			"meta.helm.sh/release-name": app, "meta.helm.sh/release-namespace": "shop",

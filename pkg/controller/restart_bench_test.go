@@ -99,9 +99,7 @@ func convergedList(n int) *metav1.PartialObjectMetadataList {
 	}
 	list := &metav1.PartialObjectMetadataList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}}
 	for i := range n {
-		lbls := map[string]string{"app": fmt.Sprintf("web-%d", i), "team": "payments", "env": "prod", "tier": "web",
-			"app.kubernetes.io/managed-by": "Helm", "app.kubernetes.io/instance": "web", "app.kubernetes.io/version": "1.2.3",
-			"app.kubernetes.io/component": "frontend", "app.kubernetes.io/part-of": "shop", "helm.sh/chart": "web-1.2.3"}
+		lbls := helmLabels(fmt.Sprintf("web-%d", i), "web")
 		anns := map[string]string{"a": "1", "kubectl.kubernetes.io/last-applied-configuration": "{}",
 			"meta.helm.sh/release-name": "web", "meta.helm.sh/release-namespace": "shop"}
 		list.Items = append(list.Items, metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
@@ -141,4 +139,13 @@ func (r listOnlyResource) List(context.Context, metav1.ListOptions) (*metav1.Par
 
 func (r listOnlyResource) Watch(context.Context, metav1.ListOptions) (watch.Interface, error) {
 	return watch.NewFake(), nil
+}
+
+// helmLabels returns the ten labels of an object of app that Helm
+// installed as release instance, as the benchmarks' realistic objects
+// carry them.
+func helmLabels(app, instance string) map[string]string {
+	return map[string]string{"app": app, "team": "payments", "env": "prod", "tier": "web",
+		"app.kubernetes.io/managed-by": "Helm", "app.kubernetes.io/instance": instance, "app.kubernetes.io/version": "1.2.3",
+		"app.kubernetes.io/component": "frontend", "app.kubernetes.io/part-of": "shop", "helm.sh/chart": "web-1.2.3"}
 }
