@@ -24,6 +24,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/retry"
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
+	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/test/testutil"
@@ -151,8 +152,8 @@ func TestSetRulesStartsAndStopsInformers(t *testing.T) {
 		t.Fatalf("Informers() = %d, want 2", n)
 	}
 	testutil.WaitFor(t, 10*time.Second, "caches to sync", c.HasSynced)
-	c.expect.Record(expect.Key(cmKey), "1", "2", false)
-	c.expect.Record(expect.Key(nsKey), "1", "2", false)
+	c.expect.Record(expect.Key(cmKey), "1", "2", patch.Change{}, false)
+	c.expect.Record(expect.Key(nsKey), "1", "2", patch.Change{}, false)
 	first := informer(configMaps)
 
 	// A rule that reads objects needs whole objects cached: a new informer.

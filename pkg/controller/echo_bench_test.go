@@ -8,6 +8,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller/expect"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
+	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 )
 
@@ -38,9 +39,11 @@ func BenchmarkEcho(b *testing.B) {
 			oldObj, newObj := asCached(b, tg, before), asCached(b, tg, echo)
 			h := c.handlerFor(klog.Background(), configMaps)
 			k := expect.Key(Key{configMaps, "ns", "x"})
+			one, two := "1", "2"
+			change := patch.Change{Annotations: map[string]*string{"a": &one, "b": &two}}
 			b.ReportAllocs()
 			for b.Loop() {
-				c.expect.Record(k, "1", "2", tc.inert)
+				c.expect.Record(k, "1", "2", change, tc.inert)
 				h.OnUpdate(oldObj, newObj)
 				if c.queue.Len() > 0 {
 					c.processNextWorkItem(ctx)

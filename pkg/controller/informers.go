@@ -6,6 +6,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -88,9 +89,10 @@ func (c *Controller) prunes(ri *informer.Informer) bool {
 // update event that carries the same resourceVersion) is always enqueued:
 // that is what it is for. Without it, such an event comes only from a
 // relist after a watch expired, for an object that has not changed. The
-// echo of an inert write of ours is dropped too (expect.Echoes.Echo).
+// echo of an inert write of ours, from the version it was decided on, is
+// dropped too (expect.Echoes.Echo).
 func (c *Controller) handlerFor(logger klog.Logger, gvr schema.GroupVersionResource) cache.ResourceEventHandlerFuncs {
-	enqueue := func(reason string, obj any) {
+	enqueue := func(reason string, old, obj any) {
 		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = tomb.Obj
 		}
@@ -101,7 +103,7 @@ func (c *Controller) handlerFor(logger klog.Logger, gvr schema.GroupVersionResou
 		}
 		key := Key{GVR: gvr, Namespace: m.GetNamespace(), Name: m.GetName()}
 		loggerV := logger.V(4)
-		if reason == "update" && c.expect.Echo(expect.Key(key), m.GetResourceVersion()) {
+		if o, ok := old.(metav1.Object); ok && c.expect.Echo(expect.Key(key), o, m) {
 			if loggerV.Enabled() {
 				loggerV.Info("Dropping the echo of an own write", "key", key.String())
 			}
@@ -113,18 +115,18 @@ func (c *Controller) handlerFor(logger klog.Logger, gvr schema.GroupVersionResou
 		c.queue.Add(key.queued())
 	}
 	return cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) { enqueue("add", obj) },
+		AddFunc: func(obj any) { enqueue("add", nil, obj) },
 		UpdateFunc: func(oldObj, newObj any) {
 			switch {
 			case c.opts.ResyncPeriod > 0 && objcache.IsResync(oldObj, newObj):
-				enqueue("resync", newObj)
+				enqueue("resync", nil, newObj)
 			case objcache.RelevantUpdate(oldObj, newObj):
-				enqueue("update", newObj)
+				enqueue("update", oldObj, newObj)
 			}
 		},
 		// Nothing is done for a deleted object, but sync drops what it
 		// remembered about it.
-		DeleteFunc: func(obj any) { enqueue("delete", obj) },
+		DeleteFunc: func(obj any) { enqueue("delete", nil, obj) },
 	}
 }
 

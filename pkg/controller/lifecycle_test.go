@@ -8,6 +8,7 @@ import (
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller/expect"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
+	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 )
@@ -35,7 +36,7 @@ func TestSetRulesAtAnotherVersion(t *testing.T) {
 			c := withCache(t, newClient(), Options{}, was)
 			t.Cleanup(c.stopAll)
 			key := Key{tc.was, "ns", "x"}
-			c.expect.Record(expect.Key(key), "1", "2", false)
+			c.expect.Record(expect.Key(key), "1", "2", patch.Change{}, false)
 			first := informerOf(c, tc.was)
 
 			c.SetRules(ctx, fixture.Compile(t, rule))

@@ -16,6 +16,7 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/retry"
 	"github.com/kube-annotator/kube-annotator/pkg/metrics"
+	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
 	"github.com/kube-annotator/kube-annotator/pkg/rules"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulefile"
@@ -279,7 +280,7 @@ func TestPruneComplete(t *testing.T) {
 			return func() { r.syncs.Add(-1) }
 		}},
 		{name: "a write awaits its echo", cached: clean, setup: func(c *Controller, _ *resource) func() {
-			c.expect.Record(expect.Key(Key{configMaps, "ns", "x"}), "1", "2", false)
+			c.expect.Record(expect.Key(Key{configMaps, "ns", "x"}), "1", "2", patch.Change{}, false)
 			return func() {}
 		}},
 		{name: "a sync of another resource", cached: clean, want: true, setup: func(c *Controller, _ *resource) func() {

@@ -105,7 +105,7 @@ func (c *Controller) write(ctx context.Context, key Key, e cachedEntry, d reconc
 		return nil // deleted meanwhile: nothing to do
 	}
 	e.informer.Forbidden.Store(false)
-	c.expect.Record(expect.Key(key), rv, res.ResourceVersion, c.expect.Inert(e.target, d.Change))
+	c.expect.Record(expect.Key(key), rv, res.ResourceVersion, d.Change, c.expect.Inert(e.target, d.Change))
 	if res.ResourceVersion != rv {
 		c.fights.Wrote(key.queued(), change)
 	}

@@ -3,7 +3,10 @@
 // resourceVersion it patched from would repeat the write, so it waits for
 // the newer version instead (or for TTL, in case the echo never comes).
 // The echo itself needs no sync when the write was inert: it changed only
-// keys the rules set and none of them reads (inert.go).
+// keys the rules set and none of them reads (inert.go), and the echo
+// differs from the version the write was decided on by exactly what the
+// write changed (digest.go): a merge patch applies to the object as the
+// API server has it, which may be newer than the cache.
 //
 // Start at Echoes: the controller calls Record after a write, with what
 // Inert says of it, Pending before a sync, Echo for an update event (true:

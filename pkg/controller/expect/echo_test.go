@@ -1,48 +1,92 @@
 package expect
 
 import (
+	"strings"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
 	"github.com/kube-annotator/kube-annotator/pkg/rules/rulestest"
 )
 
+// meta is an object at resourceVersion rv with annotations and labels
+// given as "key=value" pairs ("l:" before a label's).
+func meta(rv string, kvs ...string) *metav1.ObjectMeta {
+	m := &metav1.ObjectMeta{ResourceVersion: rv}
+	for _, kv := range kvs {
+		k, v, _ := strings.Cut(kv, "=")
+		if l, ok := strings.CutPrefix(k, "l:"); ok {
+			metav1.SetMetaDataLabel(m, l, v)
+		} else {
+			metav1.SetMetaDataAnnotation(m, k, v)
+		}
+	}
+	return m
+}
+
 func TestEcho(t *testing.T) {
 	cm := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	a, b := Key{cm, "ns", "a"}, Key{cm, "ns", "b"}
+	one, web := "1", "web"
+	setA := patch.Change{Annotations: map[string]*string{"a": &one}}
+	// The write set annotation a on an object carrying user=keep, from
+	// version 1 to version 2.
+	before, after := meta("1", "user=keep"), meta("2", "user=keep", "a=1")
+	inert := func(e *Echoes) { e.Record(a, "1", "2", setA, true) }
+	owned := func(m *metav1.ObjectMeta, uid types.UID) *metav1.ObjectMeta {
+		yes := true
+		m.OwnerReferences = []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "rs", UID: uid, Controller: &yes}}
+		return m
+	}
 	tests := []struct {
-		name  string
-		setup func(e *Echoes)
-		key   Key
-		rv    string
-		want  bool
-		left  int // expectations left afterwards
+		name     string
+		setup    func(e *Echoes)
+		key      Key
+		old, obj metav1.Object
+		want     bool
+		left     int // expectations left afterwards
 	}{
-		{"the echo of an inert write", func(e *Echoes) { e.Record(a, "1", "2", true) }, a, "2", true, 0},
-		{"the echo of a write that is not inert", func(e *Echoes) { e.Record(a, "1", "2", false) }, a, "2", false, 1},
-		{"a later version: someone else wrote after us", func(e *Echoes) { e.Record(a, "1", "2", true) }, a, "3", false, 1},
-		{"another object", func(e *Echoes) { e.Record(a, "1", "2", true) }, b, "2", false, 1},
-		{"nothing recorded", func(*Echoes) {}, a, "2", false, 0},
+		{"the echo of an inert write", inert, a, before, after, true, 0},
+		{"the echo of a write that is not inert", func(e *Echoes) { e.Record(a, "1", "2", setA, false) }, a, before, after, false, 0},
+		{"a later version: someone else wrote after us", inert, a, after, meta("3", "user=keep", "a=1", "l:x=y"), false, 1},
+		{"another object", inert, b, before, after, false, 1},
+		{"nothing recorded", func(*Echoes) {}, a, before, after, false, 0},
 		{"a sync was asked for before the echo came", func(e *Echoes) {
-			e.Record(a, "1", "2", true)
+			inert(e)
 			e.Pending(a, "1")
-		}, a, "2", false, 1},
+		}, a, before, after, false, 0},
 		{"past TTL", func(e *Echoes) {
-			e.Record(a, "1", "2", true)
+			inert(e)
 			exp := e.m[a]
 			exp.at = time.Now().Add(-TTL - time.Second)
 			e.m[a] = exp
-		}, a, "2", false, 1},
+		}, a, before, after, false, 0},
+		{"applied over a version the cache skipped, which added a key", inert, a, before, meta("2", "user=keep", "a=1", "extra=on"), false, 0},
+		{"applied over a version the cache skipped, which removed a key", inert, a, before, meta("2", "a=1"), false, 0},
+		{"the key the write set changed meanwhile", inert, a, before, meta("2", "user=keep", "a=2"), false, 0},
+		{"the cache had another version than the write was decided on", inert, a, meta("0", "user=keep"), after, false, 0},
+		{"a deletion", func(e *Echoes) {
+			e.Record(a, "1", "2", patch.Change{Annotations: map[string]*string{"user": nil}}, true)
+		},
+			a, before, meta("2"), true, 0},
+		{"a label", func(e *Echoes) { e.Record(a, "1", "2", patch.Change{Labels: map[string]*string{"tier": &web}}, true) },
+			a, before, meta("2", "user=keep", "l:tier=web"), true, 0},
+		{"an annotation where the write set a label of that key", func(e *Echoes) {
+			e.Record(a, "1", "2", patch.Change{Labels: map[string]*string{"tier": &web}}, true)
+		}, a, before, meta("2", "user=keep", "tier=web"), false, 0},
+		{"the same controller", inert, a, owned(meta("1", "user=keep"), "u1"), owned(meta("2", "user=keep", "a=1"), "u1"), true, 0},
+		{"another controller", inert, a, owned(meta("1", "user=keep"), "u1"), owned(meta("2", "user=keep", "a=1"), "u2"), false, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e := New()
 			tc.setup(e)
-			if got := e.Echo(tc.key, tc.rv); got != tc.want {
-				t.Errorf("Echo(%v, %q) = %v, want %v", tc.key, tc.rv, got, tc.want)
+			if got := e.Echo(tc.key, tc.old, tc.obj); got != tc.want {
+				t.Errorf("Echo(%v, version %s, version %s) = %v, want %v", tc.key, tc.old.GetResourceVersion(), tc.obj.GetResourceVersion(), got, tc.want)
 			}
 			if got := e.Len(); got != tc.left {
 				t.Errorf("Len() = %d, want %d", got, tc.left)

@@ -4,7 +4,10 @@ import (
 	"sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kube-annotator/kube-annotator/pkg/patch"
 )
 
 // TTL bounds how long a sync waits for the echo of its own write before
@@ -37,8 +40,12 @@ type Echoes struct {
 type expectation struct {
 	fromRV, toRV string
 	at           time.Time
-	// inert: the write's echo brings nothing a sync would act on.
+	// inert: the write's echo brings nothing a sync would act on, if
+	// the API server applied it to the version at fromRV.
 	inert bool
+	// change is the digest of what the write changed (digest), when
+	// inert.
+	change uint64
 	// asked: a sync was asked for while the cache was still at fromRV,
 	// and left the object to the echo's sync.
 	asked bool
@@ -49,16 +56,20 @@ func New() *Echoes {
 	return &Echoes{m: map[Key]expectation{}, inert: map[schema.GroupVersionResource]*setOnly{}}
 }
 
-// Record notes that the object was patched from fromRV to toRV, by a
-// write that Inert found inert or not. A patch that changed nothing on the
-// server keeps the resourceVersion and brings no event, so there is
-// nothing to wait for.
-func (e *Echoes) Record(k Key, fromRV, toRV string, inert bool) {
+// Record notes that the object was patched from fromRV to toRV with
+// change, a write that Inert found inert or not. A patch that changed
+// nothing on the server keeps the resourceVersion and brings no event, so
+// there is nothing to wait for.
+func (e *Echoes) Record(k Key, fromRV, toRV string, change patch.Change, inert bool) {
 	if fromRV == toRV {
 		return
 	}
+	exp := expectation{fromRV: fromRV, toRV: toRV, at: time.Now(), inert: inert}
+	if inert {
+		exp.change = digest(change)
+	}
 	e.mu.Lock()
-	e.m[k] = expectation{fromRV: fromRV, toRV: toRV, at: time.Now(), inert: inert}
+	e.m[k] = exp
 	e.most = max(e.most, len(e.m))
 	e.mu.Unlock()
 }
@@ -96,20 +107,29 @@ func (e *Echoes) Pending(k Key, cachedRV string) bool {
 	return false
 }
 
-// Echo reports whether an update event that brings version rv of the
-// object is the echo of an inert write of ours, which needs no sync: the
-// object is as the write left it, and no sync was asked for meanwhile.
-// The expectation is then done with.
-func (e *Echoes) Echo(k Key, rv string) bool {
+// Echo reports whether an update event from old to obj, as the cache
+// keeps them, is the echo of an inert write of ours, which needs no sync:
+// obj is the version the write made, old the one it was decided on, they
+// differ by exactly what the write changed, and no sync was asked for
+// meanwhile. Once obj is the version the write made, the expectation is
+// done with.
+//
+// A merge patch carries no resourceVersion: the API server applies it to
+// the object as it is, which may be newer than the cache was. When the
+// informer then skips that newer version (a relist after the watch
+// expired), old and obj differ by more than the write, e.g. by a key an
+// earlier write of ours set whose answer was lost, and obj is synced.
+func (e *Echoes) Echo(k Key, old, obj metav1.Object) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	exp, ok := e.m[k]
-	if !ok || exp.toRV != rv || !exp.inert || exp.asked || time.Since(exp.at) >= TTL {
+	if !ok || exp.toRV != obj.GetResourceVersion() {
 		return false
 	}
 	delete(e.m, k)
 	e.shrink()
-	return true
+	return exp.inert && !exp.asked && time.Since(exp.at) < TTL &&
+		old != nil && old.GetResourceVersion() == exp.fromRV && changedBy(old, obj) == exp.change && sameController(old, obj)
 }
 
 // Forget drops what is known about k, e.g. once the object is gone.

@@ -5,8 +5,16 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kube-annotator/kube-annotator/pkg/patch"
 )
+
+// recordWrite records a write from fromRV to toRV that is not inert.
+func recordWrite(e *Echoes, k Key, fromRV, toRV string) {
+	e.Record(k, fromRV, toRV, patch.Change{}, false)
+}
 
 func TestExpectations(t *testing.T) {
 	configMaps := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
@@ -33,30 +41,30 @@ func TestExpectations(t *testing.T) {
 	}{
 		{"nothing recorded", func(*Echoes) {},
 			[]check{{a, "1", false}}, 0},
-		{"equal from and to RVs record nothing", func(e *Echoes) { e.Record(a, "1", "1", false) },
+		{"equal from and to RVs record nothing", func(e *Echoes) { recordWrite(e, a, "1", "1") },
 			[]check{{a, "1", false}}, 0},
-		{"pending for fromRV, and stays pending", func(e *Echoes) { e.Record(a, "1", "2", false) },
+		{"pending for fromRV, and stays pending", func(e *Echoes) { recordWrite(e, a, "1", "2") },
 			[]check{{a, "1", true}, {a, "1", true}}, 1},
-		{"other key unaffected", func(e *Echoes) { e.Record(a, "1", "2", false) },
+		{"other key unaffected", func(e *Echoes) { recordWrite(e, a, "1", "2") },
 			[]check{{b, "1", false}, {s, "1", false}}, 1},
-		{"toRV clears", func(e *Echoes) { e.Record(a, "1", "2", false) },
+		{"toRV clears", func(e *Echoes) { recordWrite(e, a, "1", "2") },
 			[]check{{a, "2", false}, {a, "1", false}}, 0},
-		{"any other RV clears", func(e *Echoes) { e.Record(a, "5", "7", false) },
+		{"any other RV clears", func(e *Echoes) { recordWrite(e, a, "5", "7") },
 			[]check{{a, "6", false}, {a, "5", false}}, 0},
-		{"later record replaces", func(e *Echoes) { e.Record(a, "1", "2", false); e.Record(a, "2", "3", false) },
+		{"later record replaces", func(e *Echoes) { recordWrite(e, a, "1", "2"); recordWrite(e, a, "2", "3") },
 			[]check{{a, "2", true}}, 1},
-		{"within TTL", func(e *Echoes) { e.Record(a, "1", "2", false); age(e, a, TTL-time.Second) },
+		{"within TTL", func(e *Echoes) { recordWrite(e, a, "1", "2"); age(e, a, TTL-time.Second) },
 			[]check{{a, "1", true}}, 1},
-		{"TTL expired clears", func(e *Echoes) { e.Record(a, "1", "2", false); age(e, a, TTL+time.Second) },
+		{"TTL expired clears", func(e *Echoes) { recordWrite(e, a, "1", "2"); age(e, a, TTL+time.Second) },
 			[]check{{a, "1", false}, {a, "1", false}}, 0},
-		{"forget", func(e *Echoes) { e.Record(a, "1", "2", false); e.Record(b, "1", "2", false); e.Forget(a) },
+		{"forget", func(e *Echoes) { recordWrite(e, a, "1", "2"); recordWrite(e, b, "1", "2"); e.Forget(a) },
 			[]check{{a, "1", false}, {b, "1", true}}, 1},
-		{"forget unknown key", func(e *Echoes) { e.Record(a, "1", "2", false); e.Forget(s) },
+		{"forget unknown key", func(e *Echoes) { recordWrite(e, a, "1", "2"); e.Forget(s) },
 			[]check{{a, "1", true}}, 1},
 		{"forgetResource drops only that resource", func(e *Echoes) {
-			e.Record(a, "1", "2", false)
-			e.Record(b, "3", "4", false)
-			e.Record(s, "1", "2", false)
+			recordWrite(e, a, "1", "2")
+			recordWrite(e, b, "3", "4")
+			recordWrite(e, s, "1", "2")
 			e.ForgetResource(configMaps)
 		}, []check{{a, "1", false}, {b, "3", false}, {s, "1", true}}, 1},
 	}
@@ -86,10 +94,10 @@ func TestShrink(t *testing.T) {
 		consume  func(e *Echoes, k Key)
 		wantMost int // after every expectation is consumed
 	}{
-		{"a burst's echoes", shrinkFrom, func(e *Echoes, k Key) { e.Echo(k, "2") }, 0},
+		{"a burst's echoes", shrinkFrom, func(e *Echoes, k Key) { e.Echo(k, version("1"), version("2")) }, 0},
 		{"a burst's objects deleted", shrinkFrom, func(e *Echoes, k Key) { e.Forget(k) }, 0},
 		{"a burst's syncs", shrinkFrom, func(e *Echoes, k Key) { e.Pending(k, "2") }, 0},
-		{"a few writes: kept", shrinkFrom - 1, func(e *Echoes, k Key) { e.Echo(k, "2") }, shrinkFrom - 1},
+		{"a few writes: kept", shrinkFrom - 1, func(e *Echoes, k Key) { e.Echo(k, version("1"), version("2")) }, shrinkFrom - 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -97,7 +105,7 @@ func TestShrink(t *testing.T) {
 			keys := make([]Key, tc.writes)
 			for i := range keys {
 				keys[i] = Key{cm, "ns", fmt.Sprint(i)}
-				e.Record(keys[i], "1", "2", true)
+				e.Record(keys[i], "1", "2", patch.Change{}, true)
 			}
 			for _, k := range keys {
 				tc.consume(e, k)
@@ -108,3 +116,6 @@ func TestShrink(t *testing.T) {
 		})
 	}
 }
+
+// version is an object at resourceVersion rv, with no annotations or labels.
+func version(rv string) metav1.Object { return &metav1.ObjectMeta{ResourceVersion: rv} }
