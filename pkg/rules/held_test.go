@@ -2,6 +2,7 @@ package rules_test
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -90,8 +91,13 @@ func TestTargetSources(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			set := rulestest.Compile(t, tc.rules, tc.res)
-			if got := set.Targets[tc.res.GVR].Sources(); !reflect.DeepEqual(got, tc.want) {
+			target := set.Targets[tc.res.GVR]
+			if got := target.Sources(); !slices.Equal(got, tc.want) {
 				t.Errorf("Sources() = %v, want %v", got, tc.want)
+			}
+			// Found once, when compiled: every sync asks.
+			if n := testing.AllocsPerRun(10, func() { target.Sources() }); n != 0 {
+				t.Errorf("Sources() of a compiled target allocates %v times, want 0", n)
 			}
 		})
 	}

@@ -22,9 +22,10 @@ func (t *Target) Sources() []*source.Source {
 	return t.neededSources()
 }
 
-// neededSources computes Sources.
+// neededSources computes Sources: never nil, so that Compile's result,
+// kept in t.sources, is not computed again on every sync when empty.
 func (t *Target) neededSources() []*source.Source {
-	var out []*source.Source
+	out := []*source.Source{}
 	if t.NeedsNamespaces() {
 		out = append(out, source.Namespace)
 	}
