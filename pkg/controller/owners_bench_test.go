@@ -48,11 +48,12 @@ var ownerChainCases = []struct{ name, rules string }{
 // allocs/op). Run it with -bench OwnerChain -benchtime 20000x.
 func BenchmarkOwnerChain(b *testing.B) {
 	client := newClient(ownerChain()...)
+	keys := chainPodKeys()
 	heap := map[string]uint64{}
 	for _, bc := range ownerChainCases {
 		ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), klog.Background().V(1)))
 		before := fixture.LiveHeap()
-		c, keys, stopped := decidedPods(b, ctx, client, compileOwners(b, bc.rules))
+		c, stopped := decided(b, ctx, client, compileOwners(b, bc.rules), keys)
 		heap[bc.name] = fixture.LiveHeap() - before
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -74,10 +75,10 @@ func BenchmarkOwnerChain(b *testing.B) {
 	}
 }
 
-// decidedPods runs a controller with set on client until it has decided
-// every Pod, and returns it with the Pods' keys and a channel closed once
-// it stopped, when ctx ends.
-func decidedPods(b *testing.B, ctx context.Context, client *dynamicfake.FakeDynamicClient, set *rules.Set) (*Controller, []Key, <-chan struct{}) {
+// decided runs a controller with set on client until it has decided
+// every object of keys, and returns it with a channel closed once it
+// stopped, when ctx ends. Every object must carry what set wants already.
+func decided(b *testing.B, ctx context.Context, client *dynamicfake.FakeDynamicClient, set *rules.Set, keys []Key) (*Controller, <-chan struct{}) {
 	b.Helper()
 	m := metrics.New()
 	c := NewController(client, metadataOf(client), Options{Workers: 8, Metrics: m})
@@ -89,21 +90,25 @@ func decidedPods(b *testing.B, ctx context.Context, client *dynamicfake.FakeDyna
 		}
 	}()
 	c.SetRules(ctx, set)
-	const n = chainDeployments * chainPods
-	testutil.WaitFor(b, 5*time.Minute, "every Pod decided", func() bool {
+	testutil.WaitFor(b, 5*time.Minute, "every object decided", func() bool {
 		decided, queued := m.Activity.Read()
-		return decided >= n && queued == 0 && c.HasSynced()
+		return decided >= uint64(len(keys)) && queued == 0 && c.HasSynced()
 	})
-	keys := make([]Key, 0, n)
+	if got := len(patches(client)); got != 0 {
+		b.Fatalf("%d writes, want none: every object carries what the rules want", got)
+	}
+	return c, stopped
+}
+
+// chainPodKeys returns the keys of the owner chain's Pods.
+func chainPodKeys() []Key {
+	keys := make([]Key, 0, chainDeployments*chainPods)
 	for d := range chainDeployments {
 		for p := range chainPods {
 			keys = append(keys, Key{GVR: pods, Namespace: "shop", Name: fmt.Sprintf("web-%04d-%d-%d", d, chainHistory-1, p)})
 		}
 	}
-	if got := len(patches(client)); got != 0 {
-		b.Fatalf("%d writes, want none: every Pod carries what the rule wants", got)
-	}
-	return c, keys, stopped
+	return keys
 }
 
 // ownerChain returns the Deployments, ReplicaSets and Pods of the chain,
