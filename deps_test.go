@@ -46,7 +46,7 @@ var layers = []layer{
 	{"verb", []string{"pkg/explain", "pkg/check", "pkg/diff", "pkg/converge", "pkg/completion", "pkg/coverage"}},
 	// The parts of the running controller.
 	{"run", []string{"pkg/controller", "pkg/controller/objcache", "pkg/controller/internal/fixture",
-		"pkg/controller/rulestats", "pkg/controller/informer", "pkg/controller/expect", "pkg/controller/pace", "pkg/controller/preview", "pkg/policysync", "pkg/reloader", "pkg/tenantwatch"}},
+		"pkg/controller/rulestats", "pkg/controller/informer", "pkg/controller/expect", "pkg/controller/backlog", "pkg/controller/pace", "pkg/controller/preview", "pkg/policysync", "pkg/reloader", "pkg/tenantwatch"}},
 	// The process of `run`, wired from one Config.
 	{"process", []string{"pkg/app"}},
 	// Flags, subcommands, main.

@@ -18,6 +18,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/kube-annotator/kube-annotator/pkg/controller/backlog"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/expect"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/informer"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
@@ -91,11 +92,15 @@ type Options struct {
 	Pace *pace.Pacer
 }
 
+// maxQueued is how many keys the work queue holds at once; a burst's
+// others wait in its backlog (package backlog).
+const maxQueued = 10000
+
 // Controller enforces a rules.Set on the objects of a cluster.
 type Controller struct {
 	metadata metadata.Interface
 	opts     Options
-	queue    workqueue.TypedRateLimitingInterface[queued]
+	queue    *backlog.Queue[queued]
 	limiter  *retry.Limiter[queued]
 	failures *retry.FailureLog
 	expect   *expect.Echoes
@@ -161,7 +166,7 @@ func NewController(client dynamic.Interface, metadataClient metadata.Interface, 
 	c := &Controller{
 		metadata: metadataClient,
 		opts:     opts,
-		queue:    workqueue.NewTypedRateLimitingQueueWithConfig(limiter, qcfg),
+		queue:    backlog.New(workqueue.NewTypedRateLimitingQueueWithConfig(limiter, qcfg), maxQueued, opts.Metrics.Workqueue.NewDepthMetric(qcfg.Name)),
 		limiter:  limiter,
 		failures: retry.NewFailureLog(clock.RealClock{}, retry.FailureLogInterval),
 		expect:   expect.New(),

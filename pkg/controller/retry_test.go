@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/kube-annotator/kube-annotator/pkg/controller/backlog"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/retry"
 	"github.com/kube-annotator/kube-annotator/test/testutil"
@@ -40,7 +41,7 @@ func TestRetryAfterOutage(t *testing.T) {
 	ctl.limiter = retry.NewLimiter[queued](clk, -1, 0)
 	ctl.failures = retry.NewFailureLog(clk, retry.FailureLogInterval)
 	ctl.queue.ShutDown()
-	ctl.queue = workqueue.NewTypedRateLimitingQueueWithConfig(ctl.limiter, workqueue.TypedRateLimitingQueueConfig[queued]{Clock: clk})
+	ctl.queue = backlog.New(workqueue.NewTypedRateLimitingQueueWithConfig(ctl.limiter, workqueue.TypedRateLimitingQueueConfig[queued]{Clock: clk}), maxQueued, nil)
 	t.Cleanup(ctl.queue.ShutDown)
 
 	ctl.queue.Add(keyA.queued())
