@@ -31,12 +31,17 @@ func TestBurstPastTheBound(t *testing.T) {
 	c := newController(client, Options{Workers: 2})
 	c.queue.ShutDown()
 	c.limiter = retry.NewLimiter[queued](clock.RealClock{}, -1, 0)
-	c.queue = backlog.New(workqueue.NewTypedRateLimitingQueueWithConfig(c.limiter, workqueue.TypedRateLimitingQueueConfig[queued]{}), bound, nil)
+	// As NewController makes it, with a bound of 8.
+	cfg := workqueue.TypedRateLimitingQueueConfig[queued]{Name: "kube-annotator", MetricsProvider: c.opts.Metrics.Workqueue}
+	c.queue = backlog.New(workqueue.NewTypedRateLimitingQueueWithConfig(c.limiter, cfg), bound, c.opts.Metrics.Workqueue.NewDepthMetric(cfg.Name))
 	c.SetRules(ctx, fixture.Compile(t, setAB))
 	// No worker runs yet: the initial list is all queued or waiting.
 	testutil.WaitFor(t, 30*time.Second, "the initial list handled", func() bool { return c.queue.Len()+c.queue.Waiting() == objects })
 	if c.queue.Len() != bound || c.queue.Waiting() != objects-bound {
 		t.Fatalf("after the initial list: %d keys queued and %d waiting, want %d and %d", c.queue.Len(), c.queue.Waiting(), bound, objects-bound)
+	}
+	if _, depth := c.opts.Metrics.Activity.Read(); depth != objects {
+		t.Errorf("workqueue_depth %d, want %d: the keys waiting count", depth, objects)
 	}
 	stop := runController(t, ctx, c)
 	defer stop()
