@@ -49,11 +49,22 @@ var ownerChainCases = []struct{ name, rules string }{
 func BenchmarkOwnerChain(b *testing.B) {
 	client := newClient(ownerChain()...)
 	keys := chainPodKeys()
+	benchRelated(b, client, ownerChainCases, compileOwners, keys, "pod", "owner", chainDeployments*(1+chainHistory))
+}
+
+// benchRelated runs, for each case, a controller with its rules on
+// client until it has decided every object of keys, and measures the heap
+// it then holds: per object (heap-B/<object>) and, against the first
+// case's, per related object cached (heap-B/<related>), related being how
+// many are. A sub-benchmark per case times one sync of an object, round
+// robin, with the per-rule gauges it keeps.
+func benchRelated(b *testing.B, client *dynamicfake.FakeDynamicClient, cases []struct{ name, rules string },
+	compile func(testing.TB, string) *rules.Set, keys []Key, object, related string, relatedObjects int) {
 	heap := map[string]uint64{}
-	for _, bc := range ownerChainCases {
+	for _, bc := range cases {
 		ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), klog.Background().V(1)))
 		before := fixture.LiveHeap()
-		c, stopped := decided(b, ctx, client, compileOwners(b, bc.rules), keys)
+		c, stopped := decided(b, ctx, client, compile(b, bc.rules), keys)
 		heap[bc.name] = fixture.LiveHeap() - before
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -64,10 +75,9 @@ func BenchmarkOwnerChain(b *testing.B) {
 				}
 				i++
 			}
-			b.ReportMetric(float64(heap[bc.name])/float64(len(keys)), "heap-B/pod")
-			if literal, ok := heap["literal"]; ok && bc.name != "literal" {
-				owners := chainDeployments * (1 + chainHistory)
-				b.ReportMetric((float64(heap[bc.name])-float64(literal))/float64(owners), "heap-B/owner")
+			b.ReportMetric(float64(heap[bc.name])/float64(len(keys)), "heap-B/"+object)
+			if first := cases[0].name; bc.name != first {
+				b.ReportMetric((float64(heap[bc.name])-float64(heap[first]))/float64(relatedObjects), "heap-B/"+related)
 			}
 		})
 		cancel()

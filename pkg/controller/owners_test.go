@@ -80,11 +80,7 @@ func TestOwnerChangeSyncsItsObjects(t *testing.T) {
 // tests and the Pods.
 func compileOwners(t testing.TB, content string) *rules.Set {
 	t.Helper()
-	f, err := rules.Parse("rules.yaml", []byte(content))
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, unresolved, err := rules.Compile("rules.yaml", f, func(name string) (source.Resource, error) {
+	return compileResolved(t, content, func(name string) (source.Resource, error) {
 		switch name {
 		case "replicasets.apps":
 			return source.Resource{GVR: replicaSets, Kind: "ReplicaSet", Namespaced: true}, nil
@@ -93,6 +89,17 @@ func compileOwners(t testing.TB, content string) *rules.Set {
 		}
 		return rulestest.Pods, nil
 	})
+}
+
+// compileResolved compiles a rules file of content, resolving its
+// resource names with resolve.
+func compileResolved(t testing.TB, content string, resolve func(string) (source.Resource, error)) *rules.Set {
+	t.Helper()
+	f, err := rules.Parse("rules.yaml", []byte(content))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, unresolved, err := rules.Compile("rules.yaml", f, resolve)
 	if err != nil || len(unresolved) > 0 {
 		t.Fatalf("compile: %v %v", err, unresolved)
 	}

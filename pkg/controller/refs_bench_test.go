@@ -1,19 +1,15 @@
 package controller
 
 import (
-	"context"
 	"fmt"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/klog/v2"
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
-	"github.com/kube-annotator/kube-annotator/pkg/rules"
-	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // refVolumes is how many PersistentVolumes BenchmarkRefSource builds,
@@ -46,49 +42,7 @@ func BenchmarkRefSource(b *testing.B) {
 	for i := range keys {
 		keys[i] = Key{GVR: persistentVolumes, Name: fmt.Sprintf("pvc-%05d", i)}
 	}
-	heap := map[string]uint64{}
-	for _, bc := range refCases {
-		ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), klog.Background().V(1)))
-		before := fixture.LiveHeap()
-		c, stopped := decided(b, ctx, client, compileVolumes(b, bc.rules), keys)
-		heap[bc.name] = fixture.LiveHeap() - before
-		b.Run(bc.name, func(b *testing.B) {
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				if err := c.syncHandler(ctx, keys[i%len(keys)]); err != nil {
-					b.Fatal(err)
-				}
-				i++
-			}
-			b.ReportMetric(float64(heap[bc.name])/float64(len(keys)), "heap-B/volume")
-			if literal, ok := heap["literal"]; ok && bc.name != "literal" {
-				b.ReportMetric((float64(heap[bc.name])-float64(literal))/refVolumes, "heap-B/claim")
-			}
-		})
-		cancel()
-		<-stopped // the next heap is measured without this controller's
-	}
-}
-
-// compileVolumes compiles rules for PersistentVolumes that read their
-// claims.
-func compileVolumes(b *testing.B, content string) *rules.Set {
-	b.Helper()
-	f, err := rules.Parse("rules.yaml", []byte(content))
-	if err != nil {
-		b.Fatal(err)
-	}
-	set, unresolved, err := rules.Compile("rules.yaml", f, func(name string) (source.Resource, error) {
-		if name == "persistentvolumeclaims" {
-			return source.Resource{GVR: claims, Kind: "PersistentVolumeClaim", Namespaced: true}, nil
-		}
-		return source.Resource{GVR: persistentVolumes, Kind: "PersistentVolume"}, nil
-	})
-	if err != nil || len(unresolved) > 0 {
-		b.Fatalf("compile: %v %v", err, unresolved)
-	}
-	return set
+	benchRelated(b, client, refCases, compileVolumes, keys, "volume", "claim", refVolumes)
 }
 
 // boundVolumes returns refVolumes PersistentVolumes, each bound to a

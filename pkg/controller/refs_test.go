@@ -48,19 +48,7 @@ func TestRefChangeSyncsItsObjects(t *testing.T) {
 		volume("pv-c", "logs", "c-logs"), volume("pv-stale", "data", "c-old"), volume("pv-free", "", ""))
 	_, ctx := ktesting.NewTestContext(t)
 	c := newController(client, Options{})
-	f, err := rules.Parse("rules.yaml", []byte("rules:\n- {name: team, resources: [persistentvolumes], labels: {team: {fromRef: {resource: persistentvolumeclaims, field: spec.claimRef, label: team}, default: none}}}\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, unresolved, err := rules.Compile("rules.yaml", f, func(name string) (source.Resource, error) {
-		if name == "persistentvolumeclaims" {
-			return source.Resource{GVR: claims, Kind: "PersistentVolumeClaim", Namespaced: true}, nil
-		}
-		return source.Resource{GVR: persistentVolumes, Kind: "PersistentVolume"}, nil
-	})
-	if err != nil || len(unresolved) > 0 {
-		t.Fatalf("compile: %v %v", err, unresolved)
-	}
+	set := compileVolumes(t, "rules:\n- {name: team, resources: [persistentvolumes], labels: {team: {fromRef: {resource: persistentvolumeclaims, field: spec.claimRef, label: team}, default: none}}}\n")
 	c.SetRules(ctx, set)
 	runController(t, ctx, c)
 
@@ -87,4 +75,16 @@ func TestRefChangeSyncsItsObjects(t *testing.T) {
 	if want := []string{"pv-a", "pv-b"}; !slices.Equal(patched, want) {
 		t.Errorf("PATCH after relabelling one claim: %v, want the two volumes that name it only", patched)
 	}
+}
+
+// compileVolumes compiles rules for PersistentVolumes that read their
+// claims.
+func compileVolumes(t testing.TB, content string) *rules.Set {
+	t.Helper()
+	return compileResolved(t, content, func(name string) (source.Resource, error) {
+		if name == "persistentvolumeclaims" {
+			return source.Resource{GVR: claims, Kind: "PersistentVolumeClaim", Namespaced: true}, nil
+		}
+		return source.Resource{GVR: persistentVolumes, Kind: "PersistentVolume"}, nil
+	})
 }
