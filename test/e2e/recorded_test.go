@@ -15,7 +15,10 @@ import (
 // label reaches the ConfigMaps made after it but not those recorded
 // before, nor does its removal delete the recorded keys; explain says a
 // key is recorded; and a rules file that no longer records the key prunes
-// it, as any key the controller set.
+// it, as any key the controller set. The value is what the controller's
+// cache of the namespace holds when it writes: the test creates a
+// ConfigMap only once the followed key team-now shows that the cache has
+// seen the namespace's change.
 func TestRecordedOnce(t *testing.T) {
 	ns := env.NewNamespace(t)
 	userSet(t, h.Namespaces, "", ns, `{"metadata":{"labels":{"team":"a"}}}`)
@@ -26,11 +29,13 @@ func TestRecordedOnce(t *testing.T) {
   namespaces: [%s]
   labels:
     team: {fromNamespace: {label: team}, once: true}
+    team-now: {fromNamespace: {label: team}}
 `, ns))
 	startRun(t, "--rules", rulesFile)
 	waitMetadata(t, 15*time.Second, h.ConfigMaps, ns, "x", "team a recorded", func(_, l map[string]string) bool { return l["team"] == "a" })
 
 	userSet(t, h.Namespaces, "", ns, `{"metadata":{"labels":{"team":"b"}}}`)
+	waitMetadata(t, 15*time.Second, h.ConfigMaps, ns, "x", "the followed team-now at b: the change seen", func(_, l map[string]string) bool { return l["team-now"] == "b" })
 	configMapsNamed(t, ns, "y")
 	waitMetadata(t, 15*time.Second, h.ConfigMaps, ns, "y", "team b recorded on the ConfigMap made after the change", func(_, l map[string]string) bool { return l["team"] == "b" })
 	if l := env.Get(t, h.ConfigMaps, ns, "x").GetLabels(); l["team"] != "a" {
@@ -43,6 +48,9 @@ func TestRecordedOnce(t *testing.T) {
 
 	// The source removed: the recorded keys stay; a new ConfigMap gets none.
 	userSet(t, h.Namespaces, "", ns, `{"metadata":{"labels":{"team":null,"other":"z"}}}`)
+	for _, name := range []string{"x", "y"} {
+		waitMetadata(t, 15*time.Second, h.ConfigMaps, ns, name, "the followed team-now deleted: the removal seen", func(_, l map[string]string) bool { return !hasKey(l, "team-now") })
+	}
 	configMapsNamed(t, ns, "z")
 	if out, stderr, code := runCLI(t, "diff", "--rules", rulesFile, "--kubeconfig", env.Kubeconfig, "-n", ns); code != 0 {
 		t.Errorf("diff with the source gone: exit %d, stdout:\n%s\nstderr:\n%s\nwant exit 0: recorded keys are kept", code, out, stderr)
