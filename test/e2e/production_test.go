@@ -121,8 +121,12 @@ func TestMetricsAndEvents(t *testing.T) {
 	if got := promtext.MetricValue(body, "kube_annotator_syncs_total", map[string]string{"resource": "deployments.apps", "result": "success"}); got < 1 {
 		t.Errorf("no successful deployment sync counted")
 	}
-	if got := promtext.MetricValue(body, "workqueue_adds_total", map[string]string{"name": "kube-annotator"}); got < 4 {
-		t.Errorf("workqueue_adds_total = %v, want at least 4", got)
+	// The three objects that need a patch went through the queue. The Pod,
+	// which carries what the rules want, is decided as its list arrives;
+	// the echo of a write is queued only when it arrives before the
+	// write's answer (a race), so a fourth add is not counted on.
+	if got := promtext.MetricValue(body, "workqueue_adds_total", map[string]string{"name": "kube-annotator"}); got < 3 {
+		t.Errorf("workqueue_adds_total = %v, want at least 3", got)
 	}
 
 	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
