@@ -35,11 +35,12 @@ func New[T comparable](q workqueue.TypedRateLimitingInterface[T], bound int, dep
 }
 
 // Add queues k, or puts it in the backlog when the queue holds Bound keys
-// or the backlog holds keys already.
+// or the backlog holds keys already. Once the queue is shut down it drops
+// k, as the queue does.
 func (q *Queue[T]) Add(k T) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.next == len(q.waiting) && q.TypedRateLimitingInterface.Len() < q.bound {
+	if q.next == len(q.waiting) && q.TypedRateLimitingInterface.Len() < q.bound || q.ShuttingDown() {
 		q.TypedRateLimitingInterface.Add(k)
 		return
 	}

@@ -112,14 +112,16 @@ func TestBacklog(t *testing.T) {
 	}
 }
 
-// A queue shut down drops its backlog: Get hands out what the queue held,
-// as client-go's does, and then says it is shut down.
+// A queue shut down drops its backlog and what is added after: Get hands
+// out what the queue held, as client-go's does, and then says it is shut
+// down.
 func TestShutDownDropsBacklog(t *testing.T) {
 	q, depth := newQueue(t, 4)
 	for i := range 10 {
 		q.Add(fmt.Sprint(i))
 	}
 	q.ShutDown()
+	q.Add("after")
 	if q.Waiting() != 0 || depth.n.Load() != 4 {
 		t.Errorf("after ShutDown: %d waiting, depth %d; want 0 and the queue's 4", q.Waiting(), depth.n.Load())
 	}
