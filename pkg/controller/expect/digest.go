@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kube-annotator/kube-annotator/pkg/patch"
+	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
 // The seeds of an annotation's and a label's hashes: the same key hashes
@@ -67,8 +68,10 @@ func entry(seed maphash.Seed, key string, v *string) uint64 {
 }
 
 // sameController reports whether old and obj name the same controller
-// among their owners, or both none: a rule may read it.
+// among their owners, or both none: a rule may read it. The cache keeps
+// it as source.ControllerOf reads it.
 func sameController(old, obj metav1.Object) bool {
-	a, b := metav1.GetControllerOfNoCopy(old), metav1.GetControllerOfNoCopy(obj)
-	return a == nil && b == nil || a != nil && b != nil && a.UID == b.UID
+	a, _ := source.ControllerOf(old)
+	b, _ := source.ControllerOf(obj)
+	return a.UID == b.UID
 }

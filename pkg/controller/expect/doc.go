@@ -14,6 +14,6 @@
 // informer stops; Waiting tells a prune whether a write to a resource
 // awaits its echo.
 //
-// Layer "run" of deps_test.go: it imports rules and patch, never the
-// controller that uses it.
+// Layer "run" of deps_test.go: it imports rules, rules/source and patch,
+// never the controller that uses it.
 package expect
