@@ -146,6 +146,16 @@ BENCHFLAGS ?=
 bench: build envtest-assets ## Benchmark against the raw PATCH loop and a controller-runtime runner on a local control plane (BENCHFLAGS=--objects 100000 …; --owners 5000: relabel one Deployment of 5,000 Pods)
 	go run ./test/bench --binary bin/kube-annotator $(BENCHFLAGS)
 
+TARGETS_OBJECTS ?= 300000
+.PHONY: bench-targets
+bench-targets: build envtest-assets ## Every target of docs/performance.md, each from one run of 3 rounds (~4 h on 2 cores): the five runners on 10,000 small and realistic objects, memory after converging 10,000 and TARGETS_OBJECTS small objects, and related objects per sync
+	go run ./test/bench --binary bin/kube-annotator --realistic --objects 10000 --rounds 3 --latency 0 --runners raw,raw-metadata,raw-metadata-watch,controller-runtime,kube-annotator
+	for n in 10000 $(TARGETS_OBJECTS); do \
+		go run ./test/bench --binary bin/kube-annotator --objects $$n --rounds 3 --latency 0 --memory-window 5s --runners converge --variant converge=,--resync-period=0 \
+			--timeout 3h --clients 32 --etcd-quota-bytes 17179869184 || exit 1; \
+	done
+	go test ./pkg/controller -run - -bench '^Benchmark(OwnerChain|RefSource)$$' -benchtime 20000x -count 3
+
 SCALE_OBJECTS ?= 300000
 .PHONY: bench-scale
 bench-scale: build envtest-assets ## Measure 1 replica, 3 static shards and a group at SCALE_OBJECTS small objects, on a quiet machine (at 300k on 2 cores: ~2.5 h; BENCHFLAGS='--setups single,static --reshard=false': ~1 h)

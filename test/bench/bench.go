@@ -219,6 +219,7 @@ func (r results) print(w io.Writer, o rig.Options) {
 	for _, s := range r.shapes {
 		if len(s.runs) > 0 {
 			s.runs.Print(w, s.shape, o)
+			s.runs.PrintTargets(w, s.shape, r.base.RestRSS())
 		}
 		if len(s.memory) > 0 {
 			memory.Print(w, s.shape, r.base, s.memory, o)

@@ -1,7 +1,8 @@
 // Command bench measures kube-annotator against two baselines on a real
 // control plane (etcd + kube-apiserver on 127.0.0.1, started by
-// test/harness). It is what `make bench` and `make bench-scale` run, and
-// docs/performance.md reports its figures.
+// test/harness). It is what `make bench`, `make bench-targets` and `make
+// bench-scale` run, and docs/performance.md reports its figures; after
+// the rounds it judges kube-annotator's runs on the page's targets.
 //
 // It seeds --objects objects, then runs each runner in turn — a raw PATCH
 // loop through the dynamic and the metadata client, with and without a

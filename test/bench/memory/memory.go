@@ -38,6 +38,9 @@ type Point struct {
 	rebuild *rebuildResult
 }
 
+// RestRSS is the process's RSS at rest once converged, in KiB.
+func (p Point) RestRSS() int64 { return p.restRSS }
+
 // Options say what Measure measures besides memory.
 type Options struct {
 	Latency int  // objects whose create→annotated latency to measure
