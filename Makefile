@@ -148,8 +148,9 @@ bench: build envtest-assets ## Benchmark against the raw PATCH loop and a contro
 
 TARGETS_OBJECTS ?= 300000
 .PHONY: bench-targets
-bench-targets: build envtest-assets ## Every target of docs/performance.md, each from one run of 3 rounds (~4 h on 2 cores): the five runners on 10,000 small and realistic objects, memory after converging 10,000 and TARGETS_OBJECTS small objects, and related objects per sync
-	go run ./test/bench --binary bin/kube-annotator --realistic --objects 10000 --rounds 3 --latency 0 --runners raw,raw-metadata,raw-metadata-watch,controller-runtime,kube-annotator
+bench-targets: build envtest-assets ## Every target of docs/performance.md, each from one run of 3 rounds (~4 h on 2 cores): the five runners (kube-annotator also as deploy/ runs it, GOMEMLIMIT 256 MiB) on 10,000 small and realistic objects, memory after converging 10,000 and TARGETS_OBJECTS small objects, and related objects per sync
+	go run ./test/bench --binary bin/kube-annotator --realistic --objects 10000 --rounds 3 --latency 0 \
+		--runners raw,raw-metadata,raw-metadata-watch,controller-runtime,kube-annotator,deployed --variant deployed=,GOMEMLIMIT=268435456
 	for n in 10000 $(TARGETS_OBJECTS); do \
 		go run ./test/bench --binary bin/kube-annotator --objects $$n --rounds 3 --latency 0 --memory-window 5s --runners converge --variant converge=,--resync-period=0 \
 			--timeout 3h --clients 32 --etcd-quota-bytes 17179869184 || exit 1; \
