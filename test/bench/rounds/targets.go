@@ -37,8 +37,8 @@ func isBaseline(runner string) bool {
 type target struct {
 	what     string
 	measured *float64
-	format   string // of measured
-	met      func(float64) bool
+	format   string             // of measured
+	met      func(float64) bool // nil: a comparison, not a target
 	// limit is what the loop that also watches measured of the same.
 	limit *float64
 	// smallOnly: the target is for small objects alone.
@@ -53,8 +53,8 @@ func (s Runs) targets(runner string, baseRest int64) []target {
 	return []target{
 		{what: fmt.Sprintf("CPU per object ≤ %.1f× raw-metadata's", maxCPURatio), measured: s.roundRatio(runner, rig.RawMetadataRunner, colCPU),
 			format: "%.2f×", met: func(v float64) bool { return v <= maxCPURatio }, limit: watchCPU},
-		{what: fmt.Sprintf("CPU per object ≤ %.1f× raw-metadata-watch's", maxCPURatio), measured: s.roundRatio(runner, rig.RawMetadataWatchRunner, colCPU),
-			format: "%.2f×", met: func(v float64) bool { return v <= maxCPURatio }},
+		// Not a target: what the controller costs above the loop that watches.
+		{what: "CPU per object ÷ raw-metadata-watch's", measured: s.roundRatio(runner, rig.RawMetadataWatchRunner, colCPU), format: "%.2f×"},
 		{what: fmt.Sprintf("objects/s ≥ %.1f× raw-metadata's", minRateRatio), measured: s.roundRatio(runner, rig.RawMetadataRunner, colRate),
 			format: "%.2f×", met: func(v float64) bool { return v >= minRateRatio }, limit: watchRate},
 		{what: fmt.Sprintf("objects/s ≥ %.1f× raw-metadata-watch's", minRateRatio), measured: s.roundRatio(runner, rig.RawMetadataWatchRunner, colRate),
@@ -104,7 +104,11 @@ func (s Runs) PrintTargets(w io.Writer, shape string, baseRest int64) {
 				continue
 			}
 			measured, met, limit := "n/a", "n/a", ""
-			if t.measured != nil {
+			switch {
+			case t.measured == nil:
+			case t.met == nil:
+				measured, met = fmt.Sprintf(t.format, *t.measured), ""
+			default:
 				measured, met = fmt.Sprintf(t.format, *t.measured), table.Met(t.met(*t.measured))
 			}
 			if t.limit != nil {
