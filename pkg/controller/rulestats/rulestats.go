@@ -21,22 +21,25 @@ import (
 // per-rule gauges count objects rather than syncs.
 // Objects that no rule selects and that are not ignored take no memory;
 // the others take a map slot each, as objects that count in the same
-// gauges share what is remembered of them.
+// gauges share what is remembered of them. The slots are kept by
+// namespace, then name: a slot holds a name and a handle, 24 bytes,
+// where one keyed by both would hold 40.
 type Stats struct {
 	m          *metrics.Metrics
 	reporter   Reporter
 	mu         sync.Mutex
-	byResource map[schema.GroupVersionResource]map[objectName]unique.Handle[counted]
+	byResource map[schema.GroupVersionResource]map[string]objects
 }
+
+// objects is what Stats remembers of the objects of one namespace of a
+// resource ("" for a cluster-scoped one), by name; never empty.
+type objects map[string]unique.Handle[counted]
 
 // Key names an object: its resource, namespace and name.
 type Key struct {
 	GVR             schema.GroupVersionResource
 	Namespace, Name string
 }
-
-// objectName is an object's name within its resource.
-type objectName struct{ namespace, name string }
 
 // Object is what a sync found of one object.
 type Object struct {
@@ -134,7 +137,7 @@ func New(m *metrics.Metrics, r Reporter) *Stats {
 	if r == nil {
 		r = noReports{}
 	}
-	return &Stats{m: m, reporter: r, byResource: map[schema.GroupVersionResource]map[objectName]unique.Handle[counted]{}}
+	return &Stats{m: m, reporter: r, byResource: map[schema.GroupVersionResource]map[string]objects{}}
 }
 
 // SetRules says which rules are in force, to the coverage gauge and the
@@ -150,11 +153,11 @@ func (s *Stats) SetRules(names []string) {
 func (s *Stats) Record(key Key, now Object) (unsetChanged bool) {
 	defer now.release()
 	s.reporter.Record(reports.Key(key), now.verdict)
-	name := objectName{key.Namespace, key.Name}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	objs := s.byResource[key.GVR]
-	was, ok := objs[name]
+	namespaces := s.byResource[key.GVR]
+	objs := namespaces[key.Namespace]
+	was, ok := objs[key.Name]
 	if ok && was.Value().is(now) || !ok && now.empty() {
 		return false // most syncs: nothing to count again, nothing to allocate
 	}
@@ -168,12 +171,20 @@ func (s *Stats) Record(key Key, now Object) (unsetChanged bool) {
 	}
 	s.add(key.GVR, c, 1)
 	switch {
-	case c != (counted{}) && objs == nil:
-		s.byResource[key.GVR] = map[objectName]unique.Handle[counted]{name: unique.Make(c)}
 	case c != (counted{}):
-		objs[name] = unique.Make(c)
+		if namespaces == nil {
+			namespaces = map[string]objects{}
+			s.byResource[key.GVR] = namespaces
+		}
+		if objs == nil {
+			objs = objects{}
+			namespaces[key.Namespace] = objs
+		}
+		objs[key.Name] = unique.Make(c)
+	case len(objs) == 1:
+		delete(namespaces, key.Namespace) // its last object: its map goes too
 	default:
-		delete(objs, name)
+		delete(objs, key.Name)
 	}
 	return unsetChanged
 }
@@ -206,8 +217,10 @@ func (s *Stats) ForgetResource(gvr schema.GroupVersionResource) {
 	s.reporter.ForgetResource(gvr.Group, gvr.Resource)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, c := range s.byResource[gvr] {
-		s.add(gvr, c.Value(), -1)
+	for _, objs := range s.byResource[gvr] {
+		for _, c := range objs {
+			s.add(gvr, c.Value(), -1)
+		}
 	}
 	delete(s.byResource, gvr)
 }
@@ -217,8 +230,10 @@ func (s *Stats) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
-	for _, objs := range s.byResource {
-		n += len(objs)
+	for _, namespaces := range s.byResource {
+		for _, objs := range namespaces {
+			n += len(objs)
+		}
 	}
 	return n
 }

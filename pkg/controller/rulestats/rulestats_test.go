@@ -19,37 +19,43 @@ import (
 var configMaps = rulestest.ConfigMaps.GVR
 
 // The per-rule gauges count objects: syncing one again changes nothing,
-// a change moves it, and forgetting it takes it out.
+// a change moves it, and forgetting it takes it out. Objects of the same
+// name in two namespaces are two objects.
 func TestRuleStats(t *testing.T) {
 	m := metrics.New()
 	s := New(m, nil)
 	a, b := &rules.Compiled{Rule: rulefile.Rule{Name: "a"}}, &rules.Compiled{Rule: rulefile.Rule{Name: "b"}}
-	x, y := Key{configMaps, "ns", "x"}, Key{configMaps, "ns", "y"}
+	x, y, z := Key{configMaps, "ns", "x"}, Key{configMaps, "ns", "y"}, Key{configMaps, "other", "x"}
 	gauges := func() [4]float64 {
 		return [4]float64{value(t, m.PerRule.Selected.WithLabelValues("a")), value(t, m.PerRule.Selected.WithLabelValues("b")),
 			value(t, m.PerRule.AuditPending.WithLabelValues("b")),
 			value(t, m.PerRule.Ignored.WithLabelValues("configmaps", metrics.ScopeNamespace))}
 	}
 	steps := []struct {
-		do   func()
-		want [4]float64
+		do      func()
+		want    [4]float64
+		wantLen int
 	}{
-		{func() { s.Record(x, Object{selected: []*rules.Compiled{a, b}, audit: []string{"b"}}) }, [4]float64{1, 1, 1, 0}},
-		{func() { s.Record(x, Object{selected: []*rules.Compiled{a, b}, audit: []string{"b"}}) }, [4]float64{1, 1, 1, 0}},
-		{func() { s.Record(y, Object{selected: []*rules.Compiled{a}}) }, [4]float64{2, 1, 1, 0}},
-		{func() { s.Record(x, Object{selected: []*rules.Compiled{b}}) }, [4]float64{1, 1, 0, 0}},
-		{func() { s.Record(y, Object{ignored: metrics.ScopeNamespace}) }, [4]float64{0, 1, 0, 1}},
-		{func() { s.Forget(x) }, [4]float64{0, 0, 0, 1}},
-		{func() { s.ForgetResource(configMaps) }, [4]float64{0, 0, 0, 0}},
+		{func() { s.Record(x, Object{selected: []*rules.Compiled{a, b}, audit: []string{"b"}}) }, [4]float64{1, 1, 1, 0}, 1},
+		{func() { s.Record(x, Object{selected: []*rules.Compiled{a, b}, audit: []string{"b"}}) }, [4]float64{1, 1, 1, 0}, 1},
+		{func() { s.Record(y, Object{selected: []*rules.Compiled{a}}) }, [4]float64{2, 1, 1, 0}, 2},
+		{func() { s.Record(z, Object{selected: []*rules.Compiled{a}}) }, [4]float64{3, 1, 1, 0}, 3},
+		{func() { s.Record(x, Object{selected: []*rules.Compiled{b}}) }, [4]float64{2, 1, 0, 0}, 3},
+		{func() { s.Record(y, Object{ignored: metrics.ScopeNamespace}) }, [4]float64{1, 1, 0, 1}, 3},
+		{func() { s.Forget(z) }, [4]float64{0, 1, 0, 1}, 2},
+		{func() { s.Forget(z) }, [4]float64{0, 1, 0, 1}, 2},
+		{func() { s.Record(z, Object{selected: []*rules.Compiled{b}}) }, [4]float64{0, 2, 0, 1}, 3},
+		{func() { s.Forget(x) }, [4]float64{0, 1, 0, 1}, 2},
+		{func() { s.ForgetResource(configMaps) }, [4]float64{0, 0, 0, 0}, 0},
 	}
 	for i, st := range steps {
 		st.do()
 		if got := gauges(); got != st.want {
 			t.Errorf("step %d: selected{a,b}, auditPending{b}, ignored = %v, want %v", i, got, st.want)
 		}
-	}
-	if n := s.Len(); n != 0 {
-		t.Errorf("%d objects remembered after forgetting all, want 0", n)
+		if n := s.Len(); n != st.wantLen {
+			t.Errorf("step %d: %d objects remembered, want %d", i, n, st.wantLen)
+		}
 	}
 }
 
