@@ -61,9 +61,9 @@ func TestEcho(t *testing.T) {
 		}, a, before, after, false, 0},
 		{"past TTL", func(e *Echoes) {
 			inert(e)
-			exp := e.m[a]
-			exp.at = time.Now().Add(-TTL - time.Second)
-			e.m[a] = exp
+			exp := e.m[a.slot()]
+			exp.at = now() - TTL - time.Second
+			e.m[a.slot()] = exp
 		}, a, before, after, false, 0},
 		{"applied over a version the cache skipped, which added a key", inert, a, before, meta("2", "user=keep", "a=1", "extra=on"), false, 0},
 		{"applied over a version the cache skipped, which removed a key", inert, a, before, meta("2", "a=1"), false, 0},

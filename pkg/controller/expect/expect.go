@@ -3,6 +3,7 @@ package expect
 import (
 	"sync"
 	"time"
+	"unique"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -21,6 +22,22 @@ type Key struct {
 	Name      string
 }
 
+// slot is a Key as Echoes keeps it: 40 bytes where a Key takes 80, for
+// the writes of a burst can await their echoes by the ten thousand.
+type slot struct {
+	gvr             unique.Handle[schema.GroupVersionResource]
+	namespace, name string
+}
+
+func (k Key) slot() slot { return slot{unique.Make(k.GVR), k.Namespace, k.Name} }
+
+// epoch is when the process started to count: an expectation's age is
+// kept as the time since it, 8 bytes where a time.Time takes 24.
+var epoch = time.Now()
+
+// now is the time since epoch, on the monotonic clock.
+func now() time.Duration { return time.Since(epoch) }
+
 // Echoes remembers, per object, the resourceVersion the controller
 // patched from and the one its write made. Until the informer delivers a
 // newer version the cache is stale with respect to our own write, and
@@ -28,7 +45,7 @@ type Key struct {
 // write made needs no sync when the write was inert (see Inert).
 type Echoes struct {
 	mu sync.Mutex
-	m  map[Key]expectation
+	m  map[slot]expectation
 	// most is the most expectations m has held since it was made: a Go
 	// map keeps the room of its largest size, so once a burst of writes
 	// has had its echoes, m is made anew (shrink).
@@ -39,7 +56,7 @@ type Echoes struct {
 
 type expectation struct {
 	fromRV, toRV string
-	at           time.Time
+	at           time.Duration // since epoch
 	// inert: the write's echo brings nothing a sync would act on, if
 	// the API server applied it to the version at fromRV.
 	inert bool
@@ -51,9 +68,12 @@ type expectation struct {
 	asked bool
 }
 
+// fresh reports whether the write was made less than TTL ago.
+func (exp expectation) fresh() bool { return now()-exp.at < TTL }
+
 // New returns Echoes that await nothing.
 func New() *Echoes {
-	return &Echoes{m: map[Key]expectation{}, inert: map[schema.GroupVersionResource]*setOnly{}}
+	return &Echoes{m: map[slot]expectation{}, inert: map[schema.GroupVersionResource]*setOnly{}}
 }
 
 // Record notes that the object was patched from fromRV to toRV with
@@ -64,12 +84,12 @@ func (e *Echoes) Record(k Key, fromRV, toRV string, change patch.Change, inert b
 	if fromRV == toRV {
 		return
 	}
-	exp := expectation{fromRV: fromRV, toRV: toRV, at: time.Now(), inert: inert}
+	exp := expectation{fromRV: fromRV, toRV: toRV, at: now(), inert: inert}
 	if inert {
 		exp.change = digest(change)
 	}
 	e.mu.Lock()
-	e.m[k] = exp
+	e.m[k.slot()] = exp
 	e.most = max(e.most, len(e.m))
 	e.mu.Unlock()
 }
@@ -82,7 +102,7 @@ const shrinkFrom = 1024
 // e.mu is held.
 func (e *Echoes) shrink() {
 	if len(e.m) == 0 && e.most >= shrinkFrom {
-		e.m, e.most = map[Key]expectation{}, 0
+		e.m, e.most = map[slot]expectation{}, 0
 	}
 }
 
@@ -91,18 +111,19 @@ func (e *Echoes) shrink() {
 // synced, whatever Echo would say: what the caller would have synced for
 // is left to it.
 func (e *Echoes) Pending(k Key, cachedRV string) bool {
+	s := k.slot()
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	exp, ok := e.m[k]
+	exp, ok := e.m[s]
 	if !ok {
 		return false
 	}
-	if exp.fromRV == cachedRV && time.Since(exp.at) < TTL {
+	if exp.fromRV == cachedRV && exp.fresh() {
 		exp.asked = true
-		e.m[k] = exp
+		e.m[s] = exp
 		return true
 	}
-	delete(e.m, k)
+	delete(e.m, s)
 	e.shrink()
 	return false
 }
@@ -120,32 +141,35 @@ func (e *Echoes) Pending(k Key, cachedRV string) bool {
 // expired), old and obj differ by more than the write, e.g. by a key an
 // earlier write of ours set whose answer was lost, and obj is synced.
 func (e *Echoes) Echo(k Key, old, obj metav1.Object) bool {
+	s := k.slot()
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	exp, ok := e.m[k]
+	exp, ok := e.m[s]
 	if !ok || exp.toRV != obj.GetResourceVersion() {
 		return false
 	}
-	delete(e.m, k)
+	delete(e.m, s)
 	e.shrink()
-	return exp.inert && !exp.asked && time.Since(exp.at) < TTL &&
+	return exp.inert && !exp.asked && exp.fresh() &&
 		old != nil && old.GetResourceVersion() == exp.fromRV && changedBy(old, obj) == exp.change && sameController(old, obj)
 }
 
 // Forget drops what is known about k, e.g. once the object is gone.
 func (e *Echoes) Forget(k Key) {
+	s := k.slot()
 	e.mu.Lock()
-	delete(e.m, k)
+	delete(e.m, s)
 	e.shrink()
 	e.mu.Unlock()
 }
 
 // ForgetResource drops what is known about the objects of gvr.
 func (e *Echoes) ForgetResource(gvr schema.GroupVersionResource) {
+	h := unique.Make(gvr)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for k := range e.m {
-		if k.GVR == gvr {
+		if k.gvr == h {
 			delete(e.m, k)
 		}
 	}
@@ -154,10 +178,11 @@ func (e *Echoes) ForgetResource(gvr schema.GroupVersionResource) {
 
 // Waiting reports whether a write to an object of gvr awaits its echo.
 func (e *Echoes) Waiting(gvr schema.GroupVersionResource) bool {
+	h := unique.Make(gvr)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for k, exp := range e.m {
-		if k.GVR == gvr && time.Since(exp.at) < TTL {
+		if k.gvr == h && exp.fresh() {
 			return true
 		}
 	}
