@@ -3,7 +3,6 @@ package reconcile
 import (
 	"cmp"
 	"iter"
-	"maps"
 	"slices"
 	"strings"
 
@@ -131,17 +130,22 @@ func (d Decision) Why(s KeyState) string {
 	return ""
 }
 
+// sortOnStack is how many keys sorted sorts without allocating: more
+// than a rule usually sets on one object.
+const sortOnStack = 16
+
 // sorted yields the keys and values of m by key; it allocates nothing for
-// a map of one key.
+// a map of up to sortOnStack keys, as every sync of every object counts
+// its coverage.
 func sorted(m map[string]string) iter.Seq2[string, string] {
 	return func(yield func(string, string) bool) {
-		if len(m) <= 1 {
-			for k, v := range m {
-				yield(k, v)
-			}
-			return
+		var buf [sortOnStack]string
+		keys := buf[:0]
+		for k := range m {
+			keys = append(keys, k)
 		}
-		for _, k := range slices.Sorted(maps.Keys(m)) {
+		slices.Sort(keys)
+		for _, k := range keys {
 			if !yield(k, m[k]) {
 				return
 			}

@@ -2,6 +2,8 @@ package reconcile
 
 import (
 	"cmp"
+	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -84,5 +86,42 @@ func TestCoverage(t *testing.T) {
 				t.Errorf("Why = %q, want %q", why, tc.why)
 			}
 		})
+	}
+}
+
+// sorted yields every key once, in order, however many there are, and
+// stops when told to; up to sortOnStack keys it allocates nothing.
+func TestSorted(t *testing.T) {
+	for _, n := range []int{0, 1, 2, sortOnStack, sortOnStack + 1, 3 * sortOnStack} {
+		m := map[string]string{}
+		for i := range n {
+			m[fmt.Sprintf("key-%03d", n-i)] = fmt.Sprint(n - i)
+		}
+		var got []string
+		for k, v := range sorted(m) {
+			if m[k] != v {
+				t.Errorf("%d keys: %s yielded with %q, want %q", n, k, v, m[k])
+			}
+			got = append(got, k)
+		}
+		if want := slices.Sorted(maps.Keys(m)); !slices.Equal(got, want) {
+			t.Errorf("%d keys: yielded %v, want %v", n, got, want)
+		}
+		stopped := 0
+		for range sorted(m) {
+			stopped++
+			break
+		}
+		if want := min(n, 1); stopped != want {
+			t.Errorf("%d keys: %d yielded before the loop stopped, want %d", n, stopped, want)
+		}
+		if n <= sortOnStack {
+			if a := testing.AllocsPerRun(10, func() {
+				for range sorted(m) {
+				}
+			}); a != 0 {
+				t.Errorf("%d keys: %v allocations, want 0", n, a)
+			}
+		}
 	}
 }
