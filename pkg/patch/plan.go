@@ -59,7 +59,8 @@ func planKeys(current map[string]string, owned map[string]bool, set map[string]s
 			continue // someone else's
 		}
 		if !ok || have != want {
-			put(k, &want)
+			v := want // only a key written takes an allocation
+			put(k, &v)
 		}
 	}
 	for k := range owned {
