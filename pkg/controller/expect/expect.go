@@ -22,7 +22,7 @@ type Key struct {
 	Name      string
 }
 
-// slot is a Key as Echoes keeps it: 40 bytes where a Key takes 80, for
+// slot is a Key as Echoes keeps it: 40 bytes where a Key takes 80, as
 // the writes of a burst can await their echoes by the ten thousand.
 type slot struct {
 	gvr             unique.Handle[schema.GroupVersionResource]
