@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -56,7 +57,9 @@ func runCLIReadOnly(t *testing.T, args ...string) (stdout, stderr string, code i
 		t.Fatal(err)
 	}
 	delta := after.Sub(before)
-	delete(delta, h.Request{Verb: "PUT", Group: "coordination.k8s.io", Resource: "leases"})
+	maps.DeleteFunc(delta, func(r h.Request, _ float64) bool {
+		return r.Verb == "PUT" && r.Group == "coordination.k8s.io" && r.Resource == "leases"
+	})
 	if n := delta.Writes(); n != 0 {
 		t.Errorf("%s made %d write requests, want 0: %v", args[0], n, delta)
 	}

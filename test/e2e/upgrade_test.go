@@ -66,13 +66,16 @@ func TestUpgradeShardGroup(t *testing.T) {
 
 	objects := 3 * upgradeBatch
 	var writes int
+	var served h.Requests
 	// The API server counts a request once it has answered it.
 	_ = wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 2*time.Second, true, func(context.Context) (bool, error) {
-		writes = workloadWrites(requestsOn(t, env).Sub(before))
+		served = requestsOn(t, env).Sub(before)
+		writes = workloadWrites(served)
 		return writes >= objects, nil
 	})
-	t.Logf("upgraded in %v: %d PATCH requests for %d objects (%.4f per object)",
-		time.Since(started).Round(100*time.Millisecond), writes, objects, float64(writes)/float64(objects))
+	t.Logf("upgraded in %v: %d PATCH and APPLY requests for %d objects (%.4f per object); every write by verb, resource and code: %s",
+		time.Since(started).Round(100*time.Millisecond), writes, objects, float64(writes)/float64(objects),
+		served.WriteSeries(workloadResources()...))
 	if writes < objects || float64(writes) > 1.01*float64(objects) {
 		t.Errorf("%d PATCH requests for %d objects, want one each and at most 1%% more", writes, objects)
 	}

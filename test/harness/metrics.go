@@ -3,6 +3,7 @@ package harness
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -19,6 +20,7 @@ type Request struct {
 	Verb     string // GET, LIST, WATCH, PATCH, …
 	Group    string
 	Resource string
+	Code     string // the response's HTTP status code, "200", "409", …
 }
 
 // Requests are request counts as the API server itself counted them.
@@ -50,11 +52,39 @@ func (r Requests) Count(verb string, resources ...string) int {
 	return int(total)
 }
 
+// WriteSeries lists the series of the write verbs (as Writes) on
+// resources, or on all when none are given, e.g. "358 PATCH pods 200,
+// 2 PATCH pods 409", largest first, so that a count that is off can be
+// told apart by verb, resource and response code.
+func (r Requests) WriteSeries(resources ...string) string {
+	type series struct {
+		Request
+		n float64
+	}
+	var all []series
+	for k, v := range r {
+		if slices.Contains(writeVerbs, k.Verb) && (len(resources) == 0 || slices.Contains(resources, k.Resource)) {
+			all = append(all, series{k, v})
+		}
+	}
+	slices.SortFunc(all, func(a, b series) int {
+		return cmp.Or(cmp.Compare(b.n, a.n), strings.Compare(a.Verb, b.Verb), strings.Compare(a.Resource, b.Resource), strings.Compare(a.Code, b.Code))
+	})
+	parts := make([]string, len(all))
+	for i, s := range all {
+		parts[i] = fmt.Sprintf("%.0f %s %s %s", s.n, s.Verb, s.Resource, s.Code)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// writeVerbs are the verbs of apiserver_request_total that write.
+var writeVerbs = []string{"POST", "PUT", "PATCH", "APPLY", "DELETE", "DELETECOLLECTION"}
+
 // Writes sums the write verbs (POST, PUT, PATCH, APPLY, DELETE,
 // DELETECOLLECTION) on the given resources, or on all when none are given.
 func (r Requests) Writes(resources ...string) int {
 	n := 0
-	for _, verb := range []string{"POST", "PUT", "PATCH", "APPLY", "DELETE", "DELETECOLLECTION"} {
+	for _, verb := range writeVerbs {
 		n += r.Count(verb, resources...)
 	}
 	return n
@@ -96,7 +126,7 @@ func parseRequests(body []byte) (Requests, error) {
 		if labels["subresource"] != "" {
 			continue
 		}
-		out[Request{Verb: labels["verb"], Group: labels["group"], Resource: labels["resource"]}] += v
+		out[Request{Verb: labels["verb"], Group: labels["group"], Resource: labels["resource"], Code: labels["code"]}] += v
 	}
 	return out, sc.Err()
 }

@@ -76,11 +76,16 @@ func (w *Window) Close(ctx context.Context) (RequestCounts, error) {
 // otherRequests lists the requests of d on resources other than names,
 // e.g. "2 GET configmaps, 1 LIST namespaces", in a stable order.
 func otherRequests(d h.Requests, names []string) string {
-	var parts []string
+	type series struct{ verb, resource string }
+	sums := map[series]float64{}
 	for k, v := range d {
 		if v > 0 && !slices.Contains(names, k.Resource) {
-			parts = append(parts, fmt.Sprintf("%.0f %s %s", v, k.Verb, cmp.Or(k.Resource, "(none)")))
+			sums[series{k.Verb, cmp.Or(k.Resource, "(none)")}] += v
 		}
+	}
+	var parts []string
+	for k, v := range sums {
+		parts = append(parts, fmt.Sprintf("%.0f %s %s", v, k.verb, k.resource))
 	}
 	slices.Sort(parts)
 	return strings.Join(parts, ", ")
