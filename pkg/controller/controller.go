@@ -305,3 +305,16 @@ func (c *Controller) syncSafely(ctx context.Context, key Key) (err error) {
 	}()
 	return c.syncHandler(ctx, key)
 }
+
+// initRules creates the series of every rule in set at zero, and keeps
+// the coverage gauge and the reports to those rules.
+func (c *Controller) initRules(set *rules.Set) {
+	var names []string
+	for _, t := range set.Targets {
+		for _, r := range t.Rules {
+			c.opts.Metrics.InitRule(r.Name)
+			names = append(names, r.Name)
+		}
+	}
+	c.stats.SetRules(names)
+}

@@ -8,6 +8,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller/expect"
+	"github.com/kube-annotator/kube-annotator/pkg/controller/informer"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/internal/fixture"
 	"github.com/kube-annotator/kube-annotator/pkg/controller/objcache"
 	"github.com/kube-annotator/kube-annotator/pkg/reconcile"
@@ -99,5 +100,84 @@ func TestHandlerOwnEcho(t *testing.T) {
 				t.Errorf("after another writer's change, %d keys queued, want 1", got)
 			}
 		})
+	}
+}
+
+// While a reshard's new informer stands by, the serving one and it see
+// the same events. The echo of a write, reaching the standby informer
+// first, must not consume what the write awaits: a sync on the serving
+// cache, still at the version written from, would write again.
+func TestHandlerStandby(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	set := fixture.Compile(t, setAB)
+	cm := fixture.ConfigMap("ns", "x", map[string]string{"user": "keep"})
+	client := newClient(cm)
+	c := withCache(t, client, Options{}, set, cm)
+	x := Key{configMaps, "ns", "x"}
+	if err := c.syncHandler(ctx, x); err != nil {
+		t.Fatal(err)
+	}
+	written, err := client.Tracker().Get(configMaps, "ns", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := set.Targets[configMaps]
+	before, echo := asCached(t, tg, cm), asCached(t, tg, written.(*unstructured.Unstructured))
+
+	standby := &informer.Informer{GVR: configMaps}
+	standby.Standby.Store(true)
+	standby.UnlessStandby(c.handlerFor(klog.Background(), configMaps)).OnUpdate(before, echo)
+	if got := c.queue.Len(); got != 0 {
+		t.Errorf("the standby informer's event queued %d keys, want 0", got)
+	}
+	if err := c.syncHandler(ctx, x); err != nil { // the serving cache is still at cm
+		t.Fatal(err)
+	}
+	if got := len(patches(client)); got != 1 {
+		t.Errorf("%d patches after the standby informer saw the echo, want 1: the write still awaits it", got)
+	}
+	c.handlerFor(klog.Background(), configMaps).OnUpdate(before, echo)
+	if got, pending := c.queue.Len(), c.expect.Len(); got != 1 || pending != 0 {
+		t.Errorf("the serving informer's echo: %d keys queued, %d writes awaiting their echo; want 1 (a sync was asked for meanwhile) and 0", got, pending)
+	}
+}
+
+// After a reshard, the new informer's watch can lag the old one's: an
+// object the old cache had, and a write was made from, is missing from
+// the new cache, then arrives at the version written from. The write
+// still awaits its echo, and is not repeated; once the object's deletion
+// is seen, nothing awaits it.
+func TestSyncCacheBehind(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	set := fixture.Compile(t, setAB)
+	cm := fixture.ConfigMap("ns", "x", map[string]string{"user": "keep"})
+	client := newClient(cm)
+	c := withCache(t, client, Options{}, set, cm)
+	x := Key{configMaps, "ns", "x"}
+	if err := c.syncHandler(ctx, x); err != nil {
+		t.Fatal(err)
+	}
+	store := informerOf(c, configMaps).Informer.GetStore()
+	before := asCached(t, set.Targets[configMaps], cm)
+	for _, step := range []struct {
+		name   string
+		change func() error
+	}{
+		{"not cached yet", func() error { return store.Delete(before) }},
+		{"cached at the version written from", func() error { return store.Add(before) }},
+	} {
+		if err := step.change(); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.syncHandler(ctx, x); err != nil {
+			t.Fatal(err)
+		}
+		if got := len(patches(client)); got != 1 {
+			t.Errorf("%s: %d patches, want 1: the write awaits its echo", step.name, got)
+		}
+	}
+	c.handlerFor(klog.Background(), configMaps).OnDelete(before)
+	if got := c.expect.Len(); got != 0 {
+		t.Errorf("after the deletion was seen, %d writes await their echo, want 0", got)
 	}
 }

@@ -19,8 +19,9 @@ import (
 	"github.com/kube-annotator/kube-annotator/pkg/rules/source"
 )
 
-// startInformer starts the informer for t under ctx.
-func (c *Controller) startInformer(ctx context.Context, t *rules.Target) (*informer.Informer, error) {
+// startInformer starts the informer for t under ctx, on standby if
+// standby is set (see informer.Informer.Standby).
+func (c *Controller) startInformer(ctx context.Context, t *rules.Target, standby bool) (*informer.Informer, error) {
 	ns := ""
 	if t.Namespaced {
 		ns = c.opts.Namespace
@@ -30,7 +31,8 @@ func (c *Controller) startInformer(ctx context.Context, t *rules.Target) (*infor
 	if err != nil {
 		return nil, err
 	}
-	if _, err := ri.Informer.AddEventHandler(c.withInitialList(ri, c.handlerFor(klog.FromContext(ctx), t.GVR))); err != nil {
+	ri.Standby.Store(standby)
+	if _, err := ri.Informer.AddEventHandler(ri.UnlessStandby(c.withInitialList(ri, c.handlerFor(klog.FromContext(ctx), t.GVR)))); err != nil {
 		return nil, fmt.Errorf("informer of %s: event handler: %w", source.GVRString(t.GVR), err)
 	}
 	ri.Run(ctx)
@@ -90,7 +92,7 @@ func (c *Controller) prunes(ri *informer.Informer) bool {
 // that is what it is for. Without it, such an event comes only from a
 // relist after a watch expired, for an object that has not changed. The
 // echo of an inert write of ours, from the version it was decided on, is
-// dropped too (expect.Echoes.Echo).
+// dropped too (expect.Echoes.Echo), and a deletion ends any wait for one.
 func (c *Controller) handlerFor(logger klog.Logger, gvr schema.GroupVersionResource) cache.ResourceEventHandlerFuncs {
 	enqueue := func(reason string, old, obj any) {
 		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
@@ -102,6 +104,9 @@ func (c *Controller) handlerFor(logger klog.Logger, gvr schema.GroupVersionResou
 			return
 		}
 		key := Key{GVR: gvr, Namespace: m.GetNamespace(), Name: m.GetName()}
+		if reason == "delete" {
+			c.expect.Forget(expect.Key(key)) // gone: no write of it awaits an echo
+		}
 		loggerV := logger.V(4)
 		if o, ok := old.(metav1.Object); ok && c.expect.Echo(expect.Key(key), o, m) {
 			if loggerV.Enabled() {
@@ -125,7 +130,7 @@ func (c *Controller) handlerFor(logger klog.Logger, gvr schema.GroupVersionResou
 			}
 		},
 		// Nothing is done for a deleted object, but sync drops what it
-		// remembered about it.
+		// remembered about it, and no write of it awaits an echo.
 		DeleteFunc: func(obj any) { enqueue("delete", nil, obj) },
 	}
 }

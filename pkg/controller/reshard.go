@@ -40,7 +40,7 @@ func (c *Controller) Reshard(ctx context.Context) error {
 		}
 	}
 	for gr, cur := range old {
-		n, err := c.startInformer(ctx, cur.target)
+		n, err := c.startInformer(ctx, cur.target, true)
 		if err != nil {
 			stopFresh()
 			return err

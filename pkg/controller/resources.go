@@ -116,6 +116,9 @@ type reshard struct{ old, fresh *informer.Informer }
 func (c *Controller) transition(ctx context.Context, o observed) error {
 	c.mu.Lock()
 	stop, err := c.update(ctx, o)
+	for _, ri := range stop {
+		ri.Standby.Store(true) // from now on, events are the serving informers'
+	}
 	c.mu.Unlock()
 	for _, ri := range stop {
 		ri.Stop()
@@ -224,6 +227,7 @@ func (c *Controller) enforce(ctx context.Context, t *rules.Target, o observed, s
 	if s, ok := o.resharded[gr]; ok && r.phase == ruled && r.informer == s.old && s.fresh.Serves(t) {
 		stop = append(stop, r.informer)
 		r.informer = s.fresh
+		r.informer.Standby.Store(false)
 		r.gen++
 		c.enqueueAll(t.GVR, r.informer)
 	}
@@ -340,7 +344,7 @@ func (c *Controller) startPrune(ctx context.Context, r *resource, t *rules.Targe
 // metrics of its resource at zero.
 func (c *Controller) start(ctx context.Context, t *rules.Target) (*informer.Informer, error) {
 	c.opts.Metrics.InitResource(t.GVR.GroupResource().String())
-	return c.startInformer(ctx, t)
+	return c.startInformer(ctx, t, false)
 }
 
 // stopAll ends every resource's lifecycle, on shutdown, and stops their

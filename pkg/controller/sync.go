@@ -36,7 +36,7 @@ func (c *Controller) syncHandler(ctx context.Context, key Key) error {
 	}
 	obj := e.obj
 	if obj == nil {
-		c.expect.Forget(expect.Key(key)) // deleted, or no longer watched: nothing to do
+		c.expect.Absent(expect.Key(key)) // deleted, no longer watched, or not cached yet: nothing to do
 		c.stats.Forget(rulestats.Key(key))
 		c.fights.Forget(key.queued())
 		return nil
@@ -181,5 +181,18 @@ func (c *Controller) report(ctx context.Context, key Key, obj objcache.Object, d
 		c.opts.Metrics.PerRule.Conflicts.WithLabelValues(cf.Dropped).Inc()
 		c.opts.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "RulesConflict", "Evaluate",
 			"Rules %s and %s want different values for %s %s; %s wins (file order)", cf.Kept, cf.Dropped, cf.Kind, cf.Key, cf.Kept)
+	}
+}
+
+// reportAudit logs, counts and (with events) records what rules in audit
+// mode would change on obj; nothing is written for them.
+func (c *Controller) reportAudit(ctx context.Context, key Key, obj objcache.Object, d reconcile.Decision) {
+	logger := klog.FromContext(ctx).V(1)
+	for _, a := range d.Audit {
+		summary := a.Change.Summary()
+		if logger.Enabled() {
+			logger.Info("Audit rule would change object", "key", key.String(), "rule", a.Rule, "change", summary)
+		}
+		c.opts.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "AuditWouldChange", "Audit", "Rule %s (audit mode) would change %s", a.Rule, summary)
 	}
 }

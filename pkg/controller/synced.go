@@ -72,3 +72,17 @@ func (c *Controller) watchSynced(ctx context.Context) {
 		logged = synced == running
 	}, 200*time.Millisecond)
 }
+
+// CachedObjects is the number of objects in the caches of the ruled
+// resources' informers: with sharding, this replica's share.
+func (c *Controller) CachedObjects() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	n := 0
+	for _, r := range c.resources {
+		if r.informer != nil {
+			n += len(r.informer.Informer.GetStore().ListKeys())
+		}
+	}
+	return n
+}

@@ -50,6 +50,9 @@ type Echoes struct {
 	// map keeps the room of its largest size, so once a burst of writes
 	// has had its echoes, m is made anew (shrink).
 	most int
+	// swept is when Record last dropped the expectations older than TTL
+	// (sweep).
+	swept time.Duration
 	// inert is, per resource, the keys its latest target only sets.
 	inert map[schema.GroupVersionResource]*setOnly
 }
@@ -91,7 +94,22 @@ func (e *Echoes) Record(k Key, fromRV, toRV string, change patch.Change, inert b
 	e.mu.Lock()
 	e.m[k.slot()] = exp
 	e.most = max(e.most, len(e.m))
+	if exp.at-e.swept >= TTL {
+		e.sweep(exp.at)
+	}
 	e.mu.Unlock()
+}
+
+// sweep drops, at most once per TTL, the expectations made TTL or more
+// before t: those of objects that left the cache (Absent) and never came
+// back. e.mu is held.
+func (e *Echoes) sweep(t time.Duration) {
+	e.swept = t
+	for s, exp := range e.m {
+		if t-exp.at >= TTL {
+			delete(e.m, s)
+		}
+	}
 }
 
 // shrinkFrom is the least size of m that makes it worth making anew once
@@ -154,7 +172,24 @@ func (e *Echoes) Echo(k Key, old, obj metav1.Object) bool {
 		old != nil && old.GetResourceVersion() == exp.fromRV && changedBy(old, obj) == exp.change && sameController(old, obj)
 }
 
-// Forget drops what is known about k, e.g. once the object is gone.
+// Absent notes that a sync found no object k in the cache. It may be
+// gone, or have left this replica's shard; or the cache may not have seen
+// it yet: after a reshard the new informer's watch can lag the old one's,
+// and the object reappear at the version written from. A write made less
+// than TTL ago still awaits its echo then; an older one is dropped. What
+// is kept of an object that never comes back is swept within two TTLs.
+func (e *Echoes) Absent(k Key) {
+	s := k.slot()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if exp, ok := e.m[s]; ok && !exp.fresh() {
+		delete(e.m, s)
+		e.shrink()
+	}
+}
+
+// Forget drops what is known about k, once the object is gone: its
+// deletion was seen.
 func (e *Echoes) Forget(k Key) {
 	s := k.slot()
 	e.mu.Lock()

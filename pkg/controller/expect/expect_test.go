@@ -61,6 +61,22 @@ func TestExpectations(t *testing.T) {
 			[]check{{a, "1", false}, {a, "1", false}}, 0},
 		{"forget", func(e *Echoes) { recordWrite(e, a, "1", "2"); recordWrite(e, b, "1", "2"); e.Forget(a) },
 			[]check{{a, "1", false}, {b, "1", true}}, 1},
+		{"absent: a write of less than TTL ago still awaits its echo", func(e *Echoes) { recordWrite(e, a, "1", "2"); e.Absent(a) },
+			[]check{{a, "1", true}}, 1},
+		{"absent: an older write is dropped", func(e *Echoes) { recordWrite(e, a, "1", "2"); age(e, a, TTL+time.Second); e.Absent(a) },
+			nil, 0},
+		{"a write sweeps those older than TTL", func(e *Echoes) {
+			recordWrite(e, a, "1", "2")
+			age(e, a, TTL+time.Second)
+			e.swept = now() - TTL
+			recordWrite(e, b, "1", "2")
+		}, []check{{b, "1", true}}, 1},
+		{"a write sweeps at most once per TTL", func(e *Echoes) {
+			recordWrite(e, a, "1", "2")
+			age(e, a, TTL+time.Second)
+			e.swept = now() - TTL + time.Second
+			recordWrite(e, b, "1", "2")
+		}, []check{{b, "1", true}}, 2},
 		{"forget unknown key", func(e *Echoes) { recordWrite(e, a, "1", "2"); e.Forget(s) },
 			[]check{{a, "1", true}}, 1},
 		{"forgetResource drops only that resource", func(e *Echoes) {

@@ -38,6 +38,12 @@ type Informer struct {
 	// Stale is set when a cached object lacks the value of a key the
 	// rules need: the informer must list its objects again.
 	Stale atomic.Bool
+	// Standby is set while the informer is built to replace another and
+	// does not serve yet (a reshard), and once it is replaced or to be
+	// stopped. The informer that serves sees the same events: those of an
+	// informer on standby are not acted on, lest one consume the echo of a
+	// write that the serving cache has yet to see.
+	Standby atomic.Bool
 
 	// ctx lives as long as the informer runs; set before it starts.
 	ctx    context.Context
@@ -54,6 +60,28 @@ func (ri *Informer) Run(ctx context.Context) {
 		defer close(ri.done)
 		inf.RunWithContext(ctx)
 	}()
+}
+
+// UnlessStandby returns h, less the events that reach it while ri is on
+// standby (Standby).
+func (ri *Informer) UnlessStandby(h cache.ResourceEventHandler) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, isInInitialList bool) {
+			if !ri.Standby.Load() {
+				h.OnAdd(obj, isInInitialList)
+			}
+		},
+		UpdateFunc: func(oldObj, newObj any) {
+			if !ri.Standby.Load() {
+				h.OnUpdate(oldObj, newObj)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if !ri.Standby.Load() {
+				h.OnDelete(obj)
+			}
+		},
+	}
 }
 
 // Context is the context the informer runs under: it ends when the
