@@ -1,10 +1,12 @@
 package controller
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/klog/v2/ktesting"
 
 	"github.com/kube-annotator/kube-annotator/pkg/controller/expect"
@@ -108,21 +110,8 @@ func TestHandlerOwnEcho(t *testing.T) {
 // first, must not consume what the write awaits: a sync on the serving
 // cache, still at the version written from, would write again.
 func TestHandlerStandby(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	set := fixture.Compile(t, setAB)
-	cm := fixture.ConfigMap("ns", "x", map[string]string{"user": "keep"})
-	client := newClient(cm)
-	c := withCache(t, client, Options{}, set, cm)
-	x := Key{configMaps, "ns", "x"}
-	if err := c.syncHandler(ctx, x); err != nil {
-		t.Fatal(err)
-	}
-	written, err := client.Tracker().Get(configMaps, "ns", "x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tg := set.Targets[configMaps]
-	before, echo := asCached(t, tg, cm), asCached(t, tg, written.(*unstructured.Unstructured))
+	w := writeOnce(t)
+	c, client, before, echo := w.c, w.client, w.before, w.echo
 
 	standby := &informer.Informer{GVR: configMaps}
 	standby.Standby.Store(true)
@@ -130,7 +119,7 @@ func TestHandlerStandby(t *testing.T) {
 	if got := c.queue.Len(); got != 0 {
 		t.Errorf("the standby informer's event queued %d keys, want 0", got)
 	}
-	if err := c.syncHandler(ctx, x); err != nil { // the serving cache is still at cm
+	if err := c.syncHandler(w.ctx, w.key); err != nil { // the serving cache is still at the version written from
 		t.Fatal(err)
 	}
 	if got := len(patches(client)); got != 1 {
@@ -148,17 +137,9 @@ func TestHandlerStandby(t *testing.T) {
 // still awaits its echo, and is not repeated; once the object's deletion
 // is seen, nothing awaits it.
 func TestSyncCacheBehind(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	set := fixture.Compile(t, setAB)
-	cm := fixture.ConfigMap("ns", "x", map[string]string{"user": "keep"})
-	client := newClient(cm)
-	c := withCache(t, client, Options{}, set, cm)
-	x := Key{configMaps, "ns", "x"}
-	if err := c.syncHandler(ctx, x); err != nil {
-		t.Fatal(err)
-	}
+	w := writeOnce(t)
+	c, client, before := w.c, w.client, w.before
 	store := informerOf(c, configMaps).Informer.GetStore()
-	before := asCached(t, set.Targets[configMaps], cm)
 	for _, step := range []struct {
 		name   string
 		change func() error
@@ -169,7 +150,7 @@ func TestSyncCacheBehind(t *testing.T) {
 		if err := step.change(); err != nil {
 			t.Fatal(err)
 		}
-		if err := c.syncHandler(ctx, x); err != nil {
+		if err := c.syncHandler(w.ctx, w.key); err != nil {
 			t.Fatal(err)
 		}
 		if got := len(patches(client)); got != 1 {
@@ -180,4 +161,34 @@ func TestSyncCacheBehind(t *testing.T) {
 	if got := c.expect.Len(); got != 0 {
 		t.Errorf("after the deletion was seen, %d writes await their echo, want 0", got)
 	}
+}
+
+// wrote is a controller that has written the ConfigMap ns/x once (rules
+// setAB), and awaits the write's echo: the object as cached before the
+// write and as its echo brings it.
+type wrote struct {
+	ctx          context.Context
+	c            *Controller
+	client       *dynamicfake.FakeDynamicClient
+	key          Key
+	before, echo any
+}
+
+func writeOnce(t *testing.T) wrote {
+	t.Helper()
+	_, ctx := ktesting.NewTestContext(t)
+	set := fixture.Compile(t, setAB)
+	cm := fixture.ConfigMap("ns", "x", map[string]string{"user": "keep"})
+	w := wrote{ctx: ctx, client: newClient(cm), key: Key{configMaps, "ns", "x"}}
+	w.c = withCache(t, w.client, Options{}, set, cm)
+	if err := w.c.syncHandler(ctx, w.key); err != nil {
+		t.Fatal(err)
+	}
+	written, err := w.client.Tracker().Get(configMaps, "ns", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := set.Targets[configMaps]
+	w.before, w.echo = asCached(t, tg, cm), asCached(t, tg, written.(*unstructured.Unstructured))
+	return w
 }
