@@ -148,14 +148,27 @@ bench: build envtest-assets ## Benchmark against the raw PATCH loop and a contro
 
 TARGETS_OBJECTS ?= 300000
 .PHONY: bench-targets
-bench-targets: build envtest-assets ## Every target of docs/performance.md, each from one run of 3 rounds (~4 h on 2 cores): the five runners (kube-annotator also as deploy/ runs it, GOMEMLIMIT 256 MiB) on 10,000 small and realistic objects, memory after converging 10,000 and TARGETS_OBJECTS small objects, and related objects per sync
+bench-targets: build envtest-assets ## The CPU, throughput, memory and related-object targets of docs/performance.md, each from one run of 3 rounds (~4 h on 2 cores): the five runners (kube-annotator also as deploy/ runs it, GOMEMLIMIT 256 MiB) on 10,000 small and realistic objects, memory after converging 10,000 and TARGETS_OBJECTS small objects, and related objects per sync
 	go run ./test/bench --binary bin/kube-annotator --realistic --objects 10000 --rounds 3 --latency 0 \
 		--runners raw,raw-metadata,raw-metadata-watch,controller-runtime,kube-annotator,deployed --variant deployed=,GOMEMLIMIT=268435456
-	for n in 10000 $(TARGETS_OBJECTS); do \
-		go run ./test/bench --binary bin/kube-annotator --objects $$n --rounds 3 --latency 0 --memory-window 5s --runners converge --variant converge=,--resync-period=0 \
-			--timeout 3h --clients 32 --etcd-quota-bytes 17179869184 || exit 1; \
-	done
+	go run ./test/bench --binary bin/kube-annotator --objects 10000 --rounds 3 --latency 0 --memory-window 5s --runners converge --variant converge=,--resync-period=0 \
+		--timeout 3h --clients 32 --etcd-quota-bytes 17179869184
+	go run ./test/bench --binary bin/kube-annotator --objects $(TARGETS_OBJECTS) --rounds 3 --latency 0 --memory-window 5s --runners converge --variant converge=,--resync-period=0 \
+		--timeout 3h --clients 32 --etcd-quota-bytes 17179869184
 	go test ./pkg/controller -run - -bench '^Benchmark(OwnerChain|RefSource)$$' -benchtime 20000x -count 3
+
+.PHONY: bench-docs
+bench-docs: bench-targets ## Every table of docs/performance.md, one command after another (~7 h on 2 cores): bench-targets, then memory for sizing, admission, CEL, sharding, restarts, owners, 300,000 objects and reports
+	go run ./test/bench --binary bin/kube-annotator --realistic --objects 10000 --rounds 0 --latency 0 --memory-window 5s --memory-objects 100000 --gomemlimit 268435456
+	go run ./test/bench --binary bin/kube-annotator --objects 10000 --rounds 0
+	go test ./pkg/controller -run - -bench '^Benchmark(SyncDecide|SyncDecideUnseen|CachedDeploymentHeap)$$' -count 5
+	go run ./test/bench --binary bin/kube-annotator --shards 3 --objects 10000 --rounds 3
+	go test ./pkg/controller -run XXX -bench RestartConverged -benchtime 5x
+	go run ./test/bench --binary bin/kube-annotator --owners 5000 --rounds 3
+	go run ./test/bench --binary bin/kube-annotator --shards 3 --setups single,static --reshard=false --objects 300000 --rounds 1 --latency 0 \
+		--timeout 3h --clients 32 --etcd-quota-bytes 17179869184
+	KUBE_ANNOTATOR_REPORTS_SCALE=10000 go test -count=1 -run '^TestReportsScale$$' -v ./test/e2e
+	go test ./pkg/reports -run - -bench Reports
 
 SCALE_OBJECTS ?= 300000
 .PHONY: bench-scale
