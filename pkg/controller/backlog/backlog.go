@@ -18,11 +18,8 @@ type Queue[T comparable] struct {
 	// depth counts the keys of the backlog in the queue's depth metric.
 	depth workqueue.GaugeMetric
 
-	mu sync.Mutex
-	// waiting[next:] is the backlog, oldest first; the slice is dropped
-	// once drained, so that it keeps no room.
-	waiting []T
-	next    int
+	mu      sync.Mutex
+	waiting fifo[T] // the backlog
 }
 
 // New returns q with a backlog past bound keys (bound ≥ 2), counted in
@@ -40,11 +37,11 @@ func New[T comparable](q workqueue.TypedRateLimitingInterface[T], bound int, dep
 func (q *Queue[T]) Add(k T) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.next == len(q.waiting) && q.TypedRateLimitingInterface.Len() < q.bound || q.ShuttingDown() {
+	if q.waiting.n == 0 && q.TypedRateLimitingInterface.Len() < q.bound || q.ShuttingDown() {
 		q.TypedRateLimitingInterface.Add(k)
 		return
 	}
-	q.waiting = append(q.waiting, k)
+	q.waiting.push(k)
 	q.depth.Inc()
 }
 
@@ -60,19 +57,12 @@ func (q *Queue[T]) Get() (T, bool) {
 func (q *Queue[T]) refill() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.next == len(q.waiting) || q.TypedRateLimitingInterface.Len() >= q.bound/2 {
+	if q.waiting.n == 0 || q.TypedRateLimitingInterface.Len() >= q.bound/2 {
 		return
 	}
-	for q.next < len(q.waiting) && q.TypedRateLimitingInterface.Len() < q.bound {
-		var zero T
-		k := q.waiting[q.next]
-		q.waiting[q.next] = zero // the backlog no longer holds the key's strings
-		q.next++
-		q.TypedRateLimitingInterface.Add(k)
+	for q.waiting.n > 0 && q.TypedRateLimitingInterface.Len() < q.bound {
+		q.TypedRateLimitingInterface.Add(q.waiting.pop())
 		q.depth.Dec()
-	}
-	if q.next == len(q.waiting) {
-		q.waiting, q.next = nil, 0
 	}
 }
 
@@ -80,10 +70,10 @@ func (q *Queue[T]) refill() {
 // the queue, its keys are not synced.
 func (q *Queue[T]) ShutDown() {
 	q.mu.Lock()
-	for range len(q.waiting) - q.next {
+	for range q.waiting.n {
 		q.depth.Dec()
 	}
-	q.waiting, q.next = nil, 0
+	q.waiting = fifo[T]{}
 	q.mu.Unlock()
 	q.TypedRateLimitingInterface.ShutDown()
 }
@@ -93,7 +83,45 @@ func (q *Queue[T]) ShutDown() {
 func (q *Queue[T]) Waiting() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return len(q.waiting) - q.next
+	return q.waiting.n
+}
+
+// chunkKeys is how many keys a chunk of the backlog holds. A chunk is
+// freed once drained, where one slice would keep the room of every key
+// of the burst, and more for its growth, until the backlog is empty.
+const chunkKeys = 1024
+
+// fifo is a list of keys, first in, first out, in chunks of chunkKeys.
+type fifo[T any] struct {
+	chunks [][]T // chunks[0][head:] are the oldest keys
+	head   int
+	n      int // keys held
+}
+
+func (f *fifo[T]) push(k T) {
+	if len(f.chunks) == 0 || len(f.chunks[len(f.chunks)-1]) == chunkKeys {
+		f.chunks = append(f.chunks, make([]T, 0, chunkKeys))
+	}
+	last := &f.chunks[len(f.chunks)-1]
+	*last = append(*last, k)
+	f.n++
+}
+
+// pop removes and returns the oldest key; f holds one.
+func (f *fifo[T]) pop() T {
+	var zero T
+	c := f.chunks[0]
+	k := c[f.head]
+	c[f.head] = zero // the backlog no longer holds the key's strings
+	f.head++
+	f.n--
+	switch {
+	case f.n == 0:
+		*f = fifo[T]{}
+	case f.head == chunkKeys:
+		f.chunks[0], f.chunks, f.head = nil, f.chunks[1:], 0
+	}
+	return k
 }
 
 // noGauge counts nothing.

@@ -105,8 +105,8 @@ func TestBacklog(t *testing.T) {
 			if tc.fifo && !slices.Equal(order, tc.adds) {
 				t.Errorf("got %v, want %v: first in, first out", order, tc.adds)
 			}
-			if q.waiting != nil || depth.n.Load() != 0 {
-				t.Errorf("drained: backlog slice %v, depth %d; want nil and 0", q.waiting, depth.n.Load())
+			if q.waiting.chunks != nil || depth.n.Load() != 0 {
+				t.Errorf("drained: backlog chunks %v, depth %d; want nil and 0", q.waiting.chunks, depth.n.Load())
 			}
 		})
 	}
@@ -136,5 +136,36 @@ func TestShutDownDropsBacklog(t *testing.T) {
 	}
 	if got != 4 {
 		t.Errorf("Get handed out %d keys after ShutDown, want the 4 queued", got)
+	}
+}
+
+// The backlog frees each chunk of keys once drained, not when the whole
+// backlog is: a burst's keys take the room of those still waiting.
+func TestFIFOFreesDrainedChunks(t *testing.T) {
+	var f fifo[int]
+	for i := range 3*chunkKeys + 5 {
+		f.push(i)
+	}
+	for _, step := range []struct {
+		pops, wantChunks, wantHead int
+	}{
+		{chunkKeys - 1, 4, chunkKeys - 1},
+		{1, 3, 0},
+		{chunkKeys + 3, 2, 3},
+		{chunkKeys + 2, 0, 0},
+	} {
+		for range step.pops {
+			want := 3*chunkKeys + 5 - f.n
+			if got := f.pop(); got != want {
+				t.Fatalf("pop() = %d, want %d: first in, first out", got, want)
+			}
+		}
+		if len(f.chunks) != step.wantChunks || f.head != step.wantHead {
+			t.Errorf("%d keys left: %d chunks from %d, want %d from %d", f.n, len(f.chunks), f.head, step.wantChunks, step.wantHead)
+		}
+	}
+	f.push(7)
+	if f.n != 1 || len(f.chunks) != 1 || f.pop() != 7 || f.chunks != nil {
+		t.Errorf("a fifo drained and used again: %+v", f)
 	}
 }
