@@ -61,7 +61,7 @@ func runCLIReadOnly(t *testing.T, args ...string) (stdout, stderr string, code i
 		return r.Verb == "PUT" && r.Group == "coordination.k8s.io" && r.Resource == "leases"
 	})
 	if n := delta.Writes(); n != 0 {
-		t.Errorf("%s made %d write requests, want 0: %v", args[0], n, delta)
+		t.Errorf("%s made %d write requests, want 0: %s", args[0], n, delta.WriteSeries())
 	}
 	return stdout, stderr, code
 }

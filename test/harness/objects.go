@@ -196,7 +196,7 @@ func (e *Env) Quiet(t testing.TB, d time.Duration, resources ...string) Requests
 	}
 	delta := after.Sub(before)
 	if n := delta.Writes(resources...); n != 0 {
-		t.Errorf("API server served %d writes on %s in %v of steady state, want 0: %v", n, strings.Join(resources, ","), d, delta)
+		t.Errorf("API server served %d writes on %s in %v of steady state, want 0: %s", n, strings.Join(resources, ","), d, delta.WriteSeries(resources...))
 	}
 	return delta
 }
